@@ -1,0 +1,109 @@
+use std::fmt;
+
+/// The shape of a key or value encoding, stored in the schema record and checked on every open.
+///
+/// Descriptors are compile-time constants built from the types a table declares; their
+/// [`Display`](fmt::Display) form (`u64`, `(str, u64)`, `bincode<Header>`) is what the schema record
+/// keeps, so a changed key type or value codec is caught before any handle is published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Descriptor {
+    /// `()`.
+    Unit,
+    /// `bool`, one byte.
+    Bool,
+    /// An unsigned integer of this many bits, big-endian.
+    Unsigned(u32),
+    /// A signed integer of this many bits, big-endian with the sign bit flipped.
+    Signed(u32),
+    /// A `char`, as its `u32` scalar value, big-endian.
+    Char,
+    /// `[u8; N]`, raw.
+    Array(usize),
+    /// A byte string (`Vec<u8>`): raw when last in a key, escaped and terminated otherwise.
+    Bytes,
+    /// A string, encoded as its UTF-8 bytes like [`Descriptor::Bytes`].
+    Str,
+    /// `Option<T>`: a tag byte (0 = `None`, 1 = `Some`) then `T`.
+    Option(&'static Descriptor),
+    /// A tuple: its parts concatenated in order.
+    Tuple(&'static [Descriptor]),
+    /// A `#[derive(Key)]` struct: its fields concatenated in order.
+    Struct {
+        /// The struct's name.
+        name: &'static str,
+        /// Field names and descriptors, in declaration order.
+        fields: &'static [(&'static str, Descriptor)],
+    },
+    /// An integer key stored native-endian for `MDBX_INTEGERKEY` (`u32` or `u64`).
+    NativeInteger(u32),
+    /// A value encoded with serde + bincode 2 (standard configuration).
+    Bincode,
+    /// A value stored as raw bytes.
+    Raw,
+    /// A hand-written codec, named by its author; bump the name when the format changes.
+    Custom(&'static str),
+}
+
+impl fmt::Display for Descriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Descriptor::Unit => f.write_str("()"),
+            Descriptor::Bool => f.write_str("bool"),
+            Descriptor::Unsigned(bits) => write!(f, "u{bits}"),
+            Descriptor::Signed(bits) => write!(f, "i{bits}"),
+            Descriptor::Char => f.write_str("char"),
+            Descriptor::Array(n) => write!(f, "[u8; {n}]"),
+            Descriptor::Bytes => f.write_str("bytes"),
+            Descriptor::Str => f.write_str("str"),
+            Descriptor::Option(inner) => write!(f, "Option<{inner}>"),
+            Descriptor::Tuple(parts) => {
+                f.write_str("(")?;
+                for (i, part) in parts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{part}")?;
+                }
+                if parts.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+            Descriptor::Struct { name, fields } => {
+                write!(f, "{name} {{ ")?;
+                for (i, (field, desc)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{field}: {desc}")?;
+                }
+                f.write_str(" }")
+            }
+            Descriptor::NativeInteger(bits) => write!(f, "u{bits} native-endian"),
+            Descriptor::Bincode => f.write_str("bincode"),
+            Descriptor::Raw => f.write_str("raw"),
+            Descriptor::Custom(name) => write!(f, "custom {name}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Descriptor;
+
+    #[test]
+    fn renders_nested_shapes() {
+        const D: Descriptor = Descriptor::Tuple(&[
+            Descriptor::Unsigned(64),
+            Descriptor::Option(&Descriptor::Str),
+            Descriptor::Tuple(&[Descriptor::Bool]),
+        ]);
+        assert_eq!(D.to_string(), "(u64, Option<str>, (bool,))");
+        let s = Descriptor::Struct {
+            name: "SlotKey",
+            fields: &[("addr", Descriptor::Array(20)), ("slot", Descriptor::Signed(32))],
+        };
+        assert_eq!(s.to_string(), "SlotKey { addr: [u8; 20], slot: i32 }");
+    }
+}

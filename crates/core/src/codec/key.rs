@@ -1,0 +1,304 @@
+//! Order-preserving key encodings.
+//!
+//! The invariant every impl keeps: for keys `a` and `b` of one type,
+//! `encode(a).cmp(&encode(b)) == a.cmp(&b)`, and `decode(encode(a)) == a`.
+//!
+//! A key may be the last part of a composite key or not (`last`): parts of variable length
+//! (strings, byte strings) are written raw when last and in an escaped, terminated form otherwise,
+//! so `("a", "bc")` and `("ab", "c")` never collide and still sort as tuples do.
+
+use super::{DecodeError, Descriptor};
+
+/// Bytes of an encoded key: on the stack up to 64 bytes, on the heap beyond.
+///
+/// Fixed-size keys (integers, arrays, tuples of them) never allocate.
+#[derive(Clone)]
+pub struct KeyBuf {
+    repr: Repr,
+}
+
+const INLINE: usize = 64;
+
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, buf: [u8; INLINE] },
+    Heap(Vec<u8>),
+}
+
+impl KeyBuf {
+    /// An empty buffer.
+    #[inline]
+    pub const fn new() -> Self {
+        KeyBuf {
+            repr: Repr::Inline {
+                len: 0,
+                buf: [0; INLINE],
+            },
+        }
+    }
+
+    /// Appends bytes.
+    #[inline]
+    pub fn extend_from_slice(&mut self, bytes: &[u8]) {
+        match &mut self.repr {
+            Repr::Inline { len, buf } => {
+                let at = *len as usize;
+                let end = at + bytes.len();
+                if end <= INLINE {
+                    buf[at..end].copy_from_slice(bytes);
+                    *len = end as u8;
+                } else {
+                    let mut heap = Vec::with_capacity(end.max(2 * INLINE));
+                    heap.extend_from_slice(&buf[..at]);
+                    heap.extend_from_slice(bytes);
+                    self.repr = Repr::Heap(heap);
+                }
+            }
+            Repr::Heap(heap) => heap.extend_from_slice(bytes),
+        }
+    }
+
+    /// Appends one byte.
+    #[inline]
+    pub fn push(&mut self, byte: u8) {
+        self.extend_from_slice(&[byte]);
+    }
+
+    /// The bytes written so far.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.repr {
+            Repr::Inline { len, buf } => &buf[..*len as usize],
+            Repr::Heap(heap) => heap,
+        }
+    }
+
+    /// Number of bytes written.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Whether nothing has been written.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        KeyBuf::new()
+    }
+}
+
+impl AsRef<[u8]> for KeyBuf {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for KeyBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeyBuf({:02x?})", self.as_slice())
+    }
+}
+
+/// A type usable as a table key, stored in an order-preserving byte form.
+///
+/// Implemented for the unsigned and signed integers, `bool`, `char`, `()`, `[u8; N]`,
+/// `Vec<u8>`, `String`, `Option<T>`, tuples of up to 6 keys, and structs with
+/// `#[derive(Key)]` (fields in declaration order).
+///
+/// # Laws
+///
+/// For all `a`, `b`: `decode(&encode(a)) == Ok(a)` and the encoded bytes compare as `a.cmp(b)`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a key type",
+    label = "not a key type",
+    note = "keys are integers, `bool`, `char`, `[u8; N]`, `Vec<u8>`, `String`, `Option<K>`, tuples of keys, or structs with `#[derive(Key)]`"
+)]
+pub trait Key: Ord + Sized + AsKey<Self> {
+    /// The shape of the encoding, recorded in the schema.
+    const DESCRIPTOR: Descriptor;
+
+    /// `Some(n)` when every value of the type encodes to exactly `n` bytes in any position.
+    const FIXED_SIZE: Option<usize>;
+
+    /// Decodes one key part from the front of `input`, advancing it past the bytes consumed.
+    /// `last` says whether this part ends the key (and so may consume everything left).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the bytes are not a valid encoding.
+    fn decode_part(input: &mut &[u8], last: bool) -> Result<Self, DecodeError>;
+
+    /// Decodes a whole key.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the bytes are not a valid encoding or have bytes left over.
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut input = bytes;
+        let key = Self::decode_part(&mut input, true)?;
+        if input.is_empty() {
+            Ok(key)
+        } else {
+            Err(DecodeError::new(format!(
+                "{} byte(s) left over after decoding a key of shape `{}`",
+                input.len(),
+                Self::DESCRIPTOR
+            )))
+        }
+    }
+}
+
+/// A value that can be encoded as a key of type `K`: `K` itself, or a borrowed form of it
+/// (`&str` for `String`, `&[u8]` for `Vec<u8>`, tuples of such).
+///
+/// Typed calls such as `get` take `&impl AsKey<T::Key>`, so `tx.get::<Users>("alice")` works
+/// on a `String`-keyed table without allocating.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a key of type `{K}`",
+    label = "expected a key of type `{K}`",
+    note = "the table's key type is `{K}`; pass a `&{K}` (or a borrowed form such as `&str` for `String`)"
+)]
+pub trait AsKey<K: ?Sized> {
+    /// The encoded whole key: an array, a borrowed slice or a [`KeyBuf`].
+    type Encoded<'a>: AsRef<[u8]>
+    where
+        Self: 'a;
+
+    /// Encodes `self` as a whole key (`last = true`).
+    fn encode(&self) -> Self::Encoded<'_>;
+
+    /// Appends `self` as one part of a composite key.
+    fn encode_part(&self, out: &mut KeyBuf, last: bool);
+}
+
+impl<K: ?Sized, T: AsKey<K> + ?Sized> AsKey<K> for &T {
+    type Encoded<'a>
+        = T::Encoded<'a>
+    where
+        Self: 'a;
+
+    #[inline]
+    fn encode(&self) -> Self::Encoded<'_> {
+        (**self).encode()
+    }
+
+    #[inline]
+    fn encode_part(&self, out: &mut KeyBuf, last: bool) {
+        (**self).encode_part(out, last)
+    }
+}
+
+/// Key types allowed on an `integer_key` table (`MDBX_INTEGERKEY`): `u32` and `u64`.
+#[diagnostic::on_unimplemented(
+    message = "`integer_key` needs a `u32` or `u64` key, not `{Self}`",
+    label = "not `u32` or `u64`",
+    note = "remove `integer_key` or change the key type to `u32` or `u64`"
+)]
+pub trait IntegerKey: Key {
+    /// Width in bytes (4 or 8).
+    const WIDTH: usize;
+}
+
+impl IntegerKey for u32 {
+    const WIDTH: usize = 4;
+}
+
+impl IntegerKey for u64 {
+    const WIDTH: usize = 8;
+}
+
+/// `Self` is a composite key whose leading part(s) have type `P`: the basis of prefix scans.
+///
+/// Implemented for tuples (`(A, B, C)` has prefixes `A` and `(A, B)`) and for `#[derive(Key)]`
+/// structs (their leading fields).
+#[diagnostic::on_unimplemented(
+    message = "`{P}` is not a leading part of the key type `{Self}`",
+    label = "not a prefix of `{Self}`",
+    note = "a prefix of a composite key is its first field, or a tuple of its first fields"
+)]
+pub trait HasPrefix<P: Key>: Key {}
+
+// ---------------------------------------------------------------------------------------------
+// Integers
+
+macro_rules! unsigned_key {
+    ($($t:ty => $bits:literal),* $(,)?) => {$(
+        impl AsKey<$t> for $t {
+            type Encoded<'a> = [u8; $bits / 8];
+
+            #[inline]
+            fn encode(&self) -> Self::Encoded<'_> {
+                self.to_be_bytes()
+            }
+
+            #[inline]
+            fn encode_part(&self, out: &mut KeyBuf, _last: bool) {
+                out.extend_from_slice(&self.to_be_bytes());
+            }
+        }
+
+        impl Key for $t {
+            const DESCRIPTOR: Descriptor = Descriptor::Unsigned($bits);
+            const FIXED_SIZE: Option<usize> = Some($bits / 8);
+
+            #[inline]
+            fn decode_part(input: &mut &[u8], _last: bool) -> Result<Self, DecodeError> {
+                Ok(<$t>::from_be_bytes(take_array(input, stringify!($t))?))
+            }
+        }
+    )*};
+}
+
+unsigned_key!(u8 => 8, u16 => 16, u32 => 32, u64 => 64, u128 => 128);
+
+macro_rules! signed_key {
+    ($($t:ty, $u:ty => $bits:literal),* $(,)?) => {$(
+        impl AsKey<$t> for $t {
+            type Encoded<'a> = [u8; $bits / 8];
+
+            #[inline]
+            fn encode(&self) -> Self::Encoded<'_> {
+                ((*self as $u) ^ (1 << ($bits - 1))).to_be_bytes()
+            }
+
+            #[inline]
+            fn encode_part(&self, out: &mut KeyBuf, _last: bool) {
+                out.extend_from_slice(&AsKey::<$t>::encode(self));
+            }
+        }
+
+        impl Key for $t {
+            const DESCRIPTOR: Descriptor = Descriptor::Signed($bits);
+            const FIXED_SIZE: Option<usize> = Some($bits / 8);
+
+            #[inline]
+            fn decode_part(input: &mut &[u8], _last: bool) -> Result<Self, DecodeError> {
+                let raw = <$u>::from_be_bytes(take_array(input, stringify!($t))?);
+                Ok((raw ^ (1 << ($bits - 1))) as $t)
+            }
+        }
+    )*};
+}
+
+signed_key!(i8, u8 => 8, i16, u16 => 16, i32, u32 => 32, i64, u64 => 64, i128, u128 => 128);
+
+/// Takes exactly `N` bytes from the front of `input`.
+#[inline]
+pub(crate) fn take_array<const N: usize>(
+    input: &mut &[u8],
+    what: &str,
+) -> Result<[u8; N], DecodeError> {
+    match input.split_first_chunk::<N>() {
+        Some((head, rest)) => {
+            *input = rest;
+            Ok(*head)
+        }
+        None => Err(DecodeError::truncated(what, N, input.len())),
+    }
+}

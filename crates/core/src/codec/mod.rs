@@ -1,0 +1,80 @@
+//! Key and value codecs: how typed keys and values become the bytes libmdbx stores.
+//!
+//! Keys use an order-preserving encoding ([`Key`]), so the byte order libmdbx sorts by equals the
+//! key type's [`Ord`]. Values use a [`Value`] codec: serde + bincode 2 by default ([`Bincode`]),
+//! raw bytes ([`Raw`]), or one you write yourself.
+
+mod descriptor;
+mod key;
+mod value;
+
+pub use descriptor::Descriptor;
+pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
+pub use value::{Bincode, Raw, Value};
+
+use std::fmt;
+
+/// Bytes that could not be decoded into the expected type.
+///
+/// Carried inside [`Error::Decode`](crate::Error::Decode), which adds the table and the key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    message: String,
+}
+
+impl DecodeError {
+    /// A decode error with a message saying what was wrong with the bytes.
+    pub fn new(message: impl Into<String>) -> Self {
+        DecodeError {
+            message: message.into(),
+        }
+    }
+
+    /// The input ended before `what` was complete.
+    pub fn truncated(what: &str, needed: usize, had: usize) -> Self {
+        DecodeError::new(format!(
+            "{what}: needed {needed} byte(s), only {had} left"
+        ))
+    }
+
+    /// The message, without the table and key that [`Error`](crate::Error) adds.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// A value that could not be encoded (for example a serde `Serialize` impl that failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError {
+    message: String,
+}
+
+impl EncodeError {
+    /// An encode error with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        EncodeError {
+            message: message.into(),
+        }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for EncodeError {}

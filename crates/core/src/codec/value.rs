@@ -1,0 +1,143 @@
+//! Value codecs.
+
+use std::marker::PhantomData;
+
+use serde::{Serialize, de::DeserializeOwned};
+
+use super::{DecodeError, Descriptor, EncodeError};
+
+/// How a table's values become bytes and back: the codec named by `#[table(codec = ..)]`.
+///
+/// Tabula ships [`Bincode<T>`] (serde + bincode 2, the default) and [`Raw`] (bytes as they are).
+/// Implement it for your own format:
+///
+/// ```
+/// use tabula_core::{DecodeError, Descriptor, EncodeError, Value};
+///
+/// /// A point stored as two little-endian `f32`s.
+/// #[derive(Debug, PartialEq)]
+/// pub struct Point { x: f32, y: f32 }
+///
+/// pub struct PointCodec;
+///
+/// impl Value for PointCodec {
+///     type Item = Point;
+///     const DESCRIPTOR: Descriptor = Descriptor::Custom("point-f32le-v1");
+///
+///     fn encode<'a>(p: &'a Point, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+///         scratch.clear();
+///         scratch.extend_from_slice(&p.x.to_le_bytes());
+///         scratch.extend_from_slice(&p.y.to_le_bytes());
+///         Ok(scratch)
+///     }
+///
+///     fn decode(bytes: &[u8]) -> Result<Point, DecodeError> {
+///         let b: [u8; 8] = bytes.try_into().map_err(|_| DecodeError::new("a point is 8 bytes"))?;
+///         let (x, y) = b.split_at(4);
+///         Ok(Point { x: f32::from_le_bytes(x.try_into().unwrap()), y: f32::from_le_bytes(y.try_into().unwrap()) })
+///     }
+/// }
+///
+/// let mut scratch = Vec::new();
+/// let p = Point { x: 1.0, y: -2.5 };
+/// let bytes = PointCodec::encode(&p, &mut scratch).unwrap().to_vec();
+/// assert_eq!(PointCodec::decode(&bytes).unwrap(), p);
+/// ```
+pub trait Value {
+    /// The Rust type read and written.
+    type Item;
+
+    /// The shape of the encoding, recorded in the schema and checked on open.
+    const DESCRIPTOR: Descriptor;
+
+    /// Encodes `item`, either by borrowing bytes it already holds or by writing into `scratch`
+    /// (a buffer the transaction reuses, so steady-state writes do not allocate).
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError`] when the item cannot be encoded.
+    fn encode<'a>(item: &'a Self::Item, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError>;
+
+    /// Decodes stored bytes.
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError`] when the bytes are not a valid encoding; never a panic.
+    fn decode(bytes: &[u8]) -> Result<Self::Item, DecodeError>;
+}
+
+/// The default value codec: serde + bincode 2 (standard configuration: little-endian,
+/// variable-length integers).
+pub struct Bincode<T>(PhantomData<fn() -> T>);
+
+const BINCODE: bincode::config::Configuration = bincode::config::standard();
+
+impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
+    type Item = T;
+    const DESCRIPTOR: Descriptor = Descriptor::Bincode;
+
+    #[inline]
+    fn encode<'a>(item: &'a T, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        scratch.clear();
+        bincode::serde::encode_into_std_write(item, scratch, BINCODE)
+            .map_err(|e| EncodeError::new(e.to_string()))?;
+        Ok(scratch)
+    }
+
+    #[inline]
+    fn decode(bytes: &[u8]) -> Result<T, DecodeError> {
+        let (value, used) = bincode::serde::decode_from_slice(bytes, BINCODE)
+            .map_err(|e| DecodeError::new(format!("bincode: {e}")))?;
+        if used != bytes.len() {
+            return Err(DecodeError::new(format!(
+                "bincode: {} byte(s) left over after the value",
+                bytes.len() - used
+            )));
+        }
+        Ok(value)
+    }
+}
+
+/// Values stored as the bytes given: `Vec<u8>` in and out, no encoding.
+///
+/// For zero-copy reads use `get_bytes`, which borrows the stored bytes for the transaction's
+/// lifetime.
+pub struct Raw;
+
+impl Value for Raw {
+    type Item = Vec<u8>;
+    const DESCRIPTOR: Descriptor = Descriptor::Raw;
+
+    #[inline]
+    fn encode<'a>(item: &'a Vec<u8>, _scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        Ok(item)
+    }
+
+    #[inline]
+    fn decode(bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        Ok(bytes.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bincode_round_trips_and_rejects_garbage() {
+        let mut scratch = Vec::new();
+        let v = (7u32, String::from("seven"), vec![1u8, 2, 3]);
+        let bytes = Bincode::<(u32, String, Vec<u8>)>::encode(&v, &mut scratch)
+            .unwrap()
+            .to_vec();
+        assert_eq!(Bincode::<(u32, String, Vec<u8>)>::decode(&bytes).unwrap(), v);
+        // Truncated input is an error, not a panic.
+        assert!(Bincode::<(u32, String, Vec<u8>)>::decode(&bytes[..bytes.len() - 1]).is_err());
+        // Trailing bytes are an error too.
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(Bincode::<(u32, String, Vec<u8>)>::decode(&longer).is_err());
+        // A string that is not UTF-8.
+        assert!(Bincode::<String>::decode(&[2, 0xff, 0xfe]).is_err());
+    }
+}

@@ -1,0 +1,96 @@
+//! Tabula's core: table and codec traits, the libmdbx layer, transactions and cursors.
+//!
+//! Applications depend on the `tabula` facade crate, whose docs are the user manual; this crate
+//! holds the engine. The only module that calls libmdbx is `ffi`.
+
+#![deny(missing_docs)]
+
+pub mod codec;
+pub mod table;
+
+pub use codec::{
+    AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
+    Value,
+};
+pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
+
+/// Items the derive macros expand to. Not public API: no stability promise.
+#[doc(hidden)]
+pub mod __private {
+    /// Implemented only by `#[derive(Table)]`; seals [`Table`](crate::Table).
+    #[diagnostic::on_unimplemented(
+        message = "`Table` can only be implemented by `#[derive(Table)]`",
+        label = "hand-written `impl Table` is not allowed",
+        note = "write `#[derive(Table)]` with `#[table(key = .., value = ..)]` on a unit struct instead"
+    )]
+    pub trait Sealed {}
+
+    /// Byte-wise string equality usable in constants.
+    pub const fn str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Whether `names[at]` repeats a name that comes earlier in `names`.
+    pub const fn repeats_earlier(names: &[&str], at: usize) -> bool {
+        let mut i = 0;
+        while i < at {
+            if str_eq(names[i], names[at]) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// Whether `name` starts with the prefix reserved for Tabula's own tables.
+    pub const fn is_reserved(name: &str) -> bool {
+        let (n, p) = (name.as_bytes(), crate::RESERVED_PREFIX.as_bytes());
+        if n.len() < p.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < p.len() {
+            if n[i] != p[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Compile-time check used by `#[derive(Table)]` with `integer_key`.
+    pub const fn assert_integer_key<K: crate::IntegerKey>() {}
+
+    /// Compile-time check that a codec's item type is the declared value type.
+    pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
+}
+
+/// Table names starting with this prefix are reserved for Tabula's own tables (the meta table).
+pub const RESERVED_PREFIX: &str = "__tabula";
+
+#[cfg(test)]
+mod tests {
+    use super::__private::*;
+
+    #[test]
+    fn const_helpers() {
+        assert!(str_eq("a", "a"));
+        assert!(!str_eq("a", "ab"));
+        assert!(repeats_earlier(&["x", "y", "x"], 2));
+        assert!(!repeats_earlier(&["x", "y", "x"], 1));
+        assert!(is_reserved("__tabula_meta"));
+        assert!(!is_reserved("__tab"));
+        assert!(!is_reserved("headers"));
+    }
+}

@@ -1,0 +1,120 @@
+//! Tables and schemas: the compile-time description of a database.
+
+use crate::codec::{Descriptor, Key, Value};
+
+/// A table: its name, flags, key type and value codec, all compile-time constants.
+///
+/// Implemented only by `#[derive(Table)]` (the trait is sealed), so every table name in a program
+/// is a constant the schema can check at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a table",
+    label = "not a table",
+    note = "declare tables with `#[derive(Table)]` and `#[table(key = .., value = ..)]`"
+)]
+pub trait Table: crate::__private::Sealed + 'static {
+    /// The table's name in the database file.
+    const NAME: &'static str;
+    /// `dupsort` and `integer_key`.
+    const FLAGS: TableFlags;
+    /// The key type.
+    type Key: Key;
+    /// The value type read and written.
+    type Value;
+    /// How values become bytes ([`Bincode<Value>`](crate::Bincode) unless `codec = ..` is given).
+    type Codec: Value<Item = Self::Value>;
+    /// The value type's name as written in `#[table(value = ..)]`, recorded in the schema.
+    const VALUE_TYPE: &'static str;
+}
+
+/// The flags of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct TableFlags {
+    /// Several sorted values per key (`MDBX_DUPSORT`).
+    pub dupsort: bool,
+    /// Native-endian `u32`/`u64` keys compared as integers (`MDBX_INTEGERKEY`).
+    pub integer_key: bool,
+}
+
+impl TableFlags {
+    /// No flags.
+    pub const NONE: TableFlags = TableFlags {
+        dupsort: false,
+        integer_key: false,
+    };
+}
+
+impl std::fmt::Display for TableFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.dupsort, self.integer_key) {
+            (false, false) => f.write_str("none"),
+            (true, false) => f.write_str("dupsort"),
+            (false, true) => f.write_str("integer_key"),
+            (true, true) => f.write_str("dupsort, integer_key"),
+        }
+    }
+}
+
+/// What the schema record stores about one table, and what the startup step checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableInfo {
+    /// The table's name in the file.
+    pub name: &'static str,
+    /// Its flags.
+    pub flags: TableFlags,
+    /// The key encoding.
+    pub key: Descriptor,
+    /// The value codec.
+    pub value: Descriptor,
+    /// The value type as written in the declaration.
+    pub value_type: &'static str,
+}
+
+impl TableInfo {
+    /// The info of table `T`.
+    pub const fn of<T: Table>() -> TableInfo {
+        TableInfo {
+            name: T::NAME,
+            flags: T::FLAGS,
+            key: if T::FLAGS.integer_key {
+                match <T::Key as Key>::FIXED_SIZE {
+                    Some(4) => Descriptor::NativeInteger(32),
+                    _ => Descriptor::NativeInteger(64),
+                }
+            } else {
+                <T::Key as Key>::DESCRIPTOR
+            },
+            value: <T::Codec as Value>::DESCRIPTOR,
+            value_type: T::VALUE_TYPE,
+        }
+    }
+
+    /// The key descriptor as stored in the schema record.
+    pub fn key_descriptor(&self) -> String {
+        self.key.to_string()
+    }
+
+    /// The value descriptor as stored in the schema record: codec and type, e.g. `bincode<Header>`.
+    pub fn value_descriptor(&self) -> String {
+        format!("{}<{}>", self.value, self.value_type)
+    }
+}
+
+/// A set of tables opened together: implemented by `#[derive(Schema)]`, which assigns each listed
+/// table its position as a dense ID at compile time.
+pub trait Schema: 'static {
+    /// The tables, in ID order.
+    const TABLES: &'static [TableInfo];
+}
+
+/// Schema `Self` contains table `T`, at position [`ID`](Contains::ID).
+///
+/// Every typed call requires it, so using a table that is not in the schema does not compile.
+#[diagnostic::on_unimplemented(
+    message = "table `{T}` is not in schema `{Self}`",
+    label = "`{T}` is not listed in `{Self}`",
+    note = "add `{T}` to the tables of `#[derive(Schema)] struct {Self}(..)` so the startup step creates and opens it"
+)]
+pub trait Contains<T: Table>: Schema {
+    /// The table's position in [`Schema::TABLES`], which indexes the handle array.
+    const ID: usize;
+}

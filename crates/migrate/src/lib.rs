@@ -1,0 +1,1 @@
+//! Tabula's startup step.

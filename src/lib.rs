@@ -1,0 +1,12 @@
+//! Tabula: typed tables on libmdbx.
+//!
+//! (The user manual lands here; see README.md.)
+
+pub use tabula_core::*;
+pub use tabula_derive::{Key, Schema, Table};
+
+/// Items the derive macros expand to. Not public API: no stability promise.
+#[doc(hidden)]
+pub mod __private {
+    pub use tabula_core::__private::*;
+}
