@@ -6,13 +6,22 @@
 #![deny(missing_docs)]
 
 pub mod codec;
+mod cursor;
+mod db;
+mod error;
+mod ffi;
 pub mod table;
+mod txn;
 
 pub use codec::{
     AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
     Value,
 };
+pub use cursor::{Appender, Cursor, Iter};
+pub use db::{Db, DbInfo, Options, SyncMode, libmdbx_version};
+pub use error::{Error, KeyHex, MdbxCode, Part, Result};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
+pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
 
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
@@ -74,6 +83,8 @@ pub mod __private {
 
     /// Compile-time check that a codec's item type is the declared value type.
     pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
+
+    pub use crate::db::{Bootstrap, ExistingTable, META_TABLE};
 }
 
 /// Table names starting with this prefix are reserved for Tabula's own tables (the meta table).

@@ -1,0 +1,610 @@
+//! Cursors, iterators and the bulk appender.
+
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use crate::codec::{AsKey, Key, KeyBuf, Value};
+use crate::error::{Error, KeyHex, Result};
+use crate::ffi::{Code, Dbi, RawCursor, RawTxn, RawWriteCursor, op, put};
+use crate::table::Table;
+use crate::txn::{decode_key, decode_value, with_key};
+
+type Entry<'t> = (&'t [u8], &'t [u8]);
+
+/// Decodes a raw entry of table `T`.
+fn decode<T: Table>((k, v): Entry<'_>) -> Result<(T::Key, T::Value)> {
+    Ok((decode_key::<T>(k)?, decode_value::<T>(k, v)?))
+}
+
+fn cursor_error<T: Table>(op: &'static str, code: Code) -> Error {
+    Error::Mdbx {
+        table: T::NAME,
+        op,
+        key: None,
+        code: code.into(),
+    }
+}
+
+/// A cursor over one table, positioned explicitly. Every move returns the entry it lands on,
+/// decoded, or `None` when there is none.
+pub struct Cursor<'t, T: Table> {
+    raw: RawCursor<'t>,
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<'t, T: Table> Cursor<'t, T> {
+    pub(crate) fn new(raw: RawCursor<'t>) -> Self {
+        Cursor {
+            raw,
+            _table: PhantomData,
+        }
+    }
+
+    fn step(&mut self, op: op::Op, name: &'static str) -> Result<Option<(T::Key, T::Value)>> {
+        match self.raw.get(op, None, None) {
+            Ok(Some(e)) => decode::<T>(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(cursor_error::<T>(name, code)),
+        }
+    }
+
+    /// Moves to the first entry.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn first(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::FIRST, "cursor first")
+    }
+
+    /// Moves to the last entry.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn last(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::LAST, "cursor last")
+    }
+
+    /// Moves to the next entry (the next value of the same key first, in a `dupsort` table).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::NEXT, "cursor next")
+    }
+
+    /// Moves to the previous entry.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn prev(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::PREV, "cursor prev")
+    }
+
+    /// The entry under the cursor.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`] (also when the cursor is not positioned).
+    pub fn current(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::GET_CURRENT, "cursor current")
+    }
+
+    /// In a `dupsort` table, the next value of the current key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn next_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::NEXT_DUP, "cursor next_dup")
+    }
+
+    /// The first entry of the next key (skipping the remaining values of this one).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn next_key(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::NEXT_NODUP, "cursor next_key")
+    }
+
+    /// The last entry of the previous key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn prev_key(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+        self.step(op::PREV_NODUP, "cursor prev_key")
+    }
+
+    /// Moves to `key` exactly; `None` (cursor unpositioned) when it is absent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn seek(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<(T::Key, T::Value)>> {
+        let raw = &mut self.raw;
+        with_key::<T, _, _>(key, |k| match raw.get(op::SET_KEY, Some(k), None) {
+            Ok(Some(e)) => decode::<T>(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(cursor_error::<T>("cursor seek", code)),
+        })
+    }
+
+    /// Moves to the first entry whose key is `>= key`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn seek_range(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<(T::Key, T::Value)>> {
+        let raw = &mut self.raw;
+        with_key::<T, _, _>(key, |k| match raw.get(op::SET_RANGE, Some(k), None) {
+            Ok(Some(e)) => decode::<T>(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(cursor_error::<T>("cursor seek_range", code)),
+        })
+    }
+}
+
+/// The encoded bounds of an iteration, in the form the table stores keys.
+pub(crate) struct Positions {
+    lower: Bound<KeyBuf>,
+    upper: Bound<KeyBuf>,
+}
+
+fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyBuf> {
+    let enc = |q: &Q| {
+        with_key::<T, _, _>(q, |k| {
+            let mut buf = KeyBuf::new();
+            buf.extend_from_slice(k);
+            buf
+        })
+    };
+    match b {
+        Bound::Included(q) => Bound::Included(enc(q)),
+        Bound::Excluded(q) => Bound::Excluded(enc(q)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl Positions {
+    pub(crate) fn all() -> Self {
+        Positions {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+        }
+    }
+
+    pub(crate) fn range<T: Table, R: RangeBounds<T::Key>>(r: R) -> Self {
+        Positions {
+            lower: encode_bound::<T, T::Key>(r.start_bound()),
+            upper: encode_bound::<T, T::Key>(r.end_bound()),
+        }
+    }
+
+    pub(crate) fn exact<T: Table, Q: AsKey<T::Key> + ?Sized>(key: &Q) -> Self {
+        let b = encode_bound::<T, Q>(Bound::Included(key));
+        Positions {
+            lower: b.clone(),
+            upper: b,
+        }
+    }
+
+    /// `[prefix, successor(prefix))`: every key that starts with the prefix's encoding.
+    pub(crate) fn prefix<T: Table, P: Key>(prefix: &P) -> Self {
+        let mut start = KeyBuf::new();
+        // A prefix is never the last part of the key, so it is encoded in its self-delimiting
+        // form, exactly as it appears at the front of the full key.
+        <P as AsKey<P>>::encode_part(prefix, &mut start, false);
+        let bytes = start.as_slice();
+        let upper = match bytes.iter().rposition(|&b| b != 0xff) {
+            Some(i) => {
+                let mut succ = KeyBuf::new();
+                succ.extend_from_slice(&bytes[..i]);
+                succ.push(bytes[i] + 1);
+                Bound::Excluded(succ)
+            }
+            None => Bound::Unbounded,
+        };
+        Positions {
+            lower: Bound::Included(start),
+            upper,
+        }
+    }
+}
+
+/// An iterator over entries of table `T` in key order, from either end.
+///
+/// Yields `Result<(key, value)>`: a decode error is reported for its entry and iteration can go
+/// on. Created by [`Tx::iter`](crate::Tx::iter), [`range`](crate::Tx::range),
+/// [`prefix`](crate::Tx::prefix) and [`dups`](crate::Tx::dups).
+pub struct Iter<'t, T: Table> {
+    txn: &'t RawTxn,
+    dbi: Dbi,
+    bounds: Positions,
+    front: Option<RawCursor<'t>>,
+    back: Option<RawCursor<'t>>,
+    front_started: bool,
+    back_started: bool,
+    front_last: Option<Entry<'t>>,
+    back_last: Option<Entry<'t>>,
+    done: bool,
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<'t, T: Table> Iter<'t, T> {
+    pub(crate) fn new(txn: &'t RawTxn, dbi: Dbi, bounds: Positions) -> Self {
+        Iter {
+            txn,
+            dbi,
+            bounds,
+            front: None,
+            back: None,
+            front_started: false,
+            back_started: false,
+            front_last: None,
+            back_last: None,
+            done: false,
+            _table: PhantomData,
+        }
+    }
+
+    /// Compares stored keys in the table's order.
+    fn cmp_keys(a: &[u8], b: &[u8]) -> Ordering {
+        if T::FLAGS.integer_key && a.len() == b.len() && a.len() <= 8 {
+            let mut x = [0u8; 8];
+            let mut y = [0u8; 8];
+            x[..a.len()].copy_from_slice(a);
+            y[..b.len()].copy_from_slice(b);
+            u64::from_ne_bytes(x).cmp(&u64::from_ne_bytes(y))
+        } else {
+            a.cmp(b)
+        }
+    }
+
+    /// Compares entries: by key, then (dupsort) by value bytes.
+    fn cmp_entries(a: Entry<'_>, b: Entry<'_>) -> Ordering {
+        Self::cmp_keys(a.0, b.0).then_with(|| {
+            if T::FLAGS.dupsort {
+                a.1.cmp(b.1)
+            } else {
+                Ordering::Equal
+            }
+        })
+    }
+
+    fn below_upper(&self, key: &[u8]) -> bool {
+        match &self.bounds.upper {
+            Bound::Unbounded => true,
+            Bound::Included(u) => Self::cmp_keys(key, u.as_slice()) != Ordering::Greater,
+            Bound::Excluded(u) => Self::cmp_keys(key, u.as_slice()) == Ordering::Less,
+        }
+    }
+
+    fn above_lower(&self, key: &[u8]) -> bool {
+        match &self.bounds.lower {
+            Bound::Unbounded => true,
+            Bound::Included(l) => Self::cmp_keys(key, l.as_slice()) != Ordering::Less,
+            Bound::Excluded(l) => Self::cmp_keys(key, l.as_slice()) == Ordering::Greater,
+        }
+    }
+
+    fn open(&self) -> Result<RawCursor<'t>> {
+        self.txn
+            .cursor(self.dbi)
+            .map_err(|code| cursor_error::<T>("open cursor", code))
+    }
+
+    fn front_raw(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.front.is_none() {
+            self.front = Some(self.open()?);
+        }
+        let started = self.front_started;
+        self.front_started = true;
+        let cur = self.front.as_mut().expect("opened above");
+        let res = if started {
+            cur.get(op::NEXT, None, None)
+        } else {
+            match &self.bounds.lower {
+                Bound::Unbounded => cur.get(op::FIRST, None, None),
+                Bound::Included(k) => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
+                Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
+                    Ok(Some((found, _))) if Self::cmp_keys(found, k.as_slice()).is_eq() => {
+                        cur.get(op::NEXT_NODUP, None, None)
+                    }
+                    other => other,
+                },
+            }
+        };
+        res.map_err(|code| cursor_error::<T>("iterate", code))
+    }
+
+    fn back_raw(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.back.is_none() {
+            self.back = Some(self.open()?);
+        }
+        let started = self.back_started;
+        self.back_started = true;
+        let cur = self.back.as_mut().expect("opened above");
+        let res = if started {
+            cur.get(op::PREV, None, None)
+        } else {
+            match &self.bounds.upper {
+                Bound::Unbounded => cur.get(op::LAST, None, None),
+                Bound::Included(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
+                    Ok(None) => cur.get(op::LAST, None, None),
+                    Ok(Some((found, _))) if Self::cmp_keys(found, k.as_slice()).is_eq() => {
+                        if T::FLAGS.dupsort {
+                            match cur.get(op::LAST_DUP, None, None) {
+                                Ok(_) => cur.get(op::GET_CURRENT, None, None),
+                                Err(e) => Err(e),
+                            }
+                        } else {
+                            cur.get(op::GET_CURRENT, None, None)
+                        }
+                    }
+                    Ok(Some(_)) => cur.get(op::PREV, None, None),
+                    Err(e) => Err(e),
+                },
+                Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
+                    Ok(None) => cur.get(op::LAST, None, None),
+                    Ok(Some(_)) => cur.get(op::PREV, None, None),
+                    Err(e) => Err(e),
+                },
+            }
+        };
+        res.map_err(|code| cursor_error::<T>("iterate", code))
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let entry = match self.front_raw() {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        let past_back = self
+            .back_last
+            .is_some_and(|b| Self::cmp_entries(entry, b) != Ordering::Less);
+        if past_back || !self.below_upper(entry.0) {
+            self.done = true;
+            return Ok(None);
+        }
+        self.front_last = Some(entry);
+        Ok(Some(entry))
+    }
+
+    fn next_back_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let entry = match self.back_raw() {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        let past_front = self
+            .front_last
+            .is_some_and(|f| Self::cmp_entries(entry, f) != Ordering::Greater);
+        if past_front || !self.above_lower(entry.0) {
+            self.done = true;
+            return Ok(None);
+        }
+        self.back_last = Some(entry);
+        Ok(Some(entry))
+    }
+
+    /// The next entry's stored bytes, undecoded and borrowed from the transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn next_raw(&mut self) -> Option<Result<(&'t [u8], &'t [u8])>> {
+        self.next_entry().transpose()
+    }
+
+    /// Only the keys, decoded.
+    pub fn keys(self) -> impl DoubleEndedIterator<Item = Result<T::Key>> + 't {
+        KeysOf { inner: self }
+    }
+
+    /// Only the values, decoded.
+    pub fn values(self) -> impl DoubleEndedIterator<Item = Result<T::Value>> + 't {
+        ValuesOf { inner: self }
+    }
+}
+
+impl<T: Table> Iterator for Iter<'_, T> {
+    type Item = Result<(T::Key, T::Value)>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_entry() {
+            Ok(Some(e)) => Some(decode::<T>(e)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for Iter<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self.next_back_entry() {
+            Ok(Some(e)) => Some(decode::<T>(e)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+struct KeysOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<T: Table> Iterator for KeysOf<'_, T> {
+    type Item = Result<T::Key>;
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.inner.next_entry().transpose()?.and_then(|(k, _)| decode_key::<T>(k)))
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for KeysOf<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, _)| decode_key::<T>(k)),
+        )
+    }
+}
+
+struct ValuesOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<T: Table> Iterator for ValuesOf<'_, T> {
+    type Item = Result<T::Value>;
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, v)| decode_value::<T>(k, v)),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for ValuesOf<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, v)| decode_value::<T>(k, v)),
+        )
+    }
+}
+
+/// A bulk loader: one write cursor that appends entries in increasing key order.
+///
+/// Created by [`Tx::appender`](crate::Tx::appender). Borrows the write transaction exclusively.
+pub struct Appender<'t, T: Table> {
+    cursor: RawWriteCursor<'t>,
+    scratch: &'t mut Vec<u8>,
+    upper: u64,
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<'t, T: Table> Appender<'t, T> {
+    pub(crate) fn new(cursor: RawWriteCursor<'t>, scratch: &'t mut Vec<u8>, upper: u64) -> Self {
+        Appender {
+            cursor,
+            scratch,
+            upper,
+            _table: PhantomData,
+        }
+    }
+
+    /// Appends an entry whose key sorts after every key in the table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendOutOfOrder`] naming the key and the last key when it does not;
+    /// [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
+    #[inline]
+    pub fn append(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()> {
+        self.put(key, value, put::APPEND)
+    }
+
+    /// In a `dupsort` table, appends a value greater than every value of the last key.
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Appender::append).
+    pub fn append_dup(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()> {
+        self.put(key, value, put::APPENDDUP)
+    }
+
+    #[inline]
+    fn put(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+        flags: u32,
+    ) -> Result<()> {
+        let Appender {
+            cursor,
+            scratch,
+            upper,
+            ..
+        } = self;
+        with_key::<T, _, _>(key, |k| {
+            let v = <T::Codec as Value>::encode(value, scratch).map_err(|source| {
+                Error::Encode {
+                    table: T::NAME,
+                    key: KeyHex::new(k),
+                    source,
+                }
+            })?;
+            match cursor.put(k, v, flags) {
+                Ok(()) => Ok(()),
+                Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
+                    let last = cursor
+                        .get(op::LAST)
+                        .ok()
+                        .flatten()
+                        .map(|(lk, _)| KeyHex::new(lk));
+                    Err(Error::AppendOutOfOrder {
+                        table: T::NAME,
+                        key: KeyHex::new(k),
+                        last,
+                    })
+                }
+                Err(code) if code == Code::MAP_FULL => Err(Error::MapFull {
+                    table: T::NAME,
+                    upper: *upper,
+                }),
+                Err(code) => Err(Error::Mdbx {
+                    table: T::NAME,
+                    op: "append",
+                    key: Some(KeyHex::new(k)),
+                    code: code.into(),
+                }),
+            }
+        })
+    }
+}

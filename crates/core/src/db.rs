@@ -1,0 +1,619 @@
+//! The opened database: `Db<S>`, its options, and the bootstrap the startup step drives.
+
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use crossbeam_queue::ArrayQueue;
+
+use crate::error::{Error, MdbxCode, Result};
+use crate::ffi::{self, Code, Dbi, Env, EnvConfig, RawTxn};
+use crate::table::Schema;
+use crate::txn::{Ro, Rw, Tx};
+
+/// How commits reach the disk. libmdbx's modes, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SyncMode {
+    /// Every commit is flushed before it returns: nothing committed is lost on a crash or power
+    /// failure (`MDBX_SYNC_DURABLE`). The default.
+    #[default]
+    Durable,
+    /// Data is flushed at commit, the meta page is not: a system crash may roll back to the
+    /// previous commit, never corrupt (`MDBX_NOMETASYNC`). A process crash loses nothing.
+    NoMetaSync,
+    /// Nothing is flushed at commit; the OS writes later. A system crash may lose recent commits
+    /// but the file stays consistent (`MDBX_SAFE_NOSYNC`). A process crash loses nothing.
+    SafeNoSync,
+    /// No flushing and no ordering guarantee: a system crash may corrupt the file
+    /// (`MDBX_UTTERLY_NOSYNC`). Only for data you can rebuild.
+    UtterlyNoSync,
+}
+
+/// Settings for [`open`](../tabula/fn.open.html): size limits, readers, sync mode, read-only.
+///
+/// ```
+/// use tabula_core::{Options, SyncMode};
+///
+/// let opts = Options::new()
+///     .max_size(64 << 30)        // the file may grow to 64 GiB
+///     .growth_step(256 << 20)    // 256 MiB at a time
+///     .max_readers(256)
+///     .sync(SyncMode::NoMetaSync);
+/// assert_eq!(opts.max_size_bytes(), 64 << 30);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Options {
+    min_size: isize,
+    now_size: isize,
+    max_size: isize,
+    growth_step: isize,
+    shrink_threshold: isize,
+    page_size: isize,
+    max_readers: Option<u32>,
+    sync: SyncMode,
+    read_only: bool,
+    exclusive: bool,
+    write_map: bool,
+    no_sub_dir: bool,
+    extra_tables: u32,
+    file_mode: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            min_size: -1,
+            now_size: -1,
+            max_size: 1 << 40,
+            growth_step: 16 << 20,
+            shrink_threshold: -1,
+            page_size: -1,
+            max_readers: None,
+            sync: SyncMode::Durable,
+            read_only: false,
+            exclusive: false,
+            write_map: false,
+            no_sub_dir: false,
+            extra_tables: 8,
+            file_mode: 0o644,
+        }
+    }
+}
+
+impl Options {
+    /// Defaults: grows on demand up to 1 TiB in 16 MiB steps, libmdbx's page size and reader
+    /// count, durable sync, read-write, the path is a directory.
+    pub fn new() -> Self {
+        Options::default()
+    }
+
+    /// The largest the file may grow to, in bytes (default 1 TiB). A write that needs more fails
+    /// with [`Error::MapFull`].
+    pub fn max_size(mut self, bytes: usize) -> Self {
+        self.max_size = bytes as isize;
+        self
+    }
+
+    /// The configured upper size bound in bytes.
+    pub fn max_size_bytes(&self) -> usize {
+        self.max_size as usize
+    }
+
+    /// The smallest the file shrinks to, in bytes.
+    pub fn min_size(mut self, bytes: usize) -> Self {
+        self.min_size = bytes as isize;
+        self
+    }
+
+    /// The size to set the file to when opening, in bytes.
+    pub fn initial_size(mut self, bytes: usize) -> Self {
+        self.now_size = bytes as isize;
+        self
+    }
+
+    /// How much the file grows at a time, in bytes (default 16 MiB).
+    pub fn growth_step(mut self, bytes: usize) -> Self {
+        self.growth_step = bytes as isize;
+        self
+    }
+
+    /// Free space at the end of the file above which it shrinks, in bytes.
+    pub fn shrink_threshold(mut self, bytes: usize) -> Self {
+        self.shrink_threshold = bytes as isize;
+        self
+    }
+
+    /// Page size for a new database (a power of two, 256 B to 64 KiB); it bounds key size.
+    pub fn page_size(mut self, bytes: usize) -> Self {
+        self.page_size = bytes as isize;
+        self
+    }
+
+    /// Reader slots (concurrent read transactions across all processes).
+    pub fn max_readers(mut self, readers: u32) -> Self {
+        self.max_readers = Some(readers);
+        self
+    }
+
+    /// How commits reach the disk (default [`SyncMode::Durable`]).
+    pub fn sync(mut self, mode: SyncMode) -> Self {
+        self.sync = mode;
+        self
+    }
+
+    /// Open read-only: verify the schema instead of creating tables; `write()` then fails.
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+
+    /// Whether this is a read-only open.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Forbid other processes from opening the database while this one has it.
+    pub fn exclusive(mut self, yes: bool) -> Self {
+        self.exclusive = yes;
+        self
+    }
+
+    /// Map the file writable (`MDBX_WRITEMAP`): faster large writes, less protection against
+    /// stray pointer writes in the process.
+    pub fn write_map(mut self, yes: bool) -> Self {
+        self.write_map = yes;
+        self
+    }
+
+    /// Treat the path as the data file itself rather than a directory holding `mdbx.dat`.
+    pub fn no_sub_dir(mut self, yes: bool) -> Self {
+        self.no_sub_dir = yes;
+        self
+    }
+
+    /// Table slots beyond the schema's own (for migrations that create tables).
+    pub fn extra_tables(mut self, n: u32) -> Self {
+        self.extra_tables = n;
+        self
+    }
+
+    pub(crate) fn env_config(&self, schema_tables: usize) -> EnvConfig {
+        EnvConfig {
+            // +1 for the meta table.
+            max_tables: schema_tables as u64 + 1 + u64::from(self.extra_tables),
+            max_readers: self.max_readers.map(u64::from),
+            geometry: [
+                self.min_size,
+                self.now_size,
+                self.max_size,
+                self.growth_step,
+                self.shrink_threshold,
+                self.page_size,
+            ],
+            sync: match self.sync {
+                SyncMode::Durable => ffi::Sync::Durable,
+                SyncMode::NoMetaSync => ffi::Sync::NoMetaSync,
+                SyncMode::SafeNoSync => ffi::Sync::SafeNoSync,
+                SyncMode::UtterlyNoSync => ffi::Sync::UtterlyNoSync,
+            },
+            read_only: self.read_only,
+            exclusive: self.exclusive,
+            write_map: self.write_map,
+            no_sub_dir: self.no_sub_dir,
+            mode: self.file_mode,
+        }
+    }
+}
+
+/// Geometry and counters of an open database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DbInfo {
+    /// Current size of the memory map in bytes.
+    pub map_size: u64,
+    /// Size of the data file in bytes.
+    pub file_size: u64,
+    /// Upper bound the file may grow to.
+    pub max_size: u64,
+    /// Page size in bytes.
+    pub page_size: u32,
+    /// ID of the latest committed transaction.
+    pub last_txn: u64,
+    /// Reader slots.
+    pub max_readers: u32,
+    /// Reader slots in use (including parked, reusable ones).
+    pub readers: u32,
+}
+
+pub(crate) struct Shared {
+    // Field order is drop order: pooled read txns are aborted before the env closes.
+    pub(crate) pool: ArrayQueue<RawTxn>,
+    pub(crate) dbis: Box<[Dbi]>,
+    pub(crate) names: Box<[&'static str]>,
+    pub(crate) env: Env,
+    pub(crate) path: PathBuf,
+    pub(crate) read_only: bool,
+    pub(crate) upper: u64,
+    pub(crate) max_readers: u32,
+}
+
+/// An open database with schema `S`: every table created, verified and its handle opened.
+///
+/// Obtained only from the startup step (`tabula::open`); there is no other way to open a table.
+/// `Db` is `Send + Sync`: share it with `Arc` or `&`. Each [`read`](Db::read) reuses a parked
+/// libmdbx read transaction from a lock-free pool; [`write`](Db::write) begins the single write
+/// transaction.
+pub struct Db<S: Schema> {
+    pub(crate) shared: Shared,
+    _schema: PhantomData<fn() -> S>,
+}
+
+impl<S: Schema> Db<S> {
+    /// Begins a read transaction on the latest committed snapshot.
+    ///
+    /// Reuses a parked transaction object when one is free (reset/renew), so short reads do not
+    /// contend on libmdbx's reader table; never blocks on a Rust lock.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReadersFull`] when every reader slot is taken; [`Error::Env`] otherwise.
+    #[inline]
+    pub fn read(&self) -> Result<Tx<'_, S, Ro>> {
+        let raw = match self.shared.pool.pop() {
+            Some(mut txn) => match txn.renew() {
+                Ok(()) => txn,
+                Err(code) => return Err(self.env_error("begin read transaction", code)),
+            },
+            None => self
+                .shared
+                .env
+                .begin(true)
+                .map_err(|code| self.env_error("begin read transaction", code))?,
+        };
+        Ok(Tx::new(self, raw))
+    }
+
+    /// Begins the write transaction, waiting while another one (in any process) is active.
+    ///
+    /// The transaction must commit or abort on this thread: `Tx<Rw>` is not `Send`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the database was opened read-only or libmdbx refuses.
+    pub fn write(&self) -> Result<Tx<'_, S, Rw>> {
+        if self.shared.read_only {
+            return Err(Error::Env {
+                op: "begin write transaction (the database was opened read-only)",
+                code: MdbxCode(ffi::Code::EACCESS.0),
+            });
+        }
+        let raw = self
+            .shared
+            .env
+            .begin(false)
+            .map_err(|code| self.env_error("begin write transaction", code))?;
+        Ok(Tx::new(self, raw))
+    }
+
+    /// The path the database was opened at.
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    /// The tables of the schema, in ID order.
+    pub fn tables(&self) -> &'static [crate::TableInfo] {
+        S::TABLES
+    }
+
+    /// Geometry and counters.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when libmdbx cannot report them.
+    pub fn info(&self) -> Result<DbInfo> {
+        let i = self
+            .shared
+            .env
+            .info()
+            .map_err(|code| self.env_error("read environment info", code))?;
+        Ok(DbInfo {
+            map_size: i.map_size,
+            file_size: i.file_size,
+            max_size: i.upper,
+            page_size: i.page_size,
+            last_txn: i.last_txn,
+            max_readers: i.max_readers,
+            readers: i.readers,
+        })
+    }
+
+    /// Largest encoded key a table with these flags accepts.
+    pub fn max_key_size(&self, flags: crate::TableFlags) -> usize {
+        self.shared
+            .env
+            .max_key_size(ffi::table_flags(flags.dupsort, flags.integer_key))
+    }
+
+    /// Returns a finished read transaction to the pool (or frees it when the pool is full).
+    #[inline]
+    pub(crate) fn park(&self, mut txn: RawTxn) {
+        if txn.reset().is_ok() {
+            // A full pool drops (aborts) the txn, freeing its reader slot.
+            let _ = self.shared.pool.push(txn);
+        }
+    }
+
+    pub(crate) fn env_error(&self, op: &'static str, code: Code) -> Error {
+        if code == Code::READERS_FULL {
+            Error::ReadersFull {
+                max_readers: self.shared.max_readers,
+            }
+        } else {
+            Error::Env {
+                op,
+                code: code.into(),
+            }
+        }
+    }
+}
+
+impl<S: Schema> std::fmt::Debug for Db<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("path", &self.shared.path)
+            .field("tables", &self.shared.names)
+            .field("read_only", &self.shared.read_only)
+            .finish()
+    }
+}
+
+/// What a bootstrap found for one table name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExistingTable {
+    /// The handle.
+    pub dbi: u32,
+    /// libmdbx flag bits it was created with (only the bits Tabula compares).
+    pub flags: u32,
+    /// Number of entries.
+    pub entries: u64,
+}
+
+/// The one transaction of the startup step. Used by `tabula-migrate`; not public API.
+///
+/// It opens the environment, runs one write transaction (a read transaction for read-only opens)
+/// in which tables are looked up, created and recorded by name, and on
+/// [`finish`](Bootstrap::finish) commits and only then publishes the [`Db`] with its handle
+/// array filled.
+pub struct Bootstrap<S: Schema> {
+    txn: Option<RawTxn>,
+    env: Env,
+    path: PathBuf,
+    read_only: bool,
+    dbis: Vec<Option<Dbi>>,
+    meta: Option<Dbi>,
+    _schema: PhantomData<fn() -> S>,
+}
+
+/// The reserved table holding Tabula's schema record and migration log.
+pub const META_TABLE: &str = "__tabula_meta";
+
+impl<S: Schema> Bootstrap<S> {
+    /// Opens the environment at `path` and begins the startup transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Open`] with a hint when the path is not a database, is locked, or is not
+    /// writable; [`Error::Io`] when the directory cannot be created.
+    pub fn begin(path: &Path, options: &Options) -> Result<Self> {
+        if !options.no_sub_dir && !options.read_only {
+            std::fs::create_dir_all(path).map_err(|source| Error::Io {
+                context: format!("creating the database directory `{}`", path.display()),
+                source,
+            })?;
+        }
+        let cfg = options.env_config(S::TABLES.len());
+        let env = Env::open(path, &cfg).map_err(|code| Error::Open {
+            path: path.to_path_buf(),
+            code: code.into(),
+            hint: open_hint(code, options.read_only),
+        })?;
+        let txn = env.begin(options.read_only).map_err(|code| Error::Env {
+            op: "begin the startup transaction",
+            code: code.into(),
+        })?;
+        let mut boot = Bootstrap {
+            txn: Some(txn),
+            env,
+            path: path.to_path_buf(),
+            read_only: options.read_only,
+            dbis: vec![None; S::TABLES.len()],
+            meta: None,
+            _schema: PhantomData,
+        };
+        boot.meta = boot.txn().open_table(Some(META_TABLE), 0, false).map_err(|c| {
+            table_error(META_TABLE, "open", c)
+        })?;
+        Ok(boot)
+    }
+
+    fn txn(&mut self) -> &mut RawTxn {
+        self.txn.as_mut().expect("bootstrap transaction is live until finish")
+    }
+
+    /// Whether this is a read-only open.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The database path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Looks up a table by name without creating it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn find_table(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
+        let Some(dbi) = self
+            .txn()
+            .open_table(Some(name), 0, false)
+            .map_err(|c| table_error(name, "open", c))?
+        else {
+            return Ok(None);
+        };
+        let txn = self.txn.as_ref().expect("live");
+        let flags = txn
+            .table_flags(dbi)
+            .map_err(|c| table_error(name, "read flags", c))?
+            & ffi::TABLE_FLAG_MASK;
+        let entries = txn
+            .stat(dbi)
+            .map_err(|c| table_error(name, "stat", c))?
+            .entries;
+        Ok(Some(ExistingTable {
+            dbi,
+            flags,
+            entries,
+        }))
+    }
+
+    /// Creates a table with the given flags (it must not exist).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails (e.g. `MDBX_DBS_FULL`).
+    pub fn create_table(&mut self, name: &'static str, flags: crate::TableFlags) -> Result<u32> {
+        let bits = ffi::table_flags(flags.dupsort, flags.integer_key);
+        let dbi = self
+            .txn()
+            .open_table(Some(name), bits, true)
+            .map_err(|c| table_error(name, "create", c))?;
+        Ok(dbi.expect("MDBX_CREATE returns a handle"))
+    }
+
+    /// libmdbx flag bits for declared flags, as [`ExistingTable::flags`] reports them.
+    pub fn flag_bits(flags: crate::TableFlags) -> u32 {
+        ffi::table_flags(flags.dupsort, flags.integer_key)
+    }
+
+    /// Records the handle of the table with schema ID `id`.
+    pub fn set_handle(&mut self, id: usize, dbi: u32) {
+        self.dbis[id] = Some(dbi);
+    }
+
+    /// Reads a record from the meta table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn meta_get(&mut self, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some(meta) = self.meta else {
+            return Ok(None);
+        };
+        let txn = self.txn.as_ref().expect("live");
+        txn.get(meta, key.as_bytes())
+            .map(|v| v.map(<[u8]>::to_vec))
+            .map_err(|c| table_error(META_TABLE, "get", c))
+    }
+
+    /// Writes a record to the meta table, creating the table if needed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails (or the open is read-only).
+    pub fn meta_put(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        let meta = match self.meta {
+            Some(m) => m,
+            None => {
+                let m = self
+                    .txn()
+                    .open_table(Some(META_TABLE), 0, true)
+                    .map_err(|c| table_error(META_TABLE, "create", c))?
+                    .expect("MDBX_CREATE returns a handle");
+                self.meta = Some(m);
+                m
+            }
+        };
+        self.txn()
+            .put(meta, key.as_bytes(), value, ffi::put::UPSERT)
+            .map_err(|c| table_error(META_TABLE, "put", c))
+    }
+
+    /// Commits the startup transaction and publishes the database.
+    ///
+    /// # Panics
+    ///
+    /// If a schema table has no handle (a bug in the startup step).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the commit fails; nothing is published then.
+    pub fn finish(mut self) -> Result<Db<S>> {
+        let dbis: Box<[Dbi]> = self
+            .dbis
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d.unwrap_or_else(|| panic!("no handle for table {}", S::TABLES[i].name)))
+            .collect();
+        let txn = self.txn.take().expect("live");
+        // Committing a read-only txn keeps the handles it opened, like a write commit does.
+        txn.commit().map_err(|code| Error::Env {
+            op: "commit the startup transaction",
+            code: code.into(),
+        })?;
+        let info = self.env.info().map_err(|code| Error::Env {
+            op: "read environment info",
+            code: code.into(),
+        })?;
+        // Parked read txns each hold a reader slot: keep the pool well below the slot count so
+        // other processes and fresh begins still find one.
+        let pool = (info.max_readers as usize / 2).clamp(1, 256);
+        Ok(Db {
+            shared: Shared {
+                pool: ArrayQueue::new(pool),
+                dbis,
+                names: S::TABLES.iter().map(|t| t.name).collect(),
+                env: self.env,
+                path: self.path,
+                read_only: self.read_only,
+                upper: info.upper,
+                max_readers: info.max_readers,
+            },
+            _schema: PhantomData,
+        })
+    }
+}
+
+fn table_error(table: &'static str, op: &'static str, code: Code) -> Error {
+    Error::Mdbx {
+        table,
+        op,
+        key: None,
+        code: code.into(),
+    }
+}
+
+fn open_hint(code: Code, read_only: bool) -> &'static str {
+    match code {
+        c if c == Code::INVALID => {
+            "the file is not an MDBX database (or its header is damaged); check the path"
+        }
+        c if c == Code::CORRUPTED => "the database file is damaged; restore it from a backup",
+        c if c == Code::VERSION_MISMATCH || c == Code::INCOMPATIBLE => {
+            "the file was written by an incompatible libmdbx version or with other options"
+        }
+        c if c == Code::ENOFILE && read_only => {
+            "no database at this path; a read-only open does not create one"
+        }
+        c if c == Code::ENOFILE => "the path does not exist",
+        c if c == Code::EACCESS => "permission denied; check the file's owner and mode",
+        _ => "",
+    }
+}
+
+/// libmdbx's version, e.g. `0.14.4`.
+pub fn libmdbx_version() -> String {
+    ffi::version()
+}

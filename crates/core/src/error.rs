@@ -1,0 +1,320 @@
+//! The one error type.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::codec::{DecodeError, EncodeError};
+use crate::ffi::Code;
+
+/// A `Result` whose error is Tabula's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A libmdbx return code, shown with its symbolic name, number and libmdbx's description.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct MdbxCode(pub i32);
+
+impl MdbxCode {
+    /// The symbolic name, e.g. `MDBX_MAP_FULL`.
+    pub fn name(self) -> &'static str {
+        Code(self.0).name()
+    }
+}
+
+impl From<Code> for MdbxCode {
+    fn from(c: Code) -> Self {
+        MdbxCode(c.0)
+    }
+}
+
+impl fmt::Display for MdbxCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.name(), self.0, Code(self.0).describe())
+    }
+}
+
+impl fmt::Debug for MdbxCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MdbxCode({} = {})", self.name(), self.0)
+    }
+}
+
+/// Encoded key bytes shown as hex, truncated after 32 bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyHex(Vec<u8>, usize);
+
+const HEX_SHOWN: usize = 32;
+
+impl KeyHex {
+    /// Keeps the first 32 bytes of `bytes` and its full length.
+    pub fn new(bytes: &[u8]) -> Self {
+        KeyHex(bytes[..bytes.len().min(HEX_SHOWN)].to_vec(), bytes.len())
+    }
+}
+
+impl fmt::Display for KeyHex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("0x")?;
+        for b in &self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        if self.1 > self.0.len() {
+            write!(f, "… ({} bytes)", self.1)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for KeyHex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Which half of an entry failed to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The key.
+    Key,
+    /// The value.
+    Value,
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Part::Key => "key",
+            Part::Value => "value",
+        })
+    }
+}
+
+/// Everything that can go wrong, each message naming the table, the key (hex, truncated) and the
+/// libmdbx code where there is one, and saying what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// libmdbx failed an operation on a table.
+    #[error("table `{table}`: {op} failed{}: {code}", key_suffix(.key))]
+    Mdbx {
+        /// The table.
+        table: &'static str,
+        /// What was being done (`get`, `put`, `cursor`, ...).
+        op: &'static str,
+        /// The key involved, if any.
+        key: Option<KeyHex>,
+        /// The libmdbx code.
+        code: MdbxCode,
+    },
+
+    /// libmdbx failed an environment-level operation (begin, commit, info).
+    #[error("{op} failed: {code}")]
+    Env {
+        /// What was being done.
+        op: &'static str,
+        /// The libmdbx code.
+        code: MdbxCode,
+    },
+
+    /// `insert` found the key already present.
+    #[error("table `{table}`: key {key} already exists; use `put` to overwrite it")]
+    KeyExists {
+        /// The table.
+        table: &'static str,
+        /// The key.
+        key: KeyHex,
+    },
+
+    /// `append` was given a key that does not sort after the table's last key.
+    #[error(
+        "table `{table}`: append out of order: key {key} is not greater than the last key{}; \
+         append takes keys in strictly increasing order (use `put` for others)",
+        last.as_ref().map(|l| format!(" {l}")).unwrap_or_default()
+    )]
+    AppendOutOfOrder {
+        /// The table.
+        table: &'static str,
+        /// The key given.
+        key: KeyHex,
+        /// The table's last key, when it could be read.
+        last: Option<KeyHex>,
+    },
+
+    /// Stored bytes did not decode as the declared key or value type.
+    #[error("table `{table}`: cannot decode the {part} at key {key}: {source}")]
+    Decode {
+        /// The table.
+        table: &'static str,
+        /// Key or value.
+        part: Part,
+        /// The (encoded) key of the entry.
+        key: KeyHex,
+        /// What was wrong.
+        source: DecodeError,
+    },
+
+    /// A value could not be encoded.
+    #[error("table `{table}`: cannot encode the value for key {key}: {source}")]
+    Encode {
+        /// The table.
+        table: &'static str,
+        /// The key.
+        key: KeyHex,
+        /// What went wrong.
+        source: EncodeError,
+    },
+
+    /// A key or value is larger than libmdbx accepts for this table at this page size.
+    #[error(
+        "table `{table}`: the {part} at key {key} is {len} bytes, over the {max}-byte limit for \
+         this table (a larger page size raises it: `Options::page_size`)"
+    )]
+    TooLarge {
+        /// The table.
+        table: &'static str,
+        /// Key or value.
+        part: Part,
+        /// The key.
+        key: KeyHex,
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+
+    /// The database reached its configured maximum size.
+    #[error(
+        "table `{table}`: the database is full at its upper size limit of {upper} bytes \
+         (MDBX_MAP_FULL); nothing of this transaction was written. Reopen with a larger \
+         `Options::max_size`: the file grows on demand up to that bound"
+    )]
+    MapFull {
+        /// The table being written.
+        table: &'static str,
+        /// The configured upper bound in bytes.
+        upper: u64,
+    },
+
+    /// Every reader slot is taken.
+    #[error(
+        "no free reader slot: {max_readers} read transactions are open in this and other \
+         processes (MDBX_READERS_FULL); end some, or reopen with a larger `Options::max_readers`"
+    )]
+    ReadersFull {
+        /// The environment's reader slot count.
+        max_readers: u32,
+    },
+
+    /// The environment could not be opened.
+    #[error("cannot open `{path}`: {code}{}", hint_suffix(.hint))]
+    Open {
+        /// The path given.
+        path: PathBuf,
+        /// The libmdbx code.
+        code: MdbxCode,
+        /// What it probably means and what to do.
+        hint: &'static str,
+    },
+
+    /// A table's stored flags or codec descriptors differ from its declaration.
+    #[error(
+        "table `{table}`: stored {what} is `{stored}` but the schema declares `{declared}`; \
+         {advice}"
+    )]
+    SchemaMismatch {
+        /// The table.
+        table: String,
+        /// What differs: `flags`, `key encoding` or `value encoding`.
+        what: &'static str,
+        /// What the file holds.
+        stored: String,
+        /// What the code declares.
+        declared: String,
+        /// What to do.
+        advice: &'static str,
+    },
+
+    /// A read-only open found a declared table missing from the file.
+    #[error(
+        "table `{table}` is missing from `{path}`; a read-only open cannot create it: open the \
+         database read-write once (the startup step creates it) or check the path"
+    )]
+    TableMissing {
+        /// The table.
+        table: String,
+        /// The database path.
+        path: PathBuf,
+    },
+
+    /// The schema record in Tabula's meta table is unreadable or from a newer format.
+    #[error("the schema record of `{path}` is unusable: {message}")]
+    SchemaRecord {
+        /// The database path.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A file-system error outside libmdbx (creating the directory).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+fn key_suffix(key: &Option<KeyHex>) -> String {
+    key.as_ref().map(|k| format!(" at key {k}")).unwrap_or_default()
+}
+
+fn hint_suffix(hint: &str) -> String {
+    if hint.is_empty() {
+        String::new()
+    } else {
+        format!("; {hint}")
+    }
+}
+
+impl Error {
+    /// The libmdbx code behind this error, if there is one.
+    pub fn mdbx_code(&self) -> Option<MdbxCode> {
+        match self {
+            Error::Mdbx { code, .. } | Error::Env { code, .. } | Error::Open { code, .. } => {
+                Some(*code)
+            }
+            Error::MapFull { .. } => Some(MdbxCode(Code::MAP_FULL.0)),
+            Error::ReadersFull { .. } => Some(MdbxCode(Code::READERS_FULL.0)),
+            Error::KeyExists { .. } => Some(MdbxCode(Code::KEYEXIST.0)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_table_key_and_code() {
+        let e = Error::Mdbx {
+            table: "Headers",
+            op: "get",
+            key: Some(KeyHex::new(&[0, 0, 0, 5])),
+            code: MdbxCode(Code::CORRUPTED.0),
+        };
+        let s = e.to_string();
+        assert!(s.contains("table `Headers`"), "{s}");
+        assert!(s.contains("0x00000005"), "{s}");
+        assert!(s.contains("MDBX_CORRUPTED (-30796)"), "{s}");
+    }
+
+    #[test]
+    fn long_keys_are_truncated() {
+        let k = KeyHex::new(&[0xab; 100]);
+        let s = k.to_string();
+        assert!(s.starts_with("0xabab"));
+        assert!(s.ends_with("(100 bytes)"), "{s}");
+        assert_eq!(s.matches("ab").count(), 32);
+    }
+}

@@ -1,0 +1,667 @@
+//! The only module that calls libmdbx. Every `unsafe` block in Tabula is here, each with a
+//! `// SAFETY:` note naming the invariant it relies on.
+//!
+//! The wrappers are thin and untyped (bytes in, bytes out, libmdbx codes as errors); the typed
+//! layer in `txn` adds tables, codecs and error context.
+//!
+//! Ownership rules the types below encode:
+//! - [`Env`] owns the environment and closes it on drop. Everything that uses it borrows it or
+//!   is dropped first (`Db` drops its pooled read transactions before its `Env`).
+//! - [`RawTxn`] owns a transaction object and aborts it on drop. A read transaction may move
+//!   between threads (the environment is opened with `MDBX_NOSTICKYTHREADS`); a write transaction
+//!   never does: its owner (`Tx<Rw>`) is `!Send`.
+//! - Slices handed out by [`RawTxn::get`] and [`RawCursor::get`] live as long as the shared borrow
+//!   of the transaction they came from. Writes take `&mut RawTxn`, so no slice can be alive when
+//!   libmdbx changes the pages it points into; resetting or ending the transaction takes it by
+//!   value or `&mut`, for the same reason.
+
+use std::ffi::{CStr, CString, c_int, c_uint, c_void};
+use std::marker::PhantomData;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use mdbx_sys as sys;
+
+pub(crate) use sys::MDBX_dbi as Dbi;
+
+/// A libmdbx return code other than success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code(pub c_int);
+
+impl Code {
+    pub const NOTFOUND: Code = Code(sys::MDBX_NOTFOUND);
+    pub const KEYEXIST: Code = Code(sys::MDBX_KEYEXIST);
+    pub const MAP_FULL: Code = Code(sys::MDBX_MAP_FULL);
+    pub const READERS_FULL: Code = Code(sys::MDBX_READERS_FULL);
+    pub const BAD_VALSIZE: Code = Code(sys::MDBX_BAD_VALSIZE);
+    pub const EKEYMISMATCH: Code = Code(sys::MDBX_EKEYMISMATCH);
+    pub const INVALID: Code = Code(sys::MDBX_INVALID);
+    pub const CORRUPTED: Code = Code(sys::MDBX_CORRUPTED);
+    pub const VERSION_MISMATCH: Code = Code(sys::MDBX_VERSION_MISMATCH);
+    pub const INCOMPATIBLE: Code = Code(sys::MDBX_INCOMPATIBLE);
+    pub const DBS_FULL: Code = Code(sys::MDBX_DBS_FULL);
+    pub const TXN_FULL: Code = Code(sys::MDBX_TXN_FULL);
+    pub const ENOFILE: Code = Code(sys::MDBX_ENOFILE);
+    pub const EACCESS: Code = Code(sys::MDBX_EACCESS);
+    pub const EINVAL: Code = Code(sys::MDBX_EINVAL);
+
+    /// libmdbx's own description of the code.
+    pub fn describe(self) -> String {
+        // SAFETY: mdbx_strerror returns a pointer to a static or thread-local NUL-terminated
+        // string for every code (unknown ones included); it is copied out immediately.
+        unsafe {
+            let p = sys::mdbx_strerror(self.0);
+            if p.is_null() {
+                return format!("error {}", self.0);
+            }
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
+    }
+
+    /// The symbolic name of the code, e.g. `MDBX_MAP_FULL`, or the errno name.
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            sys::MDBX_KEYEXIST => "MDBX_KEYEXIST",
+            sys::MDBX_NOTFOUND => "MDBX_NOTFOUND",
+            sys::MDBX_PAGE_NOTFOUND => "MDBX_PAGE_NOTFOUND",
+            sys::MDBX_CORRUPTED => "MDBX_CORRUPTED",
+            sys::MDBX_PANIC => "MDBX_PANIC",
+            sys::MDBX_VERSION_MISMATCH => "MDBX_VERSION_MISMATCH",
+            sys::MDBX_INVALID => "MDBX_INVALID",
+            sys::MDBX_MAP_FULL => "MDBX_MAP_FULL",
+            sys::MDBX_DBS_FULL => "MDBX_DBS_FULL",
+            sys::MDBX_READERS_FULL => "MDBX_READERS_FULL",
+            sys::MDBX_TXN_FULL => "MDBX_TXN_FULL",
+            sys::MDBX_CURSOR_FULL => "MDBX_CURSOR_FULL",
+            sys::MDBX_PAGE_FULL => "MDBX_PAGE_FULL",
+            sys::MDBX_UNABLE_EXTEND_MAPSIZE => "MDBX_UNABLE_EXTEND_MAPSIZE",
+            sys::MDBX_INCOMPATIBLE => "MDBX_INCOMPATIBLE",
+            sys::MDBX_BAD_RSLOT => "MDBX_BAD_RSLOT",
+            sys::MDBX_BAD_TXN => "MDBX_BAD_TXN",
+            sys::MDBX_BAD_VALSIZE => "MDBX_BAD_VALSIZE",
+            sys::MDBX_BAD_DBI => "MDBX_BAD_DBI",
+            sys::MDBX_PROBLEM => "MDBX_PROBLEM",
+            sys::MDBX_BUSY => "MDBX_BUSY",
+            sys::MDBX_EMULTIVAL => "MDBX_EMULTIVAL",
+            sys::MDBX_EBADSIGN => "MDBX_EBADSIGN",
+            sys::MDBX_WANNA_RECOVERY => "MDBX_WANNA_RECOVERY",
+            sys::MDBX_EKEYMISMATCH => "MDBX_EKEYMISMATCH",
+            sys::MDBX_TOO_LARGE => "MDBX_TOO_LARGE",
+            sys::MDBX_THREAD_MISMATCH => "MDBX_THREAD_MISMATCH",
+            sys::MDBX_TXN_OVERLAPPING => "MDBX_TXN_OVERLAPPING",
+            sys::MDBX_DUPLICATED_LCK => "MDBX_DUPLICATED_LCK",
+            sys::MDBX_DANGLING_DBI => "MDBX_DANGLING_DBI",
+            sys::MDBX_OUSTED => "MDBX_OUSTED",
+            sys::MDBX_MVCC_RETARDED => "MDBX_MVCC_RETARDED",
+            sys::MDBX_ENODATA => "ENODATA",
+            sys::MDBX_EINVAL => "EINVAL",
+            sys::MDBX_EACCESS => "EACCES",
+            sys::MDBX_ENOMEM => "ENOMEM",
+            sys::MDBX_EROFS => "EROFS",
+            sys::MDBX_ENOSYS => "ENOSYS",
+            sys::MDBX_EIO => "EIO",
+            sys::MDBX_EPERM => "EPERM",
+            sys::MDBX_EINTR => "EINTR",
+            sys::MDBX_ENOFILE => "ENOENT",
+            sys::MDBX_EREMOTE => "EREMOTE",
+            sys::MDBX_EDEADLK => "EDEADLK",
+            _ => "error",
+        }
+    }
+}
+
+fn check(rc: c_int) -> Result<(), Code> {
+    if rc == sys::MDBX_SUCCESS {
+        Ok(())
+    } else {
+        Err(Code(rc))
+    }
+}
+
+/// `Ok(false)` for `MDBX_NOTFOUND`, `Ok(true)` for success.
+fn check_found(rc: c_int) -> Result<bool, Code> {
+    match rc {
+        sys::MDBX_SUCCESS => Ok(true),
+        sys::MDBX_NOTFOUND => Ok(false),
+        rc => Err(Code(rc)),
+    }
+}
+
+fn val(bytes: &[u8]) -> sys::MDBX_val {
+    sys::MDBX_val {
+        iov_base: bytes.as_ptr() as *mut c_void,
+        iov_len: bytes.len(),
+    }
+}
+
+const EMPTY: sys::MDBX_val = sys::MDBX_val {
+    iov_base: ptr::null_mut(),
+    iov_len: 0,
+};
+
+/// Turns a value libmdbx returned into a slice.
+///
+/// # Safety
+///
+/// `v` must come from a successful libmdbx read in a transaction that stays alive and unmodified
+/// for `'t`.
+unsafe fn slice<'t>(v: &sys::MDBX_val) -> &'t [u8] {
+    if v.iov_len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller guarantees the pointer and length describe bytes libmdbx keeps
+        // valid (in the map or the txn's dirty pages) for 't.
+        unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) }
+    }
+}
+
+/// How the environment syncs to disk; see `SyncMode` in the public API for what each may lose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sync {
+    Durable,
+    NoMetaSync,
+    SafeNoSync,
+    UtterlyNoSync,
+}
+
+/// Everything `Env::open` needs.
+#[derive(Debug, Clone)]
+pub(crate) struct EnvConfig {
+    pub max_tables: u64,
+    pub max_readers: Option<u64>,
+    /// lower, now, upper, growth step, shrink threshold, page size; -1 = libmdbx default.
+    pub geometry: [isize; 6],
+    pub sync: Sync,
+    pub read_only: bool,
+    pub exclusive: bool,
+    pub write_map: bool,
+    pub no_sub_dir: bool,
+    pub mode: u32,
+}
+
+/// An open environment. Closed on drop.
+pub(crate) struct Env {
+    ptr: NonNull<sys::MDBX_env>,
+}
+
+// SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make
+// (txn begin, info, stat, close at drop with exclusive access) is thread-safe in libmdbx.
+unsafe impl Send for Env {}
+// SAFETY: as above; `&Env` only gives access to thread-safe calls.
+unsafe impl std::marker::Sync for Env {}
+
+/// Geometry and counters of an environment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EnvInfo {
+    pub map_size: u64,
+    pub file_size: u64,
+    pub upper: u64,
+    pub page_size: u32,
+    pub last_txn: u64,
+    pub max_readers: u32,
+    pub readers: u32,
+}
+
+/// Page counts of one table (`MDBX_stat`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawStat {
+    pub page_size: u32,
+    pub depth: u32,
+    pub branch_pages: u64,
+    pub leaf_pages: u64,
+    pub overflow_pages: u64,
+    pub entries: u64,
+}
+
+impl Env {
+    pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| Code::EINVAL)?;
+        let mut raw: *mut sys::MDBX_env = ptr::null_mut();
+        // SAFETY: mdbx_env_create writes a new env handle into `raw` on success.
+        check(unsafe { sys::mdbx_env_create(&mut raw) })?;
+        let env = Env {
+            ptr: NonNull::new(raw).ok_or(Code::EINVAL)?,
+        };
+        let [lower, now, upper, step, shrink, page] = cfg.geometry;
+        // SAFETY: `env.ptr` is a freshly created env that is not open yet: options and geometry
+        // may be set. On any error `env` is dropped, which closes the handle.
+        unsafe {
+            check(sys::mdbx_env_set_option(
+                env.ptr.as_ptr(),
+                sys::MDBX_opt_max_db,
+                cfg.max_tables,
+            ))?;
+            if let Some(readers) = cfg.max_readers {
+                check(sys::mdbx_env_set_option(
+                    env.ptr.as_ptr(),
+                    sys::MDBX_opt_max_readers,
+                    readers,
+                ))?;
+            }
+            if !cfg.read_only {
+                check(sys::mdbx_env_set_geometry(
+                    env.ptr.as_ptr(),
+                    lower,
+                    now,
+                    upper,
+                    step,
+                    shrink,
+                    page,
+                ))?;
+            }
+        }
+        let mut flags = sys::MDBX_NOSTICKYTHREADS;
+        flags |= match cfg.sync {
+            Sync::Durable => sys::MDBX_SYNC_DURABLE,
+            Sync::NoMetaSync => sys::MDBX_NOMETASYNC,
+            Sync::SafeNoSync => sys::MDBX_SAFE_NOSYNC,
+            Sync::UtterlyNoSync => sys::MDBX_UTTERLY_NOSYNC,
+        };
+        if cfg.read_only {
+            flags |= sys::MDBX_RDONLY;
+        }
+        if cfg.exclusive {
+            flags |= sys::MDBX_EXCLUSIVE;
+        }
+        if cfg.write_map {
+            flags |= sys::MDBX_WRITEMAP;
+        }
+        if cfg.no_sub_dir {
+            flags |= sys::MDBX_NOSUBDIR;
+        }
+        // SAFETY: the env is created and configured but not yet open; `cpath` is a valid
+        // NUL-terminated path that outlives the call.
+        check(unsafe {
+            sys::mdbx_env_open(env.ptr.as_ptr(), cpath.as_ptr(), flags, cfg.mode as _)
+        })?;
+        Ok(env)
+    }
+
+    pub fn begin(&self, read_only: bool) -> Result<RawTxn, Code> {
+        let flags = if read_only {
+            sys::MDBX_TXN_RDONLY
+        } else {
+            sys::MDBX_TXN_READWRITE
+        };
+        let mut txn: *mut sys::MDBX_txn = ptr::null_mut();
+        // SAFETY: the env is open for the life of `self`; a top-level txn has a null parent; on
+        // success libmdbx writes a txn handle into `txn`.
+        check(unsafe {
+            sys::mdbx_txn_begin_ex(
+                self.ptr.as_ptr(),
+                ptr::null_mut(),
+                flags,
+                &mut txn,
+                ptr::null_mut(),
+            )
+        })?;
+        Ok(RawTxn {
+            ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
+        })
+    }
+
+    pub fn info(&self) -> Result<EnvInfo, Code> {
+        // SAFETY: MDBX_envinfo is a plain C struct for which all-zero bytes are valid.
+        let mut info: sys::MDBX_envinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: the env is open; `info` is a properly sized out-parameter; a null txn asks for
+        // the env-wide view.
+        check(unsafe {
+            sys::mdbx_env_info_ex(
+                self.ptr.as_ptr(),
+                ptr::null(),
+                &mut info,
+                std::mem::size_of::<sys::MDBX_envinfo>(),
+            )
+        })?;
+        Ok(EnvInfo {
+            map_size: info.mi_mapsize,
+            file_size: info.mi_dxb_fsize,
+            upper: info.mi_geo.upper,
+            page_size: info.mi_dxb_pagesize,
+            last_txn: info.mi_recent_txnid,
+            max_readers: info.mi_maxreaders,
+            readers: info.mi_numreaders,
+        })
+    }
+
+    /// Largest key (in bytes) a table with `flags` accepts.
+    pub fn max_key_size(&self, flags: u32) -> usize {
+        // SAFETY: the env is open; the call only reads its page size.
+        let n = unsafe { sys::mdbx_env_get_maxkeysize_ex(self.ptr.as_ptr(), flags) };
+        n.max(0) as usize
+    }
+
+    /// Largest value (in bytes) a table with `flags` accepts.
+    pub fn max_value_size(&self, flags: u32) -> usize {
+        // SAFETY: the env is open; the call only reads its page size.
+        let n = unsafe { sys::mdbx_env_get_maxvalsize_ex(self.ptr.as_ptr(), flags) };
+        n.max(0) as usize
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // SAFETY: `Env` is dropped last: `Db` drops its pooled transactions first, and every
+        // transaction borrows the `Db`. The handle is not used after this.
+        unsafe {
+            sys::mdbx_env_close_ex(self.ptr.as_ptr(), false);
+        }
+    }
+}
+
+/// Table flags as libmdbx spells them.
+pub(crate) fn table_flags(dupsort: bool, integer_key: bool) -> u32 {
+    let mut f = 0;
+    if dupsort {
+        f |= sys::MDBX_DUPSORT;
+    }
+    if integer_key {
+        f |= sys::MDBX_INTEGERKEY;
+    }
+    f
+}
+
+/// The flag bits Tabula compares when verifying a table.
+pub(crate) const TABLE_FLAG_MASK: u32 = sys::MDBX_DUPSORT
+    | sys::MDBX_INTEGERKEY
+    | sys::MDBX_REVERSEKEY
+    | sys::MDBX_DUPFIXED
+    | sys::MDBX_INTEGERDUP
+    | sys::MDBX_REVERSEDUP;
+
+/// Put flags.
+pub(crate) mod put {
+    use super::sys;
+    pub const UPSERT: u32 = sys::MDBX_UPSERT;
+    pub const NOOVERWRITE: u32 = sys::MDBX_NOOVERWRITE;
+    pub const APPEND: u32 = sys::MDBX_APPEND;
+    pub const APPENDDUP: u32 = sys::MDBX_APPENDDUP;
+}
+
+/// Cursor operations.
+pub(crate) mod op {
+    use super::sys;
+    pub type Op = sys::MDBX_cursor_op;
+    pub const FIRST: Op = sys::MDBX_FIRST;
+    pub const LAST: Op = sys::MDBX_LAST;
+    pub const NEXT: Op = sys::MDBX_NEXT;
+    pub const PREV: Op = sys::MDBX_PREV;
+    pub const SET_KEY: Op = sys::MDBX_SET_KEY;
+    pub const SET_RANGE: Op = sys::MDBX_SET_RANGE;
+    pub const GET_CURRENT: Op = sys::MDBX_GET_CURRENT;
+    pub const NEXT_DUP: Op = sys::MDBX_NEXT_DUP;
+    pub const NEXT_NODUP: Op = sys::MDBX_NEXT_NODUP;
+    pub const PREV_NODUP: Op = sys::MDBX_PREV_NODUP;
+    pub const LAST_DUP: Op = sys::MDBX_LAST_DUP;
+}
+
+/// A transaction object: active, or reset (read-only, parked for reuse). Aborted on drop.
+pub(crate) struct RawTxn {
+    ptr: NonNull<sys::MDBX_txn>,
+}
+
+// SAFETY: the env is opened with MDBX_NOSTICKYTHREADS, so a read txn (active or reset) may be
+// used from any thread as long as one thread at a time does; `RawTxn` methods take `&self`/`&mut
+// self` and the typed owners are `!Sync`. Write txns are only ever owned by `Tx<Rw>`, which is
+// `!Send`, so they stay on the thread that began them.
+unsafe impl Send for RawTxn {}
+
+impl RawTxn {
+    /// Parks a read transaction: releases its snapshot, keeps the object for [`renew`](Self::renew).
+    pub fn reset(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a live read txn (only read txns are pooled); `&mut self` means no
+        // slice or cursor borrowed from it is alive.
+        check(unsafe { sys::mdbx_txn_reset(self.ptr.as_ptr()) })
+    }
+
+    /// Re-activates a reset read transaction on the latest snapshot.
+    pub fn renew(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a reset read txn owned by the caller.
+        check(unsafe { sys::mdbx_txn_renew(self.ptr.as_ptr()) })
+    }
+
+    pub fn commit(self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        std::mem::forget(self);
+        // SAFETY: the txn is live and owned; it is consumed here (forgotten above), so it is not
+        // aborted again on drop. libmdbx frees the handle whether the commit succeeds or not.
+        check(unsafe { sys::mdbx_txn_commit_ex(ptr, ptr::null_mut()) })
+    }
+
+    pub fn id(&self) -> u64 {
+        // SAFETY: the txn handle is live.
+        unsafe { sys::mdbx_txn_id(self.ptr.as_ptr()) }
+    }
+
+    /// Opens a table by name (`None` = the main table). `Ok(None)` when it does not exist and
+    /// `create` is false.
+    pub fn open_table(
+        &mut self,
+        name: Option<&str>,
+        flags: u32,
+        create: bool,
+    ) -> Result<Option<Dbi>, Code> {
+        let cname = match name {
+            Some(n) => Some(CString::new(n).map_err(|_| Code::EINVAL)?),
+            None => None,
+        };
+        let mut flags = flags;
+        if create {
+            flags |= sys::MDBX_CREATE;
+        } else {
+            // Open with whatever flags the table was created with; the caller compares them.
+            flags = sys::MDBX_DB_ACCEDE;
+        }
+        let mut dbi: Dbi = 0;
+        // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
+        // outlives the call; `dbi` is an out-parameter.
+        let rc = unsafe {
+            sys::mdbx_dbi_open(
+                self.ptr.as_ptr(),
+                cname.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+                flags,
+                &mut dbi,
+            )
+        };
+        Ok(check_found(rc)?.then_some(dbi))
+    }
+
+    /// The flags a table was created with.
+    pub fn table_flags(&self, dbi: Dbi) -> Result<u32, Code> {
+        let mut flags: c_uint = 0;
+        let mut state: c_uint = 0;
+        // SAFETY: the txn is live; `dbi` was opened in this env; out-parameters are valid.
+        check(unsafe { sys::mdbx_dbi_flags_ex(self.ptr.as_ptr(), dbi, &mut flags, &mut state) })?;
+        Ok(flags)
+    }
+
+    pub fn stat(&self, dbi: Dbi) -> Result<RawStat, Code> {
+        // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
+        let mut st: sys::MDBX_stat = unsafe { std::mem::zeroed() };
+        // SAFETY: the txn is live; `dbi` belongs to its env; `st` is a correctly sized
+        // out-parameter.
+        check(unsafe {
+            sys::mdbx_dbi_stat(
+                self.ptr.as_ptr(),
+                dbi,
+                &mut st,
+                std::mem::size_of::<sys::MDBX_stat>(),
+            )
+        })?;
+        Ok(RawStat {
+            page_size: st.ms_psize,
+            depth: st.ms_depth,
+            branch_pages: st.ms_branch_pages,
+            leaf_pages: st.ms_leaf_pages,
+            overflow_pages: st.ms_overflow_pages,
+            entries: st.ms_entries,
+        })
+    }
+
+    #[inline]
+    pub fn get<'t>(&'t self, dbi: Dbi, key: &[u8]) -> Result<Option<&'t [u8]>, Code> {
+        let k = val(key);
+        let mut data = EMPTY;
+        // SAFETY: the txn is live and, being borrowed shared for 't, is not written to while the
+        // returned slice lives (writes need `&mut`); `k` points into `key`, alive for the call.
+        let rc = unsafe { sys::mdbx_get(self.ptr.as_ptr(), dbi, &k, &mut data) };
+        if check_found(rc)? {
+            // SAFETY: a successful get; the data stays valid while the txn is alive and unmodified,
+            // which the shared borrow 't guarantees.
+            Ok(Some(unsafe { slice(&data) }))
+        } else {
+            Ok(None)
+        }
+    }
+
+    #[inline]
+    pub fn put(&mut self, dbi: Dbi, key: &[u8], value: &[u8], flags: u32) -> Result<(), Code> {
+        let k = val(key);
+        let mut v = val(value);
+        // SAFETY: the txn is a live write txn borrowed exclusively, so no slice into its pages is
+        // alive; key and value point into caller buffers alive for the call (libmdbx copies them).
+        check(unsafe { sys::mdbx_put(self.ptr.as_ptr(), dbi, &k, &mut v, flags) })
+    }
+
+    /// Deletes `key` (all its values), or one `(key, value)` pair in a dupsort table.
+    /// Returns whether anything was deleted.
+    pub fn del(&mut self, dbi: Dbi, key: &[u8], value: Option<&[u8]>) -> Result<bool, Code> {
+        let k = val(key);
+        let v = value.map(val);
+        // SAFETY: as for `put`; a null data pointer asks libmdbx to delete every value of the key.
+        let rc = unsafe {
+            sys::mdbx_del(
+                self.ptr.as_ptr(),
+                dbi,
+                &k,
+                v.as_ref().map_or(ptr::null(), |v| v as *const _),
+            )
+        };
+        check_found(rc)
+    }
+
+    /// Empties a table (`delete = false`) or deletes it from the file (`delete = true`, only
+    /// while the handle is not shared: the startup step).
+    pub fn drop_table(&mut self, dbi: Dbi, delete: bool) -> Result<(), Code> {
+        // SAFETY: live write txn, exclusively borrowed. With `delete = true` the DBI slot is
+        // closed; callers only do that before any handle is published.
+        check(unsafe { sys::mdbx_drop(self.ptr.as_ptr(), dbi, delete) })
+    }
+
+    pub fn cursor(&self, dbi: Dbi) -> Result<RawCursor<'_>, Code> {
+        let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
+        // SAFETY: the txn is live for the cursor's lifetime (the cursor borrows it); `c` is an
+        // out-parameter.
+        check(unsafe { sys::mdbx_cursor_open(self.ptr.as_ptr(), dbi, &mut c) })?;
+        Ok(RawCursor {
+            ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
+            _txn: PhantomData,
+        })
+    }
+
+    /// A cursor for writing; borrows the transaction exclusively.
+    pub fn write_cursor(&mut self, dbi: Dbi) -> Result<RawWriteCursor<'_>, Code> {
+        let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
+        // SAFETY: as for `cursor`; the exclusive borrow keeps every other reader of the txn's
+        // pages away while the cursor writes.
+        check(unsafe { sys::mdbx_cursor_open(self.ptr.as_ptr(), dbi, &mut c) })?;
+        Ok(RawWriteCursor {
+            ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
+            _txn: PhantomData,
+        })
+    }
+}
+
+impl Drop for RawTxn {
+    fn drop(&mut self) {
+        // SAFETY: the handle is owned and live (commit forgets `self`); aborting a reset read
+        // txn or an active txn of either kind frees it. Nothing borrowed from it outlives `self`.
+        unsafe {
+            sys::mdbx_txn_abort_ex(self.ptr.as_ptr(), ptr::null_mut());
+        }
+    }
+}
+
+/// A cursor over one table in a transaction it borrows shared. Closed on drop.
+pub(crate) struct RawCursor<'t> {
+    ptr: NonNull<sys::MDBX_cursor>,
+    _txn: PhantomData<&'t RawTxn>,
+}
+
+impl<'t> RawCursor<'t> {
+    /// Moves the cursor; `Ok(None)` when there is no such position.
+    #[inline]
+    pub fn get(
+        &mut self,
+        op: op::Op,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Result<Option<(&'t [u8], &'t [u8])>, Code> {
+        let mut k = key.map_or(EMPTY, val);
+        let mut v = value.map_or(EMPTY, val);
+        // SAFETY: the cursor is open in a live txn borrowed shared for 't (so unmodified); the
+        // input key/value point into buffers alive for the call; libmdbx overwrites `k`/`v`
+        // with pointers into the txn's pages.
+        let rc = unsafe { sys::mdbx_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, op) };
+        if check_found(rc)? {
+            // SAFETY: successful cursor_get: both slices point into pages valid for 't.
+            Ok(Some(unsafe { (slice(&k), slice(&v)) }))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+impl Drop for RawCursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the cursor is owned and open; its txn is still alive (borrowed for 't).
+        unsafe { sys::mdbx_cursor_close(self.ptr.as_ptr()) }
+    }
+}
+
+/// A cursor that writes, in a transaction it borrows exclusively. Closed on drop.
+pub(crate) struct RawWriteCursor<'t> {
+    ptr: NonNull<sys::MDBX_cursor>,
+    _txn: PhantomData<&'t mut RawTxn>,
+}
+
+impl RawWriteCursor<'_> {
+    #[inline]
+    pub fn put(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<(), Code> {
+        let k = val(key);
+        let mut v = val(value);
+        // SAFETY: open cursor in a live write txn borrowed exclusively; key/value buffers are
+        // alive for the call and copied by libmdbx. No slice borrowed from this cursor is alive
+        // (`get` ties its result to `&mut self`).
+        check(unsafe { sys::mdbx_cursor_put(self.ptr.as_ptr(), &k, &mut v, flags) })
+    }
+
+    /// Moves the cursor; the returned bytes are valid until the next call on this cursor.
+    pub fn get(&mut self, op: op::Op) -> Result<Option<(&[u8], &[u8])>, Code> {
+        let mut k = EMPTY;
+        let mut v = EMPTY;
+        // SAFETY: open cursor in a live txn; the result borrows `self` mutably, so no write can
+        // happen through this cursor (or the exclusively borrowed txn) while it lives.
+        let rc = unsafe { sys::mdbx_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, op) };
+        if check_found(rc)? {
+            // SAFETY: successful get; valid until the next modification, which needs `&mut self`.
+            Ok(Some(unsafe { (slice(&k), slice(&v)) }))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+impl Drop for RawWriteCursor<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the cursor is owned and open; its txn is alive (borrowed for 't).
+        unsafe { sys::mdbx_cursor_close(self.ptr.as_ptr()) }
+    }
+}
+
+/// libmdbx's version string, e.g. `0.14.4`.
+pub(crate) fn version() -> String {
+    // SAFETY: `mdbx_version` is an immutable static initialised by the C library.
+    let v = unsafe { sys::mdbx_version };
+    format!("{}.{}.{}", v.major, v.minor, v.patch)
+}

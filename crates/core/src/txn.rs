@@ -1,0 +1,643 @@
+//! Transactions and typed table operations.
+
+use std::marker::PhantomData;
+use std::ops::RangeBounds;
+
+use crate::codec::{AsKey, Key, Value};
+use crate::cursor::{Appender, Cursor, Iter, Positions};
+use crate::db::Db;
+use crate::error::{Error, KeyHex, Part, Result};
+use crate::ffi::{self, Code, Dbi, RawTxn};
+use crate::table::{Contains, Schema, Table};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Ro {}
+    impl Sealed for super::Rw {}
+}
+
+/// Read-only or read-write: the second parameter of [`Tx`].
+pub trait Mode: sealed::Sealed + 'static {
+    #[doc(hidden)]
+    const READ_ONLY: bool;
+    #[doc(hidden)]
+    type ThreadMarker;
+}
+
+/// Marks a read transaction ([`RoTx`]). Read transactions may move between threads.
+#[derive(Debug)]
+pub enum Ro {}
+
+/// Marks the write transaction ([`RwTx`]). It stays on the thread that began it.
+#[derive(Debug)]
+pub enum Rw {}
+
+impl Mode for Ro {
+    const READ_ONLY: bool = true;
+    type ThreadMarker = ();
+}
+
+impl Mode for Rw {
+    const READ_ONLY: bool = false;
+    // A raw pointer makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to end on the
+    // thread that began it.
+    type ThreadMarker = *const ();
+}
+
+/// A read transaction over schema `S`.
+pub type RoTx<'db, S> = Tx<'db, S, Ro>;
+/// The write transaction over schema `S`.
+pub type RwTx<'db, S> = Tx<'db, S, Rw>;
+
+/// A transaction: a consistent snapshot for reads, plus writes when `M` is [`Rw`].
+///
+/// Every typed call takes the table as a type parameter, `tx.get::<Headers>(&1)`, and compiles
+/// only for tables of the schema `S`. The table's handle is `dbis[ID]` with `ID` a constant.
+///
+/// A read transaction, when dropped, is parked for reuse; a write transaction that is dropped
+/// without [`commit`](Tx::commit) is aborted.
+pub struct Tx<'db, S: Schema, M: Mode> {
+    raw: Option<RawTxn>,
+    db: &'db Db<S>,
+    scratch: Vec<u8>,
+    _mode: PhantomData<(M, M::ThreadMarker)>,
+}
+
+#[inline]
+pub(crate) fn dbi_of<S: Contains<T>, T: Table>(db: &Db<S>) -> Dbi {
+    db.shared.dbis[<S as Contains<T>>::ID]
+}
+
+/// Encodes `key` in the form libmdbx stores for table `T` and hands the bytes to `f`.
+///
+/// `integer_key` tables store native-endian integers; every other table the order-preserving
+/// form. The branch is on a constant and folds away.
+#[inline]
+pub(crate) fn with_key<T: Table, Q: AsKey<T::Key> + ?Sized, R>(
+    key: &Q,
+    f: impl FnOnce(&[u8]) -> R,
+) -> R {
+    let enc = key.encode();
+    let bytes = enc.as_ref();
+    if T::FLAGS.integer_key {
+        let mut native = [0u8; 8];
+        let n = bytes.len().min(8);
+        native[..n].copy_from_slice(&bytes[..n]);
+        if cfg!(target_endian = "little") {
+            native[..n].reverse();
+        }
+        f(&native[..n])
+    } else {
+        f(bytes)
+    }
+}
+
+/// Decodes a stored key of table `T`.
+#[inline]
+pub(crate) fn decode_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
+    let result = if T::FLAGS.integer_key && cfg!(target_endian = "little") && stored.len() <= 8 {
+        let mut ordered = [0u8; 8];
+        let n = stored.len();
+        ordered[..n].copy_from_slice(stored);
+        ordered[..n].reverse();
+        <T::Key as Key>::decode(&ordered[..n])
+    } else {
+        <T::Key as Key>::decode(stored)
+    };
+    result.map_err(|source| Error::Decode {
+        table: T::NAME,
+        part: Part::Key,
+        key: KeyHex::new(stored),
+        source,
+    })
+}
+
+/// Decodes a stored value of table `T`.
+#[inline]
+pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result<T::Value> {
+    <T::Codec as Value>::decode(stored).map_err(|source| Error::Decode {
+        table: T::NAME,
+        part: Part::Value,
+        key: KeyHex::new(stored_key),
+        source,
+    })
+}
+
+/// Turns a libmdbx code from an operation on table `T` into an [`Error`].
+#[cold]
+pub(crate) fn table_error<S: Schema, T: Table>(
+    db: &Db<S>,
+    op: &'static str,
+    key: Option<&[u8]>,
+    value_len: usize,
+    code: Code,
+) -> Error {
+    if code == Code::MAP_FULL {
+        return Error::MapFull {
+            table: T::NAME,
+            upper: db.shared.upper,
+        };
+    }
+    if code == Code::BAD_VALSIZE
+        && let Some(key) = key
+    {
+        let flags = ffi::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key);
+        let max_key = db.shared.env.max_key_size(flags);
+        let (part, len, max) = if key.len() > max_key {
+            (Part::Key, key.len(), max_key)
+        } else {
+            (Part::Value, value_len, db.shared.env.max_value_size(flags))
+        };
+        return Error::TooLarge {
+            table: T::NAME,
+            part,
+            key: KeyHex::new(key),
+            len,
+            max,
+        };
+    }
+    if code == Code::READERS_FULL {
+        return Error::ReadersFull {
+            max_readers: db.shared.max_readers,
+        };
+    }
+    Error::Mdbx {
+        table: T::NAME,
+        op,
+        key: key.map(KeyHex::new),
+        code: code.into(),
+    }
+}
+
+impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
+    pub(crate) fn new(db: &'db Db<S>, raw: RawTxn) -> Self {
+        Tx {
+            raw: Some(raw),
+            db,
+            scratch: Vec::new(),
+            _mode: PhantomData,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn raw(&self) -> &RawTxn {
+        // `raw` is only taken by `commit`/`drop`, which consume the transaction.
+        self.raw.as_ref().expect("transaction is live")
+    }
+
+    #[inline]
+    fn raw_mut(&mut self) -> &mut RawTxn {
+        self.raw.as_mut().expect("transaction is live")
+    }
+
+    /// The database this transaction reads.
+    pub fn db(&self) -> &'db Db<S> {
+        self.db
+    }
+
+    /// The libmdbx transaction ID (the snapshot a read transaction sees).
+    pub fn id(&self) -> u64 {
+        self.raw().id()
+    }
+
+    /// Reads the value stored under `key`, decoded.
+    ///
+    /// In a `dupsort` table this is the first (smallest) value of the key; use
+    /// [`dups`](Tx::dups) for all of them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] when the stored bytes do not decode; [`Error::Mdbx`] on libmdbx failure.
+    #[inline]
+    pub fn get<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Option<T::Value>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        with_key::<T, _, _>(key, |k| match self.raw().get(dbi, k) {
+            Ok(Some(v)) => decode_value::<T>(k, v).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(table_error::<S, T>(self.db, "get", Some(k), 0, code)),
+        })
+    }
+
+    /// The stored bytes of the value under `key`, borrowed from the database without copying.
+    ///
+    /// The slice lives as long as the borrow of the transaction: it cannot outlive it, and a
+    /// write transaction cannot write while it is held.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    #[inline]
+    pub fn get_bytes<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Option<&[u8]>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        with_key::<T, _, _>(key, |k| {
+            self.raw()
+                .get(dbi, k)
+                .map_err(|code| table_error::<S, T>(self.db, "get", Some(k), 0, code))
+        })
+    }
+
+    /// Whether `key` is present.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn contains_key<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
+    where
+        S: Contains<T>,
+    {
+        Ok(self.get_bytes::<T>(key)?.is_some())
+    }
+
+    /// Number of entries in the table (in a `dupsort` table, key-value pairs).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn len<T: Table>(&self) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        Ok(self.stat::<T>()?.entries)
+    }
+
+    /// Whether the table is empty.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn is_empty<T: Table>(&self) -> Result<bool>
+    where
+        S: Contains<T>,
+    {
+        Ok(self.len::<T>()? == 0)
+    }
+
+    /// Entry and page counts of the table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn stat<T: Table>(&self) -> Result<TableStat>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let s = self
+            .raw()
+            .stat(dbi)
+            .map_err(|code| table_error::<S, T>(self.db, "stat", None, 0, code))?;
+        Ok(TableStat {
+            entries: s.entries,
+            depth: s.depth,
+            branch_pages: s.branch_pages,
+            leaf_pages: s.leaf_pages,
+            overflow_pages: s.overflow_pages,
+            page_size: s.page_size,
+        })
+    }
+
+    /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn cursor<T: Table>(&self) -> Result<Cursor<'_, T>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let raw = self
+            .raw()
+            .cursor(dbi)
+            .map_err(|code| table_error::<S, T>(self.db, "open cursor", None, 0, code))?;
+        Ok(Cursor::new(raw))
+    }
+
+    /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.
+    pub fn iter<T: Table>(&self) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+    {
+        self.iter_between::<T>(Positions::all())
+    }
+
+    /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
+    /// Double-ended.
+    ///
+    /// ```ignore
+    /// for entry in tx.range::<Headers>(10..20) { let (number, header) = entry?; }
+    /// for entry in tx.range::<Headers>(..=5).rev() { /* 5, 4, ... */ }
+    /// ```
+    pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+    {
+        self.iter_between::<T>(Positions::range::<T, _>(range))
+    }
+
+    /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
+    /// of its first fields). Double-ended.
+    pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+        T::Key: crate::HasPrefix<P>,
+    {
+        self.iter_between::<T>(Positions::prefix::<T, P>(prefix))
+    }
+
+    /// The values stored under `key` in a `dupsort` table, in their sorted order (for other
+    /// tables, the one value). Yields `(key, value)` pairs like the other iterators.
+    pub fn dups<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+    {
+        self.iter_between::<T>(Positions::exact::<T, _>(key))
+    }
+
+    fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        Iter::new(self.raw(), dbi, positions)
+    }
+}
+
+impl<'db, S: Schema> Tx<'db, S, Rw> {
+    fn encode_value<'a, T: Table>(
+        scratch: &'a mut Vec<u8>,
+        key: &[u8],
+        value: &'a T::Value,
+    ) -> Result<&'a [u8]> {
+        <T::Codec as Value>::encode(value, scratch).map_err(|source| Error::Encode {
+            table: T::NAME,
+            key: KeyHex::new(key),
+            source,
+        })
+    }
+
+    fn put_with<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+        flags: u32,
+        op: &'static str,
+    ) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        let Tx { raw, scratch, .. } = self;
+        let raw = raw.as_mut().expect("transaction is live");
+        with_key::<T, _, _>(key, |k| {
+            let v = Self::encode_value::<T>(scratch, k, value)?;
+            raw.put(dbi, k, v, flags).map_err(|code| {
+                if code == Code::KEYEXIST {
+                    Error::KeyExists {
+                        table: T::NAME,
+                        key: KeyHex::new(k),
+                    }
+                } else if code == Code::EKEYMISMATCH {
+                    Error::AppendOutOfOrder {
+                        table: T::NAME,
+                        key: KeyHex::new(k),
+                        last: last_key(raw, dbi),
+                    }
+                } else {
+                    table_error::<S, T>(db, op, Some(k), v.len(), code)
+                }
+            })
+        })
+    }
+
+    /// Stores `value` under `key`, replacing what was there. In a `dupsort` table, adds `value`
+    /// to the key's values (a pair already present is left as is).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
+    #[inline]
+    pub fn put<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        self.put_with::<T>(key, value, ffi::put::UPSERT, "put")
+    }
+
+    /// Stores `value` under `key` only if the key is absent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyExists`] when it is present; otherwise as [`put`](Tx::put).
+    pub fn insert<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        self.put_with::<T>(key, value, ffi::put::NOOVERWRITE, "insert")
+    }
+
+    /// Adds an entry whose key is greater than every key in the table: the fast path for loading
+    /// sorted data (no tree descent per entry). For many entries, [`appender`](Tx::appender)
+    /// keeps one cursor and is faster still.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
+    /// sort after it; otherwise as [`put`](Tx::put).
+    pub fn append<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        self.put_with::<T>(key, value, ffi::put::APPEND, "append")
+    }
+
+    /// In a `dupsort` table, adds `value` as the new greatest value of `key` (which must be the
+    /// table's last key or a new greatest key).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendOutOfOrder`] when the pair does not sort after the last one.
+    pub fn append_dup<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        self.put_with::<T>(key, value, ffi::put::APPENDDUP, "append_dup")
+    }
+
+    /// Deletes `key` (in a `dupsort` table, all its values). Returns whether it was present.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn delete<T: Table>(&mut self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        let raw = self.raw_mut();
+        with_key::<T, _, _>(key, |k| {
+            raw.del(dbi, k, None)
+                .map_err(|code| table_error::<S, T>(db, "delete", Some(k), 0, code))
+        })
+    }
+
+    /// Deletes one `(key, value)` pair of a `dupsort` table. Returns whether it was present.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Encode`], [`Error::Mdbx`].
+    pub fn delete_dup<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<bool>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        let Tx { raw, scratch, .. } = self;
+        let raw = raw.as_mut().expect("transaction is live");
+        with_key::<T, _, _>(key, |k| {
+            let v = Self::encode_value::<T>(scratch, k, value)?;
+            raw.del(dbi, k, Some(v))
+                .map_err(|code| table_error::<S, T>(db, "delete_dup", Some(k), v.len(), code))
+        })
+    }
+
+    /// Removes every entry of the table; the table itself stays.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn clear<T: Table>(&mut self) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        self.raw_mut()
+            .drop_table(dbi, false)
+            .map_err(|code| table_error::<S, T>(db, "clear", None, 0, code))
+    }
+
+    /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
+    /// last one without descending the tree.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when the cursor cannot be opened.
+    pub fn appender<T: Table>(&mut self) -> Result<Appender<'_, T>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db_upper = self.db.shared.upper;
+        let Tx { raw, scratch, .. } = self;
+        let raw = raw.as_mut().expect("transaction is live");
+        let cursor = raw.write_cursor(dbi).map_err(|code| Error::Mdbx {
+            table: T::NAME,
+            op: "open cursor",
+            key: None,
+            code: code.into(),
+        })?;
+        Ok(Appender::new(cursor, scratch, db_upper))
+    }
+
+    /// Commits: every write becomes visible to later transactions, durably per the
+    /// [`SyncMode`](crate::SyncMode).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MapFull`] or [`Error::Env`]; the transaction is then aborted and nothing of it
+    /// is written.
+    pub fn commit(mut self) -> Result<()> {
+        let raw = self.raw.take().expect("transaction is live");
+        raw.commit().map_err(|code| {
+            if code == Code::MAP_FULL {
+                Error::MapFull {
+                    table: "(commit)",
+                    upper: self.db.shared.upper,
+                }
+            } else {
+                Error::Env {
+                    op: "commit",
+                    code: code.into(),
+                }
+            }
+        })
+    }
+
+    /// Aborts: nothing of this transaction is written. Dropping the transaction does the same.
+    pub fn abort(self) {}
+}
+
+/// The table's last key, for error messages.
+fn last_key(raw: &mut RawTxn, dbi: Dbi) -> Option<KeyHex> {
+    let mut c = raw.write_cursor(dbi).ok()?;
+    let (k, _) = c.get(ffi::op::LAST).ok()??;
+    Some(KeyHex::new(k))
+}
+
+impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            if M::READ_ONLY {
+                self.db.park(raw);
+            } else {
+                drop(raw); // aborts
+            }
+        }
+    }
+}
+
+impl<S: Schema, M: Mode> std::fmt::Debug for Tx<'_, S, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(if M::READ_ONLY { "RoTx" } else { "RwTx" })
+            .field("id", &self.raw.as_ref().map(RawTxn::id))
+            .finish()
+    }
+}
+
+/// Entry and page counts of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableStat {
+    /// Entries (key-value pairs).
+    pub entries: u64,
+    /// Height of the B-tree.
+    pub depth: u32,
+    /// Branch pages.
+    pub branch_pages: u64,
+    /// Leaf pages.
+    pub leaf_pages: u64,
+    /// Overflow (large value) pages.
+    pub overflow_pages: u64,
+    /// Page size in bytes.
+    pub page_size: u32,
+}
