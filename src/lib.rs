@@ -4,6 +4,7 @@
 
 pub use tabula_core::*;
 pub use tabula_derive::{Key, Schema, Table};
+pub use tabula_migrate::{Report, open, open_with_report, read_schema_record};
 
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]

@@ -469,7 +469,12 @@ struct KeysOf<'t, T: Table> {
 impl<T: Table> Iterator for KeysOf<'_, T> {
     type Item = Result<T::Key>;
     fn next(&mut self) -> Option<Self::Item> {
-        Some(self.inner.next_entry().transpose()?.and_then(|(k, _)| decode_key::<T>(k)))
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, _)| decode_key::<T>(k)),
+        )
     }
 }
 
@@ -538,11 +543,7 @@ impl<'t, T: Table> Appender<'t, T> {
     /// [`Error::AppendOutOfOrder`] naming the key and the last key when it does not;
     /// [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
     #[inline]
-    pub fn append(
-        &mut self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
-    ) -> Result<()> {
+    pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
         self.put(key, value, put::APPEND)
     }
 
@@ -573,13 +574,12 @@ impl<'t, T: Table> Appender<'t, T> {
             ..
         } = self;
         with_key::<T, _, _>(key, |k| {
-            let v = <T::Codec as Value>::encode(value, scratch).map_err(|source| {
-                Error::Encode {
+            let v =
+                <T::Codec as Value>::encode(value, scratch).map_err(|source| Error::Encode {
                     table: T::NAME,
                     key: KeyHex::new(k),
                     source,
-                }
-            })?;
+                })?;
             match cursor.put(k, v, flags) {
                 Ok(()) => Ok(()),
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {

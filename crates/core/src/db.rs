@@ -430,14 +430,17 @@ impl<S: Schema> Bootstrap<S> {
             meta: None,
             _schema: PhantomData,
         };
-        boot.meta = boot.txn().open_table(Some(META_TABLE), 0, false).map_err(|c| {
-            table_error(META_TABLE, "open", c)
-        })?;
+        boot.meta = boot
+            .txn()
+            .open_table(Some(META_TABLE), 0, false)
+            .map_err(|c| table_error(META_TABLE, "open", c))?;
         Ok(boot)
     }
 
     fn txn(&mut self) -> &mut RawTxn {
-        self.txn.as_mut().expect("bootstrap transaction is live until finish")
+        self.txn
+            .as_mut()
+            .expect("bootstrap transaction is live until finish")
     }
 
     /// Whether this is a read-only open.
@@ -608,6 +611,11 @@ fn open_hint(code: Code, read_only: bool) -> &'static str {
             "no database at this path; a read-only open does not create one"
         }
         c if c == Code::ENOFILE => "the path does not exist",
+        c if c == Code::EAGAIN || c == Code::BUSY => {
+            "the database is already open (in this process, or exclusively in another): libmdbx \
+             allows one open per process, so share the `Db` (it is `Send + Sync`, wrap it in \
+             `Arc`) instead of opening it again"
+        }
         c if c == Code::EACCESS => "permission denied; check the file's owner and mode",
         _ => "",
     }

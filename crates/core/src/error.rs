@@ -28,7 +28,13 @@ impl From<Code> for MdbxCode {
 
 impl fmt::Display for MdbxCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}): {}", self.name(), self.0, Code(self.0).describe())
+        write!(
+            f,
+            "{} ({}): {}",
+            self.name(),
+            self.0,
+            Code(self.0).describe()
+        )
     }
 }
 
@@ -265,7 +271,9 @@ pub enum Error {
 }
 
 fn key_suffix(key: &Option<KeyHex>) -> String {
-    key.as_ref().map(|k| format!(" at key {k}")).unwrap_or_default()
+    key.as_ref()
+        .map(|k| format!(" at key {k}"))
+        .unwrap_or_default()
 }
 
 fn hint_suffix(hint: &str) -> String {

@@ -1,0 +1,184 @@
+//! The startup step against real environments in temp dirs. Tables are declared by hand here
+//! (this crate sits below the derive); the facade's tests use `#[derive(Table)]`.
+
+use tabula_core::{Bincode, Contains, Error, Options, Raw, Schema, Table, TableFlags, TableInfo};
+
+macro_rules! table {
+    ($ty:ident, $name:literal, $key:ty, $codec:ty, $value:ty, $dupsort:literal, $int:literal) => {
+        struct $ty;
+        impl tabula_core::__private::Sealed for $ty {}
+        impl Table for $ty {
+            const NAME: &'static str = $name;
+            const FLAGS: TableFlags = TableFlags {
+                dupsort: $dupsort,
+                integer_key: $int,
+            };
+            type Key = $key;
+            type Value = $value;
+            type Codec = $codec;
+            const VALUE_TYPE: &'static str = stringify!($value);
+        }
+    };
+}
+
+macro_rules! schema {
+    ($s:ident: $($t:ident = $id:literal),*) => {
+        struct $s;
+        impl Schema for $s {
+            const TABLES: &'static [TableInfo] = &[$(TableInfo::of::<$t>()),*];
+        }
+        $(impl Contains<$t> for $s { const ID: usize = $id; })*
+    };
+}
+
+table!(
+    Blocks,
+    "blocks",
+    u64,
+    Bincode<(u32, u32)>,
+    (u32, u32),
+    false,
+    false
+);
+table!(Blobs, "blobs", u32, Raw, Vec<u8>, false, true);
+table!(Tags, "tags", u64, Raw, Vec<u8>, true, false);
+// Same name as Blocks, other flags / other value type.
+table!(
+    BlocksDup,
+    "blocks",
+    u64,
+    Bincode<(u32, u32)>,
+    (u32, u32),
+    true,
+    false
+);
+table!(
+    BlocksV2,
+    "blocks",
+    u64,
+    Bincode<(u64, u32)>,
+    (u64, u32),
+    false,
+    false
+);
+
+schema!(V1: Blocks = 0, Blobs = 1, Tags = 2);
+schema!(OnlyBlocks: Blocks = 0);
+schema!(DupBlocks: BlocksDup = 0);
+schema!(V2: BlocksV2 = 0);
+
+fn dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn creates_then_verifies_and_data_survives() {
+    let d = dir();
+    let (db, report) = tabula_migrate::open_with_report::<V1>(d.path(), Options::new()).unwrap();
+    assert_eq!(report.created, vec!["blocks", "blobs", "tags"]);
+    assert!(report.verified.is_empty());
+    assert!(report.record_written);
+    let mut tx = db.write().unwrap();
+    tx.put::<Blocks>(&7, &(1, 2)).unwrap();
+    tx.put::<Blobs>(&9, &vec![1, 2, 3]).unwrap();
+    tx.put::<Tags>(&1, &b"b".to_vec()).unwrap();
+    tx.put::<Tags>(&1, &b"a".to_vec()).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    let (db, report) = tabula_migrate::open_with_report::<V1>(d.path(), Options::new()).unwrap();
+    assert!(report.created.is_empty());
+    assert_eq!(report.verified, vec!["blocks", "blobs", "tags"]);
+    assert!(
+        !report.record_written,
+        "an unchanged schema is not rewritten"
+    );
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Blocks>(&7).unwrap(), Some((1, 2)));
+    assert_eq!(tx.get::<Blobs>(&9).unwrap(), Some(vec![1, 2, 3]));
+    let tags: Vec<_> = tx.dups::<Tags>(&1).map(|r| r.unwrap().1).collect();
+    assert_eq!(tags, vec![b"a".to_vec(), b"b".to_vec()]);
+    // libmdbx allows one open of a file per process: a second open is a clear error.
+    let err = tabula_migrate::open::<V1>(d.path(), Options::new()).unwrap_err();
+    assert!(err.to_string().contains("already open"), "{err}");
+    drop(tx);
+    drop(db);
+    let record = tabula_migrate::read_schema_record(d.path())
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.tables["blocks"].value, "bincode<(u32, u32)>");
+    assert_eq!(record.tables["blobs"].key, "u32 native-endian");
+    assert!(record.tables["tags"].dupsort);
+}
+
+#[test]
+fn flag_change_is_refused_naming_table_and_both_flags() {
+    let d = dir();
+    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Blocks>(&1, &(1, 1)).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+    let err = tabula_migrate::open::<DupBlocks>(d.path(), Options::new()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(err, Error::SchemaMismatch { what: "flags", .. }),
+        "{msg}"
+    );
+    assert!(msg.contains("table `blocks`"), "{msg}");
+    assert!(msg.contains("stored flags is `none`"), "{msg}");
+    assert!(msg.contains("declares `dupsort`"), "{msg}");
+    // Refusal wrote nothing: the old schema still opens and the data is there.
+    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap();
+    assert_eq!(db.read().unwrap().get::<Blocks>(&1).unwrap(), Some((1, 1)));
+}
+
+#[test]
+fn value_encoding_change_is_refused() {
+    let d = dir();
+    drop(tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap());
+    let err = tabula_migrate::open::<V2>(d.path(), Options::new()).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(
+            err,
+            Error::SchemaMismatch {
+                what: "value encoding",
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("bincode<(u32, u32)>") && msg.contains("bincode<(u64, u32)>"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn read_only_open_verifies_and_refuses_missing_tables() {
+    let d = dir();
+    drop(tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap());
+    let err = tabula_migrate::open::<V1>(d.path(), Options::new().read_only(true)).unwrap_err();
+    assert!(
+        matches!(&err, Error::TableMissing { table, .. } if table == "blobs"),
+        "{err}"
+    );
+    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new().read_only(true)).unwrap();
+    assert!(db.read().unwrap().get::<Blocks>(&1).unwrap().is_none());
+    assert!(
+        db.write().is_err(),
+        "a read-only database refuses write transactions"
+    );
+}
+
+#[test]
+fn not_a_database_is_an_open_error() {
+    let d = dir();
+    std::fs::write(d.path().join("mdbx.dat"), vec![0x5a; 64 * 1024]).unwrap();
+    let err = tabula_migrate::open::<V1>(d.path(), Options::new()).unwrap_err();
+    assert!(matches!(err, Error::Open { .. }), "{err}");
+    let err = tabula_migrate::open::<V1>(d.path().join("missing"), Options::new().read_only(true))
+        .unwrap_err();
+    assert!(matches!(err, Error::Open { .. }), "{err}");
+}
