@@ -202,7 +202,7 @@ impl Positions {
     }
 
     /// `[prefix, successor(prefix))`: every key that starts with the prefix's encoding.
-    pub(crate) fn prefix<T: Table, P: Key>(prefix: &P) -> Self {
+    pub(crate) fn prefix<P: Key>(prefix: &P) -> Self {
         let mut start = KeyBuf::new();
         // A prefix is never the last part of the key, so it is encoded in its self-delimiting
         // form, exactly as it appears at the front of the full key.

@@ -161,9 +161,12 @@ unsafe fn slice<'t>(v: &sys::MDBX_val) -> &'t [u8] {
     }
 }
 
+/// A key and a value borrowed from libmdbx.
+pub(crate) type Pair<'a> = (&'a [u8], &'a [u8]);
+
 /// How the environment syncs to disk; see `SyncMode` in the public API for what each may lose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sync {
+pub(crate) enum Durability {
     Durable,
     NoMetaSync,
     SafeNoSync,
@@ -177,7 +180,7 @@ pub(crate) struct EnvConfig {
     pub max_readers: Option<u64>,
     /// lower, now, upper, growth step, shrink threshold, page size; -1 = libmdbx default.
     pub geometry: [isize; 6],
-    pub sync: Sync,
+    pub sync: Durability,
     pub read_only: bool,
     pub exclusive: bool,
     pub write_map: bool,
@@ -312,10 +315,10 @@ impl Env {
         }
         let mut flags = sys::MDBX_NOSTICKYTHREADS;
         flags |= match cfg.sync {
-            Sync::Durable => sys::MDBX_SYNC_DURABLE,
-            Sync::NoMetaSync => sys::MDBX_NOMETASYNC,
-            Sync::SafeNoSync => sys::MDBX_SAFE_NOSYNC,
-            Sync::UtterlyNoSync => sys::MDBX_UTTERLY_NOSYNC,
+            Durability::Durable => sys::MDBX_SYNC_DURABLE,
+            Durability::NoMetaSync => sys::MDBX_NOMETASYNC,
+            Durability::SafeNoSync => sys::MDBX_SAFE_NOSYNC,
+            Durability::UtterlyNoSync => sys::MDBX_UTTERLY_NOSYNC,
         };
         if cfg.read_only {
             flags |= sys::MDBX_RDONLY;
@@ -656,7 +659,7 @@ impl<'t> RawCursor<'t> {
         op: op::Op,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
-    ) -> Result<Option<(&'t [u8], &'t [u8])>, Code> {
+    ) -> Result<Option<Pair<'t>>, Code> {
         let mut k = key.map_or(EMPTY, val);
         let mut v = value.map_or(EMPTY, val);
         // SAFETY: the cursor is open in a live txn borrowed shared for 't (so unmodified); the
@@ -697,7 +700,7 @@ impl RawWriteCursor<'_> {
     }
 
     /// Moves the cursor; the returned bytes are valid until the next call on this cursor.
-    pub fn get(&mut self, op: op::Op) -> Result<Option<(&[u8], &[u8])>, Code> {
+    pub fn get(&mut self, op: op::Op) -> Result<Option<Pair<'_>>, Code> {
         let mut k = EMPTY;
         let mut v = EMPTY;
         // SAFETY: open cursor in a live txn; the result borrows `self` mutably, so no write can

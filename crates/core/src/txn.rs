@@ -348,7 +348,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         S: Contains<T>,
         T::Key: crate::HasPrefix<P>,
     {
-        self.iter_between::<T>(Positions::prefix::<T, P>(prefix))
+        self.iter_between::<T>(Positions::prefix::<P>(prefix))
     }
 
     /// The values stored under `key` in a `dupsort` table, in their sorted order (for other
