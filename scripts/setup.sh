@@ -4,11 +4,14 @@
 set -euo pipefail
 
 have_libclang() {
-    if [ -n "${LIBCLANG_PATH:-}" ] && ls "$LIBCLANG_PATH"/libclang*.so* >/dev/null 2>&1; then
-        return 0
-    fi
-    ldconfig -p 2>/dev/null | grep -q 'libclang\(-[0-9.]*\)\?\.so' && return 0
-    ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1
+    # libclang-cpp (shipped with LLVM) is a different library: bindgen needs libclang itself.
+    local dirs="${LIBCLANG_PATH:-} /usr/lib/llvm-*/lib /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib"
+    for d in $dirs; do
+        for f in "$d"/libclang.so "$d"/libclang.so.* "$d"/libclang-[0-9]*.so*; do
+            [ -e "$f" ] && return 0
+        done
+    done
+    return 1
 }
 
 if have_libclang; then

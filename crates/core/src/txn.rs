@@ -529,6 +529,24 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         })
     }
 
+    /// Stores bytes exactly as given under exactly these key bytes, bypassing the key and value
+    /// codecs: for repair tools and for tests that need damaged entries. Typed reads of such an
+    /// entry fail with [`Error::Decode`] when the bytes are not a valid encoding.
+    ///
+    /// # Errors
+    ///
+    /// As [`put`](Tx::put).
+    pub fn put_bytes<T: Table>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        self.raw_mut()
+            .put(dbi, key, value, ffi::put::UPSERT)
+            .map_err(|code| table_error::<S, T>(db, "put_bytes", Some(key), value.len(), code))
+    }
+
     /// Removes every entry of the table; the table itself stays.
     ///
     /// # Errors
