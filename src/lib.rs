@@ -1,10 +1,158 @@
-//! Tabula: typed tables on libmdbx.
+//! # Tabula: typed tables on libmdbx
 //!
-//! (The user manual lands here; see README.md.)
+//! Declare your tables with `#[derive(Table)]`, list them in one `#[derive(Schema)]`, and open
+//! the database once at startup. That one step creates or verifies every table and opens every
+//! table handle. From then on a table is an array index by a compile-time constant: no name
+//! lookup, no hash map, no lock and no `mdbx_dbi_open` on a request path. Using a table that is
+//! not in the schema does not compile.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use tabula::{Options, Schema, Table};
+//!
+//! #[derive(Debug, PartialEq, Serialize, Deserialize)]
+//! struct Header { parent: u64, miner: String }
+//!
+//! #[derive(Table)]
+//! #[table(key = u64, value = Header)]          // name defaults to "Headers"
+//! struct Headers;
+//!
+//! #[derive(Table)]
+//! #[table(name = "owners", key = String, value = u64)]
+//! struct Owners;
+//!
+//! #[derive(Schema)]
+//! struct Chain(Headers, Owners);                // IDs 0 and 1, fixed at compile time
+//!
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = tabula::open::<Chain>(dir.path(), Options::new())?;
+//!
+//! let mut tx = db.write()?;
+//! tx.put::<Headers>(&1, &Header { parent: 0, miner: "alice".into() })?;
+//! tx.put::<Owners>("alice", &1)?;
+//! tx.commit()?;
+//!
+//! let tx = db.read()?;
+//! assert_eq!(tx.get::<Owners>("alice")?, Some(1));
+//! assert_eq!(tx.get::<Headers>(&1)?.unwrap().miner, "alice");
+//! # Ok(()) }
+//! ```
+//!
+//! ## Declaring tables
+//!
+//! `#[derive(Table)]` goes on a unit struct with a `#[table(..)]` attribute:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `key = K` | the key type: anything implementing [`Key`] (required) |
+//! | `value = V` | the value type (required) |
+//! | `name = "..."` | the table's name in the file (default: the struct's name) |
+//! | `codec = C` | how values are stored: a [`Value`] codec (default [`Bincode<V>`]; [`Raw`] for bytes) |
+//! | `dupsort` | several sorted values per key |
+//! | `integer_key` | native-endian `u32`/`u64` keys compared as integers (`MDBX_INTEGERKEY`) |
+//!
+//! Names starting with `__tabula` are reserved. [`Table`] is sealed: only the derive implements
+//! it, so every table name is a compile-time constant.
+//!
+//! ## Keys
+//!
+//! Keys are stored so that byte order equals the key type's [`Ord`]: integers big-endian (signed
+//! ones with the sign bit flipped), `bool`, `char`, `[u8; N]` raw, `String` and `Vec<u8>`
+//! self-delimiting when they are not the last part of a composite key, `Option<K>` with a tag
+//! byte, tuples and `#[derive(Key)]` structs as their parts in order. Fixed-size keys encode on
+//! the stack. Typed calls take any borrowed form of the key ([`AsKey`]): `&str` for `String`,
+//! `("alice", 5)` for `(String, u64)`.
+//!
+//! ```
+//! use tabula::Key;
+//!
+//! #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Key)]
+//! struct AccountAt { account: String, block: u64 }   // sorts by account, then block
+//! ```
+//!
+//! A composite key can be scanned by prefix: [`Tx::prefix`] with its first field (or a tuple of
+//! its first fields).
+//!
+//! ## Values
+//!
+//! Values use serde + bincode 2 by default. `codec = tabula::Raw` stores `Vec<u8>` as is, and
+//! any type implementing [`Value`] can be named as a codec. [`Tx::get_bytes`] borrows the stored
+//! bytes without copying, for as long as the transaction is borrowed.
+//!
+//! ## Opening: the one startup step
+//!
+//! [`open`] (or [`open_with_report`]) is the only way to get a [`Db`]. It runs one transaction
+//! that creates missing tables, checks the stored flags and key/value descriptors of existing
+//! ones against the declarations (refusing a mismatch with an error naming the table, what is
+//! stored and what is declared), records the schema in the reserved `__tabula_meta` table,
+//! commits, and then fills the handle array. [`Options::read_only`] verifies instead of creating.
+//! [`Options`] also sets the size bounds, reader slots and [`SyncMode`].
+//!
+//! libmdbx allows one open of a file per process: open once and share the `Db` (it is
+//! `Send + Sync`) with `Arc` or references.
+//!
+//! ## Transactions
+//!
+//! - [`Db::read`] hands out a read transaction ([`RoTx`]) on the latest snapshot. It reuses
+//!   parked libmdbx transactions from a lock-free pool (reset/renew), so many threads reading
+//!   many short transactions scale instead of queueing on libmdbx's reader table. A read
+//!   transaction may move to another thread.
+//! - [`Db::write`] begins the write transaction ([`RwTx`]); it waits for another writer to
+//!   finish, must end on the thread that began it (it is not `Send`), and is aborted when dropped
+//!   without [`commit`](Tx::commit).
+//!
+//! Reads: [`get`](Tx::get), [`get_bytes`](Tx::get_bytes), [`contains_key`](Tx::contains_key),
+//! [`len`](Tx::len), [`stat`](Tx::stat), [`iter`](Tx::iter), [`range`](Tx::range) (any
+//! `RangeBounds` of the key), [`prefix`](Tx::prefix), [`dups`](Tx::dups) and
+//! [`cursor`](Tx::cursor). Iterators are double-ended: `.rev()` walks from the end.
+//!
+//! Writes: [`put`](Tx::put), [`insert`](Tx::insert) (fails if present),
+//! [`append`](Tx::append) and [`appender`](Tx::appender) (sorted bulk load; a key out of order is
+//! a clear error), [`append_dup`](Tx::append_dup), [`delete`](Tx::delete),
+//! [`delete_dup`](Tx::delete_dup), [`clear`](Tx::clear).
+//!
+//! ```
+//! # use tabula::{Options, Schema, Table};
+//! #[derive(Table)]
+//! #[table(key = u32, value = String, dupsort)]
+//! struct Tags;
+//! #[derive(Schema)]
+//! struct TagSchema(Tags);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = tabula::open::<TagSchema>(dir.path(), Options::new())?;
+//! let mut tx = db.write()?;
+//! for n in 0..10u32 {
+//!     tx.append::<Tags>(&n, &format!("first-{n}"))?;
+//!     tx.put::<Tags>(&n, &format!("second-{n}"))?;
+//! }
+//! tx.commit()?;
+//!
+//! let tx = db.read()?;
+//! let last_three: Vec<u32> = tx.range::<Tags>(3..6).rev().keys().collect::<Result<_, _>>()?;
+//! assert_eq!(last_three, [5, 5, 4, 4, 3, 3]);           // two values per key
+//! let tags: Vec<String> = tx.dups::<Tags>(&7).values().collect::<Result<_, _>>()?;
+//! assert_eq!(tags, ["first-7", "second-7"]);
+//! # Ok(()) }
+//! ```
+//!
+//! ## What does not compile
+//!
+//! A table that is not in the schema, `put` on a read transaction, a key of the wrong type, a
+//! value type without serde impls, a hand-written `impl Table`, a borrowed value or cursor that
+//! outlives its transaction, and a write transaction sent to another thread are all compile
+//! errors; the `tests/ui` directory holds one example of each with the message it produces.
+//!
+//! ## Errors
+//!
+//! Every fallible call returns [`Error`], whose messages name the table, the key (hex,
+//! truncated) and the libmdbx code, and say what to do. Damaged bytes give [`Error::Decode`],
+//! never a panic.
 
 pub use tabula_core::*;
 pub use tabula_derive::{Key, Schema, Table};
-pub use tabula_migrate::{Report, open, open_with_report, read_schema_record};
+pub use tabula_migrate::{Report, SchemaRecord, TableRecord, open, open_with_report, read_schema_record};
 
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
