@@ -1,0 +1,17 @@
+use tabula::{Options, Schema, Table};
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+struct Counters;
+
+#[derive(Schema)]
+struct App(Counters);
+
+fn main() {
+    let db = tabula::open::<App>("/tmp/never-opened", Options::new()).unwrap();
+    let mut cursor = {
+        let tx = db.read().unwrap();
+        tx.cursor::<Counters>().unwrap()
+    };
+    let _ = cursor.first();
+}
