@@ -2,6 +2,9 @@
 //!
 //! (The user manual lands here; see README.md.)
 
+// Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
+extern crate self as tabula;
+
 pub use tabula_core::*;
 pub use tabula_derive::{Key, Schema, Table};
 
