@@ -100,11 +100,12 @@ pub mod __private {
         Some(total)
     }
 
-    /// Compile-time check, spanned on the key type, that it is a [`Key`](crate::Key).
-    pub const fn assert_key<K: crate::Key>() {}
-
-    /// Compile-time check, spanned on a schema's field, that it is a [`Table`](crate::Table).
-    pub const fn assert_table<T: crate::Table>() {}
+    /// Appends `key` as one part of a composite key: `#[derive(Key)]`'s call for each field, bounded
+    /// by [`Key`](crate::Key) so a field type that is not a key is reported as such.
+    #[inline]
+    pub fn encode_key_part<K: crate::Key>(key: &K, out: &mut crate::KeyBuf, last: bool) {
+        <K as crate::AsKey<K>>::encode_part(key, out, last)
+    }
 
     /// Compile-time check used by `#[derive(Table)]` with `integer_key`.
     pub const fn assert_integer_key<K: crate::IntegerKey>() {}

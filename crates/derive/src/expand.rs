@@ -71,17 +71,14 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     };
     let value_type = ast::type_to_string(value);
 
-    let assert_key = quote_spanned! {key.span()=>
-        const _: () = ::tabula::__private::assert_key::<#key>();
-    };
+    // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
+    // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
+    // type), so rustc reports there. Separate assertions would only repeat those errors.
     let assert_integer_key = integer_key.then(|| {
         quote_spanned! {key.span()=>
             const _: () = ::tabula::__private::assert_integer_key::<#key>();
         }
     });
-    let assert_codec = quote_spanned! {value.span()=>
-        const _: () = ::tabula::__private::assert_codec::<#codec, #value>();
-    };
     // `check::table` already rejects reserved names with a clear error; this keeps its copy of the
     // prefix honest against core's.
     let assert_not_reserved = quote_spanned! {name_span=>
@@ -109,9 +106,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                 const VALUE_TYPE: &'static ::core::primitive::str = #value_type;
             }
 
-            #assert_key
             #assert_integer_key
-            #assert_codec
             #assert_not_reserved
         };
     }
@@ -124,17 +119,14 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
     let infos = tables
         .iter()
         .map(|ty| quote_spanned!(ty.span()=> ::tabula::TableInfo::of::<#ty>()));
+    // Spanned on the table's type, so "`X` is not a table" from the impl's bound lands there, like
+    // the one from `TableInfo::of::<X>()` (which is why there is no separate assertion).
     let contains = tables.iter().enumerate().map(|(id, ty)| {
-        quote! {
+        quote_spanned! {ty.span()=>
             #[automatically_derived]
             impl ::tabula::Contains<#ty> for #ident {
                 const ID: ::core::primitive::usize = #id;
             }
-        }
-    });
-    let assert_tables = tables.iter().map(|ty| {
-        quote_spanned! {ty.span()=>
-            const _: () = ::tabula::__private::assert_table::<#ty>();
         }
     });
     // One assertion per table after the first, spanned on that table, so a clash is reported at
@@ -165,7 +157,6 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
             }
 
             #(#contains)*
-            #(#assert_tables)*
             #(#assert_unique_names)*
         };
     }
@@ -189,8 +180,10 @@ fn key_impl(key: &ast::Key) -> TokenStream {
     };
     let encode_parts = fields.iter().enumerate().map(|(i, field)| {
         let (ty, member, last) = (field.ty, &field.member, is_last(i));
+        // Through a helper bounded by `Key`, so a field that is not a key reads "`F` is not a key
+        // type" here as in `decode_part`, not `AsKey`'s message about borrowed key forms.
         quote! {
-            <#ty as ::tabula::AsKey<#ty>>::encode_part(&self.#member, #out, #last);
+            ::tabula::__private::encode_key_part::<#ty>(&self.#member, #out, #last);
         }
     });
     let decode_parts = fields.iter().enumerate().map(|(i, field)| {
@@ -206,12 +199,6 @@ fn key_impl(key: &ast::Key) -> TokenStream {
     let sizes = fields.iter().map(|field| {
         let ty = field.ty;
         quote!(<#ty as ::tabula::Key>::FIXED_SIZE)
-    });
-    let assert_fields = fields.iter().map(|field| {
-        let ty = field.ty;
-        quote_spanned! {ty.span()=>
-            const _: () = ::tabula::__private::assert_key::<#ty>();
-        }
     });
     // Every proper prefix: the first field alone, then tuples of the first 2, 3, .. fields.
     let prefixes = (1..fields.len()).map(|len| {
@@ -272,7 +259,6 @@ fn key_impl(key: &ast::Key) -> TokenStream {
             }
 
             #(#prefixes)*
-            #(#assert_fields)*
         };
     }
 }
@@ -281,4 +267,89 @@ fn key_impl(key: &ast::Key) -> TokenStream {
 /// doubled.
 fn format_literal(message: &str) -> String {
     message.replace('{', "{{").replace('}', "}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(derive: fn(&DeriveInput) -> TokenStream, input: &str) -> String {
+        let input: DeriveInput = syn::parse_str(input).unwrap();
+        derive(&input).to_string()
+    }
+
+    #[test]
+    fn key_implements_every_proper_prefix() {
+        let out = expand(
+            derive_key,
+            "struct K { a: u64, b: [u8; 20], c: i32, d: u16 }",
+        );
+        assert!(out.contains("impl :: tabula :: HasPrefix < u64 > for K"));
+        assert!(out.contains("impl :: tabula :: HasPrefix < (u64 , [u8 ; 20]) > for K"));
+        assert!(out.contains("impl :: tabula :: HasPrefix < (u64 , [u8 ; 20] , i32) > for K"));
+        assert_eq!(
+            out.matches("HasPrefix").count(),
+            3,
+            "not the whole key: {out}"
+        );
+    }
+
+    #[test]
+    fn key_with_one_field_has_no_prefix() {
+        let out = expand(derive_key, "struct K(u64);");
+        assert!(!out.contains("HasPrefix"), "{out}");
+        assert!(out.contains("(\"0\" , < u64 as :: tabula :: Key > :: DESCRIPTOR)"));
+    }
+
+    #[test]
+    fn only_the_final_field_may_end_the_key() {
+        let out = expand(derive_key, "struct K { a: u64, b: u32 }");
+        assert!(out.contains("encode_key_part :: < u64 > (& self . a , __tabula_out , false)"));
+        assert!(
+            out.contains("encode_key_part :: < u32 > (& self . b , __tabula_out , __tabula_last)")
+        );
+        assert!(out.contains("decode_part (__tabula_input , false)"));
+        assert!(out.contains("decode_part (__tabula_input , __tabula_last)"));
+    }
+
+    #[test]
+    fn every_mistake_is_reported_at_once_with_a_stub() {
+        let out = expand(
+            derive_table,
+            r#"#[table(foo, name = 1, key = u64, key = u32)] enum T<X> {}"#,
+        );
+        for message in [
+            "a table is a unit struct, not an enum",
+            "unknown table attribute `foo`",
+            "expected a string: `name = \\\"...\\\"`",
+            "duplicate table attribute `key`",
+            "missing `value = ..` in `#[table(..)]`",
+            "a table cannot be generic",
+        ] {
+            assert!(out.contains(message), "missing {message:?} in {out}");
+        }
+        assert_eq!(out.matches("compile_error").count(), 6);
+        // No stub for a generic input: it would need bounds the declaration does not state.
+        assert!(!out.contains("impl"), "{out}");
+    }
+
+    #[test]
+    fn table_with_a_mistake_gets_a_stub_impl() {
+        let out = expand(derive_table, "#[table(key = u64)] struct T;");
+        assert!(out.contains("compile_error"));
+        assert!(out.contains("impl :: tabula :: Table for T"));
+        assert!(out.contains("impl :: tabula :: __private :: Sealed for T"));
+    }
+
+    #[test]
+    fn value_type_is_recorded_as_written() {
+        let out = expand(
+            derive_table,
+            "#[table(key = u64, value = std::collections::BTreeMap<u32, Vec<u8>>)] struct T;",
+        );
+        assert!(
+            out.contains(r#""std::collections::BTreeMap<u32, Vec<u8>>""#),
+            "{out}"
+        );
+    }
 }
