@@ -150,6 +150,9 @@
 //! truncated) and the libmdbx code, and say what to do. Damaged bytes give [`Error::Decode`],
 //! never a panic.
 
+// Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
+extern crate self as tabula;
+
 pub use tabula_core::*;
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{Report, SchemaRecord, TableRecord, open, open_with_report, read_schema_record};

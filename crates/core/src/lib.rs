@@ -78,6 +78,44 @@ pub mod __private {
         true
     }
 
+    /// Whether the name of `tables[at]` repeats the name of a table that comes earlier: the
+    /// check `#[derive(Schema)]` asserts for each table after the first.
+    pub const fn name_repeats_earlier(tables: &[crate::TableInfo], at: usize) -> bool {
+        let mut i = 0;
+        while i < at {
+            if str_eq(tables[i].name, tables[at].name) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// The sum of the sizes, or `None` if any is `None` (or the sum overflows): a composite key's
+    /// `FIXED_SIZE` from its fields'.
+    pub const fn sum_fixed_sizes(sizes: &[Option<usize>]) -> Option<usize> {
+        let mut total: usize = 0;
+        let mut i = 0;
+        while i < sizes.len() {
+            total = match sizes[i] {
+                Some(size) => match total.checked_add(size) {
+                    Some(sum) => sum,
+                    None => return None,
+                },
+                None => return None,
+            };
+            i += 1;
+        }
+        Some(total)
+    }
+
+    /// Appends `key` as one part of a composite key: `#[derive(Key)]`'s call for each field, bounded
+    /// by [`Key`](crate::Key) so a field type that is not a key is reported as such.
+    #[inline]
+    pub fn encode_key_part<K: crate::Key>(key: &K, out: &mut crate::KeyBuf, last: bool) {
+        <K as crate::AsKey<K>>::encode_part(key, out, last)
+    }
+
     /// Compile-time check used by `#[derive(Table)]` with `integer_key`.
     pub const fn assert_integer_key<K: crate::IntegerKey>() {}
 
@@ -103,5 +141,24 @@ mod tests {
         assert!(is_reserved("__tabula_meta"));
         assert!(!is_reserved("__tab"));
         assert!(!is_reserved("headers"));
+        assert_eq!(sum_fixed_sizes(&[Some(8), Some(4)]), Some(12));
+        assert_eq!(sum_fixed_sizes(&[Some(8), None, Some(4)]), None);
+        assert_eq!(sum_fixed_sizes(&[]), Some(0));
+        assert_eq!(sum_fixed_sizes(&[Some(usize::MAX), Some(1)]), None);
+    }
+
+    #[test]
+    fn name_repeats_earlier_compares_names() {
+        let info = |name| crate::TableInfo {
+            name,
+            flags: crate::TableFlags::NONE,
+            key: crate::Descriptor::Unsigned(64),
+            value: crate::Descriptor::Raw,
+            value_type: "Vec<u8>",
+        };
+        let tables = [info("a"), info("b"), info("a")];
+        assert!(!name_repeats_earlier(&tables, 0));
+        assert!(!name_repeats_earlier(&tables, 1));
+        assert!(name_repeats_earlier(&tables, 2));
     }
 }

@@ -1,21 +1,104 @@
-//! Derive macros for Tabula. Use them through the `tabula` crate.
+//! Derive macros for Tabula: `#[derive(Table)]`, `#[derive(Schema)]` and `#[derive(Key)]`.
+//!
+//! Use them through the `tabula` crate, which re-exports them next to the traits they implement;
+//! the generated code names only `::tabula::..` and `::core::..` paths.
+//!
+//! Each derive runs the same stages: `attr` parses `#[table(..)]`, `ast` reads the input's
+//! shape, `check` applies the rules that need the whole declaration, and `expand` generates the
+//! impls, or, when there were mistakes, every error at once plus a stub from `fallback`.
+
+mod ast;
+mod attr;
+mod check;
+mod ctxt;
+mod expand;
+mod fallback;
 
 use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
 
-/// Declares a table.
+/// Declares a table: a unit struct whose `#[table(..)]` attribute names its key and value types.
+///
+/// ```ignore
+/// use tabula::Table;
+///
+/// #[derive(Table)]
+/// #[table(key = u64, value = Header)] // the name defaults to the type's: "Headers"
+/// pub struct Headers;
+///
+/// #[derive(Table)]
+/// #[table(name = "storage", key = SlotKey, value = U256, dupsort)]
+/// pub struct Storage;
+/// ```
+///
+/// Keys of `#[table(..)]`:
+///
+/// | key | meaning |
+/// |---|---|
+/// | `key = K` | the key type; `K: tabula::Key` (required) |
+/// | `value = V` | the value type (required) |
+/// | `name = "..."` | the table's name in the file (default: the struct's name); names starting with `__tabula` are reserved |
+/// | `codec = C` | the value codec, `C: tabula::Value<Item = V>` (default: `tabula::Bincode<V>`, which needs `V: Serialize + DeserializeOwned`) |
+/// | `dupsort` | several sorted values per key (`MDBX_DUPSORT`) |
+/// | `integer_key` | native-endian integer keys (`MDBX_INTEGERKEY`); `K` must be `u32` or `u64` |
+///
+/// The derive implements `tabula::Table` (and its seal: `Table` cannot be implemented by hand),
+/// with the name, flags, types and the value type as written (`VALUE_TYPE`, recorded in the
+/// schema) as constants. Mistakes are compile errors pointing at the offending token: an unknown
+/// or repeated key, a missing `key`/`value`, a `name` that is not a string literal or is reserved,
+/// a key type that is not a `Key`, a value type the codec cannot encode.
 #[proc_macro_derive(Table, attributes(table))]
-pub fn derive_table(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+pub fn derive_table(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_table(&input).into()
 }
 
-/// Declares a schema.
-#[proc_macro_derive(Schema, attributes(schema))]
-pub fn derive_schema(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+/// Declares a schema: a tuple struct listing the tables opened together.
+///
+/// ```ignore
+/// use tabula::Schema;
+///
+/// #[derive(Schema)]
+/// pub struct Chain(Headers, Storage, other_crate::Receipts); // table IDs 0, 1, 2
+/// ```
+///
+/// Each table's position is its ID, fixed at compile time. The derive implements
+/// `tabula::Schema` (`TABLES`: every table's `TableInfo`, in ID order) and, for each table `T`,
+/// `tabula::Contains<T>` with `ID` = its position, so typed calls only compile for tables of the
+/// schema. Tables may come from other crates, and one table type may belong to several schemas.
+///
+/// Listing one table type twice is a derive error at the second occurrence; two distinct tables
+/// with the same name fail to compile with an error at the later one.
+#[proc_macro_derive(Schema)]
+pub fn derive_schema(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_schema(&input).into()
 }
 
-/// Declares a composite key.
+/// Declares a composite key: a struct whose fields, in declaration order, are the key's parts.
+///
+/// ```ignore
+/// use tabula::Key;
+///
+/// #[derive(Key, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// pub struct BlockTx {
+///     block: u64, // sorts first
+///     index: u32, // then by this
+/// }
+/// ```
+///
+/// The key is stored as its fields' encodings concatenated in declaration order, so the byte
+/// order of stored keys is the order of the fields compared one after another. That is the order
+/// `#[derive(PartialOrd, Ord)]` gives when the fields are in the same order, and `tabula::Key`
+/// requires `Ord`: derive both, and do not hand-write an `Ord` that compares fields in another
+/// order, or range scans will disagree with it.
+///
+/// The derive implements `tabula::AsKey<Self>`, `tabula::Key` (a `Descriptor::Struct` naming the
+/// fields; a fixed size when every field has one) and `tabula::HasPrefix<P>` for each proper
+/// prefix of the fields: the first field's type, then tuples of the first 2, 3, .. field types,
+/// for prefix scans. Every field type must be a `tabula::Key`. Generic structs are not supported.
 #[proc_macro_derive(Key)]
-pub fn derive_key(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+pub fn derive_key(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_key(&input).into()
 }

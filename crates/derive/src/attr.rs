@@ -1,0 +1,221 @@
+//! `#[table(..)]`: the attribute keywords and their parser.
+//!
+//! This stage checks syntax only (known keys, no duplicates, the right kind of value); rules that
+//! need the whole declaration live in `check`.
+
+use std::fmt::{self, Display};
+
+use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
+use syn::parse::ParseStream;
+use syn::{Attribute, LitStr, Path, Token, Type};
+
+use crate::ctxt::Ctxt;
+
+/// An attribute keyword.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct Symbol(&'static str);
+
+/// `#[table(..)]`.
+pub const TABLE: Symbol = Symbol("table");
+/// `key = K`: the key type.
+pub const KEY: Symbol = Symbol("key");
+/// `value = V`: the value type.
+pub const VALUE: Symbol = Symbol("value");
+/// `name = "..."`: the table's name in the file.
+pub const NAME: Symbol = Symbol("name");
+/// `codec = C`: the value codec.
+pub const CODEC: Symbol = Symbol("codec");
+/// `dupsort`: several sorted values per key.
+pub const DUPSORT: Symbol = Symbol("dupsort");
+/// `integer_key`: native-endian `u32`/`u64` keys.
+pub const INTEGER_KEY: Symbol = Symbol("integer_key");
+
+/// Every key `#[table(..)]` accepts, in the order the error message lists them.
+const TABLE_KEYS: [Symbol; 6] = [KEY, VALUE, NAME, CODEC, DUPSORT, INTEGER_KEY];
+
+impl PartialEq<Symbol> for Path {
+    fn eq(&self, word: &Symbol) -> bool {
+        self.is_ident(word.0)
+    }
+}
+
+impl Display for Symbol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// What the `#[table(..)]` attributes of one declaration say; `None` where a key is absent.
+pub struct Table<'a> {
+    /// The first `#[table(..)]` attribute, where errors about missing keys point.
+    pub attr: Option<&'a Attribute>,
+    pub key: Option<Type>,
+    pub value: Option<Type>,
+    pub name: Option<LitStr>,
+    pub codec: Option<Type>,
+    pub dupsort: bool,
+    pub integer_key: bool,
+}
+
+impl<'a> Table<'a> {
+    /// Parses every `#[table(..)]` among `attrs`; several attributes are read as one list.
+    pub fn from_attrs(cx: &Ctxt, attrs: &'a [Attribute]) -> Self {
+        let mut key = Attr::none(cx, KEY);
+        let mut value = Attr::none(cx, VALUE);
+        let mut name = Attr::none(cx, NAME);
+        let mut codec = Attr::none(cx, CODEC);
+        let mut dupsort = Attr::none(cx, DUPSORT);
+        let mut integer_key = Attr::none(cx, INTEGER_KEY);
+        let mut first = None;
+
+        for attr in attrs.iter().filter(|attr| *attr.path() == TABLE) {
+            first.get_or_insert(attr);
+            let parsed = attr.parse_nested_meta(|meta| {
+                if meta.path == KEY {
+                    key.set(&meta.path, meta.value()?.parse()?);
+                } else if meta.path == VALUE {
+                    value.set(&meta.path, meta.value()?.parse()?);
+                } else if meta.path == CODEC {
+                    codec.set(&meta.path, meta.value()?.parse()?);
+                } else if meta.path == NAME {
+                    if let Some(lit) = parse_name(cx, &meta)? {
+                        name.set(&meta.path, lit);
+                    }
+                } else if meta.path == DUPSORT {
+                    parse_flag(cx, &meta, DUPSORT)?;
+                    dupsort.set(&meta.path, ());
+                } else if meta.path == INTEGER_KEY {
+                    parse_flag(cx, &meta, INTEGER_KEY)?;
+                    integer_key.set(&meta.path, ());
+                } else {
+                    let expected = TABLE_KEYS.map(|k| format!("`{k}`")).join(", ");
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format!(
+                            "unknown table attribute `{}`; expected one of {expected}",
+                            path_to_string(&meta.path)
+                        ),
+                    );
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
+            if let Err(error) = parsed {
+                cx.syn_error(error);
+            }
+        }
+
+        Table {
+            attr: first,
+            key: key.get(),
+            value: value.get(),
+            name: name.get(),
+            codec: codec.get(),
+            dupsort: dupsort.get().is_some(),
+            integer_key: integer_key.get().is_some(),
+        }
+    }
+}
+
+/// One keyword's value, remembering that it was set so a second occurrence is an error.
+struct Attr<'c, T> {
+    cx: &'c Ctxt,
+    name: Symbol,
+    value: Option<T>,
+}
+
+impl<'c, T> Attr<'c, T> {
+    fn none(cx: &'c Ctxt, name: Symbol) -> Self {
+        Attr {
+            cx,
+            name,
+            value: None,
+        }
+    }
+
+    /// Sets the value, or reports a duplicate at `obj` (the keyword as written the second time).
+    fn set<A: ToTokens>(&mut self, obj: A, value: T) {
+        if self.value.is_some() {
+            let message = format!("duplicate table attribute `{}`", self.name);
+            self.cx.error_spanned_by(obj, message);
+        } else {
+            self.value = Some(value);
+        }
+    }
+
+    fn get(self) -> Option<T> {
+        self.value
+    }
+}
+
+/// `name = "..."`: a string literal and nothing else. `Ok(None)` after reporting a bad value.
+fn parse_name(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<LitStr>> {
+    let eq: Token![=] = meta.input.parse()?;
+    let tokens = value_tokens(meta.input)?;
+    if tokens.is_empty() {
+        cx.error_spanned_by(
+            quote::quote!(#eq),
+            "expected a string after `name =`: `name = \"...\"`",
+        );
+        return Ok(None);
+    }
+    match syn::parse2::<LitStr>(tokens.clone()) {
+        Ok(lit) => Ok(Some(lit)),
+        Err(_) => {
+            cx.error_spanned_by(tokens, "expected a string: `name = \"...\"`");
+            Ok(None)
+        }
+    }
+}
+
+/// A keyword that takes no value, such as `dupsort`. A value given anyway is reported and skipped.
+fn parse_flag(cx: &Ctxt, meta: &ParseNestedMeta, flag: Symbol) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{flag}` takes no value: write `#[table(.., {flag})]`"),
+        );
+        skip_value(meta)?;
+    }
+    Ok(())
+}
+
+/// Skips whatever follows an unknown keyword (`= ..` or `(..)`) so parsing goes on with the next
+/// key and every mistake in the attribute is reported.
+fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.input.parse::<Token![=]>()?;
+        value_tokens(meta.input)?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<TokenTree>()?;
+    }
+    Ok(())
+}
+
+/// The tokens of one value: up to the next comma that is not inside `<..>`.
+fn value_tokens(input: ParseStream) -> syn::Result<TokenStream> {
+    let mut tokens = TokenStream::new();
+    let mut angle_depth = 0usize;
+    while !input.is_empty() {
+        if angle_depth == 0 && input.peek(Token![,]) {
+            break;
+        }
+        let token: TokenTree = input.parse()?;
+        if let TokenTree::Punct(punct) = &token {
+            match punct.as_char() {
+                '<' => angle_depth += 1,
+                '>' => angle_depth = angle_depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        tokens.extend([token]);
+    }
+    Ok(tokens)
+}
+
+/// A path as written, without the spaces `to_string` puts around `::`.
+pub fn path_to_string(path: &Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}

@@ -1,0 +1,355 @@
+//! Code generation. Each `derive_*` entry parses, checks, and either expands the declaration or,
+//! when it has mistakes, emits every error plus a stub impl from `fallback`.
+//!
+//! Generated code is hygienic: it is wrapped in `const _: () = { .. };`, names items only by
+//! absolute paths (`::tabula::..`, `::core::..`, primitives through `::core::primitive`), calls
+//! trait items as `<T as ::tabula::Trait>::item`, and names its locals `__tabula_*` with
+//! mixed-site hygiene. Bound assertions are spanned on the user's tokens so rustc points there.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::DeriveInput;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+
+use crate::ast;
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::fallback;
+
+pub fn derive_table(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let table = ast::Table::from_syn(&cx, input);
+    check::table(&cx, &table);
+    match cx.check() {
+        Ok(()) => table_impl(&table),
+        Err(errors) => with_fallback(errors, fallback::table(input)),
+    }
+}
+
+pub fn derive_schema(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let schema = ast::Schema::from_syn(&cx, input);
+    check::schema(&cx, &schema);
+    match cx.check() {
+        Ok(()) => schema_impl(&schema),
+        Err(errors) => with_fallback(errors, fallback::schema(input, &schema)),
+    }
+}
+
+pub fn derive_key(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let key = ast::Key::from_syn(&cx, input);
+    check::key(&cx, &key);
+    match cx.check() {
+        Ok(()) => key_impl(&key),
+        Err(errors) => with_fallback(errors, fallback::key(input)),
+    }
+}
+
+fn with_fallback(errors: syn::Error, stub: TokenStream) -> TokenStream {
+    let mut out = errors.into_compile_error();
+    out.extend(stub);
+    out
+}
+
+fn table_impl(table: &ast::Table) -> TokenStream {
+    let ident = table.ident;
+    let attrs = &table.attrs;
+    let (Some(key), Some(value)) = (&attrs.key, &attrs.value) else {
+        unreachable!("check::table reports a missing key or value");
+    };
+    let (name, name_span) = match &attrs.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (ident.unraw().to_string(), ident.span()),
+    };
+    let dupsort = attrs.dupsort;
+    let integer_key = attrs.integer_key;
+    let codec = match &attrs.codec {
+        Some(codec) => quote!(#codec),
+        None => quote_spanned!(value.span()=> ::tabula::Bincode<#value>),
+    };
+    let value_type = ast::type_to_string(value);
+
+    // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
+    // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
+    // type), so rustc reports there. Separate assertions would only repeat those errors.
+    let assert_integer_key = integer_key.then(|| {
+        quote_spanned! {key.span()=>
+            const _: () = ::tabula::__private::assert_integer_key::<#key>();
+        }
+    });
+    // `check::table` already rejects reserved names with a clear error; this keeps its copy of the
+    // prefix honest against core's.
+    let assert_not_reserved = quote_spanned! {name_span=>
+        const _: () = ::core::assert!(
+            !::tabula::__private::is_reserved(<#ident as ::tabula::Table>::NAME),
+            "this table name is reserved for Tabula's meta table"
+        );
+    };
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl ::tabula::__private::Sealed for #ident {}
+
+            #[automatically_derived]
+            impl ::tabula::Table for #ident {
+                const NAME: &'static ::core::primitive::str = #name;
+                const FLAGS: ::tabula::TableFlags = ::tabula::TableFlags {
+                    dupsort: #dupsort,
+                    integer_key: #integer_key,
+                };
+                type Key = #key;
+                type Value = #value;
+                type Codec = #codec;
+                const VALUE_TYPE: &'static ::core::primitive::str = #value_type;
+            }
+
+            #assert_integer_key
+            #assert_not_reserved
+        };
+    }
+}
+
+fn schema_impl(schema: &ast::Schema) -> TokenStream {
+    let ident = schema.ident;
+    let tables = &schema.tables;
+
+    let infos = tables
+        .iter()
+        .map(|ty| quote_spanned!(ty.span()=> ::tabula::TableInfo::of::<#ty>()));
+    // Spanned on the table's type, so "`X` is not a table" from the impl's bound lands there, like
+    // the one from `TableInfo::of::<X>()` (which is why there is no separate assertion).
+    let contains = tables.iter().enumerate().map(|(id, ty)| {
+        quote_spanned! {ty.span()=>
+            #[automatically_derived]
+            impl ::tabula::Contains<#ty> for #ident {
+                const ID: ::core::primitive::usize = #id;
+            }
+        }
+    });
+    // One assertion per table after the first, spanned on that table, so a clash is reported at
+    // the later of the two. It reads the names from `TABLES`, keeping the expansion linear in the
+    // number of tables.
+    let assert_unique_names = tables.iter().enumerate().skip(1).map(|(at, ty)| {
+        let message = format_literal(&format!(
+            "table `{}` has the same name as an earlier table in schema `{ident}`: table names \
+             must be unique",
+            ast::type_to_string(ty)
+        ));
+        quote_spanned! {ty.span()=>
+            const _: () = ::core::assert!(
+                !::tabula::__private::name_repeats_earlier(
+                    <#ident as ::tabula::Schema>::TABLES,
+                    #at,
+                ),
+                #message
+            );
+        }
+    });
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl ::tabula::Schema for #ident {
+                const TABLES: &'static [::tabula::TableInfo] = &[#(#infos),*];
+            }
+
+            #(#contains)*
+            #(#assert_unique_names)*
+        };
+    }
+}
+
+fn key_impl(key: &ast::Key) -> TokenStream {
+    let ident = key.ident;
+    let name = ident.unraw().to_string();
+    let fields = &key.fields;
+    let out = Ident::new("__tabula_out", Span::mixed_site());
+    let input = Ident::new("__tabula_input", Span::mixed_site());
+    let last = Ident::new("__tabula_last", Span::mixed_site());
+
+    // Only the final field may be the end of the key; every earlier one is followed by more.
+    let is_last = |i: usize| {
+        if i + 1 == fields.len() {
+            quote!(#last)
+        } else {
+            quote!(false)
+        }
+    };
+    let encode_parts = fields.iter().enumerate().map(|(i, field)| {
+        let (ty, member, last) = (field.ty, &field.member, is_last(i));
+        // Through a helper bounded by `Key`, so a field that is not a key reads "`F` is not a key
+        // type" here as in `decode_part`, not `AsKey`'s message about borrowed key forms.
+        quote! {
+            ::tabula::__private::encode_key_part::<#ty>(&self.#member, #out, #last);
+        }
+    });
+    let decode_parts = fields.iter().enumerate().map(|(i, field)| {
+        let (ty, member, last) = (field.ty, &field.member, is_last(i));
+        quote! {
+            #member: <#ty as ::tabula::Key>::decode_part(#input, #last)?
+        }
+    });
+    let descriptors = fields.iter().map(|field| {
+        let (ty, name) = (field.ty, &field.name);
+        quote!((#name, <#ty as ::tabula::Key>::DESCRIPTOR))
+    });
+    let sizes = fields.iter().map(|field| {
+        let ty = field.ty;
+        quote!(<#ty as ::tabula::Key>::FIXED_SIZE)
+    });
+    // Every proper prefix: the first field alone, then tuples of the first 2, 3, .. fields.
+    let prefixes = (1..fields.len()).map(|len| {
+        let prefix = if len == 1 {
+            let ty = fields[0].ty;
+            quote!(#ty)
+        } else {
+            let tys = fields[..len].iter().map(|field| field.ty);
+            quote!((#(#tys),*))
+        };
+        quote! {
+            #[automatically_derived]
+            impl ::tabula::HasPrefix<#prefix> for #ident {}
+        }
+    });
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl ::tabula::AsKey<#ident> for #ident {
+                type Encoded<'a> = ::tabula::KeyBuf;
+
+                #[inline]
+                fn encode(&self) -> Self::Encoded<'_> {
+                    let mut #out = ::tabula::KeyBuf::new();
+                    <Self as ::tabula::AsKey<Self>>::encode_part(self, &mut #out, true);
+                    #out
+                }
+
+                #[inline]
+                fn encode_part(
+                    &self,
+                    #out: &mut ::tabula::KeyBuf,
+                    #last: ::core::primitive::bool,
+                ) {
+                    #(#encode_parts)*
+                }
+            }
+
+            #[automatically_derived]
+            impl ::tabula::Key for #ident {
+                const DESCRIPTOR: ::tabula::Descriptor = ::tabula::Descriptor::Struct {
+                    name: #name,
+                    fields: &[#(#descriptors),*],
+                };
+                const FIXED_SIZE: ::core::option::Option<::core::primitive::usize> =
+                    ::tabula::__private::sum_fixed_sizes(&[#(#sizes),*]);
+
+                #[inline]
+                fn decode_part(
+                    #input: &mut &[::core::primitive::u8],
+                    #last: ::core::primitive::bool,
+                ) -> ::core::result::Result<Self, ::tabula::DecodeError> {
+                    ::core::result::Result::Ok(Self {
+                        #(#decode_parts,)*
+                    })
+                }
+            }
+
+            #(#prefixes)*
+        };
+    }
+}
+
+/// A string literal usable as a `format_args!` string (as `assert!` reads its message): braces
+/// doubled.
+fn format_literal(message: &str) -> String {
+    message.replace('{', "{{").replace('}', "}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(derive: fn(&DeriveInput) -> TokenStream, input: &str) -> String {
+        let input: DeriveInput = syn::parse_str(input).unwrap();
+        derive(&input).to_string()
+    }
+
+    #[test]
+    fn key_implements_every_proper_prefix() {
+        let out = expand(
+            derive_key,
+            "struct K { a: u64, b: [u8; 20], c: i32, d: u16 }",
+        );
+        assert!(out.contains("impl :: tabula :: HasPrefix < u64 > for K"));
+        assert!(out.contains("impl :: tabula :: HasPrefix < (u64 , [u8 ; 20]) > for K"));
+        assert!(out.contains("impl :: tabula :: HasPrefix < (u64 , [u8 ; 20] , i32) > for K"));
+        assert_eq!(
+            out.matches("HasPrefix").count(),
+            3,
+            "not the whole key: {out}"
+        );
+    }
+
+    #[test]
+    fn key_with_one_field_has_no_prefix() {
+        let out = expand(derive_key, "struct K(u64);");
+        assert!(!out.contains("HasPrefix"), "{out}");
+        assert!(out.contains("(\"0\" , < u64 as :: tabula :: Key > :: DESCRIPTOR)"));
+    }
+
+    #[test]
+    fn only_the_final_field_may_end_the_key() {
+        let out = expand(derive_key, "struct K { a: u64, b: u32 }");
+        assert!(out.contains("encode_key_part :: < u64 > (& self . a , __tabula_out , false)"));
+        assert!(
+            out.contains("encode_key_part :: < u32 > (& self . b , __tabula_out , __tabula_last)")
+        );
+        assert!(out.contains("decode_part (__tabula_input , false)"));
+        assert!(out.contains("decode_part (__tabula_input , __tabula_last)"));
+    }
+
+    #[test]
+    fn every_mistake_is_reported_at_once_with_a_stub() {
+        let out = expand(
+            derive_table,
+            r#"#[table(foo, name = 1, key = u64, key = u32)] enum T<X> {}"#,
+        );
+        for message in [
+            "a table is a unit struct, not an enum",
+            "unknown table attribute `foo`",
+            "expected a string: `name = \\\"...\\\"`",
+            "duplicate table attribute `key`",
+            "missing `value = ..` in `#[table(..)]`",
+            "a table cannot be generic",
+        ] {
+            assert!(out.contains(message), "missing {message:?} in {out}");
+        }
+        assert_eq!(out.matches("compile_error").count(), 6);
+        // No stub for a generic input: it would need bounds the declaration does not state.
+        assert!(!out.contains("impl"), "{out}");
+    }
+
+    #[test]
+    fn table_with_a_mistake_gets_a_stub_impl() {
+        let out = expand(derive_table, "#[table(key = u64)] struct T;");
+        assert!(out.contains("compile_error"));
+        assert!(out.contains("impl :: tabula :: Table for T"));
+        assert!(out.contains("impl :: tabula :: __private :: Sealed for T"));
+    }
+
+    #[test]
+    fn value_type_is_recorded_as_written() {
+        let out = expand(
+            derive_table,
+            "#[table(key = u64, value = std::collections::BTreeMap<u32, Vec<u8>>)] struct T;",
+        );
+        assert!(
+            out.contains(r#""std::collections::BTreeMap<u32, Vec<u8>>""#),
+            "{out}"
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! Stub impls emitted next to the errors of a declaration with mistakes (after thiserror's
+//! `fallback.rs`), so code that uses the type does not add "`X` is not a table" or "`X` is not a
+//! key type" errors of its own: the user sees only the real mistake.
+//!
+//! Stubs use fixed, always-valid types rather than anything taken from the broken declaration,
+//! which may itself be the mistake. A generic input gets no stub: its impl would need bounds the
+//! declaration does not state.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::DeriveInput;
+use syn::ext::IdentExt;
+
+use crate::ast;
+
+pub fn table(input: &DeriveInput) -> TokenStream {
+    if has_generics(input) {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    let name = ident.unraw().to_string();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl ::tabula::__private::Sealed for #ident {}
+
+            #[automatically_derived]
+            impl ::tabula::Table for #ident {
+                const NAME: &'static ::core::primitive::str = #name;
+                const FLAGS: ::tabula::TableFlags = ::tabula::TableFlags::NONE;
+                type Key = ::core::primitive::u64;
+                type Value = <::tabula::Raw as ::tabula::Value>::Item;
+                type Codec = ::tabula::Raw;
+                const VALUE_TYPE: &'static ::core::primitive::str = "";
+            }
+        };
+    }
+}
+
+pub fn schema(input: &DeriveInput, schema: &ast::Schema) -> TokenStream {
+    if has_generics(input) {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    // `Contains` for each distinct table, so uses of those tables in transactions still
+    // type-check; a table listed twice is the kind of mistake that lands here.
+    let mut seen = Vec::new();
+    let contains = schema.tables.iter().enumerate().filter_map(|(id, ty)| {
+        let written = ast::type_to_string(ty);
+        if seen.contains(&written) {
+            return None;
+        }
+        seen.push(written);
+        Some(quote! {
+            #[automatically_derived]
+            impl ::tabula::Contains<#ty> for #ident {
+                const ID: ::core::primitive::usize = #id;
+            }
+        })
+    });
+    let contains: Vec<TokenStream> = contains.collect();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl ::tabula::Schema for #ident {
+                const TABLES: &'static [::tabula::TableInfo] = &[];
+            }
+
+            #(#contains)*
+        };
+    }
+}
+
+pub fn key(input: &DeriveInput) -> TokenStream {
+    if has_generics(input) {
+        return TokenStream::new();
+    }
+    let ident = &input.ident;
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl ::tabula::AsKey<#ident> for #ident {
+                type Encoded<'a> = ::tabula::KeyBuf;
+
+                fn encode(&self) -> Self::Encoded<'_> {
+                    ::core::unreachable!()
+                }
+
+                fn encode_part(&self, _: &mut ::tabula::KeyBuf, _: ::core::primitive::bool) {
+                    ::core::unreachable!()
+                }
+            }
+
+            #[automatically_derived]
+            impl ::tabula::Key for #ident {
+                const DESCRIPTOR: ::tabula::Descriptor = ::tabula::Descriptor::Unit;
+                const FIXED_SIZE: ::core::option::Option<::core::primitive::usize> =
+                    ::core::option::Option::None;
+
+                fn decode_part(
+                    _: &mut &[::core::primitive::u8],
+                    _: ::core::primitive::bool,
+                ) -> ::core::result::Result<Self, ::tabula::DecodeError> {
+                    ::core::unreachable!()
+                }
+            }
+        };
+    }
+}
+
+fn has_generics(input: &DeriveInput) -> bool {
+    !input.generics.params.is_empty() || input.generics.where_clause.is_some()
+}

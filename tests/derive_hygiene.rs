@@ -1,0 +1,90 @@
+//! The derives' output names nothing the user's scope could shadow.
+
+#![allow(dead_code, non_camel_case_types)]
+
+// Shadow the prelude and `core` (a local module, which `core::..` without `::` would find).
+mod core {}
+struct Result;
+struct Ok;
+struct Option;
+struct Some;
+struct None;
+struct Vec;
+struct String;
+struct Box;
+struct From;
+struct Into;
+struct usize;
+struct u8;
+struct str;
+struct bool;
+// Not shadowed: the derives' locals, named `__tabula_*` (a constant of such a name would turn a
+// parameter into a pattern, as with serde's `__serializer`; stable Rust has no way around it).
+
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Header(::core::primitive::u64);
+
+#[derive(tabula::Table)]
+#[table(key = ::core::primitive::u64, value = Header)]
+pub struct Headers;
+
+#[derive(tabula::Table)]
+#[table(name = "pairs", key = Pair, value = Header, dupsort)]
+pub struct Pairs;
+
+#[derive(tabula::Table)]
+#[table(key = ::core::primitive::u32, value = Header, integer_key)]
+pub struct ByNumber;
+
+#[derive(tabula::Schema)]
+pub struct Chain(Headers, Pairs, ByNumber);
+
+#[derive(tabula::Key, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    a: ::core::primitive::u64,
+    b: ::core::primitive::i32,
+}
+
+#[derive(tabula::Key, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TuplePair(::core::primitive::u16, ::core::primitive::u8);
+
+mod no_prelude {
+    #![no_implicit_prelude]
+
+    #[derive(::tabula::Table)]
+    #[table(key = Id, value = ::std::vec::Vec<::core::primitive::u8>, codec = ::tabula::Raw)]
+    pub struct Blobs;
+
+    #[derive(::tabula::Table)]
+    #[table(key = ::core::primitive::u64, value = ::core::primitive::u64)]
+    pub struct Counts;
+
+    #[derive(::tabula::Schema)]
+    pub struct Store(Blobs, Counts, super::Headers);
+
+    #[derive(
+        ::tabula::Key,
+        ::core::cmp::PartialEq,
+        ::core::cmp::Eq,
+        ::core::cmp::PartialOrd,
+        ::core::cmp::Ord,
+    )]
+    pub struct Id {
+        shard: ::core::primitive::u16,
+        seq: ::core::primitive::u64,
+    }
+}
+
+#[test]
+fn derives_expand_with_everything_shadowed() {
+    use tabula::{Contains, Key, Schema, Table};
+
+    ::core::assert_eq!(Headers::NAME, "Headers");
+    ::core::assert_eq!(<Chain as Contains<ByNumber>>::ID, 2);
+    ::core::assert_eq!(Chain::TABLES.len(), 3);
+    ::core::assert_eq!(Pair::FIXED_SIZE, ::core::option::Option::Some(12));
+    ::core::assert_eq!(TuplePair::FIXED_SIZE, ::core::option::Option::Some(3));
+    ::core::assert_eq!(no_prelude::Blobs::NAME, "Blobs");
+    ::core::assert_eq!(<no_prelude::Store as Contains<Headers>>::ID, 2);
+    ::core::assert_eq!(no_prelude::Id::FIXED_SIZE, ::core::option::Option::Some(10));
+}

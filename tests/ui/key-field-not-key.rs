@@ -1,0 +1,12 @@
+use tabula::Key;
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+pub struct Opaque;
+
+#[derive(Key, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pair {
+    a: u64,
+    b: Opaque,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use tabula::Key;
+
+#[derive(Key, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Nothing;
+
+fn main() {}

@@ -1,0 +1,9 @@
+use tabula::Key;
+
+#[derive(Key, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Side {
+    Left,
+    Right,
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+use tabula::{Schema, Table};
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+pub struct Headers;
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+pub struct Bodies;
+
+#[derive(Schema)]
+pub struct Chain(Headers, Bodies, Headers);
+
+fn main() {}

@@ -1,0 +1,6 @@
+use tabula::Schema;
+
+#[derive(Schema)]
+pub struct Chain;
+
+fn main() {}

@@ -1,0 +1,17 @@
+use tabula::{Schema, Table};
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+pub struct Headers;
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+pub struct Bodies;
+
+#[derive(Schema)]
+pub struct Chain {
+    headers: Headers,
+    bodies: Bodies,
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use tabula::{Schema, Table};
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+pub struct Headers;
+
+#[derive(Schema)]
+pub enum Chain {
+    Headers(Headers),
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use tabula::Table;
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+pub struct Headers<const SHARD: u8>;
+
+fn main() {}

@@ -1,0 +1,6 @@
+use tabula::Table;
+
+#[derive(Table)]
+pub struct Headers;
+
+fn main() {}
