@@ -102,7 +102,10 @@ mod tests {
         assert_eq!(D.to_string(), "(u64, Option<str>, (bool,))");
         let s = Descriptor::Struct {
             name: "SlotKey",
-            fields: &[("addr", Descriptor::Array(20)), ("slot", Descriptor::Signed(32))],
+            fields: &[
+                ("addr", Descriptor::Array(20)),
+                ("slot", Descriptor::Signed(32)),
+            ],
         };
         assert_eq!(s.to_string(), "SlotKey { addr: [u8; 20], slot: i32 }");
     }

@@ -32,9 +32,7 @@ impl DecodeError {
 
     /// The input ended before `what` was complete.
     pub fn truncated(what: &str, needed: usize, had: usize) -> Self {
-        DecodeError::new(format!(
-            "{what}: needed {needed} byte(s), only {had} left"
-        ))
+        DecodeError::new(format!("{what}: needed {needed} byte(s), only {had} left"))
     }
 
     /// The message, without the table and key that [`Error`](crate::Error) adds.

@@ -130,7 +130,10 @@ mod tests {
         let bytes = Bincode::<(u32, String, Vec<u8>)>::encode(&v, &mut scratch)
             .unwrap()
             .to_vec();
-        assert_eq!(Bincode::<(u32, String, Vec<u8>)>::decode(&bytes).unwrap(), v);
+        assert_eq!(
+            Bincode::<(u32, String, Vec<u8>)>::decode(&bytes).unwrap(),
+            v
+        );
         // Truncated input is an error, not a panic.
         assert!(Bincode::<(u32, String, Vec<u8>)>::decode(&bytes[..bytes.len() - 1]).is_err());
         // Trailing bytes are an error too.
