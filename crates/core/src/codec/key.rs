@@ -9,6 +9,9 @@
 
 use super::{DecodeError, Descriptor};
 
+mod bytes;
+mod composite;
+
 /// Bytes of an encoded key: on the stack up to 64 bytes, on the heap beyond.
 ///
 /// Fixed-size keys (integers, arrays, tuples of them) never allocate.
@@ -288,6 +291,114 @@ macro_rules! signed_key {
 
 signed_key!(i8, u8 => 8, i16, u16 => 16, i32, u32 => 32, i64, u64 => 64, i128, u128 => 128);
 
+// ---------------------------------------------------------------------------------------------
+// bool, char, (), [u8; N]
+
+impl AsKey<bool> for bool {
+    type Encoded<'a> = [u8; 1];
+
+    #[inline]
+    fn encode(&self) -> Self::Encoded<'_> {
+        [u8::from(*self)]
+    }
+
+    #[inline]
+    fn encode_part(&self, out: &mut KeyBuf, _last: bool) {
+        out.push(u8::from(*self));
+    }
+}
+
+impl Key for bool {
+    const DESCRIPTOR: Descriptor = Descriptor::Bool;
+    const FIXED_SIZE: Option<usize> = Some(1);
+
+    #[inline]
+    fn decode_part(input: &mut &[u8], _last: bool) -> Result<Self, DecodeError> {
+        match take_array(input, "bool")? {
+            [0] => Ok(false),
+            [1] => Ok(true),
+            [b] => Err(DecodeError::new(format!(
+                "bool: expected 0x00 or 0x01, found 0x{b:02x}"
+            ))),
+        }
+    }
+}
+
+impl AsKey<char> for char {
+    type Encoded<'a> = [u8; 4];
+
+    #[inline]
+    fn encode(&self) -> Self::Encoded<'_> {
+        u32::from(*self).to_be_bytes()
+    }
+
+    #[inline]
+    fn encode_part(&self, out: &mut KeyBuf, _last: bool) {
+        out.extend_from_slice(&u32::from(*self).to_be_bytes());
+    }
+}
+
+impl Key for char {
+    const DESCRIPTOR: Descriptor = Descriptor::Char;
+    const FIXED_SIZE: Option<usize> = Some(4);
+
+    #[inline]
+    fn decode_part(input: &mut &[u8], _last: bool) -> Result<Self, DecodeError> {
+        let scalar = u32::from_be_bytes(take_array(input, "char")?);
+        char::from_u32(scalar).ok_or_else(|| {
+            DecodeError::new(format!(
+                "char: 0x{scalar:08x} is not a Unicode scalar value"
+            ))
+        })
+    }
+}
+
+impl AsKey<()> for () {
+    type Encoded<'a> = [u8; 0];
+
+    #[inline]
+    fn encode(&self) -> Self::Encoded<'_> {
+        []
+    }
+
+    #[inline]
+    fn encode_part(&self, _out: &mut KeyBuf, _last: bool) {}
+}
+
+impl Key for () {
+    const DESCRIPTOR: Descriptor = Descriptor::Unit;
+    const FIXED_SIZE: Option<usize> = Some(0);
+
+    #[inline]
+    fn decode_part(_input: &mut &[u8], _last: bool) -> Result<Self, DecodeError> {
+        Ok(())
+    }
+}
+
+impl<const N: usize> AsKey<[u8; N]> for [u8; N] {
+    type Encoded<'a> = &'a [u8; N];
+
+    #[inline]
+    fn encode(&self) -> Self::Encoded<'_> {
+        self
+    }
+
+    #[inline]
+    fn encode_part(&self, out: &mut KeyBuf, _last: bool) {
+        out.extend_from_slice(self);
+    }
+}
+
+impl<const N: usize> Key for [u8; N] {
+    const DESCRIPTOR: Descriptor = Descriptor::Array(N);
+    const FIXED_SIZE: Option<usize> = Some(N);
+
+    #[inline]
+    fn decode_part(input: &mut &[u8], _last: bool) -> Result<Self, DecodeError> {
+        take_array(input, "byte array")
+    }
+}
+
 /// Takes exactly `N` bytes from the front of `input`.
 #[inline]
 pub(crate) fn take_array<const N: usize>(
@@ -300,5 +411,109 @@ pub(crate) fn take_array<const N: usize>(
             Ok(*head)
         }
         None => Err(DecodeError::truncated(what, N, input.len())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How typed calls take keys: `&impl AsKey<T::Key>`, unsized forms allowed.
+    fn encode_as<K: ?Sized>(key: &(impl AsKey<K> + ?Sized)) -> Vec<u8> {
+        key.encode().as_ref().to_vec()
+    }
+
+    #[test]
+    fn integer_literal_infers_the_table_key_type() {
+        // The shape of a typed `get` on a `u64`-keyed table, with no type named at the call.
+        fn get_u64(key: &(impl AsKey<u64> + ?Sized)) -> Vec<u8> {
+            key.encode().as_ref().to_vec()
+        }
+        assert_eq!(get_u64(&5), [0, 0, 0, 0, 0, 0, 0, 5]);
+        assert_eq!(get_u64(&u64::MAX), [0xFF; 8]);
+        assert_eq!(encode_as::<u64>(&5), [0, 0, 0, 0, 0, 0, 0, 5]);
+        assert_eq!(encode_as::<i16>(&-1), [0x7F, 0xFF]);
+        assert_eq!(encode_as::<u64>(&&7), [0, 0, 0, 0, 0, 0, 0, 7]);
+        assert_eq!(
+            encode_as::<(String, u64)>(&("alice", 5)),
+            b"alice\0\0\0\0\0\0\0\0\0\x05"
+        );
+        assert_eq!(encode_as::<Option<u32>>(&Some(1)), [1, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn borrowed_whole_keys_are_zero_copy() {
+        let s = String::from("alice");
+        let encoded: &[u8] = AsKey::<String>::encode(s.as_str());
+        assert!(std::ptr::eq(encoded, s.as_bytes()));
+        let v = [1u8, 2, 3];
+        let encoded: &[u8] = AsKey::<Vec<u8>>::encode(&v[..]);
+        assert!(std::ptr::eq(encoded, &v[..]));
+        let a = [9u8; 4];
+        assert!(std::ptr::eq(AsKey::<[u8; 4]>::encode(&a), &a));
+        assert_eq!(encode_as::<String>("alice"), b"alice");
+        assert_eq!(encode_as::<Vec<u8>>(&b"\0x"[..]), b"\0x");
+    }
+
+    #[test]
+    fn scalar_encodings() {
+        assert_eq!(encode_as::<bool>(&false), [0]);
+        assert_eq!(encode_as::<bool>(&true), [1]);
+        assert_eq!(encode_as::<char>(&'A'), [0, 0, 0, 0x41]);
+        assert_eq!(encode_as::<char>(&'\u{10FFFF}'), [0, 0x10, 0xFF, 0xFF]);
+        assert_eq!(encode_as::<()>(&()), [0u8; 0]);
+        assert_eq!(encode_as::<[u8; 3]>(&[3, 0, 1]), [3, 0, 1]);
+        assert!(bool::decode(&[1]).unwrap());
+        assert_eq!(char::decode(&[0, 0, 0xE9, 0x9E]).unwrap(), '\u{E99E}');
+        assert_eq!(<()>::decode(&[]).unwrap(), ());
+        assert_eq!(<[u8; 2]>::decode(&[0, 0xFF]).unwrap(), [0, 0xFF]);
+    }
+
+    #[test]
+    fn scalar_descriptors_and_sizes() {
+        assert_eq!(
+            (bool::DESCRIPTOR, bool::FIXED_SIZE),
+            (Descriptor::Bool, Some(1))
+        );
+        assert_eq!(
+            (char::DESCRIPTOR, char::FIXED_SIZE),
+            (Descriptor::Char, Some(4))
+        );
+        assert_eq!(
+            (<()>::DESCRIPTOR, <()>::FIXED_SIZE),
+            (Descriptor::Unit, Some(0))
+        );
+        assert_eq!(
+            (<[u8; 20]>::DESCRIPTOR, <[u8; 20]>::FIXED_SIZE),
+            (Descriptor::Array(20), Some(20))
+        );
+    }
+
+    #[test]
+    fn invalid_scalars_are_errors() {
+        let err = bool::decode(&[2]).unwrap_err();
+        assert_eq!(err.message(), "bool: expected 0x00 or 0x01, found 0x02");
+        let err = char::decode(&[0, 0, 0xD8, 0x00]).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "char: 0x0000d800 is not a Unicode scalar value"
+        );
+        assert!(char::decode(&[0, 0x11, 0, 0]).is_err());
+        let err = <[u8; 4]>::decode(&[1, 2, 3]).unwrap_err();
+        assert_eq!(err.message(), "byte array: needed 4 byte(s), only 3 left");
+    }
+
+    #[test]
+    fn trailing_bytes_are_an_error() {
+        let err = u32::decode(&[0, 0, 0, 1, 0]).unwrap_err();
+        assert_eq!(
+            err.message(),
+            "1 byte(s) left over after decoding a key of shape `u32`"
+        );
+        let err = <()>::decode(&[0, 0]).unwrap_err();
+        assert!(err.message().contains("2 byte(s) left over"), "{err}");
+        assert!(bool::decode(&[1, 1]).is_err());
+        // A last variable-length part takes the rest, so nothing can be left over.
+        assert_eq!(String::decode(b"ab").unwrap(), "ab");
     }
 }
