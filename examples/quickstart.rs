@@ -50,9 +50,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
 
-    println!("opening {} (creates the tables on first run)", path.display());
+    println!(
+        "opening {} (creates the tables on first run)",
+        path.display()
+    );
     let (db, report) = tabula::open_with_report::<Chain>(&path, Options::new())?;
-    println!("  created: {:?}, verified: {:?}", report.created, report.verified);
+    println!(
+        "  created: {:?}, verified: {:?}",
+        report.created, report.verified
+    );
 
     // One write transaction: three tables, committed atomically.
     let mut tx = db.write()?;
@@ -86,7 +92,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         print!(" {n}:{}", h.miner);
     }
     println!();
-    let newest: Vec<u64> = tx.iter::<Headers>().rev().keys().take(2).collect::<Result<_, _>>()?;
+    let newest: Vec<u64> = tx
+        .iter::<Headers>()
+        .keys()
+        .rev()
+        .take(2)
+        .collect::<Result<_, _>>()?;
     println!("newest two headers = {newest:?}");
     print!("prefix balances[alice] =");
     for entry in tx.prefix::<Balances, String>(&"alice".to_string()) {
@@ -101,7 +112,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Close and reopen: the startup step now verifies the tables instead of creating them.
     drop(db);
     let (db, report) = tabula::open_with_report::<Chain>(&path, Options::new())?;
-    println!("reopened: created {:?}, verified {:?}", report.created, report.verified);
+    println!(
+        "reopened: created {:?}, verified {:?}",
+        report.created, report.verified
+    );
     let tx = db.read()?;
     let survived = tx.get::<Headers>(&3)? == Some(h3);
     println!(

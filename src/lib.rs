@@ -130,7 +130,7 @@
 //! tx.commit()?;
 //!
 //! let tx = db.read()?;
-//! let last_three: Vec<u32> = tx.range::<Tags>(3..6).rev().keys().collect::<Result<_, _>>()?;
+//! let last_three: Vec<u32> = tx.range::<Tags>(3..6).keys().rev().collect::<Result<_, _>>()?;
 //! assert_eq!(last_three, [5, 5, 4, 4, 3, 3]);           // two values per key
 //! let tags: Vec<String> = tx.dups::<Tags>(&7).values().collect::<Result<_, _>>()?;
 //! assert_eq!(tags, ["first-7", "second-7"]);
@@ -155,7 +155,9 @@ extern crate self as tabula;
 
 pub use tabula_core::*;
 pub use tabula_derive::{Key, Schema, Table};
-pub use tabula_migrate::{Report, SchemaRecord, TableRecord, open, open_with_report, read_schema_record};
+pub use tabula_migrate::{
+    Report, SchemaRecord, TableRecord, open, open_with_report, read_schema_record,
+};
 
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]

@@ -64,7 +64,16 @@ fn put_get_insert_delete() {
     tx.put::<Headers>(&2, &header(22)).unwrap(); // overwrite
     assert_eq!(tx.get::<Headers>(&2).unwrap(), Some(header(22)));
     let err = tx.insert::<Headers>(&1, &header(9)).unwrap_err();
-    assert!(matches!(err, Error::KeyExists { table: "Headers", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::KeyExists {
+                table: "Headers",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("0x0000000000000001"), "{err}");
     tx.insert::<Headers>(&3, &header(3)).unwrap();
     assert!(tx.delete::<Headers>(&3).unwrap());
@@ -111,7 +120,13 @@ fn borrowed_string_keys_and_bytes() {
 fn composite_keys_sort_and_prefix_scan() {
     let (_d, db) = open();
     let mut tx = db.write().unwrap();
-    for (account, slot, v) in [("b", 2, 20), ("a", 1, 10), ("ab", 0, 5), ("a", 0, 1), ("b", 1, 7)] {
+    for (account, slot, v) in [
+        ("b", 2, 20),
+        ("a", 1, 10),
+        ("ab", 0, 5),
+        ("a", 0, 1),
+        ("b", 1, 7),
+    ] {
         let key = AccountSlot {
             account: account.into(),
             slot,
@@ -152,7 +167,8 @@ fn ranges_in_both_directions() {
     }
     tx.commit().unwrap();
     let tx = db.read().unwrap();
-    let keys = |it: tabula::Iter<'_, Headers>| -> Vec<u64> { it.keys().map(Result::unwrap).collect() };
+    let keys =
+        |it: tabula::Iter<'_, Headers>| -> Vec<u64> { it.keys().map(Result::unwrap).collect() };
     assert_eq!(keys(tx.range::<Headers>(10..15)), vec![10, 11, 12, 13, 14]);
     assert_eq!(keys(tx.range::<Headers>(10..=12)), vec![10, 11, 12]);
     assert_eq!(keys(tx.range::<Headers>(97..)), vec![97, 98, 99]);
@@ -160,11 +176,23 @@ fn ranges_in_both_directions() {
     assert_eq!(tx.range::<Headers>(..).count(), 100);
     assert_eq!(tx.range::<Headers>(50..50).count(), 0);
     assert_eq!(tx.range::<Headers>(200..).count(), 0);
-    let rev: Vec<u64> = tx.range::<Headers>(10..15).rev().map(|r| r.unwrap().0).collect();
+    let rev: Vec<u64> = tx
+        .range::<Headers>(10..15)
+        .rev()
+        .map(|r| r.unwrap().0)
+        .collect();
     assert_eq!(rev, vec![14, 13, 12, 11, 10]);
-    let rev: Vec<u64> = tx.range::<Headers>(..=2).rev().map(|r| r.unwrap().0).collect();
+    let rev: Vec<u64> = tx
+        .range::<Headers>(..=2)
+        .rev()
+        .map(|r| r.unwrap().0)
+        .collect();
     assert_eq!(rev, vec![2, 1, 0]);
-    let rev: Vec<u64> = tx.range::<Headers>(98..).rev().map(|r| r.unwrap().0).collect();
+    let rev: Vec<u64> = tx
+        .range::<Headers>(98..)
+        .rev()
+        .map(|r| r.unwrap().0)
+        .collect();
     assert_eq!(rev, vec![99, 98]);
     // Both ends meet in the middle without repeating an entry.
     let mut it = tx.range::<Headers>(0..5);
@@ -193,9 +221,17 @@ fn integer_key_table_orders_numerically() {
     let tx = db.read().unwrap();
     let keys: Vec<u32> = tx.iter::<Blobs>().keys().map(Result::unwrap).collect();
     assert_eq!(keys, vec![1, 2, 256, 300, 65_536]);
-    let keys: Vec<u32> = tx.range::<Blobs>(2..=300).rev().keys().map(Result::unwrap).collect();
+    let keys: Vec<u32> = tx
+        .range::<Blobs>(2..=300)
+        .keys()
+        .rev()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(keys, vec![300, 256, 2]);
-    assert_eq!(tx.get::<Blobs>(&256).unwrap(), Some(256u32.to_le_bytes().to_vec()));
+    assert_eq!(
+        tx.get::<Blobs>(&256).unwrap(),
+        Some(256u32.to_le_bytes().to_vec())
+    );
 }
 
 #[test]
@@ -204,7 +240,16 @@ fn append_out_of_order_names_table_and_keys() {
     let mut tx = db.write().unwrap();
     tx.append::<Headers>(&5, &header(5)).unwrap();
     let err = tx.append::<Headers>(&3, &header(3)).unwrap_err();
-    assert!(matches!(err, Error::AppendOutOfOrder { table: "Headers", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::AppendOutOfOrder {
+                table: "Headers",
+                ..
+            }
+        ),
+        "{err}"
+    );
     let msg = err.to_string();
     assert!(msg.contains("0x0000000000000003"), "{msg}");
     assert!(msg.contains("last key 0x0000000000000005"), "{msg}");
@@ -216,7 +261,13 @@ fn append_out_of_order_names_table_and_keys() {
     assert!(matches!(err, Error::AppendOutOfOrder { .. }), "{err}");
     drop(app);
     tx.commit().unwrap();
-    let keys: Vec<u64> = db.read().unwrap().iter::<Headers>().keys().map(Result::unwrap).collect();
+    let keys: Vec<u64> = db
+        .read()
+        .unwrap()
+        .iter::<Headers>()
+        .keys()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(keys, vec![5, 6, 7]);
 }
 
@@ -228,13 +279,19 @@ fn dupsort_values_append_and_delete_one() {
     tx.put::<Logs>(&key, &"b".to_string()).unwrap();
     tx.put::<Logs>(&key, &"a".to_string()).unwrap();
     tx.append_dup::<Logs>(&key, &"c".to_string()).unwrap();
-    tx.put::<Logs>(&("tx0".to_string(), 1u64), &"z".to_string()).unwrap();
+    tx.put::<Logs>(&("tx0".to_string(), 1u64), &"z".to_string())
+        .unwrap();
     tx.commit().unwrap();
 
     let tx = db.read().unwrap();
     let vals: Vec<String> = tx.dups::<Logs>(&key).values().map(Result::unwrap).collect();
     assert_eq!(vals, vec!["a", "b", "c"]);
-    let back: Vec<String> = tx.dups::<Logs>(&key).rev().values().map(Result::unwrap).collect();
+    let back: Vec<String> = tx
+        .dups::<Logs>(&key)
+        .values()
+        .rev()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(back, vec!["c", "b", "a"]);
     assert_eq!(tx.len::<Logs>().unwrap(), 4);
     drop(tx);
@@ -246,7 +303,12 @@ fn dupsort_values_append_and_delete_one() {
     let tx = db.read().unwrap();
     let vals: Vec<String> = tx.dups::<Logs>(&key).values().map(Result::unwrap).collect();
     assert_eq!(vals, vec!["a", "c"]);
-    assert_eq!(tx.get::<Logs>(&("tx0".to_string(), 1u64)).unwrap().as_deref(), Some("z"));
+    assert_eq!(
+        tx.get::<Logs>(&("tx0".to_string(), 1u64))
+            .unwrap()
+            .as_deref(),
+        Some("z")
+    );
 }
 
 #[test]
@@ -290,20 +352,43 @@ fn corrupt_value_bytes_give_a_decode_error_not_a_panic() {
     let (_d, db) = open();
     let mut tx = db.write().unwrap();
     tx.put::<Headers>(&1, &header(1)).unwrap();
-    tx.put_bytes::<Headers>(&2u64.to_be_bytes(), &[0xff, 0xff, 0xff]).unwrap();
+    tx.put_bytes::<Headers>(&2u64.to_be_bytes(), &[0xff, 0xff, 0xff])
+        .unwrap();
     tx.put_bytes::<Headers>(&[1, 2, 3], b"short key").unwrap();
     tx.commit().unwrap();
     let tx = db.read().unwrap();
     let err = tx.get::<Headers>(&2).unwrap_err();
-    assert!(matches!(err, Error::Decode { table: "Headers", part: Part::Value, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Decode {
+                table: "Headers",
+                part: Part::Value,
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("0x0000000000000002"), "{err}");
     // Iteration reports each bad entry and goes on.
     let results: Vec<_> = tx.iter::<Headers>().collect();
     assert_eq!(results.len(), 3);
     // Keys sort as bytes: 0x00..01, 0x00..02, then 0x010203.
     assert_eq!(results[0].as_ref().unwrap().0, 1);
-    assert!(matches!(results[1], Err(Error::Decode { part: Part::Value, .. })));
-    assert!(matches!(results[2], Err(Error::Decode { part: Part::Key, .. })));
+    assert!(matches!(
+        results[1],
+        Err(Error::Decode {
+            part: Part::Value,
+            ..
+        })
+    ));
+    assert!(matches!(
+        results[2],
+        Err(Error::Decode {
+            part: Part::Key,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -312,7 +397,17 @@ fn oversized_key_is_a_clear_error() {
     let mut tx = db.write().unwrap();
     let huge = "k".repeat(10_000);
     let err = tx.put::<Names>(huge.as_str(), &1).unwrap_err();
-    assert!(matches!(err, Error::TooLarge { table: "names", part: Part::Key, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::TooLarge {
+                table: "names",
+                part: Part::Key,
+                ..
+            }
+        ),
+        "{err}"
+    );
     // The transaction survives the refused write.
     tx.put::<Names>("ok", &1).unwrap();
     tx.commit().unwrap();
@@ -337,7 +432,10 @@ fn full_map_is_a_clear_error_and_keeps_committed_data() {
         }
     }
     let err = err.expect("a 1 MiB map fills up");
-    assert!(matches!(err, Error::MapFull { table: "blobs", .. }), "{err}");
+    assert!(
+        matches!(err, Error::MapFull { table: "blobs", .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("max_size"), "{err}");
     drop(tx);
     assert_eq!(db.read().unwrap().get::<Names>("kept").unwrap(), Some(1));
@@ -404,10 +502,16 @@ fn data_survives_reopen() {
         tx.commit().unwrap();
     }
     let db = tabula::open::<Chain>(dir.path(), Options::new()).unwrap();
-    assert_eq!(db.read().unwrap().get::<Names>("persist").unwrap(), Some(42));
+    assert_eq!(
+        db.read().unwrap().get::<Names>("persist").unwrap(),
+        Some(42)
+    );
     let ro = {
         drop(db);
         tabula::open::<Chain>(dir.path(), Options::new().read_only(true)).unwrap()
     };
-    assert_eq!(ro.read().unwrap().get::<Names>("persist").unwrap(), Some(42));
+    assert_eq!(
+        ro.read().unwrap().get::<Names>("persist").unwrap(),
+        Some(42)
+    );
 }

@@ -544,7 +544,7 @@ impl<'t, T: Table> Appender<'t, T> {
     /// [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
     #[inline]
     pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
-        self.put(key, value, put::APPEND)
+        self.put(key, value, put::APPEND_STRICT)
     }
 
     /// In a `dupsort` table, appends a value greater than every value of the last key.

@@ -438,6 +438,9 @@ pub(crate) mod put {
     pub const UPSERT: u32 = sys::MDBX_UPSERT;
     pub const NOOVERWRITE: u32 = sys::MDBX_NOOVERWRITE;
     pub const APPEND: u32 = sys::MDBX_APPEND;
+    /// `MDBX_APPEND` alone overwrites a key equal to the last one; with `MDBX_NOOVERWRITE` an
+    /// equal key is refused (`MDBX_KEYEXIST`), so append means "strictly greater".
+    pub const APPEND_STRICT: u32 = sys::MDBX_APPEND | sys::MDBX_NOOVERWRITE;
     pub const APPENDDUP: u32 = sys::MDBX_APPENDDUP;
 }
 

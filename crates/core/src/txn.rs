@@ -39,10 +39,13 @@ impl Mode for Ro {
 
 impl Mode for Rw {
     const READ_ONLY: bool = false;
-    // A raw pointer makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to end on the
-    // thread that began it.
-    type ThreadMarker = *const ();
+    type ThreadMarker = WriteTxnStaysOnItsThread;
 }
+
+/// Makes `Tx<Rw>` `!Send` (through the raw pointer): libmdbx requires a write transaction to
+/// commit or abort on the thread that began it. Named so the compiler's message says why.
+#[doc(hidden)]
+pub struct WriteTxnStaysOnItsThread(PhantomData<*const ()>);
 
 /// A read transaction over schema `S`.
 pub type RoTx<'db, S> = Tx<'db, S, Ro>;
@@ -399,12 +402,13 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         with_key::<T, _, _>(key, |k| {
             let v = Self::encode_value::<T>(scratch, k, value)?;
             raw.put(dbi, k, v, flags).map_err(|code| {
-                if code == Code::KEYEXIST {
+                let appending = flags & (ffi::put::APPEND | ffi::put::APPENDDUP) != 0;
+                if code == Code::KEYEXIST && !appending {
                     Error::KeyExists {
                         table: T::NAME,
                         key: KeyHex::new(k),
                     }
-                } else if code == Code::EKEYMISMATCH {
+                } else if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
                     Error::AppendOutOfOrder {
                         table: T::NAME,
                         key: KeyHex::new(k),
@@ -467,7 +471,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.put_with::<T>(key, value, ffi::put::APPEND, "append")
+        self.put_with::<T>(key, value, ffi::put::APPEND_STRICT, "append")
     }
 
     /// In a `dupsort` table, adds `value` as the new greatest value of `key` (which must be the
