@@ -333,7 +333,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
     /// Double-ended.
     ///
-    /// ```ignore
+    /// ```text
     /// for entry in tx.range::<Headers>(10..20) { let (number, header) = entry?; }
     /// for entry in tx.range::<Headers>(..=5).rev() { /* 5, 4, ... */ }
     /// ```

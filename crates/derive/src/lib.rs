@@ -19,7 +19,7 @@ use syn::{DeriveInput, parse_macro_input};
 
 /// Declares a table: a unit struct whose `#[table(..)]` attribute names its key and value types.
 ///
-/// ```ignore
+/// ```text
 /// use tabula::Table;
 ///
 /// #[derive(Table)]
@@ -55,7 +55,7 @@ pub fn derive_table(input: TokenStream) -> TokenStream {
 
 /// Declares a schema: a tuple struct listing the tables opened together.
 ///
-/// ```ignore
+/// ```text
 /// use tabula::Schema;
 ///
 /// #[derive(Schema)]
@@ -77,7 +77,7 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 
 /// Declares a composite key: a struct whose fields, in declaration order, are the key's parts.
 ///
-/// ```ignore
+/// ```text
 /// use tabula::Key;
 ///
 /// #[derive(Key, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
