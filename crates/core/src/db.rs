@@ -501,6 +501,189 @@ impl<S: Schema> Bootstrap<S> {
         ffi::table_flags(flags.dupsort, flags.integer_key)
     }
 
+    /// Deletes a table and its contents from the file. Allowed here because no handle has
+    /// been published yet. Returns whether it existed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn drop_table(&mut self, name: &'static str) -> Result<bool> {
+        let Some(t) = self.find_table(name)? else {
+            return Ok(false);
+        };
+        self.txn()
+            .drop_table(t.dbi, true)
+            .map_err(|c| table_error(name, "drop", c))?;
+        Ok(true)
+    }
+
+    /// Renames table `from` to `to`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when `from` is missing, `to` exists, or libmdbx fails.
+    pub fn rename_table(&mut self, from: &'static str, to: &'static str) -> Result<()> {
+        let t = self.find_table(from)?.ok_or(Error::Mdbx {
+            table: from,
+            op: "rename (the table does not exist)",
+            key: None,
+            code: MdbxCode(Code::NOTFOUND.0),
+        })?;
+        self.txn()
+            .rename_table(t.dbi, to)
+            .map_err(|c| table_error(from, "rename", c))
+    }
+
+    /// Empties a table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn clear_table(&mut self, table: &'static str, dbi: u32) -> Result<()> {
+        self.txn()
+            .drop_table(dbi, false)
+            .map_err(|c| table_error(table, "clear", c))
+    }
+
+    /// Reads up to `limit` entries (more when needed to finish the duplicates of the last key)
+    /// with keys after `after` (from the first when `None`), copied out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    #[allow(clippy::type_complexity)]
+    pub fn read_batch(
+        &mut self,
+        table: &'static str,
+        dbi: u32,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let txn = self.txn.as_ref().expect("live");
+        let err = |c| table_error(table, "read", c);
+        let mut cur = txn.cursor(dbi).map_err(err)?;
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut entry = match after {
+            None => cur.get(ffi::op::FIRST, None, None).map_err(err)?,
+            Some(k) => match cur.get(ffi::op::SET_RANGE, Some(k), None).map_err(err)? {
+                Some((found, _)) if found == k => {
+                    cur.get(ffi::op::NEXT_NODUP, None, None).map_err(err)?
+                }
+                other => other,
+            },
+        };
+        while let Some((k, v)) = entry {
+            if out.len() >= limit && out.last().is_some_and(|(last, _)| last.as_slice() != k) {
+                break;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+            entry = cur.get(ffi::op::NEXT, None, None).map_err(err)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes raw bytes into a table (`append` for keys known to come in order).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] / [`Error::KeyExists`] / [`Error::AppendOutOfOrder`].
+    pub fn put_raw(
+        &mut self,
+        table: &'static str,
+        dbi: u32,
+        key: &[u8],
+        value: &[u8],
+        append: bool,
+    ) -> Result<()> {
+        let flags = if append {
+            ffi::put::APPEND
+        } else {
+            ffi::put::UPSERT
+        };
+        self.txn().put(dbi, key, value, flags).map_err(|c| match c {
+            c if c == Code::EKEYMISMATCH => Error::AppendOutOfOrder {
+                table,
+                key: crate::KeyHex::new(key),
+                last: None,
+            },
+            c => Error::Mdbx {
+                table,
+                op: "put",
+                key: Some(crate::KeyHex::new(key)),
+                code: c.into(),
+            },
+        })
+    }
+
+    /// Reads raw bytes from a table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn get_raw(
+        &mut self,
+        table: &'static str,
+        dbi: u32,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let txn = self.txn.as_ref().expect("live");
+        txn.get(dbi, key)
+            .map(|v| v.map(<[u8]>::to_vec))
+            .map_err(|c| table_error(table, "get", c))
+    }
+
+    /// Deletes a key (all its values) from a table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn delete_raw(&mut self, table: &'static str, dbi: u32, key: &[u8]) -> Result<bool> {
+        self.txn()
+            .del(dbi, key, None)
+            .map_err(|c| table_error(table, "delete", c))
+    }
+
+    /// Deletes a meta record.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn meta_delete(&mut self, key: &str) -> Result<()> {
+        if let Some(meta) = self.meta {
+            self.txn()
+                .del(meta, key.as_bytes(), None)
+                .map_err(|c| table_error(META_TABLE, "delete", c))?;
+        }
+        Ok(())
+    }
+
+    /// Commits what the startup step did so far and begins a new write transaction: bounds the
+    /// size of long migrations. Handles opened so far stay valid.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the commit or the new begin fails.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        let txn = self.txn.take().expect("live");
+        txn.commit().map_err(|code| Error::Env {
+            op: "commit a migration batch",
+            code: code.into(),
+        })?;
+        let txn = self.env.begin(self.read_only).map_err(|code| Error::Env {
+            op: "begin the next migration batch",
+            code: code.into(),
+        })?;
+        self.txn = Some(txn);
+        // The meta table may have been created by the committed transaction.
+        if self.meta.is_none() {
+            self.meta = self
+                .txn()
+                .open_table(Some(META_TABLE), 0, false)
+                .map_err(|c| table_error(META_TABLE, "open", c))?;
+        }
+        Ok(())
+    }
+
     /// Records the handle of the table with schema ID `id`.
     pub fn set_handle(&mut self, id: usize, dbi: u32) {
         self.dbis[id] = Some(dbi);

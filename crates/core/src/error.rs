@@ -236,7 +236,18 @@ pub enum Error {
         /// What the code declares.
         declared: String,
         /// What to do.
-        advice: &'static str,
+        advice: String,
+    },
+
+    /// A migration step cannot run, or the database's migration history does not fit the code.
+    #[error("migration to version {version} (`{step}`): {message}")]
+    Migration {
+        /// The step's version (or the database's, for history problems).
+        version: u32,
+        /// The step's name.
+        step: String,
+        /// What is wrong and what to do.
+        message: String,
     },
 
     /// A read-only open found a declared table missing from the file.

@@ -614,6 +614,14 @@ impl RawTxn {
         check(unsafe { sys::mdbx_drop(self.ptr.as_ptr(), dbi, delete) })
     }
 
+    /// Gives a table a new name (within this write transaction).
+    pub fn rename_table(&mut self, dbi: Dbi, name: &str) -> Result<(), Code> {
+        let cname = CString::new(name).map_err(|_| Code::EINVAL)?;
+        // SAFETY: live write txn, exclusively borrowed; `dbi` is open in it; the name is
+        // NUL-terminated and outlives the call.
+        check(unsafe { sys::mdbx_dbi_rename(self.ptr.as_ptr(), dbi, cname.as_ptr()) })
+    }
+
     pub fn cursor(&self, dbi: Dbi) -> Result<RawCursor<'_>, Code> {
         let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
         // SAFETY: the txn is live for the cursor's lifetime (the cursor borrows it); `c` is an

@@ -123,6 +123,52 @@ pub mod __private {
     pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
 
     pub use crate::db::{Bootstrap, ExistingTable, META_TABLE};
+
+    /// Encodes a key of table `T` in the form the table stores (native-endian for
+    /// `integer_key`).
+    pub fn encode_stored_key<T: crate::Table>(key: &T::Key) -> Vec<u8> {
+        crate::txn::with_key::<T, _, _>(key, <[u8]>::to_vec)
+    }
+
+    /// Decodes a stored key of table `T`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
+    pub fn decode_stored_key<T: crate::Table>(stored: &[u8]) -> crate::Result<T::Key> {
+        crate::txn::decode_key::<T>(stored)
+    }
+
+    /// Decodes a stored value of table `T`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
+    pub fn decode_stored_value<T: crate::Table>(
+        key: &[u8],
+        stored: &[u8],
+    ) -> crate::Result<T::Value> {
+        crate::txn::decode_value::<T>(key, stored)
+    }
+
+    /// Encodes a value of table `T` with its codec.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Encode`](crate::Error::Encode) naming the table and key.
+    pub fn encode_stored_value<T: crate::Table>(
+        key: &[u8],
+        value: &T::Value,
+    ) -> crate::Result<Vec<u8>> {
+        let mut scratch = Vec::new();
+        <T::Codec as crate::Value>::encode(value, &mut scratch)
+            .map(<[u8]>::to_vec)
+            .map_err(|source| crate::Error::Encode {
+                table: T::NAME,
+                key: crate::KeyHex::new(key),
+                source,
+            })
+    }
 }
 
 /// Table names starting with this prefix are reserved for Tabula's own tables (the meta table).
@@ -155,6 +201,7 @@ mod tests {
             key: crate::Descriptor::Unsigned(64),
             value: crate::Descriptor::Raw,
             value_type: "Vec<u8>",
+            value_shape: || None,
         };
         let tables = [info("a"), info("b"), info("a")];
         assert!(!name_repeats_earlier(&tables, 0));

@@ -55,7 +55,7 @@ impl std::fmt::Display for TableFlags {
 }
 
 /// What the schema record stores about one table, and what the startup step checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct TableInfo {
     /// The table's name in the file.
     pub name: &'static str,
@@ -67,7 +67,23 @@ pub struct TableInfo {
     pub value: Descriptor,
     /// The value type as written in the declaration.
     pub value_type: &'static str,
+    /// Computes the value codec's structural shape ([`Value::shape`]).
+    pub value_shape: fn() -> Option<String>,
 }
+
+impl PartialEq for TableInfo {
+    /// Compares everything but `value_shape` (a function, determined by the codec, which the
+    /// `value` descriptor and `value_type` already identify).
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.flags == other.flags
+            && self.key == other.key
+            && self.value == other.value
+            && self.value_type == other.value_type
+    }
+}
+
+impl Eq for TableInfo {}
 
 impl TableInfo {
     /// The info of table `T`.
@@ -85,6 +101,7 @@ impl TableInfo {
             },
             value: <T::Codec as Value>::DESCRIPTOR,
             value_type: T::VALUE_TYPE,
+            value_shape: <T::Codec as Value>::shape,
         }
     }
 

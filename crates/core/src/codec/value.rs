@@ -64,6 +64,13 @@ pub trait Value {
     ///
     /// [`DecodeError`] when the bytes are not a valid encoding; never a panic.
     fn decode(bytes: &[u8]) -> Result<Self::Item, DecodeError>;
+
+    /// A structural description of the stored format (field names and types, variants), or
+    /// `None` when the codec cannot describe it. The startup step records it and refuses to
+    /// open a table whose shape changed without a migration, even when the type kept its name.
+    fn shape() -> Option<String> {
+        None
+    }
 }
 
 /// The default value codec: serde + bincode 2 (standard configuration: little-endian,
@@ -95,6 +102,14 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
             )));
         }
         Ok(value)
+    }
+
+    /// The serde data model of `T` as traced by `serde-reflection`, as JSON.
+    fn shape() -> Option<String> {
+        let mut tracer = serde_reflection::Tracer::new(serde_reflection::TracerConfig::default());
+        let (format, _) = tracer.trace_simple_type::<T>().ok()?;
+        let registry = tracer.registry().ok()?;
+        serde_json::to_string(&(format, registry)).ok()
     }
 }
 
@@ -142,5 +157,38 @@ mod tests {
         assert!(Bincode::<(u32, String, Vec<u8>)>::decode(&longer).is_err());
         // A string that is not UTF-8.
         assert!(Bincode::<String>::decode(&[2, 0xff, 0xfe]).is_err());
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct V1 {
+        a: u32,
+        b: String,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct V2 {
+        a: u32,
+        b: String,
+        c: Option<u64>,
+    }
+
+    #[test]
+    fn bincode_shape_tracks_fields() {
+        let v1 = Bincode::<V1>::shape().expect("serde types have a shape");
+        assert!(v1.contains("\"a\"") && v1.contains("\"b\""), "{v1}");
+        let v2 = Bincode::<V2>::shape().unwrap();
+        assert_ne!(
+            v1.replace("V1", "V2"),
+            v2,
+            "an added field changes the shape"
+        );
+        assert_eq!(
+            Bincode::<V1>::shape().unwrap(),
+            v1,
+            "tracing is deterministic"
+        );
+        assert_eq!(Raw::shape(), None);
     }
 }

@@ -1,0 +1,437 @@
+//! Declaring migrations: [`Migrations`], the steps and the operations a step lists.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use tabula_core::__private::{
+    decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
+};
+use tabula_core::{Bincode, Error, Key, KeyHex, Part, Result, Table, TableFlags, TableInfo, Value};
+
+use crate::record::TableRecord;
+
+/// Progress of a long migration operation, handed to [`Migrations::on_progress`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress<'a> {
+    /// The step's version.
+    pub version: u32,
+    /// The step's name.
+    pub step: &'a str,
+    /// The operation running, e.g. `transform values of accounts`.
+    pub operation: &'a str,
+    /// Entries done so far in this operation (including those done before a restart).
+    pub done: u64,
+    /// Entries in the source table when the operation began.
+    pub total: u64,
+}
+
+type ProgressFn = dyn Fn(&Progress<'_>) + Send + Sync;
+
+/// The ordered migration steps that bring a database up to the current schema version.
+///
+/// ```
+/// use serde::{Deserialize, Serialize};
+/// use tabula_migrate::Migrations;
+/// # use tabula::{Schema, Table};
+///
+/// #[derive(Serialize, Deserialize)]
+/// struct AccountV1 { balance: u64 }
+/// #[derive(Serialize, Deserialize)]
+/// struct Account { balance: u64, nonce: u32 }
+///
+/// #[derive(Table)]
+/// #[table(name = "accounts", key = u64, value = Account)]
+/// struct Accounts;
+///
+/// let migrations = Migrations::new()
+///     .step(2, "rename-balances", |m| m.rename_table("balances", "accounts"))
+///     .step(3, "add-nonce", |m| {
+///         m.transform::<Accounts, AccountV1>(|old| Account { balance: old.balance, nonce: 0 })
+///     });
+/// assert_eq!(migrations.version(), 3);
+/// ```
+#[derive(Clone, Default)]
+pub struct Migrations {
+    pub(crate) steps: Vec<Arc<Step>>,
+    pub(crate) progress: Option<Arc<ProgressFn>>,
+    pub(crate) batch: Option<usize>,
+}
+
+impl fmt::Debug for Migrations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Migrations")
+            .field("steps", &self.steps)
+            .field("batch", &self.batch_size_or_default())
+            .finish()
+    }
+}
+
+/// Entries per transaction in long operations, unless [`Migrations::batch_size`] says otherwise.
+pub const DEFAULT_BATCH: usize = 10_000;
+
+impl Migrations {
+    /// No steps: the schema is at version 1.
+    pub fn new() -> Self {
+        Migrations::default()
+    }
+
+    /// Adds the step that migrates the database to `version`, named `name`. `declare` lists its
+    /// operations on the [`Step`] builder; they run in that order, once, at the next open.
+    ///
+    /// # Panics
+    ///
+    /// When `version` is not greater than the previous step's and than 1, or the name is empty:
+    /// a programming error in the declaration.
+    pub fn step(
+        mut self,
+        version: u32,
+        name: &'static str,
+        declare: impl FnOnce(&mut Step),
+    ) -> Self {
+        let floor = self.steps.last().map_or(1, |s| s.version);
+        assert!(
+            version > floor,
+            "migration step `{name}` has version {version}; versions must increase and start \
+             above 1 (the previous is {floor})"
+        );
+        assert!(!name.is_empty(), "migration step {version} needs a name");
+        let mut step = Step {
+            version,
+            name,
+            ops: Vec::new(),
+        };
+        declare(&mut step);
+        self.steps.push(Arc::new(step));
+        self
+    }
+
+    /// Calls `f` as long operations progress (after every batch).
+    pub fn on_progress(mut self, f: impl Fn(&Progress<'_>) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Shows an `indicatif` progress bar on stderr for long operations.
+    #[cfg(feature = "progress")]
+    pub fn with_progress_bar(self) -> Self {
+        let bar = indicatif::ProgressBar::hidden();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:30}] {pos}/{len} entries ({per_sec}, eta {eta})",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        self.on_progress(move |p| {
+            bar.set_length(p.total.max(p.done));
+            bar.set_position(p.done);
+            bar.set_message(format!("v{} {}: {}", p.version, p.step, p.operation));
+            if p.done >= p.total {
+                bar.finish();
+                bar.reset();
+            }
+        })
+    }
+
+    /// Entries per transaction in long operations (default 10,000). Each batch commits with
+    /// the operation's progress, so an interrupted migration resumes after the last batch.
+    pub fn batch_size(mut self, entries: usize) -> Self {
+        self.batch = Some(entries.max(1));
+        self
+    }
+
+    pub(crate) fn batch_size_or_default(&self) -> usize {
+        self.batch.unwrap_or(DEFAULT_BATCH)
+    }
+
+    /// The schema version these steps reach: the last step's version, or 1.
+    pub fn version(&self) -> u32 {
+        self.steps.last().map_or(1, |s| s.version)
+    }
+}
+
+/// One migration step: a version, a name, and the operations it lists.
+pub struct Step {
+    pub(crate) version: u32,
+    pub(crate) name: &'static str,
+    pub(crate) ops: Vec<Op>,
+}
+
+impl fmt::Debug for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Step")
+            .field("version", &self.version)
+            .field("name", &self.name)
+            .field("ops", &self.descriptions())
+            .finish()
+    }
+}
+
+pub(crate) type MapFn = dyn Fn(&[u8], &[u8]) -> Result<(Vec<u8>, Vec<u8>)> + Send + Sync;
+pub(crate) type RunFn = dyn Fn(&mut crate::run::MigrationTx<'_>) -> Result<()> + Send + Sync;
+
+/// What a step does, in declaration order.
+pub(crate) enum Op {
+    Create {
+        name: &'static str,
+        flags: TableFlags,
+        record: TableRecord,
+    },
+    Drop {
+        name: &'static str,
+    },
+    Rename {
+        from: &'static str,
+        to: &'static str,
+    },
+    /// Reads every entry of `source`, maps it, and writes it to `target` (a temporary table
+    /// that replaces `source` at the end when `replace` is set).
+    Rewrite {
+        what: String,
+        source: &'static str,
+        target: &'static str,
+        flags: TableFlags,
+        record: TableRecord,
+        replace: bool,
+        in_order: bool,
+        unique: bool,
+        map: Box<MapFn>,
+        /// The structural declaration that goes into the checksum.
+        declaration: String,
+    },
+    Run {
+        label: &'static str,
+        f: Box<RunFn>,
+    },
+}
+
+impl Op {
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Op::Create {
+                name,
+                flags,
+                record,
+            } => format!(
+                "create table {name} (flags {flags}; key {}; value {})",
+                record.key, record.value
+            ),
+            Op::Drop { name } => format!("drop table {name}"),
+            Op::Rename { from, to } => format!("rename table {from} to {to}"),
+            Op::Rewrite { what, .. } => what.clone(),
+            Op::Run { label, .. } => format!("run {label}"),
+        }
+    }
+
+    fn declaration(&self) -> String {
+        match self {
+            Op::Rewrite { declaration, .. } => declaration.clone(),
+            Op::Create { record, .. } => {
+                format!("{} shape {:?}", self.describe(), record.shape)
+            }
+            _ => self.describe(),
+        }
+    }
+}
+
+fn temp_name(table: &str) -> &'static str {
+    // A handful per open at most: leaking keeps table names `&'static` like declared ones.
+    Box::leak(format!("__tabula_tmp_{table}").into_boxed_str())
+}
+
+impl Step {
+    /// The operations, described in words.
+    pub fn descriptions(&self) -> Vec<String> {
+        self.ops.iter().map(Op::describe).collect()
+    }
+
+    /// Checksum of the step's declaration: version, name, and each operation with the tables,
+    /// flags and value shapes it involves (not the closures' code, which cannot be hashed: give
+    /// a step a new version when you change what its code does).
+    pub fn checksum(&self) -> String {
+        let mut text = format!("{}\n{}\n", self.version, self.name);
+        for op in &self.ops {
+            text.push_str(&op.declaration());
+            text.push('\n');
+        }
+        // FNV-1a, 64 bit: stable across Rust versions and platforms.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in text.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    /// The step's version.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The step's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Creates table `T` (with its declared flags) if it does not exist. Tables of the schema
+    /// are created by `open` anyway; this is for tables a later operation of the step fills.
+    pub fn create_table<T: Table>(&mut self) {
+        let info = TableInfo::of::<T>();
+        self.ops.push(Op::Create {
+            name: T::NAME,
+            flags: T::FLAGS,
+            record: TableRecord::of(&info),
+        });
+    }
+
+    /// Deletes a table and everything in it.
+    pub fn drop_table(&mut self, name: &'static str) {
+        self.ops.push(Op::Drop { name });
+    }
+
+    /// Renames a table, keeping its contents.
+    pub fn rename_table(&mut self, from: &'static str, to: &'static str) {
+        self.ops.push(Op::Rename { from, to });
+    }
+
+    /// Re-encodes every value of table `T`: each stored value is decoded as `Old` (serde +
+    /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay.
+    /// Runs in batches and resumes after an interruption.
+    pub fn transform<T: Table, Old: DeserializeOwned + serde::Serialize + 'static>(
+        &mut self,
+        f: impl Fn(Old) -> T::Value + Send + Sync + 'static,
+    ) {
+        self.transform_with::<T, Bincode<Old>>(f);
+    }
+
+    /// [`transform`](Step::transform) with the old values stored by codec `C`.
+    pub fn transform_with<T: Table, C: Value + 'static>(
+        &mut self,
+        f: impl Fn(C::Item) -> T::Value + Send + Sync + 'static,
+    ) {
+        let info = TableInfo::of::<T>();
+        let record = TableRecord::of(&info);
+        let declaration = format!(
+            "transform {} from {} shape {:?} to {} shape {:?} flags {}",
+            T::NAME,
+            C::DESCRIPTOR,
+            C::shape(),
+            record.value,
+            record.shape,
+            T::FLAGS
+        );
+        let map = move |k: &[u8], v: &[u8]| -> Result<(Vec<u8>, Vec<u8>)> {
+            let old = C::decode(v).map_err(|source| Error::Decode {
+                table: T::NAME,
+                part: Part::Value,
+                key: KeyHex::new(k),
+                source,
+            })?;
+            let new = f(old);
+            Ok((k.to_vec(), encode_stored_value::<T>(k, &new)?))
+        };
+        self.ops.push(Op::Rewrite {
+            what: format!("transform values of {}", T::NAME),
+            source: T::NAME,
+            target: temp_name(T::NAME),
+            flags: T::FLAGS,
+            record,
+            replace: true,
+            in_order: !T::FLAGS.dupsort,
+            unique: false,
+            map: Box::new(map),
+            declaration,
+        });
+    }
+
+    /// Changes the key of every entry of table `T`: each stored key is decoded as `OldKey` and
+    /// replaced by `f(old)`; values stay. Two old keys mapping to one new key is an error (in a
+    /// table without `dupsort`). Runs in batches and resumes after an interruption.
+    pub fn rekey<T: Table, OldKey: Key + 'static>(
+        &mut self,
+        f: impl Fn(OldKey) -> T::Key + Send + Sync + 'static,
+    ) {
+        let info = TableInfo::of::<T>();
+        let record = TableRecord::of(&info);
+        let declaration = format!(
+            "rekey {} from {} to {} flags {}",
+            T::NAME,
+            OldKey::DESCRIPTOR,
+            record.key,
+            T::FLAGS
+        );
+        let map = move |k: &[u8], v: &[u8]| -> Result<(Vec<u8>, Vec<u8>)> {
+            let old = OldKey::decode(k).map_err(|source| Error::Decode {
+                table: T::NAME,
+                part: Part::Key,
+                key: KeyHex::new(k),
+                source,
+            })?;
+            Ok((encode_stored_key::<T>(&f(old)), v.to_vec()))
+        };
+        self.ops.push(Op::Rewrite {
+            what: format!("rekey {}", T::NAME),
+            source: T::NAME,
+            target: temp_name(T::NAME),
+            flags: T::FLAGS,
+            record,
+            replace: true,
+            in_order: false,
+            unique: !T::FLAGS.dupsort,
+            map: Box::new(map),
+            declaration,
+        });
+    }
+
+    /// Copies every entry of table `From` into table `To` (created if missing), decoding with
+    /// `From`'s codecs and encoding with `To`'s. `From` is left as it is.
+    pub fn copy<From: Table, To: Table<Key = From::Key, Value = From::Value>>(&mut self) {
+        let info = TableInfo::of::<To>();
+        let record = TableRecord::of(&info);
+        let declaration = format!(
+            "copy {} into {} ({} -> {}, {} -> {})",
+            From::NAME,
+            To::NAME,
+            TableInfo::of::<From>().key_descriptor(),
+            record.key,
+            TableInfo::of::<From>().value_descriptor(),
+            record.value
+        );
+        let map = |k: &[u8], v: &[u8]| -> Result<(Vec<u8>, Vec<u8>)> {
+            let key = decode_stored_key::<From>(k)?;
+            let value = decode_stored_value::<From>(k, v)?;
+            let new_key = encode_stored_key::<To>(&key);
+            let new_value = encode_stored_value::<To>(&new_key, &value)?;
+            Ok((new_key, new_value))
+        };
+        self.ops.push(Op::Rewrite {
+            what: format!("copy {} into {}", From::NAME, To::NAME),
+            source: From::NAME,
+            target: To::NAME,
+            flags: To::FLAGS,
+            record,
+            replace: false,
+            in_order: false,
+            unique: false,
+            map: Box::new(map),
+            declaration,
+        });
+    }
+
+    /// Runs arbitrary code on the startup write transaction, with typed access to any table by
+    /// its type ([`MigrationTx`](crate::MigrationTx)). `label` names it in plans and in the
+    /// step's checksum.
+    pub fn run(
+        &mut self,
+        label: &'static str,
+        f: impl Fn(&mut crate::run::MigrationTx<'_>) -> Result<()> + Send + Sync + 'static,
+    ) {
+        self.ops.push(Op::Run {
+            label,
+            f: Box::new(f),
+        });
+    }
+}
