@@ -1,0 +1,45 @@
+//! The examples are part of the documentation: run them, so they cannot rot.
+//!
+//! `cargo test` builds every example next to the test binaries (`target/<profile>/examples`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/examples-<hash> → target/<profile>/examples/<name>
+    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
+    let path = dir.join(name);
+    assert!(path.exists(), "{} was not built by `cargo test`", path.display());
+    path
+}
+
+fn run(name: &str) -> String {
+    let out = Command::new(example(name)).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "example {name} failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn quickstart_runs_and_data_survives_reopen() {
+    let out = run("quickstart");
+    assert!(out.contains("created: [\"Headers\", \"balances\", \"topics\"]"), "{out}");
+    assert!(out.contains("prefix balances[alice] = block 1: 100 block 3: 70"), "{out}");
+    assert!(out.contains("dupsort Topics[4] = [\"approval\", \"transfer#4\"]"), "{out}");
+    assert!(out.contains("Headers[3] unchanged: true"), "{out}");
+}
+
+#[test]
+fn migrate_example_upgrades_once() {
+    let out = run("migrate");
+    assert!(out.contains("step 2 `users-with-email`"), "{out}");
+    assert!(out.contains("transform values of users: 10000/10000"), "{out}");
+    assert!(out.contains("users[0] = User { name: \"ada0\", email: Some(\"ada0@example.org\") }"), "{out}");
+    assert!(out.trim_end().ends_with("applied []"), "{out}");
+}
