@@ -781,7 +781,7 @@ fn table_error(table: &'static str, op: &'static str, code: Code) -> Error {
     }
 }
 
-fn open_hint(code: Code, read_only: bool) -> &'static str {
+pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
     match code {
         c if c == Code::INVALID => {
             "the file is not an MDBX database (or its header is damaged); check the path"

@@ -209,6 +209,52 @@ pub(crate) struct EnvInfo {
     pub last_txn: u64,
     pub max_readers: u32,
     pub readers: u32,
+    /// Geometry: the lower bound, current size, shrink threshold and growth step, in bytes.
+    pub lower: u64,
+    pub current: u64,
+    pub shrink: u64,
+    pub growth: u64,
+    /// The oldest transaction a reader still uses (equals `last_txn` when no reader lags).
+    pub oldest_reader_txn: u64,
+}
+
+/// One slot of the reader table (`mdbx_reader_list`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawReader {
+    pub slot: i32,
+    pub pid: i32,
+    pub thread: u64,
+    pub txnid: u64,
+    pub lag: u64,
+    pub bytes_used: usize,
+    pub bytes_retained: usize,
+}
+
+/// `mdbx_reader_list`'s callback: appends one slot to the `Vec<RawReader>` behind `ctx`.
+unsafe extern "C" fn collect_reader(
+    ctx: *mut c_void,
+    _num: c_int,
+    slot: c_int,
+    pid: sys::mdbx_pid_t,
+    thread: sys::mdbx_tid_t,
+    txnid: u64,
+    lag: u64,
+    bytes_used: usize,
+    bytes_retained: usize,
+) -> c_int {
+    // SAFETY: `Env::readers` passes a `&mut Vec<RawReader>` as `ctx`, exclusively borrowed for
+    // the duration of `mdbx_reader_list`, which calls this synchronously on the same thread.
+    let out = unsafe { &mut *ctx.cast::<Vec<RawReader>>() };
+    out.push(RawReader {
+        slot,
+        pid,
+        thread: thread as u64,
+        txnid,
+        lag,
+        bytes_used,
+        bytes_retained,
+    });
+    0
 }
 
 /// Page counts of one table (`MDBX_stat`).
@@ -384,7 +430,45 @@ impl Env {
             last_txn: info.mi_recent_txnid,
             max_readers: info.mi_maxreaders,
             readers: info.mi_numreaders,
+            lower: info.mi_geo.lower,
+            current: info.mi_geo.current,
+            shrink: info.mi_geo.shrink,
+            growth: info.mi_geo.grow,
+            oldest_reader_txn: info.mi_latter_reader_txnid,
         })
+    }
+
+    /// The occupied slots of the reader table, in every process using the file.
+    pub fn readers(&self) -> Result<Vec<RawReader>, Code> {
+        let mut out: Vec<RawReader> = Vec::new();
+        // SAFETY: the env is open; `collect_reader` matches `MDBX_reader_list_func` and only
+        // touches `out`, which outlives the call and is not otherwise used during it.
+        let rc = unsafe {
+            sys::mdbx_reader_list(
+                self.ptr.as_ptr(),
+                Some(collect_reader),
+                (&mut out as *mut Vec<RawReader>).cast(),
+            )
+        };
+        // MDBX_RESULT_TRUE: the reader table is empty.
+        if rc != sys::MDBX_RESULT_TRUE {
+            check(rc)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes a copy of the database to the file `dest` (which must not exist), dropping free
+    /// pages and renumbering the rest when `compact`.
+    pub fn copy_to(&self, dest: &Path, compact: bool) -> Result<(), Code> {
+        let cpath = CString::new(dest.as_os_str().as_encoded_bytes()).map_err(|_| Code::EINVAL)?;
+        let flags = if compact {
+            sys::MDBX_CP_COMPACT
+        } else {
+            sys::MDBX_CP_DEFAULTS
+        };
+        // SAFETY: the env is open; the copy runs in its own read transaction inside libmdbx;
+        // `cpath` is NUL-terminated and outlives the call.
+        check(unsafe { sys::mdbx_env_copy(self.ptr.as_ptr(), cpath.as_ptr(), flags) })
     }
 
     /// Largest key (in bytes) a table with `flags` accepts.
@@ -422,6 +506,22 @@ pub(crate) fn table_flags(dupsort: bool, integer_key: bool) -> u32 {
         f |= sys::MDBX_INTEGERKEY;
     }
     f
+}
+
+/// Names of the libmdbx table flags set in `bits`.
+pub(crate) fn table_flag_names(bits: u32) -> Vec<&'static str> {
+    [
+        (sys::MDBX_REVERSEKEY, "reversekey"),
+        (sys::MDBX_DUPSORT, "dupsort"),
+        (sys::MDBX_INTEGERKEY, "integer_key"),
+        (sys::MDBX_DUPFIXED, "dupfixed"),
+        (sys::MDBX_INTEGERDUP, "integerdup"),
+        (sys::MDBX_REVERSEDUP, "reversedup"),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| bits & bit != 0)
+    .map(|(_, name)| name)
+    .collect()
 }
 
 /// The flag bits Tabula compares when verifying a table.
@@ -539,6 +639,30 @@ impl RawTxn {
         // SAFETY: the txn is live; `dbi` was opened in this env; out-parameters are valid.
         check(unsafe { sys::mdbx_dbi_flags_ex(self.ptr.as_ptr(), dbi, &mut flags, &mut state) })?;
         Ok(flags)
+    }
+
+    /// Compares two keys with the table's own order (`mdbx_cmp`): integer order for
+    /// `MDBX_INTEGERKEY` tables, bytes otherwise.
+    pub fn cmp_keys(&self, dbi: Dbi, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        let (a, b) = (val(a), val(b));
+        // SAFETY: the txn is live; `dbi` is open in it; `a` and `b` point into slices alive for
+        // the call, which only reads them.
+        unsafe { sys::mdbx_cmp(self.ptr.as_ptr(), dbi, &a, &b) }.cmp(&0)
+    }
+
+    /// The names of the named tables: the keys of the main table. Entries there that are not
+    /// tables (libmdbx allows plain data in the main table) are listed too; opening them fails
+    /// with `MDBX_INCOMPATIBLE`.
+    pub fn main_keys(&mut self) -> Result<Vec<Vec<u8>>, Code> {
+        let main = self.open_table(None, 0, false)?.ok_or(Code::NOTFOUND)?;
+        let mut cur = self.cursor(main)?;
+        let mut out = Vec::new();
+        let mut entry = cur.get(op::FIRST, None, None)?;
+        while let Some((k, _)) = entry {
+            out.push(k.to_vec());
+            entry = cur.get(op::NEXT_NODUP, None, None)?;
+        }
+        Ok(out)
     }
 
     pub fn stat(&self, dbi: Dbi) -> Result<RawStat, Code> {

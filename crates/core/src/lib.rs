@@ -10,6 +10,7 @@ mod cursor;
 mod db;
 mod error;
 mod ffi;
+mod inspect;
 pub mod table;
 mod txn;
 
@@ -123,6 +124,7 @@ pub mod __private {
     pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
 
     pub use crate::db::{Bootstrap, ExistingTable, META_TABLE};
+    pub use crate::inspect::{EnvDetails, FoundTable, Inspector, ReaderInfo, Snapshot};
 
     /// Encodes a key of table `T` in the form the table stores (native-endian for
     /// `integer_key`).
