@@ -1,0 +1,569 @@
+//! End-to-end tests of the `tabula` binary against databases written with the library. Expected
+//! values come from what each test wrote, never from the tool's own output.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
+use tabula::__private::Bootstrap;
+use tabula::{Key, Migrations, Options, Schema, Table, TableFlags};
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Key)]
+struct AccountAt {
+    account: String,
+    block: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+enum Kind {
+    User,
+    Contract { code_hash: u32 },
+    Label(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Account {
+    balance: u64,
+    kind: Kind,
+    note: Option<String>,
+    delta: i64,
+}
+
+#[derive(Table)]
+#[table(name = "accounts", key = AccountAt, value = Account)]
+struct Accounts;
+
+#[derive(Table)]
+#[table(name = "pairs", key = (String, u64), value = String)]
+struct Pairs;
+
+#[derive(Table)]
+#[table(name = "tags", key = u32, value = String, dupsort)]
+struct Tags;
+
+#[derive(Table)]
+#[table(name = "heights", key = u64, value = i32, integer_key)]
+struct Heights;
+
+#[derive(Table)]
+#[table(name = "blobs", key = i16, value = Vec<u8>, codec = tabula::Raw)]
+struct Blobs;
+
+#[derive(Schema)]
+struct App(Accounts, Pairs, Tags, Heights, Blobs);
+
+fn account(i: u64) -> Account {
+    Account {
+        balance: i * 1000,
+        kind: match i % 3 {
+            0 => Kind::User,
+            1 => Kind::Contract {
+                code_hash: i as u32 * 7,
+            },
+            _ => Kind::Label(format!("label-{i}")),
+        },
+        note: (i % 2 == 0).then(|| format!("note {i}")),
+        delta: -(i as i64) * 3,
+    }
+}
+
+const PAIR_NAMES: [&str; 3] = ["alice", "bob", "carol"];
+
+/// Writes the fixture database and returns nothing; every table gets known contents.
+fn write_fixture(path: &Path) {
+    let db = tabula::open::<App>(path, Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    for (n, name) in ["alice", "bob"].iter().enumerate() {
+        for block in 0..3u64 {
+            let key = AccountAt {
+                account: name.to_string(),
+                block,
+            };
+            tx.put::<Accounts>(&key, &account(n as u64 * 3 + block))
+                .unwrap();
+        }
+    }
+    for name in PAIR_NAMES {
+        for i in 0..4u64 {
+            tx.put::<Pairs>(&(name.to_string(), i), &format!("{name}/{i}"))
+                .unwrap();
+        }
+    }
+    for k in 0..5u32 {
+        tx.put::<Tags>(&k, &format!("a{k}")).unwrap();
+        tx.put::<Tags>(&k, &format!("b{k}")).unwrap();
+    }
+    for h in [1u64, 2, 300, 70_000, 1 << 40] {
+        tx.put::<Heights>(&h, &(-(h as i64 % 1000) as i32)).unwrap();
+    }
+    tx.put::<Blobs>(&-5, &vec![0xde, 0xad, 0x00, 0x01]).unwrap();
+    tx.put::<Blobs>(&7, &vec![]).unwrap();
+    tx.commit().unwrap();
+}
+
+fn tabula(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(args)
+        .output()
+        .expect("the tabula binary runs")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Runs a command that must succeed and parses its stdout as JSON.
+fn ok_json(args: &[&str]) -> Json {
+    let out = tabula(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// Runs a command that must fail with `code`; returns stderr.
+fn fails(args: &[&str], code: i32) -> String {
+    let out = tabula(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: stderr {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    stderr
+}
+
+fn jsonl(out: &Output) -> Vec<Json> {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn info_and_tables_describe_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+
+    let info = ok_json(&["info", db, "--json"]);
+    assert!(info["file_size"].as_u64().unwrap() > 0);
+    assert!(info["page_size"].as_u64().unwrap().is_power_of_two());
+    for field in ["lower", "now", "upper", "growth"] {
+        assert!(info["geometry"][field].is_u64(), "geometry.{field}: {info}");
+    }
+    // The default upper bound `Options::new()` sets.
+    assert_eq!(info["geometry"]["upper"], json!(1u64 << 40));
+    assert!(info["last_txn"].as_u64().unwrap() >= 1);
+    assert!(info["readers"]["max"].as_u64().unwrap() > 0);
+    assert_eq!(info["schema_version"], json!(1));
+    assert_eq!(info["applied"], json!([]));
+
+    let tables = ok_json(&["tables", db, "--json"]);
+    let rows = tables.as_array().unwrap();
+    let by_name = |name: &str| -> Json {
+        rows.iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no row for {name}: {tables}"))
+    };
+    let mut names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["accounts", "blobs", "heights", "pairs", "tags"]);
+    assert_eq!(by_name("accounts")["entries"], json!(6));
+    assert_eq!(by_name("pairs")["entries"], json!(PAIR_NAMES.len() * 4));
+    assert_eq!(by_name("tags")["entries"], json!(10));
+    assert_eq!(by_name("tags")["flags"], json!(["dupsort"]));
+    assert_eq!(by_name("heights")["flags"], json!(["integer_key"]));
+    assert_eq!(by_name("pairs")["flags"], json!([]));
+    assert_eq!(by_name("pairs")["key"], json!("(str, u64)"));
+    assert_eq!(
+        by_name("accounts")["key"],
+        json!("AccountAt { account: str, block: u64 }")
+    );
+    assert_eq!(by_name("heights")["key"], json!("u64 native-endian"));
+    assert_eq!(by_name("accounts")["value"], json!("bincode<Account>"));
+    assert!(by_name("blobs")["value"].as_str().unwrap().starts_with("raw"));
+    let accounts = by_name("accounts");
+    let pages = accounts["pages"]["branch"].as_u64().unwrap()
+        + accounts["pages"]["leaf"].as_u64().unwrap()
+        + accounts["pages"]["overflow"].as_u64().unwrap();
+    assert_eq!(
+        accounts["bytes"].as_u64().unwrap(),
+        pages * info["page_size"].as_u64().unwrap()
+    );
+
+    let all = ok_json(&["tables", db, "--json", "--all"]);
+    assert!(
+        all.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "__tabula_meta")
+    );
+
+    // Human output names every table.
+    let out = tabula(&["tables", db]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["accounts", "pairs", "tags", "heights", "blobs", "DBI"] {
+        assert!(text.contains(name), "{text}");
+    }
+    let out = tabula(&["info", db]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("schema version   1"));
+}
+
+#[test]
+fn a_table_missing_from_the_record_is_listed_without_descriptors() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    // Create a table behind the startup step's back: it exists in the file, not in the record.
+    let mut boot = Bootstrap::<App>::begin(dir.path(), &Options::new()).unwrap();
+    let dbi = boot.create_table("stray", TableFlags::NONE).unwrap();
+    boot.put_raw("stray", dbi, b"k\x01", b"\xff\x00", false)
+        .unwrap();
+    boot.checkpoint().unwrap();
+    drop(boot);
+
+    let db = p(dir.path());
+    let tables = ok_json(&["tables", db, "--json"]);
+    let stray = tables
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "stray")
+        .cloned()
+        .expect("the stray table is listed");
+    assert_eq!(stray["entries"], json!(1));
+    assert_eq!(stray["key"], Json::Null);
+    assert_eq!(stray["value"], Json::Null);
+    // Keys and values are hex.
+    let got = ok_json(&["get", db, "stray", "\"6b01\"", "--json"]);
+    assert_eq!(got, json!({"key": "6b01", "value": "ff00"}));
+}
+
+#[test]
+fn get_parses_typed_keys_and_decodes_values() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+
+    // A derived struct key, as an object or an array; the value has an enum and an Option.
+    for key in [r#"{"account": "bob", "block": 1}"#, r#"["bob", 1]"#] {
+        let got = ok_json(&["get", db, "accounts", key, "--json"]);
+        assert_eq!(
+            got,
+            json!({
+                "key": serde_json::to_value(AccountAt { account: "bob".into(), block: 1 }).unwrap(),
+                "value": serde_json::to_value(account(4)).unwrap(),
+            })
+        );
+    }
+    // Every enum variant and both Option cases decode.
+    for (name, block, i) in [("alice", 0, 0u64), ("alice", 1, 1), ("alice", 2, 2)] {
+        let key = json!([name, block]).to_string();
+        let got = ok_json(&["get", db, "accounts", &key, "--json"]);
+        assert_eq!(got["value"], serde_json::to_value(account(i)).unwrap());
+    }
+    // A tuple key.
+    let got = ok_json(&["get", db, "pairs", r#"["carol", 3]"#, "--json"]);
+    assert_eq!(got, json!({"key": ["carol", 3], "value": "carol/3"}));
+    // Dupsort: every value, in order.
+    let got = ok_json(&["get", db, "tags", "4", "--json"]);
+    assert_eq!(got, json!({"key": 4, "values": ["a4", "b4"]}));
+    // integer_key.
+    let got = ok_json(&["get", db, "heights", "70000", "--json"]);
+    assert_eq!(got, json!({"key": 70000, "value": -(70_000 % 1000)}));
+    // A raw table: signed key, hex value.
+    let got = ok_json(&["get", db, "blobs", "-5", "--json"]);
+    assert_eq!(got, json!({"key": -5, "value": "dead0001"}));
+    // Human output is the value alone.
+    let out = tabula(&["get", db, "pairs", r#"["alice", 0]"#]);
+    assert_eq!(
+        serde_json::from_slice::<Json>(&out.stdout).unwrap(),
+        json!("alice/0")
+    );
+}
+
+#[test]
+fn dump_walks_ranges_in_both_directions() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+
+    let expected_pairs: Vec<Json> = PAIR_NAMES
+        .iter()
+        .flat_map(|n| (0..4u64).map(move |i| json!({"key": [n, i], "value": format!("{n}/{i}")})))
+        .collect();
+    let all = ok_json(&["dump", db, "pairs", "--json"]);
+    assert_eq!(all, Json::Array(expected_pairs.clone()));
+
+    // Inclusive bounds, a limit, and reverse.
+    let out = tabula(&[
+        "dump", db, "pairs", "--from", r#"["bob", 2]"#, "--to", r#"["carol", 1]"#,
+    ]);
+    assert_eq!(jsonl(&out), expected_pairs[6..10].to_vec());
+    let out = tabula(&[
+        "dump", db, "pairs", "--from", r#"["bob", 2]"#, "--to", r#"["carol", 1]"#, "--reverse",
+    ]);
+    let mut rev = expected_pairs[6..10].to_vec();
+    rev.reverse();
+    assert_eq!(jsonl(&out), rev);
+    let out = tabula(&["dump", db, "pairs", "--limit", "2", "--reverse"]);
+    assert_eq!(
+        jsonl(&out),
+        vec![expected_pairs[11].clone(), expected_pairs[10].clone()]
+    );
+
+    // integer_key tables walk in integer order, bounds compared as integers.
+    let out = tabula(&["dump", db, "heights", "--from", "2", "--to", "70000"]);
+    let keys: Vec<Json> = jsonl(&out).iter().map(|e| e["key"].clone()).collect();
+    assert_eq!(keys, [json!(2), json!(300), json!(70000)]);
+    let out = tabula(&["dump", db, "heights", "--reverse", "--to", "300"]);
+    let keys: Vec<Json> = jsonl(&out).iter().map(|e| e["key"].clone()).collect();
+    assert_eq!(keys, [json!(300), json!(2), json!(1)]);
+
+    // Dupsort: each duplicate is an entry; reverse from a key starts at its last duplicate.
+    let out = tabula(&["dump", db, "tags", "--to", "1", "--reverse"]);
+    assert_eq!(
+        jsonl(&out),
+        vec![
+            json!({"key": 1, "value": "b1"}),
+            json!({"key": 1, "value": "a1"}),
+            json!({"key": 0, "value": "b0"}),
+            json!({"key": 0, "value": "a0"}),
+        ]
+    );
+
+    // Hex: stored bytes (big-endian i16 with the sign bit flipped; raw value).
+    let out = tabula(&["dump", db, "blobs", "--format", "hex"]);
+    assert!(out.status.success());
+    let enc = |k: i16| {
+        let b = ((k as u16) ^ 0x8000).to_be_bytes();
+        format!("{:02x}{:02x}", b[0], b[1])
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{} dead0001\n{} \n", enc(-5), enc(7))
+    );
+}
+
+// ---- a migrated database ---------------------------------------------------------------------
+
+#[derive(Serialize, Deserialize)]
+struct BalanceV1 {
+    balance: u64,
+}
+
+#[derive(Table)]
+#[table(name = "balances", key = u64, value = BalanceV1)]
+struct BalancesV1;
+
+#[derive(Schema)]
+struct V1(BalancesV1);
+
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+struct Wallet {
+    balance: u64,
+    nonce: u32,
+    memo: Option<String>,
+}
+
+#[derive(Table)]
+#[table(name = "wallets", key = u64, value = Wallet)]
+struct Wallets;
+
+#[derive(Schema)]
+struct V2(Wallets);
+
+fn wallet(balance: u64) -> Wallet {
+    Wallet {
+        balance,
+        nonce: (balance % 5) as u32,
+        memo: None,
+    }
+}
+
+#[test]
+fn a_migrated_database_shows_its_version_steps_and_new_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = tabula::open::<V1>(dir.path(), Options::new()).unwrap();
+        let mut tx = db.write().unwrap();
+        for i in 0..20u64 {
+            tx.put::<BalancesV1>(&i, &BalanceV1 { balance: i * 11 })
+                .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let migrations = Migrations::new().step(2, "wallets", |m| {
+        m.rename_table("balances", "wallets");
+        m.transform::<Wallets, BalanceV1>(|old| wallet(old.balance));
+    });
+    drop(tabula::open_with::<V2>(dir.path(), Options::new(), &migrations).unwrap());
+
+    let db = p(dir.path());
+    let info = ok_json(&["info", db, "--json"]);
+    assert_eq!(info["schema_version"], json!(2));
+    let applied = info["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 1);
+    assert_eq!(applied[0]["version"], json!(2));
+    assert_eq!(applied[0]["name"], json!("wallets"));
+
+    let names: Vec<Json> = ok_json(&["tables", db, "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("wallets")]);
+    let dump = ok_json(&["dump", db, "wallets", "--json", "--from", "18"]);
+    assert_eq!(
+        dump,
+        json!([
+            {"key": 18, "value": serde_json::to_value(wallet(18 * 11)).unwrap()},
+            {"key": 19, "value": serde_json::to_value(wallet(19 * 11)).unwrap()},
+        ])
+    );
+    let out = tabula(&["info", db]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("schema version   2"), "{text}");
+    assert!(text.contains("wallets"), "{text}");
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+#[test]
+fn errors_are_clear_and_exit_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+
+    let missing = dir.path().join("nope");
+    let err = fails(&["info", p(&missing)], 1);
+    assert!(err.contains("does not exist"), "{err}");
+
+    let not_mdbx = dir.path().join("not-a-db.txt");
+    std::fs::write(&not_mdbx, vec![b'x'; 64 * 1024]).unwrap();
+    let err = fails(&["tables", p(&not_mdbx)], 1);
+    assert!(err.contains("not an MDBX database"), "{err}");
+
+    let err = fails(&["get", db, "nosuch", "1"], 2);
+    assert!(err.contains("no table `nosuch`"), "{err}");
+    for name in ["accounts", "pairs", "tags", "heights", "blobs"] {
+        assert!(err.contains(name), "the error lists the tables: {err}");
+    }
+    assert!(!err.contains("__tabula_meta"), "{err}");
+
+    let err = fails(&["get", db, "pairs", "\"alice\""], 2);
+    assert!(err.contains("(str, u64)"), "names the expected shape: {err}");
+    let err = fails(&["get", db, "pairs", "[alice, 1]"], 2);
+    assert!(err.contains("not JSON"), "{err}");
+    let err = fails(&["dump", db, "heights", "--from", "-1"], 2);
+    assert!(err.contains("u64"), "{err}");
+    let err = fails(&["get", db, "accounts", r#"{"account": "a"}"#], 2);
+    assert!(err.contains("missing field `block`"), "{err}");
+
+    let err = fails(&["get", db, "pairs", r#"["zed", 1]"#], 1);
+    assert!(err.contains("not found"), "{err}");
+
+    fails(&["dump", db], 2); // clap: missing TABLE
+}
+
+#[test]
+fn a_record_from_a_newer_tabula_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let mut boot = Bootstrap::<App>::begin(dir.path(), &Options::new()).unwrap();
+    boot.meta_put("schema", br#"{"format": 99, "tables": {}}"#)
+        .unwrap();
+    boot.checkpoint().unwrap();
+    drop(boot);
+    for cmd in ["info", "tables"] {
+        let err = fails(&[cmd, p(dir.path())], 1);
+        assert!(err.contains("newer Tabula"), "{err}");
+        assert!(err.contains("99"), "{err}");
+    }
+}
+
+// ---- check, readers, copy ---------------------------------------------------------------------
+
+#[test]
+fn check_decodes_everything_and_reports_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+    let report = ok_json(&["check", db, "--json"]);
+    assert_eq!(report["ok"], json!(true));
+    assert_eq!(report["problems"], json!(0));
+    let accounts = report["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "accounts")
+        .cloned()
+        .unwrap();
+    assert_eq!(accounts["entries"], json!(6));
+
+    // A value that is not an `Account` (an enum variant number out of range).
+    let mut boot = Bootstrap::<App>::begin(dir.path(), &Options::new()).unwrap();
+    let t = boot.find_table("accounts").unwrap().unwrap();
+    let key = tabula::__private::encode_stored_key::<Accounts>(&AccountAt {
+        account: "zed".into(),
+        block: 0,
+    });
+    boot.put_raw("accounts", t.dbi, &key, &[5, 9, 0, 0], false)
+        .unwrap();
+    boot.checkpoint().unwrap();
+    drop(boot);
+    let out = tabula(&["check", db, "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["problems"], json!(1));
+    assert_eq!(report["first_problems"][0]["table"], json!("accounts"));
+    // dump still shows the entry, as hex with the error.
+    let out = tabula(&["dump", db, "accounts", "--from", r#"["zed", 0]"#]);
+    let entries = jsonl(&out);
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["value_hex"], json!("05090000"));
+    assert!(entries[0]["error"].is_string());
+}
+
+#[test]
+fn readers_lists_a_live_reader_and_copy_compacts() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+
+    {
+        let app = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+        let tx = app.read().unwrap();
+        let readers = ok_json(&["readers", db, "--json"]);
+        let me = std::process::id() as i64;
+        let mine: Vec<&Json> = readers["readers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["pid"].as_i64() == Some(me))
+            .collect();
+        assert!(!mine.is_empty(), "our read transaction is listed: {readers}");
+        assert!(mine.iter().all(|r| r["lag"].is_u64()));
+        drop(tx);
+    }
+
+    let dest = dir.path().join("copy");
+    let report = ok_json(&["copy", "--compact", db, p(&dest), "--json"]);
+    assert_eq!(report["compact"], json!(true));
+    assert!(dest.join("mdbx.dat").is_file());
+    // The copy holds the same entries.
+    assert_eq!(
+        ok_json(&["dump", p(&dest), "accounts", "--json"]),
+        ok_json(&["dump", db, "accounts", "--json"])
+    );
+    let err = fails(&["copy", "--compact", db, p(&dest)], 2);
+    assert!(err.contains("already exists"), "{err}");
+}
