@@ -10,7 +10,11 @@ fn example(name: &str) -> PathBuf {
     // target/<profile>/deps/examples-<hash> → target/<profile>/examples/<name>
     let dir = exe.parent().unwrap().parent().unwrap().join("examples");
     let path = dir.join(name);
-    assert!(path.exists(), "{} was not built by `cargo test`", path.display());
+    assert!(
+        path.exists(),
+        "{} was not built by `cargo test`",
+        path.display()
+    );
     path
 }
 
@@ -29,9 +33,18 @@ fn run(name: &str) -> String {
 #[test]
 fn quickstart_runs_and_data_survives_reopen() {
     let out = run("quickstart");
-    assert!(out.contains("created: [\"Headers\", \"balances\", \"topics\"]"), "{out}");
-    assert!(out.contains("prefix balances[alice] = block 1: 100 block 3: 70"), "{out}");
-    assert!(out.contains("dupsort Topics[4] = [\"approval\", \"transfer#4\"]"), "{out}");
+    assert!(
+        out.contains("created: [\"Headers\", \"balances\", \"topics\"]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("prefix balances[alice] = block 1: 100 block 3: 70"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dupsort Topics[4] = [\"approval\", \"transfer#4\"]"),
+        "{out}"
+    );
     assert!(out.contains("Headers[3] unchanged: true"), "{out}");
 }
 
@@ -39,7 +52,13 @@ fn quickstart_runs_and_data_survives_reopen() {
 fn migrate_example_upgrades_once() {
     let out = run("migrate");
     assert!(out.contains("step 2 `users-with-email`"), "{out}");
-    assert!(out.contains("transform values of users: 10000/10000"), "{out}");
-    assert!(out.contains("users[0] = User { name: \"ada0\", email: Some(\"ada0@example.org\") }"), "{out}");
+    assert!(
+        out.contains("transform values of users: 10000/10000"),
+        "{out}"
+    );
+    assert!(
+        out.contains("users[0] = User { name: \"ada0\", email: Some(\"ada0@example.org\") }"),
+        "{out}"
+    );
     assert!(out.trim_end().ends_with("applied []"), "{out}");
 }

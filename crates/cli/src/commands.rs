@@ -90,11 +90,18 @@ impl View {
                 self.key.example()
             )
         };
-        let json: Json = serde_json::from_str(text)
-            .map_err(|e| Failure::Usage(format!("the key `{text}` is not JSON ({e}); {}", expected())))?;
-        self.key
-            .encode(&json)
-            .map_err(|e| Failure::Usage(format!("the key `{text}` does not fit: {e}; {}", expected())))
+        let json: Json = serde_json::from_str(text).map_err(|e| {
+            Failure::Usage(format!(
+                "the key `{text}` is not JSON ({e}); {}",
+                expected()
+            ))
+        })?;
+        self.key.encode(&json).map_err(|e| {
+            Failure::Usage(format!(
+                "the key `{text}` does not fit: {e}; {}",
+                expected()
+            ))
+        })
     }
 
     fn key_json(&self, key: &[u8]) -> Result<Json, String> {
@@ -227,7 +234,11 @@ pub fn info(path: &Path, as_json: bool) -> Outcome {
         return Ok(());
     }
     println!("path             {}", path.display());
-    println!("file size        {} ({} bytes)", size(d.file_size), d.file_size);
+    println!(
+        "file size        {} ({} bytes)",
+        size(d.file_size),
+        d.file_size
+    );
     println!("page size        {}", d.page_size);
     println!(
         "geometry         lower {}, now {}, upper {}, growth {}, shrink {}",
@@ -241,7 +252,10 @@ pub fn info(path: &Path, as_json: bool) -> Outcome {
     println!("readers          {} used of {}", d.readers, d.max_readers);
     match &record {
         Some(r) => {
-            println!("schema version   {} (record format {})", r.version, r.format);
+            println!(
+                "schema version   {} (record format {})",
+                r.version, r.format
+            );
             if r.applied.is_empty() {
                 println!("migrations       none applied");
             } else {
@@ -294,10 +308,20 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
         Json::Null => "-".into(),
         other => other.to_string(),
     };
-    let mut lines = vec![[
-        "NAME", "DBI", "FLAGS", "ENTRIES", "DEPTH", "PAGES b/l/o", "BYTES", "KEY", "VALUE",
-    ]
-    .map(String::from)];
+    let mut lines = vec![
+        [
+            "NAME",
+            "DBI",
+            "FLAGS",
+            "ENTRIES",
+            "DEPTH",
+            "PAGES b/l/o",
+            "BYTES",
+            "KEY",
+            "VALUE",
+        ]
+        .map(String::from),
+    ];
     for r in &rows {
         let flags: Vec<String> = r["flags"]
             .as_array()
@@ -306,7 +330,11 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
         lines.push([
             s(&r["name"]),
             s(&r["dbi"]),
-            if flags.is_empty() { "-".into() } else { flags.join(",") },
+            if flags.is_empty() {
+                "-".into()
+            } else {
+                flags.join(",")
+            },
             s(&r["entries"]),
             s(&r["depth"]),
             format!(
@@ -359,9 +387,8 @@ pub fn get(path: &Path, table: &str, key: &str, as_json: bool) -> Outcome {
     let decoded: Vec<Json> = values
         .iter()
         .map(|val| {
-            v.value_json(val).unwrap_or_else(|e| {
-                json!({"value_hex": hex(val), "error": e})
-            })
+            v.value_json(val)
+                .unwrap_or_else(|e| json!({"value_hex": hex(val), "error": e}))
         })
         .collect();
     let out = if v.found.dupsort {
@@ -474,14 +501,26 @@ pub fn readers(path: &Path, as_json: bool) -> Outcome {
         return Ok(());
     }
     let mut lines = vec![
-        ["SLOT", "PID", "THREAD", "SNAPSHOT", "LAG (txns)", "RETAINED"].map(String::from),
+        [
+            "SLOT",
+            "PID",
+            "THREAD",
+            "SNAPSHOT",
+            "LAG (txns)",
+            "RETAINED",
+        ]
+        .map(String::from),
     ];
     for r in &list {
         lines.push([
             r.slot.to_string(),
             r.pid.to_string(),
             format!("{:#x}", r.thread),
-            if r.txn == 0 { "parked".into() } else { r.txn.to_string() },
+            if r.txn == 0 {
+                "parked".into()
+            } else {
+                r.txn.to_string()
+            },
             r.lag.to_string(),
             size(r.bytes_retained as u64),
         ]);
@@ -496,7 +535,9 @@ fn spinner(message: &'static str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    pb.set_style(ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"));
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("valid template"),
+    );
     pb.set_message(message);
     pb.enable_steady_tick(Duration::from_millis(100));
     pb
@@ -519,10 +560,13 @@ pub fn copy(path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
             file.display()
         )));
     }
-    std::fs::create_dir_all(dest).map_err(|e| {
-        Failure::Problem(format!("cannot create `{}`: {e}", dest.display()))
-    })?;
-    let pb = spinner(if compact { "compacting copy" } else { "copying" });
+    std::fs::create_dir_all(dest)
+        .map_err(|e| Failure::Problem(format!("cannot create `{}`: {e}", dest.display())))?;
+    let pb = spinner(if compact {
+        "compacting copy"
+    } else {
+        "copying"
+    });
     let result = db.copy_to(&file, compact);
     pb.finish_and_clear();
     result?;

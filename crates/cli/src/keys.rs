@@ -236,7 +236,8 @@ impl KeyShape {
                 let n = fields.len();
                 match key {
                     Json::Object(map) => {
-                        if let Some(extra) = map.keys().find(|k| !fields.iter().any(|(f, _)| f == *k))
+                        if let Some(extra) =
+                            map.keys().find(|k| !fields.iter().any(|(f, _)| f == *k))
                         {
                             return Err(format!("`{self}` has no field `{extra}`"));
                         }
@@ -529,7 +530,12 @@ impl Parser<'_> {
             return Ok(KeyShape::Array(n));
         }
         let word = self.ident();
-        let bits = |w: &str| w[1..].parse::<u32>().ok().filter(|b| [8, 16, 32, 64, 128].contains(b));
+        let bits = |w: &str| {
+            w[1..]
+                .parse::<u32>()
+                .ok()
+                .filter(|b| [8, 16, 32, 64, 128].contains(b))
+        };
         let shape = match word.as_str() {
             "" => return Err(format!("expected a type at byte {}", self.at)),
             "bool" => KeyShape::Bool,
@@ -550,7 +556,9 @@ impl Parser<'_> {
                     KeyShape::Unsigned(b)
                 }
             }
-            w if w.starts_with('i') && bits(w).is_some() => KeyShape::Signed(bits(w).expect("checked")),
+            w if w.starts_with('i') && bits(w).is_some() => {
+                KeyShape::Signed(bits(w).expect("checked"))
+            }
             _ => {
                 self.expect("{")?;
                 let mut fields = Vec::new();

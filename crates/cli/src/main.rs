@@ -53,6 +53,7 @@ enum Command {
         /// The table name.
         table: String,
         /// The key as JSON: `5`, `"alice"`, `["alice", 5]`, `{"account": "a", "block": 5}`.
+        #[arg(allow_hyphen_values = true)]
         key: String,
     },
     /// Entries of a table in key order.
@@ -62,10 +63,10 @@ enum Command {
         /// The table name.
         table: String,
         /// First key (inclusive), as JSON.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         from: Option<String>,
         /// Last key (inclusive), as JSON.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         to: Option<String>,
         /// At most this many entries.
         #[arg(long)]

@@ -304,7 +304,6 @@ mod tests {
 
     use serde::{Deserialize, Serialize};
     use serde_json::json;
-    use serde_reflection::{Tracer, TracerConfig};
 
     use super::ValueShape;
 
@@ -321,7 +320,8 @@ mod tests {
         a: u64,
         b: i64,
         c: Option<String>,
-        kinds: Vec<Kind>,
+        kinds: (Kind, Kind, Kind, Kind),
+        seq: Vec<u16>,
         map: BTreeMap<String, u32>,
         big: u128,
         neg: i128,
@@ -331,10 +331,8 @@ mod tests {
     }
 
     fn shape_of<T: Serialize + for<'de> Deserialize<'de>>() -> ValueShape {
-        let mut tracer = Tracer::new(TracerConfig::default());
-        let (format, _) = tracer.trace_simple_type::<T>().unwrap();
-        let registry = tracer.registry().unwrap();
-        ValueShape::parse(&serde_json::to_string(&(format, registry)).unwrap()).unwrap()
+        let shape = <tabula_core::Bincode<T> as tabula_core::Value>::shape().unwrap();
+        ValueShape::parse(&shape).unwrap()
     }
 
     #[test]
@@ -343,12 +341,13 @@ mod tests {
             a: 300,
             b: -70_000,
             c: Some("hi".into()),
-            kinds: vec![
+            kinds: (
                 Kind::Plain,
                 Kind::Wrapped(65535),
                 Kind::Pair(-3, 'é'),
                 Kind::Named { x: 1.5 },
-            ],
+            ),
+            seq: vec![1, 300],
             map: BTreeMap::from([("k".to_string(), 7)]),
             big: u128::MAX,
             neg: i128::MIN,
@@ -363,6 +362,7 @@ mod tests {
             json!({
                 "a": 300, "b": -70000, "c": "hi",
                 "kinds": ["Plain", {"Wrapped": 65535}, {"Pair": [-3, "é"]}, {"Named": {"x": 1.5}}],
+                "seq": [1, 300],
                 "map": {"k": 7},
                 "big": u128::MAX.to_string(),
                 "neg": i128::MIN.to_string(),

@@ -139,7 +139,11 @@ fn fails(args: &[&str], code: i32) -> String {
 }
 
 fn jsonl(out: &Output) -> Vec<Json> {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -189,7 +193,12 @@ fn info_and_tables_describe_the_file() {
     );
     assert_eq!(by_name("heights")["key"], json!("u64 native-endian"));
     assert_eq!(by_name("accounts")["value"], json!("bincode<Account>"));
-    assert!(by_name("blobs")["value"].as_str().unwrap().starts_with("raw"));
+    assert!(
+        by_name("blobs")["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("raw")
+    );
     let accounts = by_name("accounts");
     let pages = accounts["pages"]["branch"].as_u64().unwrap()
         + accounts["pages"]["leaf"].as_u64().unwrap()
@@ -304,11 +313,24 @@ fn dump_walks_ranges_in_both_directions() {
 
     // Inclusive bounds, a limit, and reverse.
     let out = tabula(&[
-        "dump", db, "pairs", "--from", r#"["bob", 2]"#, "--to", r#"["carol", 1]"#,
+        "dump",
+        db,
+        "pairs",
+        "--from",
+        r#"["bob", 2]"#,
+        "--to",
+        r#"["carol", 1]"#,
     ]);
     assert_eq!(jsonl(&out), expected_pairs[6..10].to_vec());
     let out = tabula(&[
-        "dump", db, "pairs", "--from", r#"["bob", 2]"#, "--to", r#"["carol", 1]"#, "--reverse",
+        "dump",
+        db,
+        "pairs",
+        "--from",
+        r#"["bob", 2]"#,
+        "--to",
+        r#"["carol", 1]"#,
+        "--reverse",
     ]);
     let mut rev = expected_pairs[6..10].to_vec();
     rev.reverse();
@@ -460,7 +482,10 @@ fn errors_are_clear_and_exit_non_zero() {
     assert!(!err.contains("__tabula_meta"), "{err}");
 
     let err = fails(&["get", db, "pairs", "\"alice\""], 2);
-    assert!(err.contains("(str, u64)"), "names the expected shape: {err}");
+    assert!(
+        err.contains("(str, u64)"),
+        "names the expected shape: {err}"
+    );
     let err = fails(&["get", db, "pairs", "[alice, 1]"], 2);
     assert!(err.contains("not JSON"), "{err}");
     let err = fails(&["dump", db, "heights", "--from", "-1"], 2);
@@ -550,7 +575,10 @@ fn readers_lists_a_live_reader_and_copy_compacts() {
             .iter()
             .filter(|r| r["pid"].as_i64() == Some(me))
             .collect();
-        assert!(!mine.is_empty(), "our read transaction is listed: {readers}");
+        assert!(
+            !mine.is_empty(),
+            "our read transaction is listed: {readers}"
+        );
         assert!(mine.iter().all(|r| r["lag"].is_u64()));
         drop(tx);
     }

@@ -124,7 +124,10 @@ impl Inspector {
     ///
     /// [`Error::Env`] when libmdbx cannot report them.
     pub fn details(&self) -> Result<EnvDetails> {
-        let i = self.env.info().map_err(env_error("read environment info"))?;
+        let i = self
+            .env
+            .info()
+            .map_err(env_error("read environment info"))?;
         Ok(EnvDetails {
             file_size: i.file_size,
             map_size: i.map_size,
@@ -147,10 +150,7 @@ impl Inspector {
     ///
     /// [`Error::Env`] when libmdbx cannot list them.
     pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
-        let raw = self
-            .env
-            .readers()
-            .map_err(env_error("list the readers"))?;
+        let raw = self.env.readers().map_err(env_error("list the readers"))?;
         Ok(raw
             .into_iter()
             .map(|r| ReaderInfo {
@@ -227,10 +227,7 @@ impl Snapshot<'_> {
     ///
     /// [`Error::Env`] when libmdbx fails.
     pub fn table_names(&mut self) -> Result<Vec<String>> {
-        let keys = self
-            .txn
-            .main_keys()
-            .map_err(env_error("list the tables"))?;
+        let keys = self.txn.main_keys().map_err(env_error("list the tables"))?;
         let mut names = Vec::with_capacity(keys.len());
         for key in keys {
             let Ok(name) = String::from_utf8(key) else {

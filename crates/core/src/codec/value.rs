@@ -105,12 +105,62 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
     }
 
     /// The serde data model of `T` as traced by `serde-reflection`, as JSON.
+    ///
+    /// serde-reflection completes a top-level enum in one call, but an enum nested inside `T`
+    /// gains one variant per pass and only when its "incomplete" mark is cleared between passes
+    /// (otherwise the tracer keeps revisiting its first variant). The names of such enums are
+    /// learned from `MissingVariants` and the trace is redone, clearing their marks after each
+    /// pass until every variant is known. A type with no nested enum completes on the first pass.
+    /// `None` when some enum cannot be completed (one inside a `Vec`, map or `Option`).
     fn shape() -> Option<String> {
-        let mut tracer = serde_reflection::Tracer::new(serde_reflection::TracerConfig::default());
-        let (format, _) = tracer.trace_simple_type::<T>().ok()?;
-        let registry = tracer.registry().ok()?;
-        serde_json::to_string(&(format, registry)).ok()
+        use serde_reflection::{Error as TraceError, Tracer, TracerConfig};
+        let mut nested: Vec<String> = Vec::new();
+        for _attempt in 0..64 {
+            let mut tracer = Tracer::new(TracerConfig::default());
+            let mut format = tracer.trace_simple_type::<T>().ok()?.0;
+            for _pass in 0..4096 {
+                let mut incomplete = false;
+                for name in &nested {
+                    incomplete |= tracer.check_incomplete_enum(name).is_some();
+                }
+                if !incomplete {
+                    break;
+                }
+                format = tracer.trace_simple_type::<T>().ok()?.0;
+            }
+            match tracer.registry() {
+                // An enum reached only through a sequence, map or option is visited in the
+                // first pass alone, so its variants may stay unknown or provisionally numbered:
+                // no shape then, rather than a wrong one.
+                Ok(registry) if !enums_complete(&registry) => return None,
+                Ok(registry) => return serde_json::to_string(&(format, registry)).ok(),
+                Err(TraceError::MissingVariants(names)) => {
+                    let known = nested.len();
+                    for name in names {
+                        if !nested.contains(&name) {
+                            nested.push(name);
+                        }
+                    }
+                    if nested.len() == known {
+                        return None;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        None
     }
+}
+
+/// Whether every enum in `registry` has its variants numbered `0..n`, as bincode numbers them.
+fn enums_complete(registry: &serde_reflection::Registry) -> bool {
+    registry.values().all(|c| match c {
+        serde_reflection::ContainerFormat::Enum(variants) => variants
+            .keys()
+            .enumerate()
+            .all(|(i, &index)| index as usize == i),
+        _ => true,
+    })
 }
 
 /// Values stored as the bytes given: `Vec<u8>` in and out, no encoding.
@@ -190,5 +240,45 @@ mod tests {
             "tracing is deterministic"
         );
         assert_eq!(Raw::shape(), None);
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    enum Inner {
+        A,
+        B(u8),
+        C { x: Option<Box<Inner>> },
+        D(u16, u16),
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        id: u64,
+        inner: Inner,
+        list: Vec<Inner>,
+        again: (Inner, Option<Inner>),
+    }
+
+    /// Regression: a single tracing pass leaves nested enums incomplete, which made the shape
+    /// `None` for any struct holding an enum.
+    #[test]
+    fn bincode_shape_covers_every_variant_of_nested_enums() {
+        let shape = Bincode::<Outer>::shape().expect("a struct with a nested enum has a shape");
+        for variant in ["\"A\"", "\"B\"", "\"C\"", "\"D\""] {
+            assert!(shape.contains(variant), "{variant} missing from {shape}");
+        }
+        assert_eq!(Bincode::<Outer>::shape().unwrap(), shape, "deterministic");
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct InSeq {
+        list: Vec<Inner>,
+    }
+
+    #[test]
+    fn an_enum_only_inside_a_sequence_gives_no_shape_rather_than_a_wrong_one() {
+        assert_eq!(Bincode::<InSeq>::shape(), None);
     }
 }
