@@ -295,6 +295,7 @@ fn rekey_copy_and_run() {
             });
         })
         .step(3, "backup-and-count", |m| {
+            m.create_table::<Stats>();
             m.copy::<BalancesByOwner, Backup>();
             m.run("count balances", |tx| {
                 let mut total = 0;
