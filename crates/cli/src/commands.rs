@@ -632,7 +632,7 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
         let decodes_values = v.value.is_some() || v.name == META_TABLE;
         snap.walk(&v.found, None, None, false, |key, value| {
             checked += 1;
-            if checked % 4096 == 0 {
+            if checked.is_multiple_of(4096) {
                 pb.inc(4096);
             }
             let mut errs = Vec::new();

@@ -432,7 +432,7 @@ pub fn json_bytes(v: &Json) -> Option<Vec<u8>> {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

@@ -63,7 +63,7 @@ fn account(i: u64) -> Account {
             },
             _ => Kind::Label(format!("label-{i}")),
         },
-        note: (i % 2 == 0).then(|| format!("note {i}")),
+        note: i.is_multiple_of(2).then(|| format!("note {i}")),
         delta: -(i as i64) * 3,
     }
 }

@@ -245,10 +245,13 @@ unsafe extern "C" fn collect_reader(
     // SAFETY: `Env::readers` passes a `&mut Vec<RawReader>` as `ctx`, exclusively borrowed for
     // the duration of `mdbx_reader_list`, which calls this synchronously on the same thread.
     let out = unsafe { &mut *ctx.cast::<Vec<RawReader>>() };
+    // `pthread_t` is `u64` on 64-bit Linux but not everywhere.
+    #[allow(clippy::unnecessary_cast)]
+    let thread = thread as u64;
     out.push(RawReader {
         slot,
         pid,
-        thread: thread as u64,
+        thread,
         txnid,
         lag,
         bytes_used,
