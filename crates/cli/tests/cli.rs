@@ -595,3 +595,16 @@ fn readers_lists_a_live_reader_and_copy_compacts() {
     let err = fails(&["copy", "--compact", db, p(&dest)], 2);
     assert!(err.contains("already exists"), "{err}");
 }
+
+#[test]
+fn the_data_file_path_opens_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let file = dir.path().join("mdbx.dat");
+    let got = ok_json(&["get", p(&file), "tags", "2", "--json"]);
+    assert_eq!(got, json!({"key": 2, "values": ["a2", "b2"]}));
+    assert!(
+        !dir.path().join("mdbx.dat-lck").exists(),
+        "no second lock file beside the data file"
+    );
+}

@@ -88,21 +88,33 @@ pub struct Inspector {
 }
 
 impl Inspector {
-    /// Opens the database at `path` read-only: a directory holding `mdbx.dat`, or the data file
-    /// itself.
+    /// Opens the database at `path` read-only: a directory holding `mdbx.dat` (a path to that
+    /// `mdbx.dat` opens its directory), or a data file opened with `no_sub_dir`.
     ///
     /// # Errors
     ///
     /// [`Error::Open`] with a hint when the path does not exist, is not an MDBX database, or is
     /// already open in this process.
     pub fn open(path: &Path) -> Result<Inspector> {
-        let is_file = path.is_file();
+        // `DIR/mdbx.dat` is opened as `DIR`, so the lock file is the one the application uses
+        // (`DIR/mdbx.lck`); a data file opened by itself would get a second lock file
+        // (`FILE-lck`) and its readers would be invisible to the application's writer.
+        let dir_of_dat = path
+            .file_name()
+            .is_some_and(|n| n == "mdbx.dat")
+            .then(|| path.parent())
+            .flatten()
+            .filter(|p| p.is_dir());
+        let (open_path, is_file) = match dir_of_dat {
+            Some(dir) => (dir, false),
+            None => (path, path.is_file()),
+        };
         let cfg = Options::new()
             .read_only(true)
             .no_sub_dir(is_file)
             .extra_tables(INSPECT_MAX_TABLES)
             .env_config(0);
-        let env = Env::open(path, &cfg).map_err(|code| Error::Open {
+        let env = Env::open(open_path, &cfg).map_err(|code| Error::Open {
             path: path.to_path_buf(),
             code: code.into(),
             hint: open_hint(code, true),
