@@ -682,8 +682,8 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
             println!(
                 "{:<24} {:>10} entries  {:>6} problems  {what}",
                 t["name"].as_str().unwrap_or(""),
-                t["entries"],
-                t["problems"]
+                t["entries"].as_u64().unwrap_or(0),
+                t["problems"].as_u64().unwrap_or(0)
             );
         }
         for p in &problems {

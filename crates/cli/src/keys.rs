@@ -143,7 +143,7 @@ impl KeyShape {
     fn encode_part(&self, key: &Json, out: &mut Vec<u8>, last: bool) -> Result<(), String> {
         let mismatch = || {
             format!(
-                "expected {} for a key part of shape `{self}`, got `{key}`",
+                "a key part of shape `{self}` is JSON like {}, not `{key}`",
                 self.example()
             )
         };
@@ -621,7 +621,7 @@ mod tests {
         assert_eq!(b, [1, 2, 1, 1]);
         assert_eq!(st.encode(&json!([258, true])).unwrap(), b);
         assert_eq!(st.decode(&b).unwrap(), json!({"a": 258, "b": true}));
-        assert!(s.encode(&json!("alice")).unwrap_err().contains("expected"));
+        assert!(s.encode(&json!("alice")).unwrap_err().contains("JSON like"));
         assert!(KeyShape::Unsigned(8).encode(&json!(256)).is_err());
         assert!(KeyShape::Signed(8).encode(&json!(-129)).is_err());
         assert_eq!(KeyShape::Signed(8).encode(&json!(-128)).unwrap(), [0]);

@@ -469,6 +469,11 @@ fn errors_are_clear_and_exit_non_zero() {
     let err = fails(&["info", p(&missing)], 1);
     assert!(err.contains("does not exist"), "{err}");
 
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = fails(&["readers", p(&empty)], 1);
+    assert!(err.contains("no database at this path"), "{err}");
+
     let not_mdbx = dir.path().join("not-a-db.txt");
     std::fs::write(&not_mdbx, vec![b'x'; 64 * 1024]).unwrap();
     let err = fails(&["tables", p(&not_mdbx)], 1);
