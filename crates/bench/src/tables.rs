@@ -29,9 +29,10 @@ pub struct Log;
 pub struct LogSchema(Log);
 
 /// Opens a `Db<S>` (a one-table schema) whose environment also holds `extra` other tables,
-/// created and **opened** in the same startup transaction before the schema's table, so the
-/// environment has `extra + 1` live table handles and the schema's table has the highest
-/// handle number (libmdbx's per-transaction handle bookkeeping grows with that number).
+/// created and **opened** in the same startup transaction, so the environment has `extra + 1`
+/// live table handles. With `schema_table_last` the schema's table is opened after the extra
+/// ones and has the highest handle number (libmdbx's per-transaction handle bookkeeping grows
+/// with that number), otherwise it is opened first.
 ///
 /// This is what a schema of `extra + 1` tables would do at startup, without compiling
 /// `extra + 1` table types. It drives the startup step's building block
@@ -41,10 +42,26 @@ pub struct LogSchema(Log);
 /// # Panics
 ///
 /// On any Tabula error (this is a benchmark).
-pub fn open_with_extra_tables<S: Schema>(path: &Path, extra: usize, options: Options) -> Db<S> {
+pub fn open_with_extra_tables<S: Schema>(
+    path: &Path,
+    extra: usize,
+    schema_table_last: bool,
+    options: Options,
+) -> Db<S> {
     assert_eq!(S::TABLES.len(), 1, "a one-table schema");
     let options = options.extra_tables(extra as u32 + 1);
     let mut boot = Bootstrap::<S>::begin(path, &options).expect("begin startup");
+    let info = &S::TABLES[0];
+    let open_schema_table = |boot: &mut Bootstrap<S>| {
+        let dbi = match boot.find_table(info.name).expect("find table") {
+            Some(existing) => existing.dbi,
+            None => boot.create_table(info.name, info.flags).expect("create"),
+        };
+        boot.set_handle(0, dbi);
+    };
+    if !schema_table_last {
+        open_schema_table(&mut boot);
+    }
     for i in 0..extra {
         let name = table_name_static(i);
         if boot.find_table(name).expect("find table").is_none() {
@@ -52,12 +69,9 @@ pub fn open_with_extra_tables<S: Schema>(path: &Path, extra: usize, options: Opt
                 .expect("create table");
         }
     }
-    let info = &S::TABLES[0];
-    let dbi = match boot.find_table(info.name).expect("find table") {
-        Some(existing) => existing.dbi,
-        None => boot.create_table(info.name, info.flags).expect("create"),
-    };
-    boot.set_handle(0, dbi);
+    if schema_table_last {
+        open_schema_table(&mut boot);
+    }
     boot.finish().expect("finish startup")
 }
 
@@ -68,7 +82,7 @@ mod tests {
     #[test]
     fn extra_tables_are_created_and_the_schema_table_works() {
         let dir = tempfile::tempdir().unwrap();
-        let db = open_with_extra_tables::<KvSchema>(dir.path(), 3, Options::new());
+        let db = open_with_extra_tables::<KvSchema>(dir.path(), 3, true, Options::new());
         let mut tx = db.write().unwrap();
         tx.put::<Kv>(&5, &vec![1, 2, 3]).unwrap();
         tx.commit().unwrap();

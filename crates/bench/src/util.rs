@@ -43,11 +43,11 @@ pub fn value32(i: u64) -> [u8; 32] {
     v
 }
 
-/// Runs `run` up to `reps` times and returns the median; a first run longer than three
+/// Runs `run` up to `reps` times and returns the median; a first run longer than fifteen
 /// seconds is taken alone (the expensive variants are not worth repeating).
 pub fn median_of(reps: usize, mut run: impl FnMut() -> Duration) -> Duration {
     let mut runs = vec![run()];
-    if runs[0] < Duration::from_secs(3) {
+    if runs[0] < Duration::from_secs(15) {
         while runs.len() < reps {
             runs.push(run());
         }

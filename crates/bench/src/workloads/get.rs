@@ -62,7 +62,8 @@ fn expect_all_found(sum: usize, keys: &[u64]) {
 
 fn tabula(sizes: GetSizes, keys: &[u64]) -> std::time::Duration {
     let dir = scratch_dir("get-tabula");
-    let db = open_with_extra_tables::<KvSchema>(dir.path(), sizes.other_tables, Options::new());
+    let db =
+        open_with_extra_tables::<KvSchema>(dir.path(), sizes.other_tables, true, Options::new());
     let mut tx = db.write().expect("write");
     {
         let mut ap = tx.appender::<Kv>().expect("appender");

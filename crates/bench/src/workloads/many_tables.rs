@@ -1,6 +1,7 @@
 //! Seed 004: `begin read txn, open cursor, close cursor, end` with 10 and 10,000 tables in the
 //! environment, every table's handle open (as a schema of that many tables opens them all at
-//! startup). The cursor is opened on the table with the highest handle number.
+//! startup). The cursor is opened on the table with the highest handle number; the
+//! `*_first_dbi` investigation rows open it on the lowest (as the seed's C program does).
 
 use std::time::Duration;
 
@@ -38,17 +39,20 @@ pub fn run(sizes: ManySizes) -> Workload {
     let mut extras = Vec::new();
     for n in COUNTS {
         let base = format!("raw_{n}");
-        let base = Some(base.as_str());
-        w.add(&format!("tabula_{n}"), per(tabula(n, sizes)), base);
+        w.add(
+            &format!("tabula_{n}"),
+            per(tabula(n, true, sizes)),
+            Some(&base),
+        );
         extras.push((
             format!("tabula_open_{n}"),
             per(tabula_unopened(n, sizes)),
-            format!("raw_{n}"),
+            base,
         ));
     }
     for n in COUNTS {
         let base = format!("raw_{n}");
-        w.add(&base, per(raw_cursor(n, sizes)), Some(&base));
+        w.add(&base, per(raw_cursor(n, true, sizes)), Some(&base));
     }
     for n in COUNTS {
         w.add(
@@ -60,6 +64,14 @@ pub fn run(sizes: ManySizes) -> Workload {
     for (name, value, base) in extras {
         w.extra(&name, value, Some(&base));
     }
+    let n = COUNTS[1];
+    let base = format!("raw_{n}_first_dbi");
+    w.extra(&base, per(raw_cursor(n, false, sizes)), Some(&base));
+    w.extra(
+        &format!("tabula_{n}_first_dbi"),
+        per(tabula(n, false, sizes)),
+        Some(&base),
+    );
     w
 }
 
@@ -76,10 +88,11 @@ fn loop_tabula(db: &Db<KvSchema>, sizes: ManySizes) -> Duration {
     })
 }
 
-/// Tabula with `n` tables whose handles are all open in its env (`n - 1` extra + the schema's).
-fn tabula(n: usize, sizes: ManySizes) -> Duration {
+/// Tabula with `n` tables whose handles are all open in its env (`n - 1` extra + the schema's,
+/// opened last or first).
+fn tabula(n: usize, last: bool, sizes: ManySizes) -> Duration {
     let dir = scratch_dir("many-tabula");
-    let db = open_with_extra_tables::<KvSchema>(dir.path(), n - 1, Options::new());
+    let db = open_with_extra_tables::<KvSchema>(dir.path(), n - 1, last, Options::new());
     loop_tabula(&db, sizes)
 }
 
@@ -102,15 +115,15 @@ fn tabula_unopened(n: usize, sizes: ManySizes) -> Duration {
 }
 
 /// The seed's C loop on libmdbx: fresh `mdbx_txn_begin` / `mdbx_txn_abort` (default, sticky
-/// threads), all `n` handles open.
-fn raw_cursor(n: usize, sizes: ManySizes) -> Duration {
+/// threads), all `n` handles open; the cursor on the last (or first) table opened.
+fn raw_cursor(n: usize, last: bool, sizes: ManySizes) -> Duration {
     let dir = scratch_dir("many-raw");
     let env = raw::Env::open(dir.path(), n as u64, EnvFlags::DEFAULT);
     let txn = env.begin(true);
-    let mut dbi = 0;
-    for i in 0..n {
-        dbi = txn.open_table(&table_cname(i), raw::NO_FLAGS, true);
-    }
+    let dbis: Vec<raw::Dbi> = (0..n)
+        .map(|i| txn.open_table(&table_cname(i), raw::NO_FLAGS, true))
+        .collect();
+    let dbi = if last { dbis[n - 1] } else { dbis[0] };
     txn.commit();
     median_of(sizes.reps, || {
         time(|| {
