@@ -2,26 +2,22 @@
 //! heed (LMDB) and redb.
 //!
 //! ```text
-//! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]] [--no-investigate]
+//! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]]
+//!     [--variant PREFIX[,..]] [--scale F] [--no-investigate]
 //! ```
 //!
 //! Prints one table per workload (variant, figure, ratio to the raw-libmdbx row), a line per
 //! target saying whether it holds, and with `--json` writes the figures. `docs/benchmarks.md`
 //! explains every row.
 
-mod raw;
-mod report;
-mod tables;
-mod util;
-mod workloads;
-
 use std::process::ExitCode;
 
-use report::Workload;
-use workloads::append::AppendSizes;
-use workloads::get::GetSizes;
-use workloads::many_tables::ManySizes;
-use workloads::short_reads::ShortSizes;
+use tabula_bench::report::{self, Workload};
+use tabula_bench::workloads::append::AppendSizes;
+use tabula_bench::workloads::get::GetSizes;
+use tabula_bench::workloads::many_tables::ManySizes;
+use tabula_bench::workloads::short_reads::ShortSizes;
+use tabula_bench::{util, workloads};
 
 /// Every workload's sizes.
 struct Sizes {
@@ -95,6 +91,19 @@ impl Sizes {
     }
 }
 
+impl Sizes {
+    /// Operation counts (not table sizes) multiplied by `f`, for profiling under valgrind.
+    fn scaled(mut self, f: f64) -> Sizes {
+        let s = |n: usize| ((n as f64 * f) as usize).max(1);
+        self.gets = s(self.gets);
+        self.append.entries = s(self.append.entries as usize) as u32;
+        self.append.batch = self.append.batch.min(self.append.entries);
+        self.short.requests = s(self.short.requests).max(8);
+        self.many.iterations = s(self.many.iterations);
+        self
+    }
+}
+
 const WORKLOADS: [&str; 5] = [
     "get_hot",
     "get_cold",
@@ -107,6 +116,8 @@ struct Args {
     quick: bool,
     json: Option<std::path::PathBuf>,
     only: Vec<String>,
+    variants: Vec<String>,
+    scale: f64,
     investigate: bool,
 }
 
@@ -115,6 +126,8 @@ fn parse_args() -> Result<Args, String> {
         quick: false,
         json: None,
         only: Vec::new(),
+        variants: Vec::new(),
+        scale: 1.0,
         investigate: true,
     };
     let mut it = std::env::args().skip(1);
@@ -135,10 +148,22 @@ fn parse_args() -> Result<Args, String> {
                     args.only.push(name.to_string());
                 }
             }
+            "--variant" => {
+                let list = it.next().ok_or("--variant needs a name prefix")?;
+                args.variants.extend(list.split(',').map(str::to_string));
+            }
+            "--scale" => {
+                let f = it.next().ok_or("--scale needs a factor")?;
+                args.scale = f
+                    .parse()
+                    .ok()
+                    .filter(|x: &f64| *x > 0.0 && *x <= 1.0)
+                    .ok_or("--scale needs a factor in (0, 1]")?;
+            }
             "-h" | "--help" => {
                 return Err(
                     "usage: tabula-bench [--quick] [--json PATH] [--only WORKLOAD[,..]] \
-                     [--no-investigate]"
+                     [--variant PREFIX[,..]] [--scale F] [--no-investigate]"
                         .to_string(),
                 );
             }
@@ -160,7 +185,9 @@ fn main() -> ExitCode {
         Sizes::quick()
     } else {
         Sizes::full()
-    };
+    }
+    .scaled(args.scale);
+    report::only_variants(args.variants.clone());
     let wanted = |name: &str| args.only.is_empty() || args.only.iter().any(|o| o == name);
     println!(
         "tabula-bench ({} run): libmdbx {}, LMDB {} (heed), redb; {} cores",

@@ -1,6 +1,22 @@
 //! Results: one table per workload on stdout, the targets, and the JSON file.
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
+
+static VARIANTS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Restricts every workload to the variants whose names start with one of `prefixes` (for
+/// profiling one variant); call once, before running.
+pub fn only_variants(prefixes: Vec<String>) {
+    let _ = VARIANTS.set(prefixes);
+}
+
+/// Whether variant `name` is to run.
+pub fn variant_wanted(name: &str) -> bool {
+    VARIANTS
+        .get()
+        .is_none_or(|v| v.is_empty() || v.iter().any(|p| name.starts_with(p.as_str())))
+}
 
 /// What a figure measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,20 +64,23 @@ impl Workload {
         }
     }
 
-    /// Adds a JSON row compared with `base`.
-    pub fn add(&mut self, name: &str, value: f64, base: Option<&str>) {
-        self.push(name, value, base, true);
+    /// Measures and adds a JSON row compared with `base`, unless `--variant` filters it out.
+    pub fn add(&mut self, name: &str, measure: impl FnOnce() -> f64, base: Option<&str>) {
+        self.push(name, measure, base, true);
     }
 
-    /// Adds an investigation row (printed, not in the JSON).
-    pub fn extra(&mut self, name: &str, value: f64, base: Option<&str>) {
-        self.push(name, value, base, false);
+    /// Measures and adds an investigation row (printed, not in the JSON), unless filtered out.
+    pub fn extra(&mut self, name: &str, measure: impl FnOnce() -> f64, base: Option<&str>) {
+        self.push(name, measure, base, false);
     }
 
-    fn push(&mut self, name: &str, value: f64, base: Option<&str>, json: bool) {
+    fn push(&mut self, name: &str, measure: impl FnOnce() -> f64, base: Option<&str>, json: bool) {
+        if !variant_wanted(name) {
+            return;
+        }
         self.rows.push(Row {
             name: name.to_string(),
-            value,
+            value: measure(),
             json,
             base: base.map(str::to_string),
         });
@@ -238,9 +257,9 @@ mod tests {
     fn workload(key: &'static str, unit: Unit, names: &[&str]) -> Workload {
         let mut w = Workload::new(key, String::new(), unit);
         for (i, n) in names.iter().enumerate() {
-            w.add(n, 100.0 + i as f64 + 0.25, Some(names[0]));
+            w.add(n, || 100.0 + i as f64 + 0.25, Some(names[0]));
         }
-        w.extra("not_in_json", 1.0, None);
+        w.extra("not_in_json", || 1.0, None);
         w
     }
 

@@ -58,21 +58,21 @@ pub fn run(sizes: AppendSizes, investigate: bool) -> Workload {
     let e = sizes.entries;
     w.add(
         "tabula",
-        per(&|| tabula(e, durable)),
+        || per(&|| tabula(e, durable)),
         Some("raw_cursor_put"),
     );
     w.add(
         "raw_put",
-        per(&|| raw_put(e, durable, false)),
+        || per(&|| raw_put(e, durable, false)),
         Some("raw_cursor_put"),
     );
     w.add(
         "raw_cursor_put",
-        per(&|| raw_put(e, durable, true)),
+        || per(&|| raw_put(e, durable, true)),
         Some("raw_cursor_put"),
     );
-    w.add("heed", per(&|| heed(e, durable)), Some("raw_cursor_put"));
-    w.add("redb", per(&|| redb(e, durable)), Some("raw_cursor_put"));
+    w.add("heed", || per(&|| heed(e, durable)), Some("raw_cursor_put"));
+    w.add("redb", || per(&|| redb(e, durable)), Some("raw_cursor_put"));
     if investigate {
         let nosync = Cfg {
             durable: false,
@@ -91,44 +91,48 @@ pub fn run(sizes: AppendSizes, investigate: bool) -> Workload {
             ..durable
         };
         let base = Some("raw_cursor_put_nosync");
-        w.extra("tabula_nosync", per(&|| tabula(e, nosync)), base);
-        w.extra("raw_put_nosync", per(&|| raw_put(e, nosync, false)), base);
+        w.extra("tabula_nosync", || per(&|| tabula(e, nosync)), base);
         w.extra(
-            "raw_cursor_put_nosync",
-            per(&|| raw_put(e, nosync, true)),
+            "raw_put_nosync",
+            || per(&|| raw_put(e, nosync, false)),
             base,
         );
-        w.extra("heed_nosync", per(&|| heed(e, nosync)), base);
-        w.extra("redb_nosync", per(&|| redb(e, nosync)), base);
+        w.extra(
+            "raw_cursor_put_nosync",
+            || per(&|| raw_put(e, nosync, true)),
+            base,
+        );
+        w.extra("heed_nosync", || per(&|| heed(e, nosync)), base);
+        w.extra("redb_nosync", || per(&|| redb(e, nosync)), base);
         w.extra(
             "tabula_writemap",
-            per(&|| tabula(e, wm)),
+            || per(&|| tabula(e, wm)),
             Some("raw_cursor_put"),
         );
         w.extra(
             "heed_writemap",
-            per(&|| heed(e, wm)),
+            || per(&|| heed(e, wm)),
             Some("raw_cursor_put"),
         );
         w.extra(
             "tabula_writemap_nosync",
-            per(&|| tabula(e, wm_nosync)),
+            || per(&|| tabula(e, wm_nosync)),
             base,
         );
         w.extra(
             "raw_cursor_put_writemap_nosync",
-            per(&|| raw_put(e, wm_nosync, true)),
+            || per(&|| raw_put(e, wm_nosync, true)),
             base,
         );
-        w.extra("heed_writemap_nosync", per(&|| heed(e, wm_nosync)), base);
+        w.extra("heed_writemap_nosync", || per(&|| heed(e, wm_nosync)), base);
         w.extra(
             "tabula_batch_x10",
-            per(&|| tabula(e, big)),
+            || per(&|| tabula(e, big)),
             Some("raw_cursor_put"),
         );
         w.extra(
             "heed_batch_x10",
-            per(&|| heed(e, big)),
+            || per(&|| heed(e, big)),
             Some("raw_cursor_put"),
         );
     }

@@ -42,17 +42,21 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64]) -> Workload {
     );
     let mut w = Workload::new(key, title, Unit::Ns);
     let n = keys.len();
-    w.add("tabula", ns_per(tabula(sizes, keys), n), Some("raw"));
-    w.add("raw", ns_per(raw_get(sizes, keys, false), n), Some("raw"));
+    w.add("tabula", || ns_per(tabula(sizes, keys), n), Some("raw"));
+    w.add(
+        "raw",
+        || ns_per(raw_get(sizes, keys, false), n),
+        Some("raw"),
+    );
     if key == "get_hot" {
         w.add(
             "raw_reopen_dbi",
-            ns_per(raw_get(sizes, keys, true), n),
+            || ns_per(raw_get(sizes, keys, true), n),
             Some("raw"),
         );
     }
-    w.add("heed", ns_per(heed(sizes, keys), n), Some("raw"));
-    w.add("redb", ns_per(redb(sizes, keys), n), Some("raw"));
+    w.add("heed", || ns_per(heed(sizes, keys), n), Some("raw"));
+    w.add("redb", || ns_per(redb(sizes, keys), n), Some("raw"));
     w
 }
 

@@ -36,40 +36,38 @@ pub fn run(sizes: ManySizes) -> Workload {
     );
     let mut w = Workload::new("many_tables", title, Unit::Ns);
     let per = |d: Duration| ns_per(d, sizes.iterations);
-    let mut extras = Vec::new();
     for n in COUNTS {
         let base = format!("raw_{n}");
         w.add(
             &format!("tabula_{n}"),
-            per(tabula(n, true, sizes)),
+            || per(tabula(n, true, sizes)),
             Some(&base),
         );
-        extras.push((
-            format!("tabula_open_{n}"),
-            per(tabula_unopened(n, sizes)),
-            base,
-        ));
     }
     for n in COUNTS {
         let base = format!("raw_{n}");
-        w.add(&base, per(raw_cursor(n, true, sizes)), Some(&base));
+        w.add(&base, || per(raw_cursor(n, true, sizes)), Some(&base));
     }
     for n in COUNTS {
         w.add(
             &format!("heed_{n}"),
-            per(heed(n, sizes)),
+            || per(heed(n, sizes)),
             Some(&format!("raw_{n}")),
         );
     }
-    for (name, value, base) in extras {
-        w.extra(&name, value, Some(&base));
+    for n in COUNTS {
+        w.extra(
+            &format!("tabula_open_{n}"),
+            || per(tabula_unopened(n, sizes)),
+            Some(&format!("raw_{n}")),
+        );
     }
     let n = COUNTS[1];
     let base = format!("raw_{n}_first_dbi");
-    w.extra(&base, per(raw_cursor(n, false, sizes)), Some(&base));
+    w.extra(&base, || per(raw_cursor(n, false, sizes)), Some(&base));
     w.extra(
         &format!("tabula_{n}_first_dbi"),
-        per(tabula(n, false, sizes)),
+        || per(tabula(n, false, sizes)),
         Some(&base),
     );
     w

@@ -48,12 +48,12 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
         let db = tabula_db(dir.path(), sizes.entries);
         w.add(
             "tabula_1",
-            mops(median_of(reps, || tabula(&db, keys, 1)), n),
+            || mops(median_of(reps, || tabula(&db, keys, 1)), n),
             base,
         );
         w.add(
             "tabula_8",
-            mops(median_of(reps, || tabula(&db, keys, THREADS)), n),
+            || mops(median_of(reps, || tabula(&db, keys, THREADS)), n),
             base,
         );
     }
@@ -62,27 +62,27 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
         let env = raw_env(dir.path(), sizes.entries);
         w.add(
             "raw_fresh_8",
-            mops(median_of(reps, || raw_fresh(&env, keys)), n),
+            || mops(median_of(reps, || raw_fresh(&env, keys)), n),
             base,
         );
         w.add(
             "raw_reuse_8",
-            mops(median_of(reps, || raw_reuse(&env, keys)), n),
+            || mops(median_of(reps, || raw_reuse(&env, keys)), n),
             base,
         );
         w.extra(
             "raw_reuse_1",
-            mops(median_of(reps, || raw_reuse_threads(&env, keys, 1)), n),
+            || mops(median_of(reps, || raw_reuse_threads(&env, keys, 1)), n),
             base,
         );
     }
-    w.add("heed_8", mops(heed(sizes, keys), n), base);
+    w.add("heed_8", || mops(heed(sizes, keys), n), base);
     {
         let dir = scratch_dir("short-actor");
         let db = tabula_db(dir.path(), sizes.entries);
         w.add(
             "actor_8",
-            mops(median_of(reps, || actor(&db, keys)), n),
+            || mops(median_of(reps, || actor(&db, keys)), n),
             base,
         );
     }
