@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]]
-//!     [--variant PREFIX[,..]] [--scale F] [--no-investigate]
+//!     [--variant NAME[,..]] [--scale F] [--no-investigate]
 //! ```
 //!
 //! Prints one table per workload (variant, figure, ratio to the raw-libmdbx row), a line per
@@ -149,7 +149,7 @@ fn parse_args() -> Result<Args, String> {
                 }
             }
             "--variant" => {
-                let list = it.next().ok_or("--variant needs a name prefix")?;
+                let list = it.next().ok_or("--variant needs a variant name")?;
                 args.variants.extend(list.split(',').map(str::to_string));
             }
             "--scale" => {
@@ -163,7 +163,7 @@ fn parse_args() -> Result<Args, String> {
             "-h" | "--help" => {
                 return Err(
                     "usage: tabula-bench [--quick] [--json PATH] [--only WORKLOAD[,..]] \
-                     [--variant PREFIX[,..]] [--scale F] [--no-investigate]"
+                     [--variant NAME[,..]] [--scale F] [--no-investigate]"
                         .to_string(),
                 );
             }

@@ -9,6 +9,8 @@ use std::ptr;
 
 use mdbx_sys as sys;
 
+use crate::workloads::MAX_SIZE;
+
 pub use sys::MDBX_dbi as Dbi;
 
 /// Panics with libmdbx's message when `rc` is not `MDBX_SUCCESS`.
@@ -80,7 +82,7 @@ unsafe impl Sync for Env {}
 
 impl Env {
     /// Opens (creating) an environment in directory `path` with room for `max_tables` named
-    /// tables and Tabula's default geometry (grow in 16 MiB steps up to 1 TiB).
+    /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]).
     pub fn open(path: &Path, max_tables: u64, flags: EnvFlags) -> Env {
         let mut env: *mut sys::MDBX_env = ptr::null_mut();
         // SAFETY: mdbx_env_create writes a fresh handle into `env` on success.
@@ -94,7 +96,7 @@ impl Env {
                 "set max_db",
             );
             check(
-                sys::mdbx_env_set_geometry(env, -1, -1, 1 << 40, 16 << 20, -1, -1),
+                sys::mdbx_env_set_geometry(env, -1, -1, MAX_SIZE as isize, 16 << 20, -1, -1),
                 "set geometry",
             );
             check(

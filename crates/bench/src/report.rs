@@ -5,17 +5,17 @@ use std::sync::OnceLock;
 
 static VARIANTS: OnceLock<Vec<String>> = OnceLock::new();
 
-/// Restricts every workload to the variants whose names start with one of `prefixes` (for
+/// Restricts every workload to the variants named in `names` (for
 /// profiling one variant); call once, before running.
-pub fn only_variants(prefixes: Vec<String>) {
-    let _ = VARIANTS.set(prefixes);
+pub fn only_variants(names: Vec<String>) {
+    let _ = VARIANTS.set(names);
 }
 
 /// Whether variant `name` is to run.
 pub fn variant_wanted(name: &str) -> bool {
     VARIANTS
         .get()
-        .is_none_or(|v| v.is_empty() || v.iter().any(|p| name.starts_with(p.as_str())))
+        .is_none_or(|v| v.is_empty() || v.iter().any(|p| p == name))
 }
 
 /// What a figure measures.

@@ -6,14 +6,14 @@ use std::time::Duration;
 use heed::types::{Bytes, U32};
 use heed::{CommitOrAbort, EnvFlags as HeedFlags, EnvOpenOptions, IntegerComparator, PutFlags};
 use redb::{Durability, TableDefinition};
-use tabula::{Options, SyncMode};
+use tabula::SyncMode;
 
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload};
 use crate::tables::{Log, LogSchema};
 use crate::util::{median_of, ns_per, time};
 
-use super::{HEED_MAP_SIZE, redb_file, scratch_dir};
+use super::{HEED_MAP_SIZE, redb_file, scratch_dir, tabula_options};
 
 /// Sizes of the append workload.
 #[derive(Clone, Copy, Debug)]
@@ -148,7 +148,7 @@ fn tabula(entries: u32, cfg: Cfg) -> Duration {
     };
     let db = tabula::open::<LogSchema>(
         dir.path(),
-        Options::new().sync(sync).write_map(cfg.write_map),
+        tabula_options().sync(sync).write_map(cfg.write_map),
     )
     .expect("open");
     let value = VALUE.to_vec();

@@ -10,14 +10,13 @@ use std::hint::black_box;
 use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvOpenOptions, PutFlags};
 use redb::{ReadableDatabase, TableDefinition};
-use tabula::Options;
 
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload};
 use crate::tables::{Kv, KvSchema, open_with_extra_tables};
 use crate::util::{median_of, ns_per, table_cname, table_name, time, value32};
 
-use super::{HEED_MAP_SIZE, redb_file, scratch_dir};
+use super::{HEED_MAP_SIZE, redb_file, scratch_dir, tabula_options};
 
 /// Sizes of one get workload.
 #[derive(Clone, Copy, Debug)]
@@ -67,7 +66,7 @@ fn expect_all_found(sum: usize, keys: &[u64]) {
 fn tabula(sizes: GetSizes, keys: &[u64]) -> std::time::Duration {
     let dir = scratch_dir("get-tabula");
     let db =
-        open_with_extra_tables::<KvSchema>(dir.path(), sizes.other_tables, true, Options::new());
+        open_with_extra_tables::<KvSchema>(dir.path(), sizes.other_tables, true, tabula_options());
     let mut tx = db.write().expect("write");
     {
         let mut ap = tx.appender::<Kv>().expect("appender");

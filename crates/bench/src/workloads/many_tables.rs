@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvOpenOptions};
-use tabula::{Db, Options};
+use tabula::Db;
 
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload};
 use crate::tables::{Kv, KvSchema, open_with_extra_tables};
 use crate::util::{median_of, ns_per, table_cname, table_name, time};
 
-use super::{HEED_MAP_SIZE, scratch_dir};
+use super::{HEED_MAP_SIZE, scratch_dir, tabula_options};
 
 /// Sizes of the many-tables workload.
 #[derive(Clone, Copy, Debug)]
@@ -90,7 +90,7 @@ fn loop_tabula(db: &Db<KvSchema>, sizes: ManySizes) -> Duration {
 /// opened last or first).
 fn tabula(n: usize, last: bool, sizes: ManySizes) -> Duration {
     let dir = scratch_dir("many-tabula");
-    let db = open_with_extra_tables::<KvSchema>(dir.path(), n - 1, last, Options::new());
+    let db = open_with_extra_tables::<KvSchema>(dir.path(), n - 1, last, tabula_options());
     loop_tabula(&db, sizes)
 }
 
@@ -107,8 +107,8 @@ fn tabula_unopened(n: usize, sizes: ManySizes) -> Duration {
         }
         txn.commit();
     }
-    let db =
-        tabula::open::<KvSchema>(dir.path(), Options::new().extra_tables(n as u32)).expect("open");
+    let db = tabula::open::<KvSchema>(dir.path(), tabula_options().extra_tables(n as u32))
+        .expect("open");
     loop_tabula(&db, sizes)
 }
 

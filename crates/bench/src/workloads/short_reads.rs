@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvOpenOptions, PutFlags};
-use tabula::{Db, Options};
+use tabula::Db;
 
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload};
 use crate::tables::{Kv, KvSchema};
 use crate::util::{median_of, mops, time, value32};
 
-use super::{HEED_MAP_SIZE, scratch_dir};
+use super::{HEED_MAP_SIZE, scratch_dir, tabula_options};
 
 /// Sizes of the short-reads workload.
 #[derive(Clone, Copy, Debug)]
@@ -90,7 +90,7 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
 }
 
 fn tabula_db(path: &std::path::Path, entries: u64) -> Db<KvSchema> {
-    let db = tabula::open::<KvSchema>(path, Options::new()).expect("open");
+    let db = tabula::open::<KvSchema>(path, tabula_options()).expect("open");
     let mut tx = db.write().expect("write");
     {
         let mut ap = tx.appender::<Kv>().expect("appender");
