@@ -126,7 +126,11 @@ pub fn run(sizes: AppendSizes, investigate: bool) -> Workload {
             || once(&|| raw_put(e, wm_nosync, true)),
             base,
         );
-        w.extra("heed_writemap_nosync", || once(&|| heed(e, wm_nosync)), base);
+        w.extra(
+            "heed_writemap_nosync",
+            || once(&|| heed(e, wm_nosync)),
+            base,
+        );
         w.extra(
             "tabula_batch_x10",
             || once(&|| tabula(e, big)),
