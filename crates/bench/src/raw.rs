@@ -1,0 +1,271 @@
+//! The raw-libmdbx baseline: thin wrappers over `mdbx-sys`, each one C call.
+//!
+//! This is a benchmark binary, not the library: errors panic with the libmdbx message, and the
+//! wrappers are `#[inline]` so the raw rows measure libmdbx itself.
+
+use std::ffi::{CStr, CString, c_void};
+use std::path::Path;
+use std::ptr;
+
+use mdbx_sys as sys;
+
+use crate::workloads::MAX_SIZE;
+
+pub use sys::MDBX_dbi as Dbi;
+
+/// Panics with libmdbx's message when `rc` is not `MDBX_SUCCESS`.
+#[inline]
+#[track_caller]
+pub fn check(rc: i32, what: &str) {
+    if rc != sys::MDBX_SUCCESS {
+        // SAFETY: mdbx_strerror returns a pointer to a static NUL-terminated string for any code.
+        let msg = unsafe { CStr::from_ptr(sys::mdbx_strerror(rc)) };
+        panic!("{what}: libmdbx error {rc}: {}", msg.to_string_lossy());
+    }
+}
+
+#[inline]
+fn val(bytes: &[u8]) -> sys::MDBX_val {
+    sys::MDBX_val {
+        iov_base: bytes.as_ptr() as *mut c_void,
+        iov_len: bytes.len(),
+    }
+}
+
+const EMPTY: sys::MDBX_val = sys::MDBX_val {
+    iov_base: ptr::null_mut(),
+    iov_len: 0,
+};
+
+/// How a raw environment is opened.
+#[derive(Clone, Copy, Debug)]
+pub struct EnvFlags {
+    /// `MDBX_NOSTICKYTHREADS`: read txns are not bound to a thread (what Tabula sets).
+    pub no_sticky_threads: bool,
+    /// `MDBX_SAFE_NOSYNC` instead of `MDBX_SYNC_DURABLE`.
+    pub safe_no_sync: bool,
+    /// `MDBX_WRITEMAP`.
+    pub write_map: bool,
+}
+
+impl EnvFlags {
+    /// libmdbx's defaults: durable, sticky threads, no write map.
+    pub const DEFAULT: EnvFlags = EnvFlags {
+        no_sticky_threads: false,
+        safe_no_sync: false,
+        write_map: false,
+    };
+
+    fn bits(self) -> sys::MDBX_env_flags_t {
+        let mut f = sys::MDBX_SYNC_DURABLE;
+        if self.no_sticky_threads {
+            f |= sys::MDBX_NOSTICKYTHREADS;
+        }
+        if self.safe_no_sync {
+            f |= sys::MDBX_SAFE_NOSYNC;
+        }
+        if self.write_map {
+            f |= sys::MDBX_WRITEMAP;
+        }
+        f
+    }
+}
+
+/// An open environment; closed on drop.
+pub struct Env(*mut sys::MDBX_env);
+
+// SAFETY: an MDBX_env may be used from any thread; read txns cross threads only in envs opened
+// with MDBX_NOSTICKYTHREADS (the short-reads variants), write txns never leave their thread.
+unsafe impl Send for Env {}
+// SAFETY: as above; libmdbx synchronises env-level state itself.
+unsafe impl Sync for Env {}
+
+impl Env {
+    /// Opens (creating) an environment in directory `path` with room for `max_tables` named
+    /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]).
+    pub fn open(path: &Path, max_tables: u64, flags: EnvFlags) -> Env {
+        let mut env: *mut sys::MDBX_env = ptr::null_mut();
+        // SAFETY: mdbx_env_create writes a fresh handle into `env` on success.
+        check(unsafe { sys::mdbx_env_create(&mut env) }, "mdbx_env_create");
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes()).expect("path has no NUL");
+        // SAFETY: `env` is created and not yet open, so options and geometry may be set; `cpath`
+        // is a NUL-terminated string alive for the call.
+        unsafe {
+            check(
+                sys::mdbx_env_set_option(env, sys::MDBX_opt_max_db, max_tables),
+                "set max_db",
+            );
+            check(
+                sys::mdbx_env_set_geometry(env, -1, -1, MAX_SIZE as isize, 16 << 20, -1, -1),
+                "set geometry",
+            );
+            check(
+                sys::mdbx_env_open(env, cpath.as_ptr(), flags.bits(), 0o644),
+                "mdbx_env_open",
+            );
+        }
+        Env(env)
+    }
+
+    /// Begins a read (`write = false`) or write transaction.
+    #[inline]
+    pub fn begin(&self, write: bool) -> Txn {
+        let flags = if write {
+            sys::MDBX_TXN_READWRITE
+        } else {
+            sys::MDBX_TXN_RDONLY
+        };
+        let mut txn: *mut sys::MDBX_txn = ptr::null_mut();
+        // SAFETY: the env is open for the life of `self`; a top-level txn has a null parent;
+        // libmdbx writes the handle into `txn` on success.
+        let rc = unsafe {
+            sys::mdbx_txn_begin_ex(self.0, ptr::null_mut(), flags, &mut txn, ptr::null_mut())
+        };
+        check(rc, "mdbx_txn_begin");
+        Txn(txn)
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // SAFETY: every txn of this env has ended (Txn borrows nothing, but each workload ends
+        // its txns before dropping the env); closing without a final sync is not requested.
+        unsafe { sys::mdbx_env_close_ex(self.0, false) };
+    }
+}
+
+/// A transaction handle. Ends only through [`Txn::commit`] / [`Txn::abort`]: a raw baseline
+/// owns its lifecycle explicitly, like the C programs in the seeds.
+pub struct Txn(*mut sys::MDBX_txn);
+
+// SAFETY: read txns move between threads only in NOSTICKYTHREADS envs, and each is used by one
+// thread at a time (the short-reads workload hands one to each thread).
+unsafe impl Send for Txn {}
+
+impl Txn {
+    /// Opens (or with `create`, creates) the named table.
+    #[inline]
+    pub fn open_table(&self, name: &CStr, flags: sys::MDBX_db_flags_t, create: bool) -> Dbi {
+        let mut dbi: Dbi = 0;
+        let flags = if create {
+            flags | sys::MDBX_CREATE
+        } else {
+            flags
+        };
+        // SAFETY: the txn is live; `name` is NUL-terminated and alive for the call; libmdbx
+        // writes the handle into `dbi` on success.
+        check(
+            unsafe { sys::mdbx_dbi_open(self.0, name.as_ptr(), flags, &mut dbi) },
+            "mdbx_dbi_open",
+        );
+        dbi
+    }
+
+    /// `mdbx_get`: the stored value under `key`, borrowed from the txn's pages.
+    #[inline]
+    pub fn get(&self, dbi: Dbi, key: &[u8]) -> Option<&[u8]> {
+        let k = val(key);
+        let mut data = EMPTY;
+        // SAFETY: the txn is live and not written to while the returned slice (tied to `&self`)
+        // lives; `k` points into `key`, alive for the call.
+        let rc = unsafe { sys::mdbx_get(self.0, dbi, &k, &mut data) };
+        if rc == sys::MDBX_NOTFOUND {
+            return None;
+        }
+        check(rc, "mdbx_get");
+        // SAFETY: on success `data` points at `iov_len` bytes inside the txn's snapshot, valid
+        // until the txn ends or writes, which the borrow of `self` prevents.
+        Some(unsafe { std::slice::from_raw_parts(data.iov_base as *const u8, data.iov_len) })
+    }
+
+    /// `mdbx_put` with `flags` (e.g. `MDBX_APPEND`).
+    #[inline]
+    pub fn put(&mut self, dbi: Dbi, key: &[u8], value: &[u8], flags: sys::MDBX_put_flags_t) {
+        let k = val(key);
+        let mut v = val(value);
+        // SAFETY: a live write txn borrowed exclusively; key and value are alive for the call
+        // and libmdbx copies them.
+        check(
+            unsafe { sys::mdbx_put(self.0, dbi, &k, &mut v, flags) },
+            "mdbx_put",
+        );
+    }
+
+    /// Opens a cursor on `dbi`.
+    #[inline]
+    pub fn cursor(&self, dbi: Dbi) -> Cursor {
+        let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
+        // SAFETY: the txn is live; libmdbx writes the cursor handle into `c` on success.
+        check(
+            unsafe { sys::mdbx_cursor_open(self.0, dbi, &mut c) },
+            "mdbx_cursor_open",
+        );
+        Cursor(c)
+    }
+
+    /// `mdbx_txn_reset`: parks a read txn, keeping its reader slot.
+    #[inline]
+    pub fn reset(&mut self) {
+        // SAFETY: a live read txn with no cursor or borrowed slice outstanding (`&mut self`).
+        check(unsafe { sys::mdbx_txn_reset(self.0) }, "mdbx_txn_reset");
+    }
+
+    /// `mdbx_txn_renew`: resumes a parked read txn on the latest snapshot.
+    #[inline]
+    pub fn renew(&mut self) {
+        // SAFETY: a read txn that was reset; renewing it is the documented reuse.
+        check(unsafe { sys::mdbx_txn_renew(self.0) }, "mdbx_txn_renew");
+    }
+
+    /// Commits and frees the txn.
+    #[inline]
+    pub fn commit(self) {
+        // SAFETY: the txn is live and owned; it is freed by the call and not used again.
+        check(
+            unsafe { sys::mdbx_txn_commit_ex(self.0, ptr::null_mut()) },
+            "mdbx_txn_commit",
+        );
+    }
+
+    /// Aborts and frees the txn (for a read txn: ends it).
+    #[inline]
+    pub fn abort(self) {
+        // SAFETY: the txn is live (or reset) and owned; it is freed by the call.
+        check(
+            unsafe { sys::mdbx_txn_abort_ex(self.0, ptr::null_mut()) },
+            "mdbx_txn_abort",
+        );
+    }
+}
+
+/// A cursor; closed with [`Cursor::close`].
+pub struct Cursor(*mut sys::MDBX_cursor);
+
+impl Cursor {
+    /// `mdbx_cursor_put` with `flags` (e.g. `MDBX_APPEND`).
+    #[inline]
+    pub fn put(&mut self, key: &[u8], value: &[u8], flags: sys::MDBX_put_flags_t) {
+        let k = val(key);
+        let mut v = val(value);
+        // SAFETY: the cursor is open in a live write txn; key and value are alive for the call.
+        check(
+            unsafe { sys::mdbx_cursor_put(self.0, &k, &mut v, flags) },
+            "mdbx_cursor_put",
+        );
+    }
+
+    /// Closes the cursor.
+    #[inline]
+    pub fn close(self) {
+        // SAFETY: the cursor is open and owned; its txn is still live (callers close cursors
+        // before ending the txn).
+        unsafe { sys::mdbx_cursor_close(self.0) };
+    }
+}
+
+/// `MDBX_INTEGERKEY`.
+pub const INTEGER_KEY: sys::MDBX_db_flags_t = sys::MDBX_INTEGERKEY;
+/// Default table flags.
+pub const NO_FLAGS: sys::MDBX_db_flags_t = sys::MDBX_DB_DEFAULTS;
+/// `MDBX_APPEND`.
+pub const APPEND: sys::MDBX_put_flags_t = sys::MDBX_APPEND;

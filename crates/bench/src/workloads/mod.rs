@@ -1,0 +1,34 @@
+//! The four seed workloads (get hot and cold are one module).
+
+pub mod append;
+pub mod get;
+pub mod many_tables;
+pub mod short_reads;
+
+use std::path::Path;
+
+/// The largest any benchmark file may grow (a bound, not an allocation), the same for every
+/// variant: libmdbx's upper geometry bound and heed's map size. Small enough for valgrind to
+/// reserve the address space (Tabula's default of 1 TiB is not).
+pub const MAX_SIZE: usize = 8 << 30;
+
+/// heed's map size.
+pub const HEED_MAP_SIZE: usize = MAX_SIZE;
+
+/// Tabula's options in every benchmark: the defaults (durable sync) with [`MAX_SIZE`].
+pub fn tabula_options() -> tabula::Options {
+    tabula::Options::new().max_size(MAX_SIZE)
+}
+
+/// A fresh directory for one variant, removed on drop.
+pub fn scratch_dir(variant: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("tabula-bench-{variant}-"))
+        .tempdir()
+        .expect("create a temp dir")
+}
+
+/// The redb file inside a variant's directory.
+pub fn redb_file(dir: &Path) -> std::path::PathBuf {
+    dir.join("bench.redb")
+}
