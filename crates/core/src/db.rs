@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
@@ -57,6 +58,7 @@ pub struct Options {
     no_sub_dir: bool,
     extra_tables: u32,
     file_mode: u32,
+    long_read_warning: Option<Duration>,
 }
 
 impl Default for Options {
@@ -76,6 +78,7 @@ impl Default for Options {
             no_sub_dir: false,
             extra_tables: 8,
             file_mode: 0o644,
+            long_read_warning: Some(DEFAULT_LONG_READ_WARNING),
         }
     }
 }
@@ -177,6 +180,17 @@ impl Options {
         self
     }
 
+    /// Log a warning (`tracing`, target `tabula`, with the transaction's age and ID) when a read
+    /// transaction ends after being open at least this long; `None` turns it off. Default 60 s.
+    ///
+    /// A long-lived read transaction pins the snapshot it sees: libmdbx cannot reuse pages freed
+    /// after it began, so the file grows while it lives. The age is measured with a coarse
+    /// clock (millisecond resolution, a few nanoseconds per read transaction).
+    pub fn long_read_warning(mut self, after: Option<Duration>) -> Self {
+        self.long_read_warning = after;
+        self
+    }
+
     pub(crate) fn env_config(&self, schema_tables: usize) -> EnvConfig {
         EnvConfig {
             // +1 for the meta table.
@@ -202,6 +216,31 @@ impl Options {
             no_sub_dir: self.no_sub_dir,
             mode: self.file_mode,
         }
+    }
+}
+
+/// The default of [`Options::long_read_warning`].
+pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
+
+/// What libmdbx's integrity check found; see [`Db::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckReport {
+    /// Problems found: 0 means every meta page, tree page, GC record and key-value pair is
+    /// consistent.
+    pub problems: u64,
+    /// Tables walked, counting libmdbx's main and GC trees.
+    pub tables: u64,
+    /// Pages visited.
+    pub pages: u64,
+    /// The transaction ID of the snapshot that was checked.
+    pub txn_id: u64,
+}
+
+impl CheckReport {
+    /// Whether no problem was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems == 0
     }
 }
 
@@ -235,6 +274,8 @@ pub(crate) struct Shared {
     pub(crate) read_only: bool,
     pub(crate) upper: u64,
     pub(crate) max_readers: u32,
+    /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
+    pub(crate) long_read_ms: u64,
 }
 
 /// An open database with schema `S`: every table created, verified and its handle opened.
@@ -327,6 +368,41 @@ impl<S: Schema> Db<S> {
         })
     }
 
+    /// Runs libmdbx's own integrity check (`mdbx_env_chk`, what the `mdbx_chk` tool does) on
+    /// the latest committed snapshot: meta pages, every page of every tree, the free-page
+    /// records and the order of every key. It reads the whole file, so it takes time in
+    /// proportion to its size; writers are not blocked.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)] #[table(key = u64, value = u64)] struct Counts;
+    /// # #[derive(Schema)] struct S(Counts);
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<S>(dir.path(), Options::new())?;
+    /// let report = db.check()?;
+    /// assert!(report.is_ok(), "{report:?}");
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the check cannot run (e.g. no free reader slot); damage is reported
+    /// in [`CheckReport::problems`], not as an error.
+    pub fn check(&self) -> Result<CheckReport> {
+        let r = self
+            .shared
+            .env
+            .check()
+            .map_err(|code| self.env_error("integrity check (mdbx_env_chk)", code))?;
+        Ok(CheckReport {
+            problems: r.problems,
+            tables: r.tables,
+            pages: r.pages,
+            txn_id: r.txn_id,
+        })
+    }
+
     /// Largest encoded key a table with these flags accepts.
     pub fn max_key_size(&self, flags: crate::TableFlags) -> usize {
         self.shared
@@ -386,6 +462,7 @@ pub struct ExistingTable {
 /// array filled.
 pub struct Bootstrap<S: Schema> {
     txn: Option<RawTxn>,
+    long_read_ms: u64,
     env: Env,
     path: PathBuf,
     read_only: bool,
@@ -423,6 +500,9 @@ impl<S: Schema> Bootstrap<S> {
         })?;
         let mut boot = Bootstrap {
             txn: Some(txn),
+            long_read_ms: options
+                .long_read_warning
+                .map_or(u64::MAX, |d| d.as_millis().min(u128::from(u64::MAX)) as u64),
             env,
             path: path.to_path_buf(),
             read_only: options.read_only,
@@ -583,6 +663,7 @@ impl<S: Schema> Bootstrap<S> {
                 read_only: self.read_only,
                 upper: info.upper,
                 max_readers: info.max_readers,
+                long_read_ms: self.long_read_ms,
             },
             _schema: PhantomData,
         })
