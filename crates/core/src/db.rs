@@ -56,6 +56,7 @@ pub struct Options {
     exclusive: bool,
     write_map: bool,
     no_sub_dir: bool,
+    validation: bool,
     extra_tables: u32,
     file_mode: u32,
     long_read_warning: Option<Duration>,
@@ -76,6 +77,7 @@ impl Default for Options {
             exclusive: false,
             write_map: false,
             no_sub_dir: false,
+            validation: false,
             extra_tables: 8,
             file_mode: 0o644,
             long_read_warning: Some(DEFAULT_LONG_READ_WARNING),
@@ -174,6 +176,19 @@ impl Options {
         self
     }
 
+    /// Check every page as libmdbx loads it (`MDBX_VALIDATION`): for a file that may be damaged
+    /// (after a disk or file-system error, a copy of unknown origin) or comes from an untrusted
+    /// source. Off by default, because it slows every read.
+    ///
+    /// Without it libmdbx trusts the contents of the pages a meta page leads to: a damaged tree
+    /// page can fail a libmdbx assertion (which aborts the process in builds with debug
+    /// assertions) instead of returning `MDBX_CORRUPTED`. With it, damage is reported as an
+    /// error. Either way, [`Db::check`] walks the whole file and counts what it finds.
+    pub fn validation(mut self, yes: bool) -> Self {
+        self.validation = yes;
+        self
+    }
+
     /// Table slots beyond the schema's own (for migrations that create tables).
     pub fn extra_tables(mut self, n: u32) -> Self {
         self.extra_tables = n;
@@ -214,6 +229,7 @@ impl Options {
             exclusive: self.exclusive,
             write_map: self.write_map,
             no_sub_dir: self.no_sub_dir,
+            validation: self.validation,
             mode: self.file_mode,
         }
     }
@@ -684,7 +700,9 @@ fn open_hint(code: Code, read_only: bool) -> &'static str {
         c if c == Code::INVALID => {
             "the file is not an MDBX database (or its header is damaged); check the path"
         }
-        c if c == Code::CORRUPTED => "the database file is damaged; restore it from a backup",
+        c if c == Code::CORRUPTED || c == Code::PROBLEM || c == Code::PAGE_NOTFOUND => {
+            "the database file is damaged or truncated; restore it from a backup"
+        }
         c if c == Code::VERSION_MISMATCH || c == Code::INCOMPATIBLE => {
             "the file was written by an incompatible libmdbx version or with other options"
         }

@@ -37,6 +37,8 @@ impl Code {
     pub const EKEYMISMATCH: Code = Code(sys::MDBX_EKEYMISMATCH);
     pub const INVALID: Code = Code(sys::MDBX_INVALID);
     pub const CORRUPTED: Code = Code(sys::MDBX_CORRUPTED);
+    pub const PROBLEM: Code = Code(sys::MDBX_PROBLEM);
+    pub const PAGE_NOTFOUND: Code = Code(sys::MDBX_PAGE_NOTFOUND);
     pub const VERSION_MISMATCH: Code = Code(sys::MDBX_VERSION_MISMATCH);
     pub const INCOMPATIBLE: Code = Code(sys::MDBX_INCOMPATIBLE);
     pub const DBS_FULL: Code = Code(sys::MDBX_DBS_FULL);
@@ -185,6 +187,8 @@ pub(crate) struct EnvConfig {
     pub exclusive: bool,
     pub write_map: bool,
     pub no_sub_dir: bool,
+    /// `MDBX_VALIDATION`: check every page as it is loaded (for damaged or untrusted files).
+    pub validation: bool,
     pub mode: u32,
 }
 
@@ -331,6 +335,9 @@ impl Env {
         }
         if cfg.no_sub_dir {
             flags |= sys::MDBX_NOSUBDIR;
+        }
+        if cfg.validation {
+            flags |= sys::MDBX_VALIDATION;
         }
         // SAFETY: the env is created and configured but not yet open; `cpath` is a valid
         // NUL-terminated path that outlives the call.
