@@ -112,9 +112,15 @@ fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_noth
         app.append(&6, &vec![6]).unwrap();
     }
     let err = tx.append::<Blobs>(&4, &vec![4]).unwrap_err();
-    assert!(err.to_string().contains("0x00000006"), "names the last key: {err}");
+    assert!(
+        err.to_string().contains("0x00000006"),
+        "names the last key: {err}"
+    );
     let err = tx.insert::<Blobs>(&2, &vec![99]).unwrap_err();
-    assert!(matches!(err, Error::KeyExists { table: "blobs", .. }), "{err}");
+    assert!(
+        matches!(err, Error::KeyExists { table: "blobs", .. }),
+        "{err}"
+    );
     tx.commit().unwrap();
     let tx = db.read().unwrap();
     let all: Vec<(u32, Vec<u8>)> = tx.iter::<Blobs>().collect::<Result<_, _>>().unwrap();
@@ -137,7 +143,10 @@ fn read_only_open_of_a_database_missing_a_table_names_it() {
         matches!(&err, Error::TableMissing { table, .. } if table == "tags"),
         "{err}"
     );
-    assert!(err.to_string().contains("read-write"), "says what to do: {err}");
+    assert!(
+        err.to_string().contains("read-write"),
+        "says what to do: {err}"
+    );
     // Nothing was created by the refused open; the data is there.
     let db = tabula::open::<OnlyNames>(dir.path(), Options::new().read_only(true)).unwrap();
     assert_eq!(db.read().unwrap().get::<Names>("kept").unwrap(), Some(7));
@@ -162,7 +171,10 @@ fn a_full_map_says_how_to_grow_and_growing_works() {
         }
         assert!(written < 10_000, "a 1 MiB map fills up");
     };
-    assert!(matches!(err, Error::MapFull { table: "blobs", .. }), "{err}");
+    assert!(
+        matches!(err, Error::MapFull { table: "blobs", .. }),
+        "{err}"
+    );
     let msg = err.to_string();
     assert!(msg.contains("Options::max_size"), "{msg}");
     assert!(msg.contains("1048576"), "names the current bound: {msg}");
