@@ -63,7 +63,7 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
 #[test]
 fn damaged_values_and_keys_give_decode_errors_naming_table_and_key() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Bank>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     let mut tx = db.write().unwrap();
     tx.put::<Accounts>(&1, &account(1)).unwrap();
     // An encoding of account(2), cut short / with a byte too many / with a bad UTF-8 name.
@@ -167,7 +167,7 @@ fn hex(b: &[u8]) -> String {
 #[test]
 fn random_value_bytes_never_panic() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Bank>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     let mut tx = db.write().unwrap();
     for n in 0..500u64 {
         let len = (mix(n) % 64) as usize;
@@ -211,7 +211,8 @@ const SMALL_ROWS: u32 = 40_000;
 /// `large_values`, `ROWS` 5000-byte values (overflow pages) fill most of the file; without,
 /// only small entries in B-tree pages, whose every page has a header libmdbx checks.
 fn make_db(dir: &Path, large_values: bool) -> (std::path::PathBuf, u64) {
-    let db = tabula::open::<Bank>(dir, Options::new().growth_step(1 << 16)).unwrap();
+    let db =
+        tabula::open::<Bank>(dir, Options::new().max_size(1 << 30).growth_step(1 << 16)).unwrap();
     let rows = if large_values { ROWS } else { SMALL_ROWS };
     for batch in 0..4u32 {
         let mut tx = db.write().unwrap();
@@ -248,19 +249,20 @@ enum Outcome {
 /// without an error. Small values sit in B-tree pages whose damage is caught by the headers,
 /// so a wrong small value is a failure.
 fn try_open(dir: &Path, run_check: bool) -> (Outcome, usize) {
-    let db: Db<Bank> = match tabula::open::<Bank>(dir, Options::new().validation(true)) {
-        Ok(db) => db,
-        Err(e) => {
-            assert!(
-                matches!(
-                    e,
-                    Error::Open { .. } | Error::Env { .. } | Error::Mdbx { .. }
-                ),
-                "{e}"
-            );
-            return (Outcome::OpenError(e.to_string()), 0);
-        }
-    };
+    let db: Db<Bank> =
+        match tabula::open::<Bank>(dir, Options::new().max_size(1 << 30).validation(true)) {
+            Ok(db) => db,
+            Err(e) => {
+                assert!(
+                    matches!(
+                        e,
+                        Error::Open { .. } | Error::Env { .. } | Error::Mdbx { .. }
+                    ),
+                    "{e}"
+                );
+                return (Outcome::OpenError(e.to_string()), 0);
+            }
+        };
     let problems = if run_check {
         match db.check() {
             Ok(r) => r.problems,
@@ -303,7 +305,10 @@ fn try_open(dir: &Path, run_check: bool) -> (Outcome, usize) {
 }
 
 fn overwrite(file: &Path, at: u64, data: &[u8]) {
-    let mut f = OpenOptions::new().write(true).open(file).unwrap();
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(file)
+        .unwrap();
     f.seek(SeekFrom::Start(at)).unwrap();
     f.write_all(data).unwrap();
     f.sync_all().unwrap();
@@ -398,6 +403,7 @@ fn a_file_that_is_not_an_mdbx_database_is_an_open_error() {
         other => panic!("{other:?}"),
     }
     // Read-only opens say the same.
-    let err = tabula::open::<Bank>(dir.path(), Options::new().read_only(true)).unwrap_err();
+    let err = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30).read_only(true))
+        .unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
 }

@@ -34,7 +34,11 @@ fn mix(mut x: u64) -> u64 {
 
 fn open(dir: &std::path::Path) -> Db<Bank> {
     // SafeNoSync keeps 900 commits quick; visibility and isolation do not depend on the mode.
-    let db = tabula::open::<Bank>(dir, Options::new().sync(SyncMode::SafeNoSync)).unwrap();
+    let db = tabula::open::<Bank>(
+        dir,
+        Options::new().max_size(1 << 30).sync(SyncMode::SafeNoSync),
+    )
+    .unwrap();
     let mut tx = db.write().unwrap();
     for a in 0..ACCOUNTS {
         tx.put::<Checking>(&a, &START).unwrap();

@@ -262,7 +262,7 @@ struct Fuzz(Records);
 #[test]
 fn stored_garbage_gives_decode_errors_naming_the_table() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Fuzz>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<Fuzz>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     let mut runner = proptest::test_runner::TestRunner::new(cases());
     let entries = vec((vec(any::<u8>(), 1..40), arbitrary_bytes()), 64);
     let mut checked = 0u64;

@@ -35,7 +35,7 @@ fn open(opts: Options) -> (tempfile::TempDir, tabula::Db<Limits>) {
 
 #[test]
 fn keys_at_the_limit_fit_and_one_byte_more_is_too_large() {
-    let (_d, db) = open(Options::new());
+    let (_d, db) = open(Options::new().max_size(1 << 30));
     let max = db.max_key_size(<Names as Table>::FLAGS);
     assert!(max > 100, "max key {max}");
     let mut tx = db.write().unwrap();
@@ -66,7 +66,7 @@ fn keys_at_the_limit_fit_and_one_byte_more_is_too_large() {
 #[test]
 fn dupsort_values_over_the_limit_are_too_large() {
     // In a dupsort table values are keys of the nested tree: bounded like keys.
-    let (_d, db) = open(Options::new());
+    let (_d, db) = open(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     tx.put::<Tags>(&1, &"small".to_string()).unwrap();
     let huge = "v".repeat(64 << 10);
@@ -95,7 +95,7 @@ fn dupsort_values_over_the_limit_are_too_large() {
 
 #[test]
 fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_nothing() {
-    let (_d, db) = open(Options::new());
+    let (_d, db) = open(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     {
         let mut app = tx.appender::<Blobs>().unwrap();
@@ -133,12 +133,13 @@ fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_noth
 #[test]
 fn read_only_open_of_a_database_missing_a_table_names_it() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<OnlyNames>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<OnlyNames>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     let mut tx = db.write().unwrap();
     tx.put::<Names>("kept", &7).unwrap();
     tx.commit().unwrap();
     drop(db);
-    let err = tabula::open::<Limits>(dir.path(), Options::new().read_only(true)).unwrap_err();
+    let err = tabula::open::<Limits>(dir.path(), Options::new().max_size(1 << 30).read_only(true))
+        .unwrap_err();
     assert!(
         matches!(&err, Error::TableMissing { table, .. } if table == "tags"),
         "{err}"
@@ -148,7 +149,9 @@ fn read_only_open_of_a_database_missing_a_table_names_it() {
         "says what to do: {err}"
     );
     // Nothing was created by the refused open; the data is there.
-    let db = tabula::open::<OnlyNames>(dir.path(), Options::new().read_only(true)).unwrap();
+    let db =
+        tabula::open::<OnlyNames>(dir.path(), Options::new().max_size(1 << 30).read_only(true))
+            .unwrap();
     assert_eq!(db.read().unwrap().get::<Names>("kept").unwrap(), Some(7));
     assert!(db.write().is_err(), "a read-only open cannot write");
 }
@@ -196,7 +199,7 @@ fn a_full_map_says_how_to_grow_and_growing_works() {
 
 #[test]
 fn more_readers_than_slots_is_readers_full_not_a_deadlock() {
-    let (_d, db) = open(Options::new().max_readers(4));
+    let (_d, db) = open(Options::new().max_size(1 << 30).max_readers(4));
     let slots = db.info().unwrap().max_readers;
     // libmdbx rounds the slot count up to fill the lock file's pages.
     assert!(slots >= 4, "{slots}");
@@ -276,7 +279,11 @@ fn with_captured_logs(f: impl FnOnce()) -> String {
 
 #[test]
 fn a_long_read_transaction_is_logged_with_its_age() {
-    let (_d, db) = open(Options::new().long_read_warning(Some(Duration::from_millis(50))));
+    let (_d, db) = open(
+        Options::new()
+            .max_size(1 << 30)
+            .long_read_warning(Some(Duration::from_millis(50))),
+    );
     let logs = with_captured_logs(|| {
         let short = db.read().unwrap();
         drop(short);
@@ -312,7 +319,7 @@ fn a_long_read_transaction_is_logged_with_its_age() {
 
 #[test]
 fn long_read_warning_can_be_turned_off() {
-    let (_d, db) = open(Options::new().long_read_warning(None));
+    let (_d, db) = open(Options::new().max_size(1 << 30).long_read_warning(None));
     let logs = with_captured_logs(|| {
         let tx = db.read().unwrap();
         std::thread::sleep(Duration::from_millis(30));
@@ -320,7 +327,7 @@ fn long_read_warning_can_be_turned_off() {
     });
     assert!(!logs.contains("read transaction was open"), "{logs}");
     // And a threshold longer than the transaction stays quiet too.
-    let (_d, db) = open(Options::new());
+    let (_d, db) = open(Options::new().max_size(1 << 30));
     let logs = with_captured_logs(|| drop(db.read().unwrap()));
     assert!(!logs.contains("read transaction was open"), "{logs}");
 }

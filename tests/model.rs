@@ -96,7 +96,7 @@ fn valid_range(lo: Bound<u16>, hi: Bound<u16>) -> bool {
 /// Runs `ops` against a fresh database and the model; returns the number of ops executed.
 fn run(ops: &[Op]) -> Result<usize, TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let options = || Options::new().sync(SyncMode::SafeNoSync);
+    let options = || Options::new().max_size(1 << 30).sync(SyncMode::SafeNoSync);
     let mut committed = Model::default();
     let mut i = 0;
     'sessions: loop {
