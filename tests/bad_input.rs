@@ -305,10 +305,7 @@ fn try_open(dir: &Path, run_check: bool) -> (Outcome, usize) {
 }
 
 fn overwrite(file: &Path, at: u64, data: &[u8]) {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .open(file)
-        .unwrap();
+    let mut f = OpenOptions::new().write(true).open(file).unwrap();
     f.seek(SeekFrom::Start(at)).unwrap();
     f.write_all(data).unwrap();
     f.sync_all().unwrap();

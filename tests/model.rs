@@ -6,6 +6,7 @@
 //! `PROPTEST_CASES` raises the case count (default here: 96 sequences of up to 80 operations).
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::ops::Bound;
 
 use proptest::collection::vec;
@@ -128,8 +129,8 @@ fn run(ops: &[Op]) -> Result<usize, TestCaseError> {
                     }
                     Op::Insert(k, v) => {
                         let r = tx.insert::<Numbers>(&k, &v);
-                        if pending.numbers.contains_key(&k) {
-                            prop_assert!(
+                        match pending.numbers.entry(k) {
+                            Entry::Occupied(_) => prop_assert!(
                                 matches!(
                                     r,
                                     Err(Error::KeyExists {
@@ -139,10 +140,11 @@ fn run(ops: &[Op]) -> Result<usize, TestCaseError> {
                                 ),
                                 "{:?}",
                                 r
-                            );
-                        } else {
-                            r.unwrap();
-                            pending.numbers.insert(k, v);
+                            ),
+                            Entry::Vacant(slot) => {
+                                r.unwrap();
+                                slot.insert(v);
+                            }
                         }
                     }
                     Op::Append(k, v) => {

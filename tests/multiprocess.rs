@@ -95,7 +95,7 @@ fn child_process_entry() {
         let got = tx.get::<Right>(&to).unwrap().unwrap();
         tx.put::<Right>(&to, &(got + amount)).unwrap();
         // Move it back the other way half the time, so the left side does not run dry.
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             let have = tx.get::<Right>(&from).unwrap().unwrap();
             let amount = (r >> 32) % (have + 1);
             tx.put::<Right>(&from, &(have - amount)).unwrap();
