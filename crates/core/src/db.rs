@@ -276,7 +276,9 @@ pub struct DbInfo {
     pub last_txn: u64,
     /// Reader slots.
     pub max_readers: u32,
-    /// Reader slots in use (including parked, reusable ones).
+    /// Reader slots used so far: libmdbx's high-water mark of its reader table (slots of
+    /// ended transactions are reused, not subtracted). Parked, reusable read transactions
+    /// hold theirs.
     pub readers: u32,
 }
 

@@ -180,7 +180,9 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             raw: Some(raw),
             db,
             scratch: Vec::new(),
-            started_ms: if M::READ_ONLY {
+            // Two coarse clock reads per read transaction (none per get), none when the warning
+            // is off.
+            started_ms: if M::READ_ONLY && db.shared.long_read_ms != u64::MAX {
                 ffi::coarse_now_ms()
             } else {
                 0
@@ -651,9 +653,12 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
             if M::READ_ONLY {
-                let age_ms = ffi::coarse_now_ms().saturating_sub(self.started_ms);
-                if age_ms >= self.db.shared.long_read_ms {
-                    warn_long_read(raw.id(), age_ms);
+                let threshold = self.db.shared.long_read_ms;
+                if threshold != u64::MAX {
+                    let age_ms = ffi::coarse_now_ms().saturating_sub(self.started_ms);
+                    if age_ms >= threshold {
+                        warn_long_read(raw.id(), age_ms);
+                    }
                 }
                 self.db.park(raw);
             } else {
