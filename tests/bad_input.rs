@@ -404,3 +404,35 @@ fn a_file_that_is_not_an_mdbx_database_is_an_open_error() {
         .unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
 }
+
+/// `Db::check` finds damage the reads find. Zeroed pages keep libmdbx's checker clear of the
+/// assertion described above (a zero page's bounds are consistent), so this runs in every
+/// build.
+#[test]
+fn integrity_check_counts_zeroed_tree_pages() {
+    let mut detected = 0;
+    for at_fraction in [3u64, 4, 6] {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, page) = make_db(dir.path(), false);
+        let pages = std::fs::metadata(&file).unwrap().len() / page;
+        let at = pages * (at_fraction - 1) / at_fraction * page;
+        overwrite(&file, at, &vec![0u8; 2 * page as usize]);
+        let (reads, _) = try_open(dir.path(), false);
+        let (checked, _) = try_open(dir.path(), true);
+        eprintln!("zeroed pages at {at}: reads {reads:?}, with check {checked:?}");
+        match (&reads, &checked) {
+            (Outcome::Intact, Outcome::Intact) => {}
+            (Outcome::Detected { .. }, Outcome::Detected { problems, .. }) => {
+                assert!(*problems > 0, "the check missed what the reads saw");
+                detected += 1;
+            }
+            (Outcome::Intact, Outcome::Detected { problems, .. }) => {
+                // Damage in pages no read touches (the GC): only the check sees it.
+                assert!(*problems > 0);
+                detected += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(detected >= 1, "no zeroed page was detected");
+}
