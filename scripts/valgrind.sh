@@ -18,14 +18,27 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 export PROPTEST_CASES="${PROPTEST_CASES:-16}"
 export TABULA_CRASH_KILLS="${TABULA_CRASH_KILLS:-6}"
 export RUST_BACKTRACE=0
+# The proc-macro crate's unit tests link the compiler's shared libraries, as `cargo test` does.
+sysroot_lib="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/lib"
+export LD_LIBRARY_PATH="$sysroot_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 only=("$@")
 out=target/valgrind
 mkdir -p "$out"
 
+# The static suppressions plus one pwritev entry per iovec index (see scripts/valgrind.supp).
+supp="$out/suppressions.supp"
+{
+  cat scripts/valgrind.supp
+  for i in $(seq 0 1023); do
+    printf '{\n   libmdbx-writes-unused-page-bytes-pwritev-%d\n   Memcheck:Param\n   pwritev(vector[%d])\n   ...\n   fun:osal_pwritev\n}\n' "$i" "$i"
+  done
+} >"$supp"
+
 # Build every test binary once and collect the executables cargo reports.
 mapfile -t exes < <(
   cargo test --workspace --no-run --message-format=json 2>/dev/null \
+    | grep '"test":true' \
     | grep -o '"executable":"[^"]*"' | sed 's/"executable":"\(.*\)"/\1/' | sort -u
 )
 
@@ -41,7 +54,7 @@ for exe in "${exes[@]}"; do
   set +e
   valgrind --tool=memcheck --error-exitcode=99 --leak-check=full \
     --show-leak-kinds=definite --errors-for-leak-kinds=definite \
-    --suppressions=scripts/valgrind.supp --trace-children=no --num-callers=30 --log-file="$log.vg" \
+    --suppressions="$supp" --trace-children=no --num-callers=30 --log-file="$log.vg" \
     "$exe" --test-threads=2 >"$log" 2>&1
   rc=$?
   set -e
