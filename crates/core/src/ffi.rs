@@ -448,8 +448,9 @@ impl Env {
         // null on entry, which all-zero bytes give, and fills in the rest.
         let mut ctx: sys::MDBX_chk_context_t = unsafe { std::mem::zeroed() };
         // SAFETY: the env is open for the life of `self`; `callbacks` and `ctx` outlive the
-        // call (it is synchronous and frees its internal state before returning, resetting
-        // nothing we read afterwards but `result`). It begins and aborts its own read txn.
+        // call, which is synchronous, begins and aborts its own read txn, and frees its
+        // internal state before returning. Afterwards only the plain counters in `ctx.result`
+        // are read, never its `tables` pointer (freed with that state).
         let rc = unsafe {
             sys::mdbx_env_chk(
                 self.ptr.as_ptr(),
