@@ -149,6 +149,16 @@
 //! Every fallible call returns [`Error`], whose messages name the table, the key (hex,
 //! truncated) and the libmdbx code, and say what to do. Damaged bytes give [`Error::Decode`],
 //! never a panic.
+//!
+//! ## Crashes and damaged files
+//!
+//! A commit that returned survives a process crash in every [`SyncMode`], and an OS crash in
+//! the default [`SyncMode::Durable`]. [`Db::check`] runs libmdbx's own integrity check on the
+//! latest snapshot. Open a file that may be damaged with [`Options::validation`], so libmdbx
+//! checks each page as it loads it. A read transaction kept open longer than
+//! [`Options::long_read_warning`] (default 60 s) logs a `tracing` warning when it ends: while
+//! it lives, the file cannot reuse pages freed after its snapshot. `docs/reliability.md` says
+//! what is tested.
 
 // Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
 extern crate self as tabula;

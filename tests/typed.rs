@@ -1,4 +1,7 @@
 //! Typed tables end to end, against real libmdbx environments in temp dirs.
+//!
+//! Tests cap `max_size` at 1 GiB: under valgrind (`scripts/valgrind.sh`) the default 1 TiB
+//! of address space cannot be reserved.
 
 use std::sync::Arc;
 
@@ -51,7 +54,7 @@ struct Chain(Headers, Balances, Logs, Blobs, Names);
 
 fn open() -> (tempfile::TempDir, Db<Chain>) {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Chain>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<Chain>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     (dir, db)
 }
 
@@ -496,19 +499,19 @@ fn read_txn_can_move_to_another_thread() {
 fn data_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = tabula::open::<Chain>(dir.path(), Options::new()).unwrap();
+        let db = tabula::open::<Chain>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
         let mut tx = db.write().unwrap();
         tx.put::<Names>("persist", &42).unwrap();
         tx.commit().unwrap();
     }
-    let db = tabula::open::<Chain>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<Chain>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     assert_eq!(
         db.read().unwrap().get::<Names>("persist").unwrap(),
         Some(42)
     );
     let ro = {
         drop(db);
-        tabula::open::<Chain>(dir.path(), Options::new().read_only(true)).unwrap()
+        tabula::open::<Chain>(dir.path(), Options::new().max_size(1 << 30).read_only(true)).unwrap()
     };
     assert_eq!(
         ro.read().unwrap().get::<Names>("persist").unwrap(),

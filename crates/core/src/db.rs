@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
@@ -55,8 +56,10 @@ pub struct Options {
     exclusive: bool,
     write_map: bool,
     no_sub_dir: bool,
+    validation: bool,
     extra_tables: u32,
     file_mode: u32,
+    long_read_warning: Option<Duration>,
 }
 
 impl Default for Options {
@@ -74,8 +77,10 @@ impl Default for Options {
             exclusive: false,
             write_map: false,
             no_sub_dir: false,
+            validation: false,
             extra_tables: 8,
             file_mode: 0o644,
+            long_read_warning: Some(DEFAULT_LONG_READ_WARNING),
         }
     }
 }
@@ -171,9 +176,33 @@ impl Options {
         self
     }
 
+    /// Check every page as libmdbx loads it (`MDBX_VALIDATION`): for a file that may be damaged
+    /// (after a disk or file-system error, a copy of unknown origin) or comes from an untrusted
+    /// source. Off by default, because it slows every read.
+    ///
+    /// Without it libmdbx trusts the contents of the pages a meta page leads to: a damaged tree
+    /// page can fail a libmdbx assertion (which aborts the process in builds with debug
+    /// assertions) instead of returning `MDBX_CORRUPTED`. With it, damage is reported as an
+    /// error. Either way, [`Db::check`] walks the whole file and counts what it finds.
+    pub fn validation(mut self, yes: bool) -> Self {
+        self.validation = yes;
+        self
+    }
+
     /// Table slots beyond the schema's own (for migrations that create tables).
     pub fn extra_tables(mut self, n: u32) -> Self {
         self.extra_tables = n;
+        self
+    }
+
+    /// Log a warning (`tracing`, target `tabula`, with the transaction's age and ID) when a read
+    /// transaction ends after being open at least this long; `None` turns it off. Default 60 s.
+    ///
+    /// A long-lived read transaction pins the snapshot it sees: libmdbx cannot reuse pages freed
+    /// after it began, so the file grows while it lives. The age is measured with a coarse
+    /// clock (millisecond resolution, a few nanoseconds per read transaction).
+    pub fn long_read_warning(mut self, after: Option<Duration>) -> Self {
+        self.long_read_warning = after;
         self
     }
 
@@ -200,8 +229,34 @@ impl Options {
             exclusive: self.exclusive,
             write_map: self.write_map,
             no_sub_dir: self.no_sub_dir,
+            validation: self.validation,
             mode: self.file_mode,
         }
+    }
+}
+
+/// The default of [`Options::long_read_warning`].
+pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
+
+/// What libmdbx's integrity check found; see [`Db::check`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckReport {
+    /// Problems found: 0 means every meta page, tree page, GC record and key-value pair is
+    /// consistent.
+    pub problems: u64,
+    /// Tables walked, counting libmdbx's main and GC trees.
+    pub tables: u64,
+    /// Pages visited.
+    pub pages: u64,
+    /// The transaction ID of the snapshot that was checked.
+    pub txn_id: u64,
+}
+
+impl CheckReport {
+    /// Whether no problem was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems == 0
     }
 }
 
@@ -221,7 +276,9 @@ pub struct DbInfo {
     pub last_txn: u64,
     /// Reader slots.
     pub max_readers: u32,
-    /// Reader slots in use (including parked, reusable ones).
+    /// Reader slots used so far: libmdbx's high-water mark of its reader table (slots of
+    /// ended transactions are reused, not subtracted). Parked, reusable read transactions
+    /// hold theirs.
     pub readers: u32,
 }
 
@@ -235,6 +292,8 @@ pub(crate) struct Shared {
     pub(crate) read_only: bool,
     pub(crate) upper: u64,
     pub(crate) max_readers: u32,
+    /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
+    pub(crate) long_read_ms: u64,
 }
 
 /// An open database with schema `S`: every table created, verified and its handle opened.
@@ -327,6 +386,34 @@ impl<S: Schema> Db<S> {
         })
     }
 
+    /// Runs libmdbx's own integrity check (`mdbx_env_chk`, what the `mdbx_chk` tool does) on
+    /// the latest committed snapshot: meta pages, every page of every tree, the free-page
+    /// records and the order of every key. It reads the whole file, so it takes time in
+    /// proportion to its size; writers are not blocked.
+    ///
+    /// ```text
+    /// let report = db.check()?;
+    /// assert!(report.is_ok(), "{report:?}");   // problems == 0
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the check cannot run (e.g. no free reader slot); damage is reported
+    /// in [`CheckReport::problems`], not as an error.
+    pub fn check(&self) -> Result<CheckReport> {
+        let r = self
+            .shared
+            .env
+            .check()
+            .map_err(|code| self.env_error("integrity check (mdbx_env_chk)", code))?;
+        Ok(CheckReport {
+            problems: r.problems,
+            tables: r.tables,
+            pages: r.pages,
+            txn_id: r.txn_id,
+        })
+    }
+
     /// Largest encoded key a table with these flags accepts.
     pub fn max_key_size(&self, flags: crate::TableFlags) -> usize {
         self.shared
@@ -386,6 +473,7 @@ pub struct ExistingTable {
 /// array filled.
 pub struct Bootstrap<S: Schema> {
     txn: Option<RawTxn>,
+    long_read_ms: u64,
     env: Env,
     path: PathBuf,
     read_only: bool,
@@ -423,6 +511,9 @@ impl<S: Schema> Bootstrap<S> {
         })?;
         let mut boot = Bootstrap {
             txn: Some(txn),
+            long_read_ms: options
+                .long_read_warning
+                .map_or(u64::MAX, |d| d.as_millis().min(u128::from(u64::MAX)) as u64),
             env,
             path: path.to_path_buf(),
             read_only: options.read_only,
@@ -766,6 +857,7 @@ impl<S: Schema> Bootstrap<S> {
                 read_only: self.read_only,
                 upper: info.upper,
                 max_readers: info.max_readers,
+                long_read_ms: self.long_read_ms,
             },
             _schema: PhantomData,
         })
@@ -786,7 +878,9 @@ pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
         c if c == Code::INVALID => {
             "the file is not an MDBX database (or its header is damaged); check the path"
         }
-        c if c == Code::CORRUPTED => "the database file is damaged; restore it from a backup",
+        c if c == Code::CORRUPTED || c == Code::PROBLEM || c == Code::PAGE_NOTFOUND => {
+            "the database file is damaged or truncated; restore it from a backup"
+        }
         c if c == Code::VERSION_MISMATCH || c == Code::INCOMPATIBLE => {
             "the file was written by an incompatible libmdbx version or with other options"
         }

@@ -37,6 +37,8 @@ impl Code {
     pub const EKEYMISMATCH: Code = Code(sys::MDBX_EKEYMISMATCH);
     pub const INVALID: Code = Code(sys::MDBX_INVALID);
     pub const CORRUPTED: Code = Code(sys::MDBX_CORRUPTED);
+    pub const PROBLEM: Code = Code(sys::MDBX_PROBLEM);
+    pub const PAGE_NOTFOUND: Code = Code(sys::MDBX_PAGE_NOTFOUND);
     pub const VERSION_MISMATCH: Code = Code(sys::MDBX_VERSION_MISMATCH);
     pub const INCOMPATIBLE: Code = Code(sys::MDBX_INCOMPATIBLE);
     pub const DBS_FULL: Code = Code(sys::MDBX_DBS_FULL);
@@ -185,6 +187,8 @@ pub(crate) struct EnvConfig {
     pub exclusive: bool,
     pub write_map: bool,
     pub no_sub_dir: bool,
+    /// `MDBX_VALIDATION`: check every page as it is loaded (for damaged or untrusted files).
+    pub validation: bool,
     pub mode: u32,
 }
 
@@ -381,6 +385,9 @@ impl Env {
         if cfg.no_sub_dir {
             flags |= sys::MDBX_NOSUBDIR;
         }
+        if cfg.validation {
+            flags |= sys::MDBX_VALIDATION;
+        }
         // SAFETY: the env is created and configured but not yet open; `cpath` is a valid
         // NUL-terminated path that outlives the call.
         check(unsafe {
@@ -496,6 +503,97 @@ impl Drop for Env {
         unsafe {
             sys::mdbx_env_close_ex(self.ptr.as_ptr(), false);
         }
+    }
+}
+
+/// What libmdbx's integrity check (`mdbx_env_chk`) found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChkResult {
+    /// Problems found (`result.total_problems`); 0 means the file is consistent.
+    pub problems: u64,
+    /// Tables walked, the main and GC trees included.
+    pub tables: u64,
+    /// Pages visited.
+    pub pages: u64,
+    /// The transaction ID of the checked snapshot.
+    pub txn_id: u64,
+}
+
+impl Env {
+    /// Runs `mdbx_env_chk` in its default read-only mode: a read transaction on the latest
+    /// snapshot, every meta page, the page tree, the GC and every key-value pair of every table
+    /// walked. Problems are counted, not printed (no print callbacks).
+    ///
+    /// `Err` only when the check itself could not run; a damaged file gives `Ok` with
+    /// `problems > 0`.
+    pub fn check(&self) -> Result<ChkResult, Code> {
+        // SAFETY: MDBX_chk_callbacks_t is a struct of nullable function pointers; all-zero bytes
+        // are all `None`, which mdbx.h allows ("All callback functions are optional, unused ones
+        // must be set to nullptr"): without print callbacks libmdbx still counts every problem.
+        let callbacks: sys::MDBX_chk_callbacks_t = unsafe { std::mem::zeroed() };
+        // SAFETY: MDBX_chk_context_t is a plain C struct; mdbx_env_chk requires `internal` to be
+        // null on entry, which all-zero bytes give, and fills in the rest.
+        let mut ctx: sys::MDBX_chk_context_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the env is open for the life of `self`; `callbacks` and `ctx` outlive the
+        // call, which is synchronous, begins and aborts its own read txn, and frees its
+        // internal state before returning. Afterwards only the plain counters in `ctx.result`
+        // are read, never its `tables` pointer (freed with that state).
+        let rc = unsafe {
+            sys::mdbx_env_chk(
+                self.ptr.as_ptr(),
+                &callbacks,
+                &mut ctx,
+                sys::MDBX_CHK_DEFAULTS,
+                sys::MDBX_chk_error,
+                0,
+            )
+        };
+        let result = &ctx.result;
+        let found = ChkResult {
+            problems: result.total_problems as u64,
+            tables: result.table_total as u64,
+            pages: result.processed_pages as u64,
+            txn_id: result.recent_txnid,
+        };
+        match rc {
+            sys::MDBX_SUCCESS => Ok(found),
+            // MDBX_PROBLEM is how the check says "problems were counted"; a corruption code means
+            // the walk hit a damaged structure: both are findings, not a failure to check.
+            sys::MDBX_PROBLEM
+            | sys::MDBX_CORRUPTED
+            | sys::MDBX_PAGE_NOTFOUND
+            | sys::MDBX_WANNA_RECOVERY
+            | sys::MDBX_PANIC => Ok(ChkResult {
+                problems: found.problems.max(1),
+                ..found
+            }),
+            rc => Err(Code(rc)),
+        }
+    }
+}
+
+/// A monotonic clock reading in milliseconds, cheap enough to take on every read transaction:
+/// `CLOCK_MONOTONIC_COARSE` is read from the vDSO without a syscall (a few ns, a few ms of
+/// resolution). Used to warn about long-lived read transactions, nothing finer.
+#[inline]
+pub(crate) fn coarse_now_ms() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid out-parameter; CLOCK_MONOTONIC_COARSE exists on every Linux
+        // since 2.6.32 and the call cannot fail with a valid clock and pointer.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+        ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        static BASE: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        BASE.get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_millis() as u64
     }
 }
 

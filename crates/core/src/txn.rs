@@ -63,6 +63,8 @@ pub struct Tx<'db, S: Schema, M: Mode> {
     raw: Option<RawTxn>,
     db: &'db Db<S>,
     scratch: Vec<u8>,
+    /// When a read transaction began (coarse ms clock), for the long-read warning.
+    started_ms: u64,
     _mode: PhantomData<(M, M::ThreadMarker)>,
 }
 
@@ -178,6 +180,13 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             raw: Some(raw),
             db,
             scratch: Vec::new(),
+            // Two coarse clock reads per read transaction (none per get), none when the warning
+            // is off.
+            started_ms: if M::READ_ONLY && db.shared.long_read_ms != u64::MAX {
+                ffi::coarse_now_ms()
+            } else {
+                0
+            },
             _mode: PhantomData,
         }
     }
@@ -618,6 +627,20 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn abort(self) {}
 }
 
+#[cold]
+#[inline(never)]
+fn warn_long_read(txn_id: u64, age_ms: u64) {
+    tracing::warn!(
+        target: "tabula",
+        txn_id,
+        age_ms,
+        "a read transaction was open for {:.1} s: while it lives libmdbx cannot reuse pages \
+         freed after its snapshot, so the file grows; keep read transactions short (threshold: \
+         `Options::long_read_warning`)",
+        age_ms as f64 / 1000.0
+    );
+}
+
 /// The table's last key, for error messages.
 fn last_key(raw: &mut RawTxn, dbi: Dbi) -> Option<KeyHex> {
     let mut c = raw.write_cursor(dbi).ok()?;
@@ -630,6 +653,13 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
             if M::READ_ONLY {
+                let threshold = self.db.shared.long_read_ms;
+                if threshold != u64::MAX {
+                    let age_ms = ffi::coarse_now_ms().saturating_sub(self.started_ms);
+                    if age_ms >= threshold {
+                        warn_long_read(raw.id(), age_ms);
+                    }
+                }
                 self.db.park(raw);
             } else {
                 drop(raw); // aborts

@@ -1,5 +1,8 @@
 //! The startup step against real environments in temp dirs. Tables are declared by hand here
 //! (this crate sits below the derive); the facade's tests use `#[derive(Table)]`.
+//!
+//! Tests cap `max_size` at 1 GiB: under valgrind (`scripts/valgrind.sh`) the default 1 TiB
+//! of address space cannot be reserved.
 
 use tabula_core::{Bincode, Contains, Error, Options, Raw, Schema, Table, TableFlags, TableInfo};
 
@@ -74,7 +77,8 @@ fn dir() -> tempfile::TempDir {
 #[test]
 fn creates_then_verifies_and_data_survives() {
     let d = dir();
-    let (db, report) = tabula_migrate::open_with_report::<V1>(d.path(), Options::new()).unwrap();
+    let (db, report) =
+        tabula_migrate::open_with_report::<V1>(d.path(), Options::new().max_size(1 << 30)).unwrap();
     assert_eq!(report.created, vec!["blocks", "blobs", "tags"]);
     assert!(report.verified.is_empty());
     assert!(report.record_written);
@@ -86,7 +90,8 @@ fn creates_then_verifies_and_data_survives() {
     tx.commit().unwrap();
     drop(db);
 
-    let (db, report) = tabula_migrate::open_with_report::<V1>(d.path(), Options::new()).unwrap();
+    let (db, report) =
+        tabula_migrate::open_with_report::<V1>(d.path(), Options::new().max_size(1 << 30)).unwrap();
     assert!(report.created.is_empty());
     assert_eq!(report.verified, vec!["blocks", "blobs", "tags"]);
     assert!(
@@ -99,7 +104,7 @@ fn creates_then_verifies_and_data_survives() {
     let tags: Vec<_> = tx.dups::<Tags>(&1).map(|r| r.unwrap().1).collect();
     assert_eq!(tags, vec![b"a".to_vec(), b"b".to_vec()]);
     // libmdbx allows one open of a file per process: a second open is a clear error.
-    let err = tabula_migrate::open::<V1>(d.path(), Options::new()).unwrap_err();
+    let err = tabula_migrate::open::<V1>(d.path(), Options::new().max_size(1 << 30)).unwrap_err();
     assert!(err.to_string().contains("already open"), "{err}");
     drop(tx);
     drop(db);
@@ -114,12 +119,14 @@ fn creates_then_verifies_and_data_survives() {
 #[test]
 fn flag_change_is_refused_naming_table_and_both_flags() {
     let d = dir();
-    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap();
+    let db =
+        tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new().max_size(1 << 30)).unwrap();
     let mut tx = db.write().unwrap();
     tx.put::<Blocks>(&1, &(1, 1)).unwrap();
     tx.commit().unwrap();
     drop(db);
-    let err = tabula_migrate::open::<DupBlocks>(d.path(), Options::new()).unwrap_err();
+    let err =
+        tabula_migrate::open::<DupBlocks>(d.path(), Options::new().max_size(1 << 30)).unwrap_err();
     let msg = err.to_string();
     assert!(
         matches!(err, Error::SchemaMismatch { what: "flags", .. }),
@@ -129,15 +136,16 @@ fn flag_change_is_refused_naming_table_and_both_flags() {
     assert!(msg.contains("stored flags is `none`"), "{msg}");
     assert!(msg.contains("declares `dupsort`"), "{msg}");
     // Refusal wrote nothing: the old schema still opens and the data is there.
-    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap();
+    let db =
+        tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new().max_size(1 << 30)).unwrap();
     assert_eq!(db.read().unwrap().get::<Blocks>(&1).unwrap(), Some((1, 1)));
 }
 
 #[test]
 fn value_encoding_change_is_refused() {
     let d = dir();
-    drop(tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap());
-    let err = tabula_migrate::open::<V2>(d.path(), Options::new()).unwrap_err();
+    drop(tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new().max_size(1 << 30)).unwrap());
+    let err = tabula_migrate::open::<V2>(d.path(), Options::new().max_size(1 << 30)).unwrap_err();
     let msg = err.to_string();
     assert!(
         matches!(
@@ -158,13 +166,19 @@ fn value_encoding_change_is_refused() {
 #[test]
 fn read_only_open_verifies_and_refuses_missing_tables() {
     let d = dir();
-    drop(tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new()).unwrap());
-    let err = tabula_migrate::open::<V1>(d.path(), Options::new().read_only(true)).unwrap_err();
+    drop(tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new().max_size(1 << 30)).unwrap());
+    let err =
+        tabula_migrate::open::<V1>(d.path(), Options::new().max_size(1 << 30).read_only(true))
+            .unwrap_err();
     assert!(
         matches!(&err, Error::TableMissing { table, .. } if table == "blobs"),
         "{err}"
     );
-    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), Options::new().read_only(true)).unwrap();
+    let db = tabula_migrate::open::<OnlyBlocks>(
+        d.path(),
+        Options::new().max_size(1 << 30).read_only(true),
+    )
+    .unwrap();
     assert!(db.read().unwrap().get::<Blocks>(&1).unwrap().is_none());
     assert!(
         db.write().is_err(),
@@ -176,9 +190,12 @@ fn read_only_open_verifies_and_refuses_missing_tables() {
 fn not_a_database_is_an_open_error() {
     let d = dir();
     std::fs::write(d.path().join("mdbx.dat"), vec![0x5a; 64 * 1024]).unwrap();
-    let err = tabula_migrate::open::<V1>(d.path(), Options::new()).unwrap_err();
+    let err = tabula_migrate::open::<V1>(d.path(), Options::new().max_size(1 << 30)).unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
-    let err = tabula_migrate::open::<V1>(d.path().join("missing"), Options::new().read_only(true))
-        .unwrap_err();
+    let err = tabula_migrate::open::<V1>(
+        d.path().join("missing"),
+        Options::new().max_size(1 << 30).read_only(true),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
 }

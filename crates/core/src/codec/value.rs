@@ -93,8 +93,8 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
 
     #[inline]
     fn decode(bytes: &[u8]) -> Result<T, DecodeError> {
-        let (value, used) = bincode::serde::decode_from_slice(bytes, BINCODE)
-            .map_err(|e| DecodeError::new(format!("bincode: {e}")))?;
+        let (value, used) =
+            decode_bounded(bytes).map_err(|e| DecodeError::new(format!("bincode: {e}")))?;
         if used != bytes.len() {
             return Err(DecodeError::new(format!(
                 "bincode: {} byte(s) left over after the value",
@@ -163,6 +163,37 @@ fn enums_complete(registry: &serde_reflection::Registry) -> bool {
     })
 }
 
+/// Decoded bytes per input byte that a valid encoding can claim: bincode counts an integer as
+/// its in-memory size (a `u128` is 16) even when its varint takes one byte; strings and byte
+/// strings claim their length, which the input must hold.
+const MAX_CLAIM_PER_BYTE: usize = 16;
+
+/// `bincode::serde::decode_from_slice` with a limit on what the decoder may claim (and so
+/// allocate), scaled to the input: a damaged length prefix (`u64::MAX` bytes of string) is an
+/// error instead of an allocation that aborts the process. bincode's limit is a const
+/// generic, so the input length picks one of a few power-of-16 buckets; a valid encoding never
+/// reaches its bucket's limit, and a damaged one allocates at most that limit (at most 256
+/// times its input plus 4 KiB).
+#[inline]
+fn decode_bounded<T: DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<(T, usize), bincode::error::DecodeError> {
+    let need = bytes
+        .len()
+        .saturating_mul(MAX_CLAIM_PER_BYTE)
+        .saturating_add(64);
+    macro_rules! bucket {
+        ($($limit:expr),*) => {$(
+            if need <= $limit {
+                return bincode::serde::decode_from_slice(bytes, BINCODE.with_limit::<{ $limit }>());
+            }
+        )*};
+    }
+    bucket!(1 << 12, 1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30);
+    // Values over 64 MiB (rare in libmdbx, whose values stop at 2 GiB): no limit.
+    bincode::serde::decode_from_slice(bytes, BINCODE)
+}
+
 /// Values stored as the bytes given: `Vec<u8>` in and out, no encoding.
 ///
 /// For zero-copy reads use `get_bytes`, which borrows the stored bytes for the transaction's
@@ -187,6 +218,38 @@ impl Value for Raw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a damaged length prefix used to make bincode allocate what it claimed
+    /// (`u64::MAX` bytes for a `String`), aborting the process instead of returning an error.
+    #[test]
+    fn bincode_length_prefix_beyond_the_input_is_an_error_not_an_abort() {
+        // 253 = u64 varint marker; then a huge length, then three bytes of "string".
+        let mut bytes = vec![253];
+        bytes.extend_from_slice(&(u64::MAX >> 1).to_le_bytes());
+        bytes.extend_from_slice(b"abc");
+        assert!(Bincode::<String>::decode(&bytes).is_err());
+        assert!(Bincode::<Vec<u8>>::decode(&bytes).is_err());
+        assert!(Bincode::<(u8, String)>::decode(&[[7].as_slice(), &bytes].concat()).is_err());
+        // A length the input could hold but does not (1 MiB claimed, 3 bytes present).
+        let mut mid = vec![253];
+        mid.extend_from_slice(&(1u64 << 20).to_le_bytes());
+        mid.extend_from_slice(b"abc");
+        assert!(Bincode::<String>::decode(&mid).is_err());
+        // Valid values at every size bucket still decode, the largest claims included.
+        for len in [0usize, 200, 5_000, 70_000, 1 << 20] {
+            let mut scratch = Vec::new();
+            let s = "x".repeat(len);
+            let bytes = Bincode::<String>::encode(&s, &mut scratch)
+                .unwrap()
+                .to_vec();
+            assert_eq!(Bincode::<String>::decode(&bytes).unwrap(), s);
+            let v: Vec<u128> = vec![1; len / 8];
+            let bytes = Bincode::<Vec<u128>>::encode(&v, &mut scratch)
+                .unwrap()
+                .to_vec();
+            assert_eq!(Bincode::<Vec<u128>>::decode(&bytes).unwrap(), v);
+        }
+    }
 
     #[test]
     fn bincode_round_trips_and_rejects_garbage() {
