@@ -78,7 +78,7 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<DumpFormat>,
     },
-    /// Decode every key and value with its descriptor (libmdbx's own check is not wired in yet).
+    /// libmdbx's integrity check, then decode every key and value with its descriptor.
     Check {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,

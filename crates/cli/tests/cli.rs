@@ -530,6 +530,13 @@ fn check_decodes_everything_and_reports_damage() {
     let report = ok_json(&["check", db, "--json"]);
     assert_eq!(report["ok"], json!(true));
     assert_eq!(report["problems"], json!(0));
+    // libmdbx's own check ran over the whole file.
+    assert_eq!(report["libmdbx_check"]["ok"], json!(true));
+    assert_eq!(report["libmdbx_check"]["problems"], json!(0));
+    assert!(
+        report["libmdbx_check"]["pages"].as_u64().unwrap() > 0,
+        "{report}"
+    );
     let accounts = report["tables"]
         .as_array()
         .unwrap()

@@ -130,6 +130,26 @@ impl Inspector {
         &self.path
     }
 
+    /// Runs libmdbx's own integrity check (`mdbx_env_chk`), as [`Db::check`](crate::Db::check)
+    /// does for an opened schema.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the check cannot run; damage is counted in
+    /// [`CheckReport::problems`](crate::CheckReport), not returned as an error.
+    pub fn check(&self) -> Result<crate::CheckReport> {
+        let r = self.env.check().map_err(|code| Error::Env {
+            op: "integrity check (mdbx_env_chk)",
+            code: code.into(),
+        })?;
+        Ok(crate::CheckReport {
+            problems: r.problems,
+            tables: r.tables,
+            pages: r.pages,
+            txn_id: r.txn_id,
+        })
+    }
+
     /// Geometry and counters.
     ///
     /// # Errors
