@@ -283,7 +283,8 @@ pub struct DbInfo {
 }
 
 pub(crate) struct Shared {
-    // Field order is drop order: pooled read txns are aborted before the env closes.
+    // Field order is drop order: parked read txns are aborted before the env closes.
+    pub(crate) slots: ffi::TxnSlots,
     pub(crate) pool: ArrayQueue<RawTxn>,
     pub(crate) dbis: Box<[Dbi]>,
     pub(crate) names: Box<[&'static str]>,
@@ -318,7 +319,14 @@ impl<S: Schema> Db<S> {
     /// [`Error::ReadersFull`] when every reader slot is taken; [`Error::Env`] otherwise.
     #[inline]
     pub fn read(&self) -> Result<Tx<'_, S, Ro>> {
-        let raw = match self.shared.pool.pop() {
+        // This thread's slot, then the shared pool, then any slot (threads that ended).
+        let parked = self
+            .shared
+            .slots
+            .take()
+            .or_else(|| self.shared.pool.pop())
+            .or_else(|| self.shared.slots.take_any());
+        let raw = match parked {
             Some(mut txn) => match txn.renew() {
                 Ok(()) => txn,
                 Err(code) => return Err(self.env_error("begin read transaction", code)),
@@ -425,8 +433,11 @@ impl<S: Schema> Db<S> {
     #[inline]
     pub(crate) fn park(&self, mut txn: RawTxn) {
         if txn.reset().is_ok() {
-            // A full pool drops (aborts) the txn, freeing its reader slot.
-            let _ = self.shared.pool.push(txn);
+            // This thread's slot first; then the shared pool; a full pool drops (aborts) the
+            // txn, freeing its reader slot.
+            if let Err(txn) = self.shared.slots.put(txn) {
+                let _ = self.shared.pool.push(txn);
+            }
         }
     }
 
@@ -846,9 +857,12 @@ impl<S: Schema> Bootstrap<S> {
         })?;
         // Parked read txns each hold a reader slot: keep the pool well below the slot count so
         // other processes and fresh begins still find one.
-        let pool = (info.max_readers as usize / 2).clamp(1, 256);
+        let parked = (info.max_readers as usize / 2).clamp(2, 256);
+        let slots = ffi::TxnSlots::new((parked / 2).min(64));
+        let pool = parked - slots.len();
         Ok(Db {
             shared: Shared {
+                slots,
                 pool: ArrayQueue::new(pool),
                 dbis,
                 names: S::TABLES.iter().map(|t| t.name).collect(),

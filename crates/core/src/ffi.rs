@@ -881,6 +881,99 @@ impl Drop for RawTxn {
     }
 }
 
+/// Per-thread parking slots for reset read transactions, in front of the shared pool.
+///
+/// Each thread gets a slot index once (a thread-local counter), so a thread that reads in a loop
+/// takes back the transaction it parked, from a cache line no other thread writes: no shared
+/// queue head bouncing between cores. A slot holds the pointer of a `RawTxn` whose ownership
+/// moved into it (`put` forgets the `RawTxn`, `take` rebuilds it); the swap hands ownership to
+/// exactly one taker. Drop aborts whatever is still parked.
+pub(crate) struct TxnSlots {
+    slots: Box<[Slot]>,
+}
+
+#[repr(align(64))]
+struct Slot(std::sync::atomic::AtomicPtr<sys::MDBX_txn>);
+
+fn thread_index() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    INDEX.with(|i| *i)
+}
+
+impl TxnSlots {
+    pub fn new(count: usize) -> Self {
+        TxnSlots {
+            slots: (0..count.max(1))
+                .map(|_| Slot(std::sync::atomic::AtomicPtr::new(ptr::null_mut())))
+                .collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[inline]
+    fn slot(&self) -> &std::sync::atomic::AtomicPtr<sys::MDBX_txn> {
+        &self.slots[thread_index() % self.slots.len()].0
+    }
+
+    /// The transaction this thread parked, if it is still there.
+    #[inline]
+    pub fn take(&self) -> Option<RawTxn> {
+        let p = self
+            .slot()
+            .swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
+        NonNull::new(p).map(|ptr| RawTxn { ptr })
+    }
+
+    /// Any parked transaction, from any thread's slot: reclaims what threads that ended (or
+    /// moved on) left behind before a fresh one is begun.
+    pub fn take_any(&self) -> Option<RawTxn> {
+        self.slots.iter().find_map(|s| {
+            if s.0.load(std::sync::atomic::Ordering::Relaxed).is_null() {
+                return None;
+            }
+            let p =
+                s.0.swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
+            NonNull::new(p).map(|ptr| RawTxn { ptr })
+        })
+    }
+
+    /// Parks `txn` in this thread's slot; gives it back when the slot is taken.
+    #[inline]
+    pub fn put(&self, txn: RawTxn) -> Result<(), RawTxn> {
+        let p = txn.ptr.as_ptr();
+        match self.slot().compare_exchange(
+            ptr::null_mut(),
+            p,
+            std::sync::atomic::Ordering::Release,
+            std::sync::atomic::Ordering::Relaxed,
+        ) {
+            Ok(_) => {
+                // Ownership moved into the slot.
+                std::mem::forget(txn);
+                Ok(())
+            }
+            Err(_) => Err(txn),
+        }
+    }
+}
+
+impl Drop for TxnSlots {
+    fn drop(&mut self) {
+        for slot in self.slots.iter_mut() {
+            if let Some(ptr) = NonNull::new(*slot.0.get_mut()) {
+                drop(RawTxn { ptr }); // aborts
+            }
+        }
+    }
+}
+
 /// A cursor over one table in a transaction it borrows shared. Closed on drop.
 pub(crate) struct RawCursor<'t> {
     ptr: NonNull<sys::MDBX_cursor>,
