@@ -102,6 +102,8 @@ fn child_process_entry() {
     };
     let sync = match std::env::var(SYNC_VAR).as_deref() {
         Ok("safe_nosync") => SyncMode::SafeNoSync,
+        Ok("nometasync") => SyncMode::NoMetaSync,
+        Ok("utterly_nosync") => SyncMode::UtterlyNoSync,
         _ => SyncMode::Durable,
     };
     let db = tabula::open::<CrashSchema>(Path::new(&dir), options(sync)).unwrap();
@@ -287,6 +289,28 @@ fn durable_commits_survive_process_kills() {
 fn safe_nosync_commits_survive_process_kills() {
     let n = kills(30);
     let f = kill_loop("safe_nosync", SyncMode::SafeNoSync, n);
+    assert_eq!(f.kills, n);
+    let mid = f.kills_mid_batches;
+    assert!(mid >= n / 4, "only {mid} of {n} kills came after a commit");
+}
+
+/// `NoMetaSync` defers only the meta page flush; a process kill keeps the page cache, so nothing
+/// committed may be lost and the file must stay consistent.
+#[test]
+fn nometasync_commits_survive_process_kills() {
+    let n = kills(15);
+    let f = kill_loop("nometasync", SyncMode::NoMetaSync, n);
+    assert_eq!(f.kills, n);
+    let mid = f.kills_mid_batches;
+    assert!(mid >= n / 4, "only {mid} of {n} kills came after a commit");
+}
+
+/// `UtterlyNoSync` risks the file only on a system crash or power loss (no flush, no ordering);
+/// a process kill must still lose nothing committed and leave a consistent file.
+#[test]
+fn utterly_nosync_commits_survive_process_kills() {
+    let n = kills(15);
+    let f = kill_loop("utterly_nosync", SyncMode::UtterlyNoSync, n);
     assert_eq!(f.kills, n);
     let mid = f.kills_mid_batches;
     assert!(mid >= n / 4, "only {mid} of {n} kills came after a commit");
