@@ -166,8 +166,8 @@ extern crate self as tabula;
 pub use tabula_core::*;
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
-    AppliedStep, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, SchemaRecord, Step,
-    TableRecord, open, open_with, open_with_report, plan, read_schema_record,
+    AppliedStep, MigrationTx, Migrations, Plan, PlannedStep, Progress, RecordProblem, Report,
+    SchemaRecord, Step, TableRecord, open, open_with, open_with_report, plan, read_schema_record,
 };
 
 /// Items the derive macros expand to. Not public API: no stability promise.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value as Json, json};
 use tabula_core::__private::{FoundTable, Inspector, META_TABLE, Snapshot};
-use tabula_migrate::{RECORD_FORMAT, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
+use tabula_migrate::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
 
 use crate::keys::KeyShape;
 use crate::values::ValueShape;
@@ -34,23 +34,19 @@ fn read_record(snap: &mut Snapshot<'_>, path: &Path) -> Result<Option<SchemaReco
     let Some(bytes) = snap.get_all(&meta, SCHEMA_RECORD_KEY.as_bytes())?.pop() else {
         return Ok(None);
     };
-    let damaged = |e: serde_json::Error| {
-        Failure::Problem(format!(
+    match SchemaRecord::parse(&bytes) {
+        Ok(record) => Ok(Some(record)),
+        Err(RecordProblem::Damaged(e)) => Err(Failure::Problem(format!(
             "`{}`: the schema record in `{META_TABLE}` does not parse ({e}); the table may be \
              damaged",
             path.display()
-        ))
-    };
-    let raw: Json = serde_json::from_slice(&bytes).map_err(damaged)?;
-    let format = raw.get("format").and_then(Json::as_u64).unwrap_or(0);
-    if format > u64::from(RECORD_FORMAT) {
-        return Err(Failure::Problem(format!(
+        ))),
+        Err(RecordProblem::Newer(format)) => Err(Failure::Problem(format!(
             "`{}` was written by a newer Tabula: its schema record has format {format}, this \
              `tabula` reads format {RECORD_FORMAT} at most; upgrade the `tabula` command",
             path.display()
-        )));
+        ))),
     }
-    serde_json::from_value(raw).map(Some).map_err(damaged)
 }
 
 /// A table with what is known about its encoding.

@@ -84,7 +84,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Instant;
 
-pub use record::{AppliedStep, RECORD_FORMAT, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
+pub use record::{
+    AppliedStep, RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord,
+};
 pub use run::MigrationTx;
 pub use steps::{DEFAULT_BATCH, Migrations, Progress, Step};
 use tabula_core::__private::{Bootstrap, META_TABLE};
@@ -599,21 +601,20 @@ fn read_record<S: Schema>(boot: &mut Bootstrap<S>) -> Result<Option<SchemaRecord
     let Some(bytes) = boot.meta_get(SCHEMA_RECORD_KEY)? else {
         return Ok(None);
     };
-    let record: SchemaRecord = serde_json::from_slice(&bytes).map_err(|e| Error::SchemaRecord {
-        path: boot.path().to_path_buf(),
-        message: format!("it does not parse ({e}); the `{META_TABLE}` table may be damaged"),
-    })?;
-    if record.format > RECORD_FORMAT {
-        return Err(Error::SchemaRecord {
+    match SchemaRecord::parse(&bytes) {
+        Ok(record) => Ok(Some(record)),
+        Err(RecordProblem::Damaged(e)) => Err(Error::SchemaRecord {
+            path: boot.path().to_path_buf(),
+            message: format!("it does not parse ({e}); the `{META_TABLE}` table may be damaged"),
+        }),
+        Err(RecordProblem::Newer(format)) => Err(Error::SchemaRecord {
             path: boot.path().to_path_buf(),
             message: format!(
-                "it has format {} but this Tabula reads format {RECORD_FORMAT} at most: the \
-                 database was written by a newer Tabula; upgrade the application",
-                record.format
+                "it has format {format} but this Tabula reads format {RECORD_FORMAT} at most: \
+                 the database was written by a newer Tabula; upgrade the application"
             ),
-        });
+        }),
     }
-    Ok(Some(record))
 }
 
 fn describe_bits(bits: u32) -> String {

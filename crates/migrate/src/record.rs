@@ -34,7 +34,37 @@ fn one() -> u32 {
     1
 }
 
+/// Why stored schema-record bytes cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordProblem {
+    /// The bytes are not a schema record (the JSON parser's message).
+    Damaged(String),
+    /// The record has this format, newer than [`RECORD_FORMAT`].
+    Newer(u32),
+}
+
 impl SchemaRecord {
+    /// Parses stored record bytes, checking the format before the fields, so a record written by
+    /// a newer Tabula is reported as such even when its fields no longer parse here.
+    ///
+    /// # Errors
+    ///
+    /// [`RecordProblem`] when the bytes are damaged or from a newer format.
+    pub fn parse(bytes: &[u8]) -> Result<Self, RecordProblem> {
+        let damaged = |e: serde_json::Error| RecordProblem::Damaged(e.to_string());
+        let raw: serde_json::Value = serde_json::from_slice(bytes).map_err(damaged)?;
+        let format = raw
+            .get("format")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        if format > u64::from(RECORD_FORMAT) {
+            return Err(RecordProblem::Newer(
+                u32::try_from(format).unwrap_or(u32::MAX),
+            ));
+        }
+        serde_json::from_value(raw).map_err(damaged)
+    }
+
     pub(crate) fn empty() -> Self {
         SchemaRecord {
             format: RECORD_FORMAT,
