@@ -60,6 +60,7 @@ pub struct Options {
     extra_tables: u32,
     file_mode: u32,
     long_read_warning: Option<Duration>,
+    reuse_read_snapshots: bool,
 }
 
 impl Default for Options {
@@ -81,6 +82,7 @@ impl Default for Options {
             extra_tables: 8,
             file_mode: 0o644,
             long_read_warning: Some(DEFAULT_LONG_READ_WARNING),
+            reuse_read_snapshots: true,
         }
     }
 }
@@ -206,6 +208,25 @@ impl Options {
         self
     }
 
+    /// Whether a finished read transaction stays parked on its snapshot for the next
+    /// [`Db::read`] (default `true`), or is reset.
+    ///
+    /// Parked (`mdbx_txn_park`), the next `read` on the pool's transaction costs an unpark and
+    /// a check that no write committed since; when none did, the snapshot and every table it
+    /// already looked up are reused as they are, so starting a read does no work that grows with
+    /// the number of tables. When a write did commit, the transaction moves to the latest
+    /// snapshot first: `read` always sees every commit that finished before it began. A parked
+    /// snapshot pins old pages only until a writer needs the space: libmdbx then ousts it
+    /// (instead of growing the file), and the next `read` restarts it.
+    ///
+    /// `false` resets finished read transactions instead (`mdbx_txn_reset`): the reader slot
+    /// pins nothing between reads, and each `read` renews on the latest snapshot. An
+    /// environment without a reader table (opened read-only on read-only media) always resets.
+    pub fn reuse_read_snapshots(mut self, yes: bool) -> Self {
+        self.reuse_read_snapshots = yes;
+        self
+    }
+
     pub(crate) fn env_config(&self, schema_tables: usize) -> EnvConfig {
         EnvConfig {
             // +1 for the meta table.
@@ -295,6 +316,8 @@ pub(crate) struct Shared {
     pub(crate) max_readers: u32,
     /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
     pub(crate) long_read_ms: u64,
+    /// Finished read txns are parked on their snapshot (`true`) rather than reset.
+    pub(crate) reuse_snapshots: bool,
 }
 
 /// An open database with schema `S`: every table created, verified and its handle opened.
@@ -311,8 +334,10 @@ pub struct Db<S: Schema> {
 impl<S: Schema> Db<S> {
     /// Begins a read transaction on the latest committed snapshot.
     ///
-    /// Reuses a parked transaction object when one is free (reset/renew), so short reads do not
-    /// contend on libmdbx's reader table; never blocks on a Rust lock.
+    /// Reuses a parked transaction when one is free, so short reads do not contend on libmdbx's
+    /// reader table; never blocks on a Rust lock. A parked transaction whose snapshot is still
+    /// the latest is reused as it is, tables already looked up included; otherwise it moves to
+    /// the latest snapshot first (see [`Options::reuse_read_snapshots`]).
     ///
     /// # Errors
     ///
@@ -327,10 +352,17 @@ impl<S: Schema> Db<S> {
             .or_else(|| self.shared.pool.pop())
             .or_else(|| self.shared.slots.take_any());
         let raw = match parked {
-            Some(mut txn) => match txn.renew() {
-                Ok(()) => txn,
-                Err(code) => return Err(self.env_error("begin read transaction", code)),
-            },
+            Some(mut txn) => {
+                let made_current = if self.shared.reuse_snapshots {
+                    txn.resume()
+                } else {
+                    txn.renew()
+                };
+                match made_current {
+                    Ok(()) => txn,
+                    Err(code) => return Err(self.env_error("begin read transaction", code)),
+                }
+            }
             None => self
                 .shared
                 .env
@@ -429,10 +461,20 @@ impl<S: Schema> Db<S> {
             .max_key_size(ffi::table_flags(flags.dupsort, flags.integer_key))
     }
 
-    /// Returns a finished read transaction to the pool (or frees it when the pool is full).
+    /// Returns a finished read transaction to the pool, parked on its snapshot or reset (see
+    /// [`Options::reuse_read_snapshots`]), or frees it when the pool is full or parking fails.
     #[inline]
     pub(crate) fn park(&self, mut txn: RawTxn) {
-        if txn.reset().is_ok() {
+        // Only a snapshot that is still the latest is worth keeping: an older one would be
+        // refreshed by the next `read` anyway, and parking it would only pin pages a writer may
+        // need (libmdbx can oust it then, but the first write after a full map fails once
+        // before the ousting takes effect — see the read_snapshots tests).
+        let parked = if self.shared.reuse_snapshots && txn.reader_lag() == Ok(0) {
+            txn.park()
+        } else {
+            txn.reset()
+        };
+        if parked.is_ok() {
             // This thread's slot first; then the shared pool; a full pool drops (aborts) the
             // txn, freeing its reader slot.
             if let Err(txn) = self.shared.slots.put(txn) {
@@ -485,6 +527,7 @@ pub struct ExistingTable {
 pub struct Bootstrap<S: Schema> {
     txn: Option<RawTxn>,
     long_read_ms: u64,
+    reuse_snapshots: bool,
     env: Env,
     path: PathBuf,
     read_only: bool,
@@ -525,6 +568,7 @@ impl<S: Schema> Bootstrap<S> {
             long_read_ms: options
                 .long_read_warning
                 .map_or(u64::MAX, |d| d.as_millis().min(u128::from(u64::MAX)) as u64),
+            reuse_snapshots: options.reuse_read_snapshots,
             env,
             path: path.to_path_buf(),
             read_only: options.read_only,
@@ -872,6 +916,10 @@ impl<S: Schema> Bootstrap<S> {
                 upper: info.upper,
                 max_readers: info.max_readers,
                 long_read_ms: self.long_read_ms,
+                // libmdbx parks through the txn's reader slot; without a reader table (a
+                // read-only open on read-only media: libmdbx reports `u32::MAX` readers) a
+                // txn has none, so reset instead.
+                reuse_snapshots: self.reuse_snapshots && info.max_readers != u32::MAX,
             },
             _schema: PhantomData,
         })

@@ -687,6 +687,56 @@ impl RawTxn {
         check(unsafe { sys::mdbx_txn_renew(self.ptr.as_ptr()) })
     }
 
+    /// Parks a finished read transaction on its snapshot (`mdbx_txn_park`, no auto-unpark):
+    /// the snapshot stays readable for a cheap [`resume`](Self::resume), but a writer that needs
+    /// the pages it pins may oust it instead of growing the file.
+    pub fn park(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a live, active read txn (only read txns are pooled) in an env with a
+        // reader table (the caller checks `Env::has_reader_table`; libmdbx dereferences the
+        // txn's reader slot here); `&mut self` means no slice or cursor borrowed from it is
+        // alive, so nothing reads the snapshot while it may be ousted.
+        check(unsafe { sys::mdbx_txn_park(self.ptr.as_ptr(), false) })
+    }
+
+    /// How many transactions were committed after this read transaction's snapshot (0: it is
+    /// the latest).
+    pub fn reader_lag(&self) -> Result<u64, Code> {
+        // SAFETY: MDBX_txn_info is a plain C struct for which all-zero bytes are valid.
+        let mut info: sys::MDBX_txn_info = unsafe { std::mem::zeroed() };
+        // SAFETY: `self` is a live, active read txn; `info` is a valid out-parameter; no reader
+        // table scan is asked for (`scan_rlt = false`).
+        check(unsafe { sys::mdbx_txn_info(self.ptr.as_ptr(), &mut info, false) })?;
+        Ok(info.txn_reader_lag)
+    }
+
+    /// Makes a pooled read transaction current, whether it was [parked](Self::park) or
+    /// [reset](Self::reset): a parked one is unparked (libmdbx restarts it on the latest snapshot
+    /// if a writer ousted it), then it moves to the latest snapshot unless it is already there
+    /// (`mdbx_txn_refresh`: no work when nothing was committed since, so the tables it already
+    /// looked up stay looked up); a reset one is renewed.
+    pub fn resume(&mut self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
+        // other requirement.
+        let flags = unsafe { sys::mdbx_txn_flags(ptr) };
+        if flags & sys::MDBX_TXN_PARKED as sys::MDBX_txn_flags_t != 0 {
+            // SAFETY: `self` is a read txn parked by `park` and owned by the caller; unparking
+            // either restores it or (ousted) restarts it, both leave it active.
+            let rc = unsafe { sys::mdbx_txn_unpark(ptr, true) };
+            if rc == sys::MDBX_RESULT_TRUE {
+                return Ok(()); // ousted and restarted: already on the latest snapshot
+            }
+            check(rc)?;
+        }
+        // SAFETY: `self` is an active or reset read txn owned by the caller with nothing
+        // borrowed from it (`&mut self`); refresh keeps an active one that is still on the
+        // latest snapshot, and otherwise (re)starts it on the latest.
+        match unsafe { sys::mdbx_txn_refresh(ptr) } {
+            sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => Ok(()),
+            rc => Err(Code(rc)),
+        }
+    }
+
     pub fn commit(self) -> Result<(), Code> {
         let ptr = self.ptr.as_ptr();
         std::mem::forget(self);
