@@ -109,9 +109,7 @@ fn a_parked_snapshot_is_ousted_when_the_writer_needs_space() {
 fn a_live_read_transaction_pins_its_snapshot_until_the_map_is_full() {
     // The control for the test above: the same rewrite with a read transaction still open
     // fails with `MapFull` (naming the table), and succeeds at the first try once the reader
-    // ends. (The ended reader's snapshot is no longer the latest, so the pool resets it rather
-    // than parking it: libmdbx 0.14.4 ousts a parked snapshot at a full map only after failing
-    // the first write that needs the space.)
+    // ends.
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path(), true);
     rewrite_blobs(&db, 1).unwrap();
@@ -135,4 +133,27 @@ fn reset_mode_pins_nothing_between_reads() {
     drop(db.read().unwrap());
     rewrite_blobs(&db, 120).unwrap();
     assert_eq!(db.read().unwrap().get::<Counter>(&0).unwrap(), Some(119));
+}
+
+#[test]
+fn after_a_full_map_reads_stop_parking() {
+    // As above, with a small commit between the failure and the reader's end: the ended
+    // reader would be parked on the latest snapshot, and with the file at its upper bound
+    // libmdbx 0.14.4 then fails the next large write with MapFull where it succeeds with no
+    // reader parked. After a full map the pool resets finished reads instead, so it succeeds.
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), true);
+    rewrite_blobs(&db, 1).unwrap();
+    let pin = db.read().unwrap();
+    assert!(matches!(
+        rewrite_blobs(&db, 120),
+        Err(Error::MapFull { .. })
+    ));
+    bump(&db, 7);
+    drop(pin);
+    rewrite_blobs(&db, 120).unwrap();
+    assert_eq!(db.read().unwrap().get::<Counter>(&0).unwrap(), Some(119));
+    // Reads still see every commit.
+    bump(&db, 1000);
+    assert_eq!(db.read().unwrap().get::<Counter>(&0).unwrap(), Some(1000));
 }

@@ -522,16 +522,20 @@ impl<T: Table> DoubleEndedIterator for ValuesOf<'_, T> {
 pub struct Appender<'t, T: Table> {
     cursor: RawWriteCursor<'t>,
     scratch: &'t mut Vec<u8>,
-    upper: u64,
+    shared: &'t crate::db::Shared,
     _table: PhantomData<fn() -> T>,
 }
 
 impl<'t, T: Table> Appender<'t, T> {
-    pub(crate) fn new(cursor: RawWriteCursor<'t>, scratch: &'t mut Vec<u8>, upper: u64) -> Self {
+    pub(crate) fn new(
+        cursor: RawWriteCursor<'t>,
+        scratch: &'t mut Vec<u8>,
+        shared: &'t crate::db::Shared,
+    ) -> Self {
         Appender {
             cursor,
             scratch,
-            upper,
+            shared,
             _table: PhantomData,
         }
     }
@@ -570,7 +574,7 @@ impl<'t, T: Table> Appender<'t, T> {
         let Appender {
             cursor,
             scratch,
-            upper,
+            shared,
             ..
         } = self;
         with_key::<T, _, _>(key, |k| {
@@ -594,10 +598,7 @@ impl<'t, T: Table> Appender<'t, T> {
                         last,
                     })
                 }
-                Err(code) if code == Code::MAP_FULL => Err(Error::MapFull {
-                    table: T::NAME,
-                    upper: *upper,
-                }),
+                Err(code) if code == Code::MAP_FULL => Err(shared.map_full(T::NAME)),
                 Err(code) => Err(Error::Mdbx {
                     table: T::NAME,
                     op: "append",

@@ -2,6 +2,7 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
@@ -318,6 +319,39 @@ pub(crate) struct Shared {
     pub(crate) long_read_ms: u64,
     /// Finished read txns are parked on their snapshot (`true`) rather than reset.
     pub(crate) reuse_snapshots: bool,
+    /// Set when a write ran out of space: from then on finished read txns are reset rather
+    /// than parked, and the parked ones were freed, so later writes reclaim every page no live
+    /// reader needs.
+    pub(crate) map_was_full: AtomicBool,
+}
+
+impl Shared {
+    /// The error for a write on `table` that found the map full. Also frees the parked read
+    /// transactions and stops parking for the rest of this `Db`'s life: with the file at its
+    /// upper bound, libmdbx 0.14.4 ousts a parked snapshot when a write needs space, but that
+    /// write can still fail with `MDBX_MAP_FULL` where it would succeed with no reader parked
+    /// (`tests/read_snapshots.rs` reproduces it).
+    #[cold]
+    pub(crate) fn map_full(&self, table: &'static str) -> Error {
+        if self.reuse_snapshots && !self.map_was_full.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                target: "tabula",
+                table,
+                "the map is full: finished read transactions are reset from now on instead of \
+                 parked on their snapshot (Options::reuse_read_snapshots)"
+            );
+            while let Some(txn) = self.slots.take_any() {
+                drop(txn); // aborts, freeing its reader slot
+            }
+            while let Some(txn) = self.pool.pop() {
+                drop(txn);
+            }
+        }
+        Error::MapFull {
+            table,
+            upper: self.upper,
+        }
+    }
 }
 
 /// An open database with schema `S`: every table created, verified and its handle opened.
@@ -465,15 +499,12 @@ impl<S: Schema> Db<S> {
     /// [`Options::reuse_read_snapshots`]), or frees it when the pool is full or parking fails.
     #[inline]
     pub(crate) fn park(&self, mut txn: RawTxn) {
-        // Only a snapshot that is still the latest is worth keeping: an older one would be
-        // refreshed by the next `read` anyway, and parking it would only pin pages a writer may
-        // need (libmdbx can oust it then, but the first write after a full map fails once
-        // before the ousting takes effect — see the read_snapshots tests).
-        let parked = if self.shared.reuse_snapshots && txn.reader_lag() == Ok(0) {
-            txn.park()
-        } else {
-            txn.reset()
-        };
+        let parked =
+            if self.shared.reuse_snapshots && !self.shared.map_was_full.load(Ordering::Relaxed) {
+                txn.park_latest()
+            } else {
+                txn.reset()
+            };
         if parked.is_ok() {
             // This thread's slot first; then the shared pool; a full pool drops (aborts) the
             // txn, freeing its reader slot.
@@ -920,6 +951,7 @@ impl<S: Schema> Bootstrap<S> {
                 // read-only open on read-only media: libmdbx reports `u32::MAX` readers) a
                 // txn has none, so reset instead.
                 reuse_snapshots: self.reuse_snapshots && info.max_readers != u32::MAX,
+                map_was_full: AtomicBool::new(false),
             },
             _schema: PhantomData,
         })

@@ -687,26 +687,28 @@ impl RawTxn {
         check(unsafe { sys::mdbx_txn_renew(self.ptr.as_ptr()) })
     }
 
-    /// Parks a finished read transaction on its snapshot (`mdbx_txn_park`, no auto-unpark):
-    /// the snapshot stays readable for a cheap [`resume`](Self::resume), but a writer that needs
-    /// the pages it pins may oust it instead of growing the file.
-    pub fn park(&mut self) -> Result<(), Code> {
-        // SAFETY: `self` is a live, active read txn (only read txns are pooled) in an env with a
-        // reader table (the caller checks `Env::has_reader_table`; libmdbx dereferences the
-        // txn's reader slot here); `&mut self` means no slice or cursor borrowed from it is
-        // alive, so nothing reads the snapshot while it may be ousted.
-        check(unsafe { sys::mdbx_txn_park(self.ptr.as_ptr(), false) })
-    }
-
-    /// How many transactions were committed after this read transaction's snapshot (0: it is
-    /// the latest).
-    pub fn reader_lag(&self) -> Result<u64, Code> {
-        // SAFETY: MDBX_txn_info is a plain C struct for which all-zero bytes are valid.
-        let mut info: sys::MDBX_txn_info = unsafe { std::mem::zeroed() };
-        // SAFETY: `self` is a live, active read txn; `info` is a valid out-parameter; no reader
-        // table scan is asked for (`scan_rlt = false`).
-        check(unsafe { sys::mdbx_txn_info(self.ptr.as_ptr(), &mut info, false) })?;
-        Ok(info.txn_reader_lag)
+    /// Parks a finished read transaction on the latest snapshot: moves it there first unless
+    /// it is already on it (`mdbx_txn_refresh`), then parks it (`mdbx_txn_park`, no
+    /// auto-unpark). The snapshot stays readable for a cheap [`resume`](Self::resume), but a
+    /// writer that needs the pages it pins may oust it instead of growing the file.
+    ///
+    /// Only the latest snapshot is parked: an older one would be refreshed by the next resume
+    /// anyway, and libmdbx 0.14.4 ousts a parked snapshot at a full map only after failing the
+    /// first write that needs its pages (see `tests/read_snapshots.rs`).
+    pub fn park_latest(&mut self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a live, active read txn (only read txns are pooled) owned by the
+        // caller with nothing borrowed from it (`&mut self`); refresh keeps it when it is on the
+        // latest snapshot and otherwise resets and restarts it there.
+        match unsafe { sys::mdbx_txn_refresh(ptr) } {
+            sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => {}
+            rc => return Err(Code(rc)),
+        }
+        // SAFETY: `self` is an active read txn in an env with a reader table (the caller checks
+        // `max_readers != u32::MAX`; libmdbx dereferences the txn's reader slot here); no slice
+        // or cursor borrowed from it is alive, so nothing reads the snapshot while it may be
+        // ousted.
+        check(unsafe { sys::mdbx_txn_park(ptr, false) })
     }
 
     /// Makes a pooled read transaction current, whether it was [parked](Self::park) or

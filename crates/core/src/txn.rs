@@ -138,10 +138,7 @@ pub(crate) fn table_error<S: Schema, T: Table>(
     code: Code,
 ) -> Error {
     if code == Code::MAP_FULL {
-        return Error::MapFull {
-            table: T::NAME,
-            upper: db.shared.upper,
-        };
+        return db.shared.map_full(T::NAME);
     }
     if code == Code::BAD_VALSIZE
         && let Some(key) = key
@@ -587,7 +584,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db);
-        let db_upper = self.db.shared.upper;
+        let shared = &self.db.shared;
         let Tx { raw, scratch, .. } = self;
         let raw = raw.as_mut().expect("transaction is live");
         let cursor = raw.write_cursor(dbi).map_err(|code| Error::Mdbx {
@@ -596,7 +593,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             key: None,
             code: code.into(),
         })?;
-        Ok(Appender::new(cursor, scratch, db_upper))
+        Ok(Appender::new(cursor, scratch, shared))
     }
 
     /// Commits: every write becomes visible to later transactions, durably per the
@@ -608,12 +605,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// is written.
     pub fn commit(mut self) -> Result<()> {
         let raw = self.raw.take().expect("transaction is live");
+        let shared = &self.db.shared;
         raw.commit().map_err(|code| {
             if code == Code::MAP_FULL {
-                Error::MapFull {
-                    table: "(commit)",
-                    upper: self.db.shared.upper,
-                }
+                shared.map_full("(commit)")
             } else {
                 Error::Env {
                     op: "commit",
