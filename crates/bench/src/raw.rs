@@ -210,6 +210,42 @@ impl Txn {
         check(unsafe { sys::mdbx_txn_reset(self.0) }, "mdbx_txn_reset");
     }
 
+    /// `mdbx_txn_refresh` + `mdbx_txn_park`: parks a finished read txn on the latest snapshot
+    /// (what Tabula's pool does with `Options::reuse_read_snapshots`, the default).
+    #[inline]
+    pub fn park_latest(&mut self) {
+        // SAFETY: a live read txn with no cursor or borrowed slice outstanding (`&mut self`);
+        // refresh keeps it or restarts it on the latest snapshot.
+        let rc = unsafe { sys::mdbx_txn_refresh(self.0) };
+        assert!(
+            rc == sys::MDBX_SUCCESS || rc == sys::MDBX_RESULT_TRUE,
+            "mdbx_txn_refresh failed: {rc}"
+        );
+        // SAFETY: an active read txn in an env with a reader table; nothing borrowed from it.
+        check(
+            unsafe { sys::mdbx_txn_park(self.0, false) },
+            "mdbx_txn_park",
+        );
+    }
+
+    /// `mdbx_txn_unpark` + `mdbx_txn_refresh`: makes a txn parked by
+    /// [`park_latest`](Self::park_latest) current again.
+    #[inline]
+    pub fn unpark_latest(&mut self) {
+        // SAFETY: a read txn parked by `park_latest`; unparking restores or restarts it.
+        let rc = unsafe { sys::mdbx_txn_unpark(self.0, true) };
+        if rc == sys::MDBX_RESULT_TRUE {
+            return;
+        }
+        check(rc, "mdbx_txn_unpark");
+        // SAFETY: an active read txn with nothing borrowed from it.
+        let rc = unsafe { sys::mdbx_txn_refresh(self.0) };
+        assert!(
+            rc == sys::MDBX_SUCCESS || rc == sys::MDBX_RESULT_TRUE,
+            "mdbx_txn_refresh failed: {rc}"
+        );
+    }
+
     /// `mdbx_txn_renew`: resumes a parked read txn on the latest snapshot.
     #[inline]
     pub fn renew(&mut self) {

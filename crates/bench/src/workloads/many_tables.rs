@@ -57,6 +57,13 @@ pub fn run(sizes: ManySizes) -> Workload {
     }
     for n in COUNTS {
         w.extra(
+            &format!("tabula_reset_{n}"),
+            || per(tabula_reset(n, sizes)),
+            Some(&format!("raw_{n}")),
+        );
+    }
+    for n in COUNTS {
+        w.extra(
             &format!("tabula_open_{n}"),
             || per(tabula_unopened(n, sizes)),
             Some(&format!("raw_{n}")),
@@ -91,6 +98,20 @@ fn loop_tabula(db: &Db<KvSchema>, sizes: ManySizes) -> Duration {
 fn tabula(n: usize, last: bool, sizes: ManySizes) -> Duration {
     let dir = scratch_dir("many-tabula");
     let db = open_with_extra_tables::<KvSchema>(dir.path(), n - 1, last, tabula_options());
+    loop_tabula(&db, sizes)
+}
+
+/// `tabula_N` with `Options::reuse_read_snapshots(false)`: finished read txns are reset and
+/// renewed (Tabula's pool before parking), so each renew looks the table up again and each
+/// reset sweeps the cursor slots up to the table's handle number.
+fn tabula_reset(n: usize, sizes: ManySizes) -> Duration {
+    let dir = scratch_dir("many-tabula-reset");
+    let db = open_with_extra_tables::<KvSchema>(
+        dir.path(),
+        n - 1,
+        true,
+        tabula_options().reuse_read_snapshots(false),
+    );
     loop_tabula(&db, sizes)
 }
 

@@ -58,6 +58,19 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
         );
     }
     {
+        let dir = scratch_dir("short-tabula-reset");
+        let db = tabula_db_with(
+            dir.path(),
+            sizes.entries,
+            tabula_options().reuse_read_snapshots(false),
+        );
+        w.extra(
+            "tabula_reset_8",
+            || mops(median_of(reps, || tabula(&db, keys, THREADS)), n),
+            base,
+        );
+    }
+    {
         let dir = scratch_dir("short-raw");
         let env = raw_env(dir.path(), sizes.entries);
         w.add(
@@ -75,6 +88,11 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             || mops(median_of(reps, || raw_reuse_threads(&env, keys, 1)), n),
             base,
         );
+        w.extra(
+            "raw_park_8",
+            || mops(median_of(reps, || raw_park(&env, keys)), n),
+            base,
+        );
     }
     w.add("heed_8", || mops(heed(sizes, keys), n), base);
     {
@@ -90,7 +108,11 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
 }
 
 fn tabula_db(path: &std::path::Path, entries: u64) -> Db<KvSchema> {
-    let db = tabula::open::<KvSchema>(path, tabula_options()).expect("open");
+    tabula_db_with(path, entries, tabula_options())
+}
+
+fn tabula_db_with(path: &std::path::Path, entries: u64, options: tabula::Options) -> Db<KvSchema> {
+    let db = tabula::open::<KvSchema>(path, options).expect("open");
     let mut tx = db.write().expect("write");
     {
         let mut ap = tx.appender::<Kv>().expect("appender");
@@ -182,6 +204,24 @@ fn raw_reuse_threads(env: &raw::Env, keys: &[u64], n: usize) -> Duration {
             txn.renew();
             sum += txn.get(dbi, &k.to_be_bytes()).map_or(0, <[u8]>::len);
             txn.reset();
+        }
+        txn.abort();
+        sum
+    })
+}
+
+/// `raw_reuse_8` with Tabula's default pooling done by hand: each thread's txn parked on the
+/// latest snapshot between requests and resumed with unpark + refresh instead of reset/renew.
+fn raw_park(env: &raw::Env, keys: &[u64]) -> Duration {
+    let dbi = raw_dbi(env);
+    threads(keys, THREADS, |part| {
+        let mut txn = env.begin(false);
+        txn.park_latest();
+        let mut sum = 0;
+        for k in part {
+            txn.unpark_latest();
+            sum += txn.get(dbi, &k.to_be_bytes()).map_or(0, <[u8]>::len);
+            txn.park_latest();
         }
         txn.abort();
         sum
