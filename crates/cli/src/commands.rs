@@ -511,9 +511,13 @@ pub fn readers(path: &Path, as_json: bool) -> Outcome {
         lines.push([
             r.slot.to_string(),
             r.pid.to_string(),
-            format!("{:#x}", r.thread),
+            match r.thread {
+                tabula_core::__private::ReaderInfo::PARKED => "parked".into(),
+                tabula_core::__private::ReaderInfo::OUSTED => "ousted".into(),
+                t => format!("{t:#x}"),
+            },
             if r.txn == 0 {
-                "parked".into()
+                "idle".into()
             } else {
                 r.txn.to_string()
             },

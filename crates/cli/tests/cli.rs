@@ -130,6 +130,16 @@ fn ok_json(args: &[&str]) -> Json {
 }
 
 /// Runs a command that must fail with `code`; returns stderr.
+fn ok_text(args: &[&str]) -> String {
+    let out = tabula(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 fn fails(args: &[&str], code: i32) -> String {
     let out = tabula(args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -593,6 +603,21 @@ fn readers_lists_a_live_reader_and_copy_compacts() {
         );
         assert!(mine.iter().all(|r| r["lag"].is_u64()));
         drop(tx);
+        // The finished read transaction stays parked on its snapshot for the next read.
+        let readers = ok_json(&["readers", db, "--json"]);
+        let parked = readers["readers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["pid"].as_i64() == Some(me) && r["thread"].as_u64() == Some(u64::MAX));
+        assert!(parked, "our parked read transaction is listed: {readers}");
+        let text = ok_text(&["readers", db]);
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&me.to_string()) && l.contains("parked")),
+            "{text}"
+        );
+        drop(app);
     }
 
     let dest = dir.path().join("copy");

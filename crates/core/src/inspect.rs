@@ -55,9 +55,12 @@ pub struct ReaderInfo {
     pub slot: i32,
     /// The reading process.
     pub pid: i32,
-    /// The reading thread (`pthread_t`), 0 when the slot is not bound to a thread.
+    /// The reading thread (`pthread_t`), 0 when the slot is not bound to a thread;
+    /// [`ReaderInfo::PARKED`] for a transaction parked on its snapshot (`mdbx_txn_park`, what a
+    /// Tabula `Db` does with finished reads), [`ReaderInfo::OUSTED`] for one a writer ousted.
     pub thread: u64,
-    /// The snapshot (transaction ID) it reads; 0 for a parked slot.
+    /// The snapshot (transaction ID) it reads; 0 for a reset slot (kept for reuse, pinning
+    /// nothing).
     pub txn: u64,
     /// How many transactions behind the latest commit it is.
     pub lag: u64,
@@ -65,6 +68,13 @@ pub struct ReaderInfo {
     pub bytes_used: usize,
     /// Bytes the database cannot reuse while it reads.
     pub bytes_retained: usize,
+}
+
+impl ReaderInfo {
+    /// [`thread`](Self::thread) of a read transaction parked on its snapshot.
+    pub const PARKED: u64 = u64::MAX;
+    /// [`thread`](Self::thread) of a parked read transaction a writer ousted.
+    pub const OUSTED: u64 = u64::MAX - 1;
 }
 
 /// A table found by name in a [`Snapshot`].
