@@ -697,6 +697,15 @@ impl RawTxn {
     /// first write that needs its pages (see `tests/read_snapshots.rs`).
     pub fn park_latest(&mut self) -> Result<(), Code> {
         let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
+        // other requirement.
+        let flags = unsafe { sys::mdbx_txn_flags(ptr) };
+        if flags & sys::MDBX_TXN_ERROR as sys::MDBX_txn_flags_t != 0 {
+            // A txn that hit an error (e.g. a damaged page) is not parked: libmdbx's park would
+            // only release its reader slot and leave the handle looking active. The caller
+            // aborts it instead.
+            return Err(Code(sys::MDBX_BAD_TXN));
+        }
         // SAFETY: `self` is a live, active read txn (only read txns are pooled) owned by the
         // caller with nothing borrowed from it (`&mut self`); refresh keeps it when it is on the
         // latest snapshot and otherwise resets and restarts it there.
