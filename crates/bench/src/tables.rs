@@ -53,7 +53,10 @@ pub fn open_with_extra_tables<S: Schema>(
     let mut boot = Bootstrap::<S>::begin(path, &options).expect("begin startup");
     let info = &S::TABLES[0];
     let open_schema_table = |boot: &mut Bootstrap<S>| {
-        let dbi = match boot.find_table(info.name).expect("find table") {
+        let dbi = match boot
+            .find_schema_table(info.name, info.flags)
+            .expect("find table")
+        {
             Some(existing) => existing.dbi,
             None => boot.create_table(info.name, info.flags).expect("create"),
         };

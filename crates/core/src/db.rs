@@ -636,9 +636,35 @@ impl<S: Schema> Bootstrap<S> {
     ///
     /// [`Error::Mdbx`] when libmdbx fails.
     pub fn find_table(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
+        self.find_table_as(name, None)
+    }
+
+    /// [`find_table`](Self::find_table) for a table the schema declares with `declared` flags:
+    /// a byte-keyed table gets Tabula's branchy key comparator (`ffi::byte_key_cmp`, the same
+    /// order as libmdbx's default). If the stored table turns out to use integer keys, the
+    /// returned flags say so and the caller must refuse the open (the handle's comparator would
+    /// be wrong for it); nothing is read through the handle here.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn find_schema_table(
+        &mut self,
+        name: &'static str,
+        declared: crate::TableFlags,
+    ) -> Result<Option<ExistingTable>> {
+        self.find_table_as(name, Some(declared))
+    }
+
+    fn find_table_as(
+        &mut self,
+        name: &'static str,
+        declared: Option<crate::TableFlags>,
+    ) -> Result<Option<ExistingTable>> {
+        let branchy = declared.is_some_and(|f| !f.integer_key);
         let Some(dbi) = self
             .txn()
-            .open_table(Some(name), 0, false)
+            .open_table_with(Some(name), 0, false, branchy)
             .map_err(|c| table_error(name, "open", c))?
         else {
             return Ok(None);
@@ -666,9 +692,10 @@ impl<S: Schema> Bootstrap<S> {
     /// [`Error::Mdbx`] when libmdbx fails (e.g. `MDBX_DBS_FULL`).
     pub fn create_table(&mut self, name: &'static str, flags: crate::TableFlags) -> Result<u32> {
         let bits = ffi::table_flags(flags.dupsort, flags.integer_key);
+        // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
         let dbi = self
             .txn()
-            .open_table(Some(name), bits, true)
+            .open_table_with(Some(name), bits, true, !flags.integer_key)
             .map_err(|c| table_error(name, "create", c))?;
         Ok(dbi.expect("MDBX_CREATE returns a handle"))
     }

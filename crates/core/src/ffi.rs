@@ -328,6 +328,96 @@ unsafe extern "C" fn log_line(
     });
 }
 
+/// Tabula's key comparator for tables whose keys compare as bytes: the order of libmdbx's
+/// default comparator (`memcmp` of the common length, then the shorter key first), with the
+/// result chosen by a conditional branch.
+///
+/// Why: libmdbx 0.14 searches a page with a branchless binary search, which turns each probe's
+/// position into a data dependency of the previous comparison, so on a page that is not in the
+/// CPU cache the probes' cache misses run one after another. A comparator whose sign comes out
+/// of a branch lets the CPU predict it and start loading the next probe while the current miss
+/// is outstanding — LMDB's search works that way. On the cold-get benchmark this brings libmdbx
+/// from ≈ 1.3× LMDB's time to about LMDB's (`docs/benchmarks-get-cold.md`). `black_box` keeps
+/// the compiler from turning the branches back into a conditional move.
+///
+/// # Safety
+///
+/// `a` and `b` point at valid `MDBX_val`s whose bytes are readable for the call (libmdbx's
+/// comparator contract).
+pub(crate) unsafe extern "C" fn byte_key_cmp(
+    a: *const sys::MDBX_val,
+    b: *const sys::MDBX_val,
+) -> c_int {
+    // SAFETY: libmdbx passes two valid values whose bytes live for the call; a zero length
+    // with a dangling or null base is turned into an empty slice without reading it.
+    let (a, b) = unsafe { (val_bytes(&*a), val_bytes(&*b)) };
+    byte_order_branchy(a, b)
+}
+
+/// `MDBX_val` as a slice (empty when the length is 0, whatever the pointer).
+///
+/// # Safety
+///
+/// When `v.iov_len > 0`, `v.iov_base` points at `v.iov_len` readable bytes for `'a`.
+unsafe fn val_bytes<'a>(v: &sys::MDBX_val) -> &'a [u8] {
+    if v.iov_len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller guarantees `iov_len` readable bytes at `iov_base`.
+        unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) }
+    }
+}
+
+/// The byte order of [`byte_key_cmp`], returning -1, 0 or 1 through branches.
+#[inline]
+pub(crate) fn byte_order_branchy(a: &[u8], b: &[u8]) -> c_int {
+    let common = a.len().min(b.len());
+    let (a8, b8) = (a[..common].chunks_exact(8), b[..common].chunks_exact(8));
+    let (a_tail, b_tail) = (a8.remainder(), b8.remainder());
+    for (x, y) in a8.zip(b8) {
+        let x = u64::from_be_bytes(x.try_into().expect("8 bytes"));
+        let y = u64::from_be_bytes(y.try_into().expect("8 bytes"));
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    for (x, y) in a_tail.iter().zip(b_tail) {
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    match a.len().cmp(&b.len()) {
+        std::cmp::Ordering::Less => std::hint::black_box(-1),
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => std::hint::black_box(1),
+    }
+}
+
+/// libmdbx's own comparator for `flags` (`mdbx_get_keycmp`), for tests that pin
+/// [`byte_key_cmp`]'s order to it.
+pub fn default_key_order(flags: u32, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // SAFETY: `mdbx_get_keycmp` only maps flags to one of libmdbx's built-in functions.
+    let cmp = unsafe { sys::mdbx_get_keycmp(flags) }.expect("libmdbx has a comparator");
+    let (a, b) = (val(a), val(b));
+    // SAFETY: `a` and `b` describe slices alive for the call; built-in comparators only read.
+    unsafe { cmp(&a, &b) }.cmp(&0)
+}
+
+/// [`byte_key_cmp`] called the way libmdbx calls it, for the same tests.
+pub fn branchy_key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let (a, b) = (val(a), val(b));
+    // SAFETY: `a` and `b` describe slices alive for the call.
+    unsafe { byte_key_cmp(&a, &b) }.cmp(&0)
+}
+
 impl Env {
     pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
         route_logging();
@@ -769,6 +859,22 @@ impl RawTxn {
         flags: u32,
         create: bool,
     ) -> Result<Option<Dbi>, Code> {
+        self.open_table_with(name, flags, create, false)
+    }
+
+    /// [`open_table`](Self::open_table), optionally with [`byte_key_cmp`] as the key comparator
+    /// (`branchy_cmp`). Only for tables whose keys are compared as bytes (not
+    /// `MDBX_INTEGERKEY`): the comparator orders exactly like libmdbx's default one, so the
+    /// file stays readable by every other program. libmdbx fixes a handle's comparator at its
+    /// first open in the environment; if the handle is already open with the default one,
+    /// this falls back to that (same order, so still correct).
+    pub fn open_table_with(
+        &mut self,
+        name: Option<&str>,
+        flags: u32,
+        create: bool,
+        branchy_cmp: bool,
+    ) -> Result<Option<Dbi>, Code> {
         let cname = match name {
             Some(n) => Some(CString::new(n).map_err(|_| Code::EINVAL)?),
             None => None,
@@ -780,17 +886,27 @@ impl RawTxn {
             // Open with whatever flags the table was created with; the caller compares them.
             flags = sys::MDBX_DB_ACCEDE;
         }
+        let cname_ptr = cname.as_ref().map_or(ptr::null(), |c| c.as_ptr());
         let mut dbi: Dbi = 0;
+        if branchy_cmp {
+            let keycmp: sys::MDBX_cmp_func = Some(byte_key_cmp);
+            // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
+            // outlives the call; `dbi` is an out-parameter; `byte_key_cmp` is a plain function
+            // valid for the life of the process that never unwinds and orders keys exactly like
+            // libmdbx's default (byte-wise) comparator, and the caller passes it only for tables
+            // declared without `MDBX_INTEGERKEY`.
+            #[allow(deprecated)]
+            let rc = unsafe {
+                sys::mdbx_dbi_open_ex(self.ptr.as_ptr(), cname_ptr, flags, &mut dbi, keycmp, None)
+            };
+            if rc != sys::MDBX_EINVAL {
+                return Ok(check_found(rc)?.then_some(dbi));
+            }
+            // EINVAL: the handle is already open with libmdbx's own comparator.
+        }
         // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
         // outlives the call; `dbi` is an out-parameter.
-        let rc = unsafe {
-            sys::mdbx_dbi_open(
-                self.ptr.as_ptr(),
-                cname.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
-                flags,
-                &mut dbi,
-            )
-        };
+        let rc = unsafe { sys::mdbx_dbi_open(self.ptr.as_ptr(), cname_ptr, flags, &mut dbi) };
         Ok(check_found(rc)?.then_some(dbi))
     }
 

@@ -199,7 +199,7 @@ pub fn open_with<S: Schema>(
 
     for (id, info) in S::TABLES.iter().enumerate() {
         let declared = TableRecord::of(info);
-        let dbi = match boot.find_table(info.name)? {
+        let dbi = match boot.find_schema_table(info.name, info.flags)? {
             Some(existing) => {
                 let declared_bits = Bootstrap::<S>::flag_bits(info.flags);
                 if existing.flags != declared_bits {
