@@ -641,9 +641,9 @@ impl<S: Schema> Bootstrap<S> {
 
     /// [`find_table`](Self::find_table) for a table the schema declares with `declared` flags:
     /// a byte-keyed table gets Tabula's branchy key comparator (`ffi::byte_key_cmp`, the same
-    /// order as libmdbx's default). If the stored table turns out to use integer keys, the
-    /// returned flags say so and the caller must refuse the open (the handle's comparator would
-    /// be wrong for it); nothing is read through the handle here.
+    /// order as libmdbx's default). When the stored flags differ from the declared ones the
+    /// table is opened with libmdbx's own comparator instead (libmdbx refuses a comparator with
+    /// other flags), and the returned flags show the difference for the caller to report.
     ///
     /// # Errors
     ///
@@ -662,9 +662,10 @@ impl<S: Schema> Bootstrap<S> {
         declared: Option<crate::TableFlags>,
     ) -> Result<Option<ExistingTable>> {
         let branchy = declared.is_some_and(|f| !f.integer_key);
+        let bits = declared.map_or(0, |f| ffi::table_flags(f.dupsort, f.integer_key));
         let Some(dbi) = self
             .txn()
-            .open_table_with(Some(name), 0, false, branchy)
+            .open_table_with(Some(name), bits, false, branchy)
             .map_err(|c| table_error(name, "open", c))?
         else {
             return Ok(None);

@@ -879,31 +879,36 @@ impl RawTxn {
             Some(n) => Some(CString::new(n).map_err(|_| Code::EINVAL)?),
             None => None,
         };
-        let mut flags = flags;
-        if create {
-            flags |= sys::MDBX_CREATE;
-        } else {
-            // Open with whatever flags the table was created with; the caller compares them.
-            flags = sys::MDBX_DB_ACCEDE;
-        }
         let cname_ptr = cname.as_ref().map_or(ptr::null(), |c| c.as_ptr());
         let mut dbi: Dbi = 0;
         if branchy_cmp {
+            // With a comparator libmdbx wants the table's exact flags (`MDBX_DB_ACCEDE` is only
+            // accepted with the default comparators): the declared ones.
+            let exact = if create { flags | sys::MDBX_CREATE } else { flags };
             let keycmp: sys::MDBX_cmp_func = Some(byte_key_cmp);
             // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
             // outlives the call; `dbi` is an out-parameter; `byte_key_cmp` is a plain function
             // valid for the life of the process that never unwinds and orders keys exactly like
             // libmdbx's default (byte-wise) comparator, and the caller passes it only for tables
-            // declared without `MDBX_INTEGERKEY`.
+            // declared without `MDBX_INTEGERKEY` (libmdbx refuses the open with
+            // `MDBX_INCOMPATIBLE` if the stored flags differ from `exact`).
             #[allow(deprecated)]
             let rc = unsafe {
-                sys::mdbx_dbi_open_ex(self.ptr.as_ptr(), cname_ptr, flags, &mut dbi, keycmp, None)
+                sys::mdbx_dbi_open_ex(self.ptr.as_ptr(), cname_ptr, exact, &mut dbi, keycmp, None)
             };
-            if rc != sys::MDBX_EINVAL {
+            if rc != sys::MDBX_EINVAL && rc != sys::MDBX_INCOMPATIBLE {
                 return Ok(check_found(rc)?.then_some(dbi));
             }
-            // EINVAL: the handle is already open with libmdbx's own comparator.
+            // EINVAL: the handle is already open with libmdbx's own comparator (same order).
+            // INCOMPATIBLE: the stored flags differ from the declared ones; open as below so
+            // the caller sees the stored flags and reports the mismatch.
         }
+        let flags = if create {
+            flags | sys::MDBX_CREATE
+        } else {
+            // Open with whatever flags the table was created with; the caller compares them.
+            sys::MDBX_DB_ACCEDE
+        };
         // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
         // outlives the call; `dbi` is an out-parameter.
         let rc = unsafe { sys::mdbx_dbi_open(self.ptr.as_ptr(), cname_ptr, flags, &mut dbi) };
