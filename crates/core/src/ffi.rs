@@ -884,7 +884,11 @@ impl RawTxn {
         if branchy_cmp {
             // With a comparator libmdbx wants the table's exact flags (`MDBX_DB_ACCEDE` is only
             // accepted with the default comparators): the declared ones.
-            let exact = if create { flags | sys::MDBX_CREATE } else { flags };
+            let exact = if create {
+                flags | sys::MDBX_CREATE
+            } else {
+                flags
+            };
             let keycmp: sys::MDBX_cmp_func = Some(byte_key_cmp);
             // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
             // outlives the call; `dbi` is an out-parameter; `byte_key_cmp` is a plain function

@@ -199,3 +199,39 @@ fn not_a_database_is_an_open_error() {
     .unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
 }
+
+// "blobs" declared with byte-compared keys, where the file holds it with integer keys.
+table!(BlobsBytes, "blobs", u32, Raw, Vec<u8>, false, false);
+schema!(OnlyBlobsInt: Blobs = 0);
+schema!(OnlyBlobsBytes: BlobsBytes = 0);
+
+#[test]
+fn integer_keyed_table_declared_byte_keyed_is_refused_and_left_intact() {
+    // Byte-keyed tables are opened with Tabula's own key comparator; an integer-keyed table
+    // must never get it (its keys do not compare as bytes). The open is refused on the flags,
+    // and the table still reads correctly afterwards with its integer order.
+    let d = dir();
+    let opts = || Options::new().max_size(1 << 30);
+    let db = tabula_migrate::open::<OnlyBlobsInt>(d.path(), opts()).unwrap();
+    let mut tx = db.write().unwrap();
+    for k in [1u32, 256, 65_536, 2, 300] {
+        tx.put::<Blobs>(&k, &k.to_le_bytes().to_vec()).unwrap();
+    }
+    tx.commit().unwrap();
+    drop(db);
+    let err = tabula_migrate::open::<OnlyBlobsBytes>(d.path(), opts()).unwrap_err();
+    assert!(
+        matches!(err, Error::SchemaMismatch { what: "flags", .. }),
+        "{err}"
+    );
+    let db = tabula_migrate::open::<OnlyBlobsInt>(d.path(), opts()).unwrap();
+    let tx = db.read().unwrap();
+    let keys: Vec<u32> = tx.iter::<Blobs>().keys().map(Result::unwrap).collect();
+    assert_eq!(keys, [1, 2, 256, 300, 65_536]);
+    assert_eq!(
+        tx.get::<Blobs>(&65_536).unwrap(),
+        Some(65_536u32.to_le_bytes().to_vec())
+    );
+    drop(tx);
+    assert!(db.check().unwrap().is_ok());
+}
