@@ -205,12 +205,12 @@ fn main() -> ExitCode {
     if wanted("get_hot") {
         let s = sizes.get_hot;
         let keys = util::key_sequence(0x5EED_0000, s.entries, sizes.gets);
-        finish(workloads::get::run("get_hot", s, &keys));
+        finish(workloads::get::run("get_hot", s, &keys, args.investigate));
     }
     if wanted("get_cold") {
         let s = sizes.get_cold;
         let keys = util::key_sequence(0x5EED_0001, s.entries, sizes.gets);
-        finish(workloads::get::run("get_cold", s, &keys));
+        finish(workloads::get::run("get_cold", s, &keys, args.investigate));
     }
     if wanted("append") {
         finish(workloads::append::run(sizes.append, args.investigate));

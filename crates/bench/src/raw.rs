@@ -46,6 +46,12 @@ pub struct EnvFlags {
     pub safe_no_sync: bool,
     /// `MDBX_WRITEMAP`.
     pub write_map: bool,
+    /// `MDBX_NORDAHEAD` (get_cold investigation).
+    pub no_readahead: bool,
+    /// `MDBX_EXCLUSIVE` (get_cold investigation).
+    pub exclusive: bool,
+    /// Page size for a new file; -1 is libmdbx's default (get_cold investigation).
+    pub page_size: isize,
 }
 
 impl EnvFlags {
@@ -54,6 +60,9 @@ impl EnvFlags {
         no_sticky_threads: false,
         safe_no_sync: false,
         write_map: false,
+        no_readahead: false,
+        exclusive: false,
+        page_size: -1,
     };
 
     fn bits(self) -> sys::MDBX_env_flags_t {
@@ -66,6 +75,12 @@ impl EnvFlags {
         }
         if self.write_map {
             f |= sys::MDBX_WRITEMAP;
+        }
+        if self.no_readahead {
+            f |= sys::MDBX_NORDAHEAD;
+        }
+        if self.exclusive {
+            f |= sys::MDBX_EXCLUSIVE;
         }
         f
     }
@@ -96,7 +111,15 @@ impl Env {
                 "set max_db",
             );
             check(
-                sys::mdbx_env_set_geometry(env, -1, -1, MAX_SIZE as isize, 16 << 20, -1, -1),
+                sys::mdbx_env_set_geometry(
+                    env,
+                    -1,
+                    -1,
+                    MAX_SIZE as isize,
+                    16 << 20,
+                    -1,
+                    flags.page_size,
+                ),
                 "set geometry",
             );
             check(
@@ -176,6 +199,21 @@ impl Txn {
         // SAFETY: on success `data` points at `iov_len` bytes inside the txn's snapshot, valid
         // until the txn ends or writes, which the borrow of `self` prevents.
         Some(unsafe { std::slice::from_raw_parts(data.iov_base as *const u8, data.iov_len) })
+    }
+
+    /// The table's B-tree shape: (depth, branch pages, leaf pages).
+    pub fn tree_shape(&self, dbi: Dbi) -> (u32, u64, u64) {
+        // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
+        let mut st: sys::MDBX_stat = unsafe { std::mem::zeroed() };
+        // SAFETY: the txn is live, `dbi` is open in its env, `st` is a correctly sized
+        // out-parameter.
+        check(
+            unsafe {
+                sys::mdbx_dbi_stat(self.0, dbi, &mut st, std::mem::size_of::<sys::MDBX_stat>())
+            },
+            "mdbx_dbi_stat",
+        );
+        (st.ms_depth, st.ms_branch_pages, st.ms_leaf_pages)
     }
 
     /// `mdbx_put` with `flags` (e.g. `MDBX_APPEND`).
