@@ -8,7 +8,9 @@
 //!
 //! Prints one table per workload (variant, figure, ratio to the raw-libmdbx row), a line per
 //! target saying whether it holds, and with `--json` writes the figures. `docs/benchmarks.md`
-//! explains every row.
+//! explains every row; `docs/benchmarks-get-cold.md` the get_cold investigation rows
+//! (`TABULA_BENCH_VM=1` prints each variant's mapping, faults and tree shape,
+//! `TABULA_BENCH_COLD_SWEEP=1` adds every environment setting tried).
 
 use std::process::ExitCode;
 

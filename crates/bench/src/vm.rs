@@ -49,7 +49,7 @@ impl Vma {
     /// Whether the mapping starts on a 2 MiB boundary (a PMD can only map aligned file ranges
     /// to aligned addresses).
     pub fn aligned_2m(&self) -> bool {
-        self.start % (2 << 20) == 0
+        self.start.is_multiple_of(2 << 20)
     }
 }
 

@@ -59,6 +59,13 @@ pub struct Knobs {
     pub write_map: bool,
     /// `MDBX_EXCLUSIVE` (libmdbx only).
     pub exclusive: bool,
+    /// `MDBX_VALIDATION` (raw libmdbx only).
+    pub validation: bool,
+    /// `MDBX_INTEGERKEY` with native-endian keys and libmdbx's integer comparator (raw only).
+    pub integer_key: bool,
+    /// A custom key comparator with libmdbx's default order ([`raw::lexical_cmp_branchy`];
+    /// raw only).
+    pub custom_cmp: bool,
 }
 
 impl Knobs {
@@ -69,6 +76,9 @@ impl Knobs {
         page_size: -1,
         write_map: false,
         exclusive: false,
+        validation: false,
+        integer_key: false,
+        custom_cmp: false,
     };
 }
 
@@ -152,57 +162,40 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
         ..d
     };
     let page = |p| Knobs { page_size: p, ..d };
-    let specs: Vec<(&str, Lib, Knobs)> = vec![
+    let flag = |f: fn(&mut Knobs)| {
+        let mut k = d;
+        f(&mut k);
+        k
+    };
+    // The interleaved baseline and lead 1 (huge-page mappings) run with every investigation.
+    let mut specs: Vec<(&str, Lib, Knobs)> = vec![
         ("raw.default", Lib::Raw, d),
         ("tabula.default", Lib::Tabula, d),
         ("heed.default", Lib::Heed, d),
         ("raw.hugepage", Lib::Raw, advise(libc::MADV_HUGEPAGE)),
-        ("tabula.hugepage", Lib::Tabula, advise(libc::MADV_HUGEPAGE)),
         ("heed.nohugepage", Lib::Heed, advise(libc::MADV_NOHUGEPAGE)),
-        ("heed.random", Lib::Heed, advise(libc::MADV_RANDOM)),
-        (
-            "heed.nordahead",
-            Lib::Heed,
-            Knobs {
-                no_readahead: true,
-                ..d
-            },
-        ),
-        (
-            "raw.nordahead",
-            Lib::Raw,
-            Knobs {
-                no_readahead: true,
-                ..d
-            },
-        ),
-        ("raw.page8k", Lib::Raw, page(8192)),
-        ("raw.page16k", Lib::Raw, page(16384)),
-        (
-            "raw.writemap",
-            Lib::Raw,
-            Knobs {
-                write_map: true,
-                ..d
-            },
-        ),
-        (
-            "heed.writemap",
-            Lib::Heed,
-            Knobs {
-                write_map: true,
-                ..d
-            },
-        ),
-        (
-            "raw.exclusive",
-            Lib::Raw,
-            Knobs {
-                exclusive: true,
-                ..d
-            },
-        ),
     ];
+    // The other environment settings, with `TABULA_BENCH_COLD_SWEEP=1` (a few minutes).
+    if std::env::var_os("TABULA_BENCH_COLD_SWEEP").is_some_and(|v| v != "0") {
+        specs.extend([
+            ("tabula.hugepage", Lib::Tabula, advise(libc::MADV_HUGEPAGE)),
+            ("heed.random", Lib::Heed, advise(libc::MADV_RANDOM)),
+            ("heed.nordahead", Lib::Heed, flag(|k| k.no_readahead = true)),
+            ("raw.nordahead", Lib::Raw, flag(|k| k.no_readahead = true)),
+            ("raw.page1k", Lib::Raw, page(1024)),
+            ("raw.page2k", Lib::Raw, page(2048)),
+            ("tabula.page1k", Lib::Tabula, page(1024)),
+            ("tabula.page2k", Lib::Tabula, page(2048)),
+            ("raw.page8k", Lib::Raw, page(8192)),
+            ("raw.page16k", Lib::Raw, page(16384)),
+            ("raw.writemap", Lib::Raw, flag(|k| k.write_map = true)),
+            ("heed.writemap", Lib::Heed, flag(|k| k.write_map = true)),
+            ("raw.exclusive", Lib::Raw, flag(|k| k.exclusive = true)),
+            ("raw.validation", Lib::Raw, flag(|k| k.validation = true)),
+            ("raw.integerkey", Lib::Raw, flag(|k| k.integer_key = true)),
+            ("raw.customcmp", Lib::Raw, flag(|k| k.custom_cmp = true)),
+        ]);
+    }
     let mut readers: Vec<(&str, Box<dyn Reader>, Probe)> = specs
         .into_iter()
         .filter(|(name, ..)| variant_wanted(name))
@@ -357,6 +350,7 @@ struct RawReader {
     env: raw::Env,
     dbi: raw::Dbi,
     reopen_dbi: bool,
+    integer_key: bool,
     dir: TempDir,
 }
 
@@ -367,6 +361,7 @@ impl RawReader {
             write_map: k.write_map,
             no_readahead: k.no_readahead,
             exclusive: k.exclusive,
+            validation: k.validation,
             page_size: k.page_size,
             ..EnvFlags::DEFAULT
         };
@@ -375,9 +370,18 @@ impl RawReader {
         for i in 0..sizes.other_tables {
             txn.open_table(&table_cname(i), raw::NO_FLAGS, true);
         }
-        let dbi = txn.open_table(c"kv", raw::NO_FLAGS, true);
+        let table_flags = if k.integer_key {
+            raw::INTEGER_KEY
+        } else {
+            raw::NO_FLAGS
+        };
+        let dbi = if k.custom_cmp {
+            txn.open_table_with_cmp(c"kv", Some(raw::lexical_cmp_branchy))
+        } else {
+            txn.open_table(c"kv", table_flags, true)
+        };
         for i in 0..sizes.entries {
-            txn.put(dbi, &i.to_be_bytes(), &value32(i), raw::APPEND);
+            txn.put(dbi, &key_bytes(i, k.integer_key), &value32(i), raw::APPEND);
         }
         txn.commit();
         apply(&k, &dir.path().join("mdbx.dat"));
@@ -387,8 +391,18 @@ impl RawReader {
             env,
             dbi,
             reopen_dbi,
+            integer_key: k.integer_key,
             dir,
         }
+    }
+}
+
+/// A raw key: big-endian (byte-wise order), or native-endian for an `MDBX_INTEGERKEY` table.
+fn key_bytes(k: u64, integer_key: bool) -> [u8; 8] {
+    if integer_key {
+        k.to_ne_bytes()
+    } else {
+        k.to_be_bytes()
     }
 }
 
@@ -411,7 +425,9 @@ impl Reader for RawReader {
             } else {
                 self.dbi
             };
-            sum += txn.get(dbi, &k.to_be_bytes()).map_or(0, <[u8]>::len);
+            sum += txn
+                .get(dbi, &key_bytes(*k, self.integer_key))
+                .map_or(0, <[u8]>::len);
         }
         sum
     }
