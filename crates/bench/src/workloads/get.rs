@@ -20,12 +20,12 @@ use std::time::Duration;
 use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvFlags as HeedFlags, EnvOpenOptions, PutFlags, RoTxn, WithTls};
 use redb::{ReadableDatabase, TableDefinition};
-use tabula::{Db, RoTx};
+use tabula::{Contains, Db, RoTx, Schema, Table};
 use tempfile::TempDir;
 
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload, variant_wanted};
-use crate::tables::{Kv, KvSchema, open_with_extra_tables};
+use crate::tables::{Kv, KvInt, KvIntSchema, KvSchema, open_with_extra_tables};
 use crate::util::{median_of, ns_per, table_cname, table_name, time, value32};
 use crate::vm::{self, Probe};
 
@@ -112,7 +112,10 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
     };
     w.add(
         "tabula",
-        || headline("tabula", Box::new(TabulaReader::new(sizes, d))),
+        || {
+            let reader = TabulaReader::<KvSchema, Kv>::new(sizes, d);
+            headline("tabula", Box::new(reader))
+        },
         Some("raw"),
     );
     w.add(
@@ -147,6 +150,8 @@ fn expect_all_found(sum: usize, keys: &[u64]) {
 #[derive(Clone, Copy, Debug)]
 enum Lib {
     Tabula,
+    /// Tabula on an `integer_key` table ([`KvInt`]).
+    TabulaIntKey,
     Raw,
     Heed,
 }
@@ -200,6 +205,7 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
             ("raw.validation", Lib::Raw, flag(|k| k.validation = true)),
             ("raw.integerkey", Lib::Raw, flag(|k| k.integer_key = true)),
             ("raw.customcmp", Lib::Raw, flag(|k| k.custom_cmp = true)),
+            ("tabula.integerkey", Lib::TabulaIntKey, d),
         ]);
     }
     let mut readers: Vec<(&str, Box<dyn Reader>, Probe)> = specs
@@ -207,7 +213,8 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
         .filter(|(name, ..)| variant_wanted(name))
         .map(|(name, lib, k)| {
             let mut reader: Box<dyn Reader> = match lib {
-                Lib::Tabula => Box::new(TabulaReader::new(sizes, k)),
+                Lib::Tabula => Box::new(TabulaReader::<KvSchema, Kv>::new(sizes, k)),
+                Lib::TabulaIntKey => Box::new(TabulaReader::<KvIntSchema, KvInt>::new(sizes, k)),
                 Lib::Raw => Box::new(RawReader::new(sizes, k, false)),
                 Lib::Heed => Box::new(HeedReader::new(sizes, k)),
             };
@@ -274,15 +281,17 @@ fn apply(k: &Knobs, file: &std::path::Path) {
     }
 }
 
-/// Tabula: `get_bytes` on a read txn of a `Db` whose environment has the other tables open.
-struct TabulaReader {
+/// Tabula: `get_bytes` on a read txn of a `Db` whose environment has the other tables open;
+/// `S` is a one-table schema of `T` ([`Kv`], or [`KvInt`] in an investigation row).
+struct TabulaReader<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> {
     // Dropped first (see Drop): it borrows `*db`.
-    tx: ManuallyDrop<RoTx<'static, KvSchema>>,
-    db: Arc<Db<KvSchema>>,
+    tx: ManuallyDrop<RoTx<'static, S>>,
+    db: Arc<Db<S>>,
     dir: TempDir,
+    table: std::marker::PhantomData<T>,
 }
 
-impl TabulaReader {
+impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> TabulaReader<S, T> {
     fn new(sizes: GetSizes, k: Knobs) -> Self {
         let dir = scratch_dir("get-tabula");
         let mut options = tabula_options()
@@ -292,7 +301,7 @@ impl TabulaReader {
             options = options.page_size(k.page_size as usize);
         }
         assert!(!k.no_readahead, "Tabula has no readahead option");
-        let db = Arc::new(open_with_extra_tables::<KvSchema>(
+        let db = Arc::new(open_with_extra_tables::<S>(
             dir.path(),
             sizes.other_tables,
             true,
@@ -300,7 +309,7 @@ impl TabulaReader {
         ));
         let mut tx = db.write().expect("write");
         {
-            let mut ap = tx.appender::<Kv>().expect("appender");
+            let mut ap = tx.appender::<T>().expect("appender");
             let mut value = Vec::with_capacity(32);
             for i in 0..sizes.entries {
                 value.clear();
@@ -312,26 +321,31 @@ impl TabulaReader {
         apply(&k, &dir.path().join("mdbx.dat"));
         // SAFETY: the `Db` lives in an `Arc` this struct holds, so its address is stable and
         // it outlives `tx`, which `Drop` ends before the fields (and so the `Arc`) drop.
-        let db_ref: &'static Db<KvSchema> = unsafe { &*Arc::as_ptr(&db) };
+        let db_ref: &'static Db<S> = unsafe { &*Arc::as_ptr(&db) };
         let tx = ManuallyDrop::new(db_ref.read().expect("read"));
-        TabulaReader { tx, db, dir }
+        TabulaReader {
+            tx,
+            db,
+            dir,
+            table: std::marker::PhantomData,
+        }
     }
 }
 
-impl Drop for TabulaReader {
+impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> Drop for TabulaReader<S, T> {
     fn drop(&mut self) {
         // SAFETY: `tx` is dropped exactly once, here, while `db` is still alive.
         unsafe { ManuallyDrop::drop(&mut self.tx) };
     }
 }
 
-impl Reader for TabulaReader {
+impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> Reader for TabulaReader<S, T> {
     fn pass(&mut self, keys: &[u64]) -> usize {
         let mut sum = 0;
         for k in keys {
             sum += self
                 .tx
-                .get_bytes::<Kv>(k)
+                .get_bytes::<T>(k)
                 .expect("get")
                 .map_or(0, <[u8]>::len);
         }
@@ -344,7 +358,7 @@ impl Reader for TabulaReader {
 
     fn shape(&self) -> String {
         let _ = &self.db;
-        let s = self.tx.stat::<Kv>().expect("stat");
+        let s = self.tx.stat::<T>().expect("stat");
         shape(s.depth, s.branch_pages, s.leaf_pages)
     }
 }
