@@ -6,4 +6,5 @@ pub mod raw;
 pub mod report;
 pub mod tables;
 pub mod util;
+pub mod vm;
 pub mod workloads;

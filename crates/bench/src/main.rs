@@ -8,7 +8,9 @@
 //!
 //! Prints one table per workload (variant, figure, ratio to the raw-libmdbx row), a line per
 //! target saying whether it holds, and with `--json` writes the figures. `docs/benchmarks.md`
-//! explains every row.
+//! explains every row; `docs/benchmarks-get-cold.md` the get_cold investigation rows
+//! (`TABULA_BENCH_VM=1` prints each variant's mapping, faults and tree shape,
+//! `TABULA_BENCH_COLD_SWEEP=1` adds every environment setting tried).
 
 use std::process::ExitCode;
 
@@ -205,12 +207,12 @@ fn main() -> ExitCode {
     if wanted("get_hot") {
         let s = sizes.get_hot;
         let keys = util::key_sequence(0x5EED_0000, s.entries, sizes.gets);
-        finish(workloads::get::run("get_hot", s, &keys));
+        finish(workloads::get::run("get_hot", s, &keys, args.investigate));
     }
     if wanted("get_cold") {
         let s = sizes.get_cold;
         let keys = util::key_sequence(0x5EED_0001, s.entries, sizes.gets);
-        finish(workloads::get::run("get_cold", s, &keys));
+        finish(workloads::get::run("get_cold", s, &keys, args.investigate));
     }
     if wanted("append") {
         finish(workloads::append::run(sizes.append, args.investigate));

@@ -46,6 +46,14 @@ pub struct EnvFlags {
     pub safe_no_sync: bool,
     /// `MDBX_WRITEMAP`.
     pub write_map: bool,
+    /// `MDBX_NORDAHEAD` (get_cold investigation).
+    pub no_readahead: bool,
+    /// `MDBX_EXCLUSIVE` (get_cold investigation).
+    pub exclusive: bool,
+    /// `MDBX_VALIDATION` (get_cold investigation).
+    pub validation: bool,
+    /// Page size for a new file; -1 is libmdbx's default (get_cold investigation).
+    pub page_size: isize,
 }
 
 impl EnvFlags {
@@ -54,6 +62,10 @@ impl EnvFlags {
         no_sticky_threads: false,
         safe_no_sync: false,
         write_map: false,
+        no_readahead: false,
+        exclusive: false,
+        validation: false,
+        page_size: -1,
     };
 
     fn bits(self) -> sys::MDBX_env_flags_t {
@@ -66,6 +78,15 @@ impl EnvFlags {
         }
         if self.write_map {
             f |= sys::MDBX_WRITEMAP;
+        }
+        if self.no_readahead {
+            f |= sys::MDBX_NORDAHEAD;
+        }
+        if self.exclusive {
+            f |= sys::MDBX_EXCLUSIVE;
+        }
+        if self.validation {
+            f |= sys::MDBX_VALIDATION;
         }
         f
     }
@@ -96,7 +117,15 @@ impl Env {
                 "set max_db",
             );
             check(
-                sys::mdbx_env_set_geometry(env, -1, -1, MAX_SIZE as isize, 16 << 20, -1, -1),
+                sys::mdbx_env_set_geometry(
+                    env,
+                    -1,
+                    -1,
+                    MAX_SIZE as isize,
+                    16 << 20,
+                    -1,
+                    flags.page_size,
+                ),
                 "set geometry",
             );
             check(
@@ -176,6 +205,37 @@ impl Txn {
         // SAFETY: on success `data` points at `iov_len` bytes inside the txn's snapshot, valid
         // until the txn ends or writes, which the borrow of `self` prevents.
         Some(unsafe { std::slice::from_raw_parts(data.iov_base as *const u8, data.iov_len) })
+    }
+
+    /// Opens (creating) the named table with a custom key comparator (`mdbx_dbi_open_ex`,
+    /// deprecated in libmdbx; get_cold investigation only).
+    pub fn open_table_with_cmp(&self, name: &CStr, cmp: sys::MDBX_cmp_func) -> Dbi {
+        let mut dbi: Dbi = 0;
+        // SAFETY: the txn is live; `name` is NUL-terminated and alive for the call; `cmp` is a
+        // comparator valid for the life of the process; libmdbx writes the handle into `dbi`.
+        #[allow(deprecated)]
+        check(
+            unsafe {
+                sys::mdbx_dbi_open_ex(self.0, name.as_ptr(), sys::MDBX_CREATE, &mut dbi, cmp, None)
+            },
+            "mdbx_dbi_open_ex",
+        );
+        dbi
+    }
+
+    /// The table's B-tree shape: (depth, branch pages, leaf pages).
+    pub fn tree_shape(&self, dbi: Dbi) -> (u32, u64, u64) {
+        // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
+        let mut st: sys::MDBX_stat = unsafe { std::mem::zeroed() };
+        // SAFETY: the txn is live, `dbi` is open in its env, `st` is a correctly sized
+        // out-parameter.
+        check(
+            unsafe {
+                sys::mdbx_dbi_stat(self.0, dbi, &mut st, std::mem::size_of::<sys::MDBX_stat>())
+            },
+            "mdbx_dbi_stat",
+        );
+        (st.ms_depth, st.ms_branch_pages, st.ms_leaf_pages)
     }
 
     /// `mdbx_put` with `flags` (e.g. `MDBX_APPEND`).
@@ -296,6 +356,42 @@ impl Cursor {
         // SAFETY: the cursor is open and owned; its txn is still live (callers close cursors
         // before ending the txn).
         unsafe { sys::mdbx_cursor_close(self.0) };
+    }
+}
+
+/// Byte-wise key order, shorter first on a common prefix (libmdbx's default, `cmp_lexical`),
+/// written so that the sign comes from a conditional branch, not arithmetic on the loaded
+/// bytes: the CPU then predicts it and starts the binary search's next load early, as LMDB's
+/// branchy search lets it (get_cold investigation).
+///
+/// # Safety
+///
+/// `a` and `b` point at valid `MDBX_val`s whose bytes are readable (libmdbx's contract).
+pub unsafe extern "C" fn lexical_cmp_branchy(
+    a: *const sys::MDBX_val,
+    b: *const sys::MDBX_val,
+) -> i32 {
+    // SAFETY: libmdbx passes two valid values, alive for the call.
+    let (a, b) = unsafe {
+        (
+            std::slice::from_raw_parts((*a).iov_base as *const u8, (*a).iov_len),
+            std::slice::from_raw_parts((*b).iov_base as *const u8, (*b).iov_len),
+        )
+    };
+    if let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
+        let (x, y) = (u64::from_be_bytes(x), u64::from_be_bytes(y));
+        if x < y {
+            return std::hint::black_box(-1);
+        }
+        if x > y {
+            return std::hint::black_box(1);
+        }
+        return 0;
+    }
+    match a.cmp(b) {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => 1,
     }
 }
 

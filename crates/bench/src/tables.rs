@@ -19,6 +19,16 @@ pub struct Kv;
 #[derive(Schema)]
 pub struct KvSchema(Kv);
 
+/// [`Kv`] with `integer_key`: native-endian `u64` keys in libmdbx's integer order (get_cold
+/// investigation).
+#[derive(Table)]
+#[table(name = "kv", key = u64, value = Vec<u8>, codec = tabula::Raw, integer_key)]
+pub struct KvInt;
+
+/// Schema of [`KvInt`].
+#[derive(Schema)]
+pub struct KvIntSchema(KvInt);
+
 /// The append workload: native-endian `u32` keys (`MDBX_INTEGERKEY`) and raw 100-byte values.
 #[derive(Table)]
 #[table(name = "log", key = u32, value = Vec<u8>, codec = tabula::Raw, integer_key)]

@@ -181,6 +181,7 @@ fn raw_put(entries: u32, cfg: Cfg, cursor: bool) -> Duration {
         no_sticky_threads: false,
         safe_no_sync: !cfg.durable,
         write_map: cfg.write_map,
+        ..EnvFlags::DEFAULT
     };
     let env = raw::Env::open(dir.path(), 1, flags);
     let txn = env.begin(true);
