@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod codec;
+mod bulk;
 mod cursor;
 mod db;
 mod error;
@@ -17,6 +18,9 @@ mod txn;
 pub use codec::{
     AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
     Value,
+};
+pub use bulk::{
+    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
 pub use cursor::{Appender, Cursor, Iter};
 pub use db::{

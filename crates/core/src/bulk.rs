@@ -1,0 +1,395 @@
+//! Bulk loading: sorted entries appended in batches that commit by themselves, flushed once at
+//! the end.
+//!
+//! The load keeps one write transaction object for its whole length. After each batch it
+//! commits without flushing (`mdbx_txn_checkpoint` with `MDBX_TXN_NOSYNC`, a "weak" commit)
+//! and carries on in a new write transaction without releasing the writer lock; the last batch
+//! commits under the database's [`SyncMode`](crate::SyncMode) and, unless turned off, one
+//! `mdbx_env_sync_ex(force)` then makes everything durable. Under `SyncMode::Durable` that is
+//! one flush per load where a loop of `write()` / `commit()` pays one per batch.
+//!
+//! Why this is safe for what was there before: libmdbx keeps every page of the last *steady*
+//! (flushed) commit untouched until a newer steady commit exists, so a weak commit can be rolled
+//! back but never damages the snapshot it started from.
+
+use std::borrow::Borrow;
+use std::marker::PhantomData;
+
+use crate::codec::{AsKey, Value};
+use crate::db::Db;
+use crate::error::{Error, KeyHex, MdbxCode, Result};
+use crate::ffi::{Code, RawWriteCursor, op, put};
+use crate::table::{Contains, Schema, Table};
+use crate::txn::{dbi_of, table_error, with_key};
+
+/// One entry for [`Db::bulk_load`]: a `(key, value)` pair, each owned or borrowed.
+///
+/// Implemented for every `(K, V)` where `K` is a key of the table in any accepted form
+/// (`u64`, `&u64`, `&str` for a `String` key, ...) and `V` is the value type or a reference
+/// to it.
+pub trait BulkEntry<T: Table> {
+    /// The key.
+    type Key: AsKey<T::Key>;
+    /// The value.
+    type Value: Borrow<T::Value>;
+
+    /// Both halves, borrowed.
+    fn parts(&self) -> (&Self::Key, &Self::Value);
+}
+
+impl<T: Table, K: AsKey<T::Key>, V: Borrow<T::Value>> BulkEntry<T> for (K, V) {
+    type Key = K;
+    type Value = V;
+
+    #[inline]
+    fn parts(&self) -> (&K, &V) {
+        (&self.0, &self.1)
+    }
+}
+
+/// What a bulk load wrote; also what the progress callback sees after each batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct BulkReport {
+    /// Entries committed.
+    pub entries: u64,
+    /// Batches committed (write transactions).
+    pub batches: u64,
+    /// Encoded key and value bytes committed (what the table stores, before page overhead).
+    pub bytes: u64,
+}
+
+/// The default batch bound in entries, see [`BulkLoad::batch_entries`].
+pub const DEFAULT_BULK_BATCH_ENTRIES: usize = 100_000;
+/// The default batch bound in encoded bytes, see [`BulkLoad::batch_bytes`].
+pub const DEFAULT_BULK_BATCH_BYTES: usize = 64 << 20;
+
+/// A configured bulk load into table `T`; from [`Db::bulk_loader`], run with
+/// [`load`](BulkLoad::load).
+///
+/// ```text
+/// let value = vec![0xab; 100];
+/// let mut seen = 0;
+/// let report = db
+///     .bulk_loader::<Log>()
+///     .batch_entries(1000)                    // commit every 1000 entries ...
+///     .batch_bytes(16 << 20)                  // ... or 16 MiB, whichever comes first
+///     .on_batch(|r| seen = r.entries)         // after each committed batch
+///     .load((0..5000u32).map(|k| (k, &value)))?;
+/// assert_eq!((report.entries, report.batches), (5000, 5));
+/// ```
+///
+/// The crate documentation of `tabula` (section "Bulk loading") has this as a runnable example.
+#[must_use = "a bulk loader does nothing until `load` is called"]
+pub struct BulkLoad<'db, 'f, S: Schema, T: Table> {
+    db: &'db Db<S>,
+    batch_entries: usize,
+    batch_bytes: usize,
+    sync: bool,
+    on_batch: Option<Box<dyn FnMut(&BulkReport) + 'f>>,
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<S: Schema> Db<S> {
+    /// Loads entries in increasing key order into table `T`, committing a batch every
+    /// [`DEFAULT_BULK_BATCH_ENTRIES`] entries or [`DEFAULT_BULK_BATCH_BYTES`] encoded bytes, and
+    /// makes the whole load durable with one flush at the end. The fast way to fill a table
+    /// from sorted data; [`bulk_loader`](Db::bulk_loader) sets the batch size and a progress
+    /// callback.
+    ///
+    /// Entries are `(key, value)` pairs, each owned or borrowed. Each key must sort after
+    /// every key already in the table and after the key before it (strictly: an equal key is
+    /// out of order). In a `dupsort` table a key may repeat with strictly increasing values.
+    ///
+    /// ```text
+    /// let names = vec![(1u64, "one".to_string()), (2, "two".to_string())];
+    /// let report = db.bulk_load::<Names>(names.iter().map(|(k, v)| (k, v)))?;  // borrowed
+    /// let report = db.bulk_load::<Names>(names)?;                              // owned
+    /// ```
+    ///
+    /// # Durability and crashes
+    ///
+    /// The load holds the writer lock from start to end: other writers wait, readers see each
+    /// batch as it commits. The batches before the last commit without a flush; the last one
+    /// commits under the database's [`SyncMode`](crate::SyncMode) and then everything is
+    /// flushed once (`mdbx_env_sync_ex`). If the process or the machine dies mid-load:
+    ///
+    /// - What was committed before the load is never lost or damaged (in `SyncMode::Durable`,
+    ///   the default, it was flushed; libmdbx does not overwrite the pages of the last flushed
+    ///   commit until a newer one is flushed).
+    /// - The batch in progress is lost.
+    /// - After a process crash (kill, panic with `abort`) the batches committed so far stay:
+    ///   their pages are in the OS page cache, and libmdbx accepts the unflushed commit when it
+    ///   is reopened in the same boot.
+    /// - After a system crash or power loss the database rolls back to the last flushed commit:
+    ///   any number of the load's batches, down to none, may be gone. libmdbx flushes on its own
+    ///   now and then during a long load (before growing the file when it would otherwise have
+    ///   to), so the rollback may stop partway.
+    ///
+    /// Either way the file is consistent and a load that failed can resume after the table's
+    /// last key. A load that returned `Ok` is durable (in any `SyncMode` but `UtterlyNoSync`,
+    /// whose flushes libmdbx does not order).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendOutOfOrder`] naming the table, the key and the table's last key when a key
+    /// does not sort after the one before; [`Error::TooLarge`], [`Error::Encode`],
+    /// [`Error::MapFull`], [`Error::Mdbx`] for an entry; [`Error::Env`] when a commit, the final
+    /// flush or the write transaction fails (or the database was opened read-only). On error
+    /// the batch in progress is rolled back, the batches committed before it stay, and they
+    /// are flushed before the error is returned (best effort: the error returned is the first
+    /// one).
+    pub fn bulk_load<T: Table>(
+        &self,
+        entries: impl IntoIterator<Item = impl BulkEntry<T>>,
+    ) -> Result<BulkReport>
+    where
+        S: Contains<T>,
+    {
+        self.bulk_loader::<T>().load(entries)
+    }
+
+    /// A bulk load into table `T` with settings: batch size, progress callback, final flush.
+    /// See [`bulk_load`](Db::bulk_load) for what it does and [`BulkLoad`] for an example.
+    pub fn bulk_loader<T: Table>(&self) -> BulkLoad<'_, 'static, S, T>
+    where
+        S: Contains<T>,
+    {
+        BulkLoad {
+            db: self,
+            batch_entries: DEFAULT_BULK_BATCH_ENTRIES,
+            batch_bytes: DEFAULT_BULK_BATCH_BYTES,
+            sync: true,
+            on_batch: None,
+            _table: PhantomData,
+        }
+    }
+}
+
+impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
+    /// Commit a batch after this many entries (default [`DEFAULT_BULK_BATCH_ENTRIES`]; 0 is
+    /// taken as 1).
+    pub fn batch_entries(mut self, entries: usize) -> Self {
+        self.batch_entries = entries.max(1);
+        self
+    }
+
+    /// Commit a batch once its encoded keys and values reach this many bytes (default
+    /// [`DEFAULT_BULK_BATCH_BYTES`]). A batch holds at least one entry. The bound keeps a
+    /// batch's dirty pages in memory: libmdbx writes pages out early ("spills") when a
+    /// transaction dirties more than its limit.
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes.max(1);
+        self
+    }
+
+    /// Whether to flush everything with one `mdbx_env_sync_ex` at the end (default `true`).
+    /// With `false` the last batch commits under the database's
+    /// [`SyncMode`](crate::SyncMode) and nothing more: under `SyncMode::Durable` that commit
+    /// flushes anyway; under the no-sync modes the load is then as durable as any commit.
+    pub fn sync_at_end(mut self, yes: bool) -> Self {
+        self.sync = yes;
+        self
+    }
+
+    /// Calls `f` with the running totals after each batch commits (not yet flushed). Cheap: one
+    /// call per batch.
+    pub fn on_batch<'g>(self, f: impl FnMut(&BulkReport) + 'g) -> BulkLoad<'db, 'g, S, T> {
+        BulkLoad {
+            db: self.db,
+            batch_entries: self.batch_entries,
+            batch_bytes: self.batch_bytes,
+            sync: self.sync,
+            on_batch: Some(Box::new(f)),
+            _table: PhantomData,
+        }
+    }
+
+    /// Runs the load. See [`Db::bulk_load`] for the order rules, crash semantics and errors.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::bulk_load`].
+    pub fn load(
+        mut self,
+        entries: impl IntoIterator<Item = impl BulkEntry<T>>,
+    ) -> Result<BulkReport> {
+        let db = self.db;
+        let result = self.run(entries.into_iter());
+        let (report, failed) = match result {
+            Ok(report) => (report, None),
+            Err((report, e)) => (report, Some(e)),
+        };
+        // Flush what was committed, after an error too: the committed batches are the load's
+        // progress, and a later `Durable` commit would flush them anyway.
+        let synced = if self.sync && report.batches > 0 {
+            db.shared.env.sync().map_err(|code| Error::Env {
+                op: "flush the bulk load (mdbx_env_sync_ex)",
+                code: code.into(),
+            })
+        } else {
+            Ok(())
+        };
+        match failed {
+            Some(e) => Err(e),
+            None => synced.map(|()| report),
+        }
+    }
+
+    /// Appends every entry; returns the totals, with the error when one stopped the load.
+    fn run(
+        &mut self,
+        mut entries: impl Iterator<Item = impl BulkEntry<T>>,
+    ) -> std::result::Result<BulkReport, (BulkReport, Error)> {
+        let db = self.db;
+        let mut report = BulkReport::default();
+        let fail = |report: BulkReport, e: Error| Err((report, e));
+        if db.shared.read_only {
+            return fail(
+                report,
+                Error::Env {
+                    op: "begin a bulk load (the database was opened read-only)",
+                    code: MdbxCode(Code::EACCESS.0),
+                },
+            );
+        }
+        let Some(mut entry) = entries.next() else {
+            return Ok(report);
+        };
+        let dbi = dbi_of::<S, T>(db);
+        let flags = if T::FLAGS.dupsort {
+            put::APPEND_PAIR_STRICT
+        } else {
+            put::APPEND_STRICT
+        };
+        let mut txn = match db.shared.env.begin(false) {
+            Ok(t) => t,
+            Err(code) => return fail(report, db.env_error("begin a bulk load", code)),
+        };
+        let mut scratch = Vec::new();
+        loop {
+            // One batch: entries until a bound is reached or the input ends.
+            let (mut n, mut bytes) = (0usize, 0usize);
+            let mut more = true;
+            {
+                let mut cursor = match txn.write_cursor(dbi) {
+                    Ok(c) => c,
+                    Err(code) => {
+                        return fail(report, table_error::<S, T>(db, "open cursor", None, 0, code));
+                    }
+                };
+                loop {
+                    match append_one::<S, T>(db, &mut cursor, &mut scratch, &entry, flags) {
+                        Ok(len) => bytes += len,
+                        // `txn` is dropped (aborted) on return: the batch in progress is lost.
+                        Err(e) => return fail(report, e),
+                    }
+                    n += 1;
+                    match entries.next() {
+                        Some(next) => entry = next,
+                        None => {
+                            more = false;
+                            break;
+                        }
+                    }
+                    if n >= self.batch_entries || bytes >= self.batch_bytes {
+                        break;
+                    }
+                }
+            }
+            let batch = BulkReport {
+                entries: report.entries + n as u64,
+                batches: report.batches + 1,
+                bytes: report.bytes + bytes as u64,
+            };
+            if more {
+                if let Err(code) = txn.checkpoint_nosync() {
+                    return fail(report, commit_error::<S, T>(db, code));
+                }
+            } else {
+                // The last batch: a plain commit, under the database's sync mode.
+                if let Err(code) = txn.commit() {
+                    return fail(report, commit_error::<S, T>(db, code));
+                }
+                report = batch;
+                if let Some(f) = self.on_batch.as_mut() {
+                    f(&report);
+                }
+                return Ok(report);
+            }
+            report = batch;
+            if let Some(f) = self.on_batch.as_mut() {
+                f(&report);
+            }
+        }
+    }
+}
+
+/// Appends one entry through the load's cursor; returns its encoded size.
+#[inline]
+fn append_one<S: Schema + Contains<T>, T: Table>(
+    db: &Db<S>,
+    cursor: &mut RawWriteCursor<'_>,
+    scratch: &mut Vec<u8>,
+    entry: &impl BulkEntry<T>,
+    flags: u32,
+) -> Result<usize> {
+    let (key, value) = entry.parts();
+    with_key::<T, _, _>(key, |k| {
+        let v = <T::Codec as Value>::encode(value.borrow(), scratch).map_err(|source| {
+            Error::Encode {
+                table: T::NAME,
+                key: KeyHex::new(k),
+                source,
+            }
+        })?;
+        match cursor.put(k, v, flags) {
+            Ok(()) => Ok(k.len() + v.len()),
+            Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
+                let last = cursor
+                    .get(op::LAST)
+                    .ok()
+                    .flatten()
+                    .map(|(lk, _)| KeyHex::new(lk));
+                Err(Error::AppendOutOfOrder {
+                    table: T::NAME,
+                    key: KeyHex::new(k),
+                    last,
+                })
+            }
+            Err(code) => Err(table_error::<S, T>(db, "bulk load", Some(k), v.len(), code)),
+        }
+    })
+}
+
+#[cold]
+fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Error {
+    if code == Code::MAP_FULL {
+        Error::MapFull {
+            table: T::NAME,
+            upper: db.shared.upper,
+        }
+    } else {
+        Error::Env {
+            op: "commit a bulk-load batch",
+            code: code.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_default_is_zero() {
+        let r = BulkReport::default();
+        assert_eq!((r.entries, r.batches, r.bytes), (0, 0, 0));
+    }
+
+    #[test]
+    fn dupsort_flags_refuse_equal_pairs() {
+        assert_ne!(put::APPEND_PAIR_STRICT & put::APPENDDUP, 0);
+        assert_ne!(put::APPEND_PAIR_STRICT & put::APPEND, 0);
+    }
+}
