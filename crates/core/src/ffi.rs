@@ -495,6 +495,29 @@ impl Env {
         check(rc)
     }
 
+    /// The auto-sync threshold in bytes (`MDBX_opt_sync_bytes`; 0 = none): in the no-sync
+    /// modes a commit flushes once this much is unflushed.
+    pub fn sync_bytes(&self) -> Result<u64, Code> {
+        let mut value: u64 = 0;
+        // SAFETY: the env is open; `value` is a valid out-parameter.
+        check(unsafe {
+            sys::mdbx_env_get_option(self.ptr.as_ptr(), sys::MDBX_opt_sync_bytes, &mut value)
+        })?;
+        Ok(value)
+    }
+
+    /// Sets the auto-sync threshold (see [`sync_bytes`](Self::sync_bytes)). A non-zero
+    /// threshold also stops libmdbx from flushing a steady commit each time a weak (unflushed)
+    /// commit fills the file at its current size. Shared with other processes (it lives in the
+    /// lock file).
+    pub fn set_sync_bytes(&self, bytes: u64) -> Result<(), Code> {
+        // SAFETY: the env is open; libmdbx stores the value atomically and, when the calling
+        // thread owns no write txn, polls a flush itself (taking the writer lock as needed).
+        check(unsafe {
+            sys::mdbx_env_set_option(self.ptr.as_ptr(), sys::MDBX_opt_sync_bytes, bytes)
+        })
+    }
+
     /// Largest key (in bytes) a table with `flags` accepts.
     pub fn max_key_size(&self, flags: u32) -> usize {
         // SAFETY: the env is open; the call only reads its page size.
