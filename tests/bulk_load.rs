@@ -139,7 +139,10 @@ fn out_of_order_key_names_the_table_and_keeps_committed_data() {
             assert_eq!(*table, "log");
             assert_eq!(key.to_string(), format!("0x{}", hex(&50u32.to_ne_bytes())));
             let last = last.as_ref().expect("the last key is named");
-            assert_eq!(last.to_string(), format!("0x{}", hex(&2599u32.to_ne_bytes())));
+            assert_eq!(
+                last.to_string(),
+                format!("0x{}", hex(&2599u32.to_ne_bytes()))
+            );
         }
         other => panic!("expected AppendOutOfOrder, got {other:?}"),
     }
@@ -238,8 +241,15 @@ fn owned_and_borrowed_entries() {
 fn dupsort_takes_pairs_in_order_and_refuses_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
-    let pairs = [(1u64, "a"), (1, "b"), (1, "c"), (2, "a"), (3, "x"), (3, "y")]
-        .map(|(k, v)| (k, v.to_string()));
+    let pairs = [
+        (1u64, "a"),
+        (1, "b"),
+        (1, "c"),
+        (2, "a"),
+        (3, "x"),
+        (3, "y"),
+    ]
+    .map(|(k, v)| (k, v.to_string()));
     let report = db
         .bulk_loader::<Tags>()
         .batch_entries(2)
@@ -271,9 +281,7 @@ fn a_read_only_database_refuses_a_load() {
     let dir = tempfile::tempdir().unwrap();
     drop(open(dir.path()));
     let db = tabula::open::<BulkSchema>(dir.path(), options().read_only(true)).unwrap();
-    let err = db
-        .bulk_load::<Log>([(1u32, value(1))])
-        .unwrap_err();
+    let err = db.bulk_load::<Log>([(1u32, value(1))]).unwrap_err();
     assert!(matches!(err, Error::Env { .. }), "{err:?}");
     assert!(err.to_string().contains("read-only"), "{err}");
 }
@@ -388,7 +396,10 @@ fn a_load_killed_midway_keeps_what_was_there_before() {
             "cycle {cycle}: {n} entries is not whole batches"
         );
         // A process kill keeps the page cache: every batch whose commit returned is there.
-        assert!(n >= reported, "cycle {cycle}: {n} entries, child reported {reported}");
+        assert!(
+            n >= reported,
+            "cycle {cycle}: {n} entries, child reported {reported}"
+        );
         assert_eq!(
             db.read().unwrap().get::<Names>("before").unwrap(),
             Some(1),

@@ -64,6 +64,9 @@ pub const DEFAULT_BULK_BATCH_ENTRIES: usize = 100_000;
 /// The default batch bound in encoded bytes, see [`BulkLoad::batch_bytes`].
 pub const DEFAULT_BULK_BATCH_BYTES: usize = 64 << 20;
 
+/// The progress callback of a [`BulkLoad`].
+type BatchCallback<'f> = Box<dyn FnMut(&BulkReport) + 'f>;
+
 /// A configured bulk load into table `T`; from [`Db::bulk_loader`], run with
 /// [`load`](BulkLoad::load).
 ///
@@ -86,7 +89,7 @@ pub struct BulkLoad<'db, 'f, S: Schema, T: Table> {
     batch_entries: usize,
     batch_bytes: usize,
     sync: bool,
-    on_batch: Option<Box<dyn FnMut(&BulkReport) + 'f>>,
+    on_batch: Option<BatchCallback<'f>>,
     _table: PhantomData<fn() -> T>,
 }
 
@@ -215,11 +218,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         entries: impl IntoIterator<Item = impl BulkEntry<T>>,
     ) -> Result<BulkReport> {
         let db = self.db;
-        let result = self.run(entries.into_iter());
-        let (report, failed) = match result {
-            Ok(report) => (report, None),
-            Err((report, e)) => (report, Some(e)),
-        };
+        let mut report = BulkReport::default();
+        let failed = self.run(entries.into_iter(), &mut report).err();
         // Flush what was committed, after an error too: the committed batches are the load's
         // progress, and a later `Durable` commit would flush them anyway.
         let synced = if self.sync && report.batches > 0 {
@@ -236,25 +236,21 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         }
     }
 
-    /// Appends every entry; returns the totals, with the error when one stopped the load.
+    /// Appends every entry, keeping `report` at the totals committed so far.
     fn run(
         &mut self,
         mut entries: impl Iterator<Item = impl BulkEntry<T>>,
-    ) -> std::result::Result<BulkReport, (BulkReport, Error)> {
+        report: &mut BulkReport,
+    ) -> Result<()> {
         let db = self.db;
-        let mut report = BulkReport::default();
-        let fail = |report: BulkReport, e: Error| Err((report, e));
         if db.shared.read_only {
-            return fail(
-                report,
-                Error::Env {
-                    op: "begin a bulk load (the database was opened read-only)",
-                    code: MdbxCode(Code::EACCESS.0),
-                },
-            );
+            return Err(Error::Env {
+                op: "begin a bulk load (the database was opened read-only)",
+                code: MdbxCode(Code::EACCESS.0),
+            });
         }
         let Some(mut entry) = entries.next() else {
-            return Ok(report);
+            return Ok(());
         };
         let dbi = dbi_of::<S, T>(db);
         let flags = if T::FLAGS.dupsort {
@@ -264,7 +260,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         };
         let mut txn = match db.shared.env.begin(false) {
             Ok(t) => t,
-            Err(code) => return fail(report, db.env_error("begin a bulk load", code)),
+            Err(code) => return Err(db.env_error("begin a bulk load", code)),
         };
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
@@ -277,15 +273,12 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 let mut cursor = match txn.write_cursor(dbi) {
                     Ok(c) => c,
                     Err(code) => {
-                        return fail(report, table_error::<S, T>(db, "open cursor", None, 0, code));
+                        return Err(table_error::<S, T>(db, "open cursor", None, 0, code));
                     }
                 };
                 loop {
-                    match append_one::<S, T>(db, &mut cursor, &mut scratch, &entry, flags) {
-                        Ok(len) => bytes += len,
-                        // `txn` is dropped (aborted) on return: the batch in progress is lost.
-                        Err(e) => return fail(report, e),
-                    }
+                    // On error `txn` is dropped (aborted): the batch in progress is lost.
+                    bytes += append_one::<S, T>(db, &mut cursor, &mut scratch, &entry, flags)?;
                     n += 1;
                     match entries.next() {
                         Some(next) => entry = next,
@@ -306,22 +299,22 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             };
             if more {
                 if let Err(code) = txn.checkpoint_nosync() {
-                    return fail(report, commit_error::<S, T>(db, code));
+                    return Err(commit_error::<S, T>(db, code));
                 }
             } else {
                 // The last batch: a plain commit, under the database's sync mode.
                 if let Err(code) = txn.commit() {
-                    return fail(report, commit_error::<S, T>(db, code));
+                    return Err(commit_error::<S, T>(db, code));
                 }
-                report = batch;
+                *report = batch;
                 if let Some(f) = self.on_batch.as_mut() {
-                    f(&report);
+                    f(report);
                 }
-                return Ok(report);
+                return Ok(());
             }
-            report = batch;
+            *report = batch;
             if let Some(f) = self.on_batch.as_mut() {
-                f(&report);
+                f(report);
             }
         }
     }

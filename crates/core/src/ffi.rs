@@ -682,7 +682,8 @@ pub(crate) mod put {
     pub const APPENDDUP: u32 = sys::MDBX_APPENDDUP;
     /// For `dupsort` tables: a new greatest key, or the last key with a new greatest value;
     /// an equal pair is refused (`MDBX_NODUPDATA` gives `MDBX_KEYEXIST`).
-    pub const APPEND_PAIR_STRICT: u32 = sys::MDBX_APPEND | sys::MDBX_APPENDDUP | sys::MDBX_NODUPDATA;
+    pub const APPEND_PAIR_STRICT: u32 =
+        sys::MDBX_APPEND | sys::MDBX_APPENDDUP | sys::MDBX_NODUPDATA;
 }
 
 /// Cursor operations.

@@ -5,8 +5,8 @@
 
 #![deny(missing_docs)]
 
-pub mod codec;
 mod bulk;
+pub mod codec;
 mod cursor;
 mod db;
 mod error;
@@ -15,12 +15,12 @@ mod inspect;
 pub mod table;
 mod txn;
 
+pub use bulk::{
+    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
+};
 pub use codec::{
     AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
     Value,
-};
-pub use bulk::{
-    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
 pub use cursor::{Appender, Cursor, Iter};
 pub use db::{

@@ -302,11 +302,7 @@ fn knob_rows(w: &mut Workload, sizes: AppendSizes, once: &dyn Fn(&dyn Fn() -> Du
         ),
     ];
     for (name, tune, checkpoint) in rows {
-        w.extra(
-            name,
-            || once(&|| raw_tuned(e, b, &tune, checkpoint)),
-            base,
-        );
+        w.extra(name, || once(&|| raw_tuned(e, b, &tune, checkpoint)), base);
     }
     // Durable env, weak checkpoints, one durable commit at the end: what `bulk_load` does.
     let bulk_rows: Vec<(&str, raw::Tune)> = vec![
