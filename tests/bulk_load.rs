@@ -277,6 +277,26 @@ fn dupsort_takes_pairs_in_order_and_refuses_the_rest() {
 }
 
 #[test]
+fn without_the_final_flush_the_load_is_still_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let report = db
+            .bulk_loader::<Log>()
+            .batch_entries(300)
+            .sync_at_end(false)
+            .load((0..1000u32).map(|k| (k, value(k))))
+            .unwrap();
+        assert_eq!((report.entries, report.batches), (1000, 4));
+    }
+    // Reopened: every batch is there (the last commit was durable under `SyncMode::Durable`).
+    let db = open(dir.path());
+    assert_eq!(log_keys(&db), (0..1000).collect::<Vec<_>>());
+    let check = db.check().unwrap();
+    assert!(check.is_ok(), "{check:?}");
+}
+
+#[test]
 fn a_read_only_database_refuses_a_load() {
     let dir = tempfile::tempdir().unwrap();
     drop(open(dir.path()));

@@ -422,10 +422,45 @@ fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Er
 mod tests {
     use super::*;
 
+    fn env(dir: &std::path::Path) -> ffi::Env {
+        let cfg = ffi::EnvConfig {
+            max_tables: 2,
+            max_readers: None,
+            geometry: [-1, -1, 1 << 30, 1 << 20, -1, -1],
+            sync: ffi::Durability::Durable,
+            read_only: false,
+            exclusive: false,
+            write_map: false,
+            no_sub_dir: false,
+            validation: false,
+            mode: 0o644,
+        };
+        ffi::Env::open(dir, &cfg).unwrap()
+    }
+
+    /// The threshold is really set during a load and put back after it: were `set_sync_bytes`
+    /// refused (libmdbx allows it only on an open env), the load would silently flush at each
+    /// growth step again.
     #[test]
-    fn report_default_is_zero() {
-        let r = BulkReport::default();
-        assert_eq!((r.entries, r.batches, r.bytes), (0, 0, 0));
+    fn the_auto_sync_threshold_is_set_for_a_load_and_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        assert_eq!(env.sync_bytes(), Ok(0));
+        let txn = env.begin(false).unwrap();
+        {
+            let guard = NoGrowthFlush::set(&env);
+            assert!(guard.set);
+            assert_eq!(env.sync_bytes(), Ok(LOAD_SYNC_BYTES));
+        }
+        assert_eq!(env.sync_bytes(), Ok(0));
+        drop(txn);
+        // A threshold someone else set is left alone.
+        env.set_sync_bytes(64 << 20).unwrap();
+        {
+            let guard = NoGrowthFlush::set(&env);
+            assert!(!guard.set);
+        }
+        assert_eq!(env.sync_bytes(), Ok(64 << 20));
     }
 
     #[test]
