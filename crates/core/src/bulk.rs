@@ -176,17 +176,18 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     ///
     /// Keep batches large: under `SyncMode::Durable` libmdbx writes every meta page, that of an
     /// unflushed batch commit too, through a descriptor opened with `O_DSYNC`, so each batch
-    /// still costs one synchronous 4 KiB write. With 1,000-entry batches that made a load slower
-    /// than plain durable commits on the benchmark machine; with 100,000 it is noise.
+    /// still costs one synchronous 4 KiB write. With 1,000-entry batches a load cost 0.7–4 µs
+    /// per entry on the benchmark machine, about what plain durable commits cost; with 100,000
+    /// it is noise (`docs/benchmarks-append.md`).
     pub fn batch_entries(mut self, entries: usize) -> Self {
         self.batch_entries = entries.max(1);
         self
     }
 
     /// Commit a batch once its encoded keys and values reach this many bytes (default
-    /// [`DEFAULT_BULK_BATCH_BYTES`]). A batch holds at least one entry. The bound keeps a
-    /// batch's dirty pages in memory: libmdbx writes pages out early ("spills") when a
-    /// transaction dirties more than its limit.
+    /// [`DEFAULT_BULK_BATCH_BYTES`]). A batch holds at least one entry. The bound caps the
+    /// memory a batch's dirty pages take (libmdbx keeps them in memory until the commit, and
+    /// writes them out early, "spills", past its dirty-page limit).
     pub fn batch_bytes(mut self, bytes: usize) -> Self {
         self.batch_bytes = bytes.max(1);
         self
@@ -202,7 +203,9 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     }
 
     /// Calls `f` with the running totals after each batch commits (not yet flushed). Cheap: one
-    /// call per batch.
+    /// call per batch. It runs while the load holds the writer lock: reading the database from
+    /// it is fine; `Db::write` on the same thread fails (`MDBX_BUSY`), on another one it waits
+    /// until the load ends.
     pub fn on_batch<'g>(self, f: impl FnMut(&BulkReport) + 'g) -> BulkLoad<'db, 'g, S, T> {
         BulkLoad {
             db: self.db,
