@@ -225,15 +225,24 @@ fn owned_and_borrowed_entries() {
     // Borrowed key (`&str` for a `String` key) and borrowed value.
     db.bulk_load::<Names>(names.iter().map(|(k, v)| (k.as_str(), v)))
         .unwrap();
-    // Owned, after them.
+    // Owned, after them; then a collection by reference.
     db.bulk_load::<Names>(vec![("fay".to_string(), 3u64), ("gus".to_string(), 4)])
         .unwrap();
+    let more = vec![("hal".to_string(), 5u64)];
+    db.bulk_load::<Names>(&more).unwrap();
     let tx = db.read().unwrap();
     let all: Vec<(String, u64)> = tx.iter::<Names>().map(Result::unwrap).collect();
     assert_eq!(
         all,
-        [("ada", 0), ("bob", 1), ("eve", 2), ("fay", 3), ("gus", 4)]
-            .map(|(k, v)| (k.to_string(), v))
+        [
+            ("ada", 0),
+            ("bob", 1),
+            ("eve", 2),
+            ("fay", 3),
+            ("gus", 4),
+            ("hal", 5)
+        ]
+        .map(|(k, v)| (k.to_string(), v))
     );
 }
 

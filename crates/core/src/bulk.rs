@@ -24,7 +24,7 @@ use crate::txn::{dbi_of, table_error, with_key};
 
 /// One entry for [`Db::bulk_load`]: a `(key, value)` pair, each owned or borrowed.
 ///
-/// Implemented for every `(K, V)` where `K` is a key of the table in any accepted form
+/// Implemented for every `(K, V)` and `&(K, V)` where `K` is a key of the table in any accepted form
 /// (`u64`, `&u64`, `&str` for a `String` key, ...) and `V` is the value type or a reference
 /// to it.
 pub trait BulkEntry<T: Table> {
@@ -38,6 +38,17 @@ pub trait BulkEntry<T: Table> {
 }
 
 impl<T: Table, K: AsKey<T::Key>, V: Borrow<T::Value>> BulkEntry<T> for (K, V) {
+    type Key = K;
+    type Value = V;
+
+    #[inline]
+    fn parts(&self) -> (&K, &V) {
+        (&self.0, &self.1)
+    }
+}
+
+/// Iterating a collection of pairs by reference: `db.bulk_load::<T>(&pairs)`.
+impl<T: Table, K: AsKey<T::Key>, V: Borrow<T::Value>> BulkEntry<T> for &(K, V) {
     type Key = K;
     type Value = V;
 
