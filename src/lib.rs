@@ -110,8 +110,8 @@
 //! [`cursor`](Tx::cursor). Iterators are double-ended: `.rev()` walks from the end.
 //!
 //! Writes: [`put`](Tx::put), [`insert`](Tx::insert) (fails if present),
-//! [`append`](Tx::append) and [`appender`](Tx::appender) (sorted bulk load; a key out of order is
-//! a clear error), [`append_dup`](Tx::append_dup), [`delete`](Tx::delete),
+//! [`append`](Tx::append) and [`appender`](Tx::appender) (sorted appends in one transaction; a
+//! key out of order is a clear error; see [Bulk loading](#bulk-loading) for large loads), [`append_dup`](Tx::append_dup), [`delete`](Tx::delete),
 //! [`delete_dup`](Tx::delete_dup), [`clear`](Tx::clear).
 //!
 //! ```
@@ -138,6 +138,53 @@
 //! assert_eq!(tags, ["first-7", "second-7"]);
 //! # Ok(()) }
 //! ```
+//!
+//! ## Bulk loading
+//!
+//! [`Db::bulk_load`] fills a table from entries in increasing key order: it appends them
+//! through one cursor, commits a batch every 100,000 entries or 64 MiB by itself (without a
+//! flush), and makes the whole load durable with one flush at the end, where a loop of
+//! `write()` / `commit()` pays one flush per batch. Entries are `(key, value)` pairs, owned or
+//! borrowed; a key that does not sort after the one before (or after the table's last key) is
+//! [`Error::AppendOutOfOrder`], naming the table and both keys. [`Db::bulk_loader`] sets the
+//! batch size and a callback that sees the running [`BulkReport`] after each batch.
+//!
+//! ```
+//! # use tabula::{Options, Raw, Schema, Table};
+//! #[derive(Table)]
+//! #[table(key = u32, value = Vec<u8>, codec = Raw, integer_key)]
+//! struct Log;
+//! #[derive(Schema)]
+//! struct LogSchema(Log);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = tabula::open::<LogSchema>(dir.path(), Options::new().max_size(1 << 30))?;
+//! let value = vec![0xab; 100];
+//!
+//! let report = db.bulk_load::<Log>((0..10_000u32).map(|k| (k, &value)))?;
+//! assert_eq!((report.entries, report.batches), (10_000, 1));
+//!
+//! let mut batches = 0;
+//! let report = db
+//!     .bulk_loader::<Log>()
+//!     .batch_entries(1000)                     // or .batch_bytes(..), whichever comes first
+//!     .on_batch(|r| batches = r.batches)       // after each commit
+//!     .load((10_000..15_000u32).map(|k| (k, &value)))?;
+//! assert_eq!((report.entries, batches), (5000, 5));
+//!
+//! // Keys must keep increasing: 3 is not after 14,999.
+//! let err = db.bulk_load::<Log>([(3u32, &value)]).unwrap_err();
+//! assert!(matches!(err, tabula::Error::AppendOutOfOrder { table: "Log", .. }));
+//! # Ok(()) }
+//! ```
+//!
+//! The load holds the writer lock until it ends; readers see each batch as it commits. If the
+//! process or machine dies mid-load, what was committed before the load is intact (in the
+//! default [`SyncMode::Durable`]) and the file is consistent: a process crash keeps the batches
+//! committed so far, a system crash may roll them back to the last flushed commit. On an error
+//! the batch in progress is rolled back and the ones before it stay; resume after the table's
+//! last key. `docs/benchmarks-append.md` has the figures: a durable load of 1M 100-byte entries
+//! runs ≈ 2–3× faster than durable commits of 1,000 entries each.
 //!
 //! ## What does not compile
 //!

@@ -155,6 +155,107 @@ impl Env {
     }
 }
 
+/// libmdbx knobs for the append investigation (`-1` / `None` = libmdbx's default).
+#[derive(Clone, Debug)]
+pub struct Tune {
+    /// `MDBX_UTTERLY_NOSYNC` (what LMDB's `MDB_NOSYNC` is) instead of `MDBX_SAFE_NOSYNC` when
+    /// the flags ask for no sync.
+    pub utterly: bool,
+    /// Extra env flags (`MDBX_LIFORECLAIM`, `MDBX_NOMEMINIT`, ...).
+    pub extra_flags: sys::MDBX_env_flags_t,
+    /// Page size in bytes.
+    pub page_size: isize,
+    /// Size the file is created with.
+    pub initial_size: isize,
+    /// Growth step (the benchmarks' default is 16 MiB).
+    pub growth_step: isize,
+    /// `mdbx_env_set_option` calls made before the env opens.
+    pub options: Vec<(sys::MDBX_option_t, u64)>,
+}
+
+impl Default for Tune {
+    fn default() -> Self {
+        Tune {
+            utterly: false,
+            extra_flags: 0,
+            page_size: -1,
+            initial_size: -1,
+            growth_step: 16 << 20,
+            options: Vec::new(),
+        }
+    }
+}
+
+impl Env {
+    /// As [`Env::open`], with the knobs in `tune`.
+    pub fn open_tuned(path: &Path, max_tables: u64, flags: EnvFlags, tune: &Tune) -> Env {
+        let mut env: *mut sys::MDBX_env = ptr::null_mut();
+        // SAFETY: mdbx_env_create writes a fresh handle into `env` on success.
+        check(unsafe { sys::mdbx_env_create(&mut env) }, "mdbx_env_create");
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes()).expect("path has no NUL");
+        let mut bits = flags.bits() | tune.extra_flags;
+        if tune.utterly && flags.safe_no_sync {
+            bits |= sys::MDBX_UTTERLY_NOSYNC;
+        }
+        // SAFETY: `env` is created and not yet open, so options and geometry may be set; `cpath`
+        // is a NUL-terminated string alive for the call.
+        unsafe {
+            check(
+                sys::mdbx_env_set_option(env, sys::MDBX_opt_max_db, max_tables),
+                "set max_db",
+            );
+            check(
+                sys::mdbx_env_set_geometry(
+                    env,
+                    -1,
+                    tune.initial_size,
+                    MAX_SIZE as isize,
+                    tune.growth_step,
+                    -1,
+                    tune.page_size,
+                ),
+                "set geometry",
+            );
+            // Some options may only be set before the open, others (sync_bytes) only after.
+            let mut after = Vec::new();
+            for &(opt, value) in &tune.options {
+                let rc = sys::mdbx_env_set_option(env, opt, value);
+                if rc == sys::MDBX_EPERM {
+                    after.push((opt, value));
+                } else {
+                    check(rc, "set option");
+                }
+            }
+            check(
+                sys::mdbx_env_open(env, cpath.as_ptr(), bits, 0o644),
+                "mdbx_env_open",
+            );
+            for (opt, value) in after {
+                check(sys::mdbx_env_set_option(env, opt, value), "set option");
+            }
+        }
+        Env(env)
+    }
+
+    /// Flushes everything not yet on disk (`mdbx_env_sync_ex(force)`).
+    pub fn sync(&self) {
+        // SAFETY: the env is open; the call is thread-safe.
+        let rc = unsafe { sys::mdbx_env_sync_ex(self.0, true, false) };
+        if rc != sys::MDBX_RESULT_TRUE {
+            check(rc, "mdbx_env_sync_ex");
+        }
+    }
+
+    /// Sets an option on the open env (`mdbx_env_set_option`).
+    pub fn set_option(&self, opt: sys::MDBX_option_t, value: u64) {
+        // SAFETY: the env is open; runtime options may be changed at any time.
+        check(
+            unsafe { sys::mdbx_env_set_option(self.0, opt, value) },
+            "mdbx_env_set_option",
+        );
+    }
+}
+
 impl Drop for Env {
     fn drop(&mut self) {
         // SAFETY: every txn of this env has ended (Txn borrows nothing, but each workload ends
@@ -315,6 +416,17 @@ impl Txn {
 
     /// Commits and frees the txn.
     #[inline]
+    /// Commits without a flush and goes on as a new write txn (`mdbx_txn_checkpoint` with
+    /// `MDBX_TXN_NOSYNC`).
+    pub fn checkpoint_nosync(&mut self) {
+        // SAFETY: a live write txn on its own thread; no cursor of it is open (callers close
+        // theirs first).
+        let rc = unsafe { sys::mdbx_txn_checkpoint(self.0, sys::MDBX_TXN_NOSYNC, ptr::null_mut()) };
+        if rc != sys::MDBX_RESULT_TRUE {
+            check(rc, "mdbx_txn_checkpoint");
+        }
+    }
+
     pub fn commit(self) {
         // SAFETY: the txn is live and owned; it is freed by the call and not used again.
         check(

@@ -571,6 +571,43 @@ impl Env {
         check(unsafe { sys::mdbx_env_copy(self.ptr.as_ptr(), cpath.as_ptr(), flags) })
     }
 
+    /// Flushes every commit not yet on disk and writes a steady meta page
+    /// (`mdbx_env_sync_ex(force = true)`), waiting for a running write transaction of another
+    /// thread. Nothing to flush is success too.
+    pub fn sync(&self) -> Result<(), Code> {
+        // SAFETY: the env is open for the life of `self`; mdbx_env_sync_ex is thread-safe and
+        // takes the writer lock itself when it has to write a meta page.
+        let rc = unsafe { sys::mdbx_env_sync_ex(self.ptr.as_ptr(), true, false) };
+        // MDBX_RESULT_TRUE: nothing was pending.
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(());
+        }
+        check(rc)
+    }
+
+    /// The auto-sync threshold in bytes (`MDBX_opt_sync_bytes`; 0 = none): in the no-sync
+    /// modes a commit flushes once this much is unflushed.
+    pub fn sync_bytes(&self) -> Result<u64, Code> {
+        let mut value: u64 = 0;
+        // SAFETY: the env is open; `value` is a valid out-parameter.
+        check(unsafe {
+            sys::mdbx_env_get_option(self.ptr.as_ptr(), sys::MDBX_opt_sync_bytes, &mut value)
+        })?;
+        Ok(value)
+    }
+
+    /// Sets the auto-sync threshold (see [`sync_bytes`](Self::sync_bytes)). A non-zero
+    /// threshold also stops libmdbx from flushing a steady commit each time a weak (unflushed)
+    /// commit fills the file at its current size. Shared with other processes (it lives in the
+    /// lock file).
+    pub fn set_sync_bytes(&self, bytes: u64) -> Result<(), Code> {
+        // SAFETY: the env is open; libmdbx stores the value atomically and, when the calling
+        // thread owns no write txn, polls a flush itself (taking the writer lock as needed).
+        check(unsafe {
+            sys::mdbx_env_set_option(self.ptr.as_ptr(), sys::MDBX_opt_sync_bytes, bytes)
+        })
+    }
+
     /// Largest key (in bytes) a table with `flags` accepts.
     pub fn max_key_size(&self, flags: u32) -> usize {
         // SAFETY: the env is open; the call only reads its page size.
@@ -733,6 +770,10 @@ pub(crate) mod put {
     /// equal key is refused (`MDBX_KEYEXIST`), so append means "strictly greater".
     pub const APPEND_STRICT: u32 = sys::MDBX_APPEND | sys::MDBX_NOOVERWRITE;
     pub const APPENDDUP: u32 = sys::MDBX_APPENDDUP;
+    /// For `dupsort` tables: a new greatest key, or the last key with a new greatest value;
+    /// an equal pair is refused (`MDBX_NODUPDATA` gives `MDBX_KEYEXIST`).
+    pub const APPEND_PAIR_STRICT: u32 =
+        sys::MDBX_APPEND | sys::MDBX_APPENDDUP | sys::MDBX_NODUPDATA;
 }
 
 /// Cursor operations.
@@ -849,6 +890,27 @@ impl RawTxn {
     pub fn id(&self) -> u64 {
         // SAFETY: the txn handle is live.
         unsafe { sys::mdbx_txn_id(self.ptr.as_ptr()) }
+    }
+
+    /// Commits a write transaction without flushing (`MDBX_TXN_NOSYNC`: a "weak" commit that
+    /// libmdbx rolls back after a system crash, never past the last flushed one) and goes on as
+    /// a new write transaction on the same object, keeping the writer lock
+    /// (`mdbx_txn_checkpoint`). Cursors opened before are not valid afterwards: callers drop
+    /// them first (a write cursor borrows the transaction exclusively, so none can be alive).
+    ///
+    /// On error libmdbx has ended the transaction; dropping `self` then aborts nothing more.
+    pub fn checkpoint_nosync(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a live write txn owned by the caller on its own thread (write txns
+        // are only owned by `!Send` types); `&mut self` means no cursor or slice borrowed from
+        // it is alive. A null latency pointer is allowed.
+        let rc = unsafe {
+            sys::mdbx_txn_checkpoint(self.ptr.as_ptr(), sys::MDBX_TXN_NOSYNC, ptr::null_mut())
+        };
+        // MDBX_RESULT_TRUE: nothing to commit, the transaction goes on unchanged.
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(());
+        }
+        check(rc)
     }
 
     /// Opens a table by name (`None` = the main table). `Ok(None)` when it does not exist and

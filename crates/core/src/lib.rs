@@ -5,6 +5,7 @@
 
 #![deny(missing_docs)]
 
+mod bulk;
 pub mod codec;
 mod cursor;
 mod db;
@@ -14,6 +15,9 @@ mod inspect;
 pub mod table;
 mod txn;
 
+pub use bulk::{
+    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
+};
 pub use codec::{
     AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
     Value,
