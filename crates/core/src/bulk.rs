@@ -420,10 +420,7 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
 #[cold]
 fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Error {
     if code == Code::MAP_FULL {
-        Error::MapFull {
-            table: T::NAME,
-            upper: db.shared.upper,
-        }
+        db.shared.map_full(T::NAME)
     } else {
         Error::Env {
             op: "commit a bulk-load batch",

@@ -381,9 +381,8 @@ fn knob_rows(w: &mut Workload, sizes: AppendSizes, once: &dyn Fn(&dyn Fn() -> Du
 fn raw_tuned(entries: u32, batch: u32, tune: &raw::Tune, checkpoint: bool) -> Duration {
     let dir = scratch_dir("append-knob");
     let flags = EnvFlags {
-        no_sticky_threads: false,
         safe_no_sync: true,
-        write_map: false,
+        ..EnvFlags::DEFAULT
     };
     let env = raw::Env::open_tuned(dir.path(), 1, flags, tune);
     let txn = env.begin(true);
