@@ -402,7 +402,7 @@ pub(crate) fn byte_order_branchy(a: &[u8], b: &[u8]) -> c_int {
 }
 
 /// libmdbx's own comparator for `flags` (`mdbx_get_keycmp`), for tests that pin
-/// [`byte_key_cmp`]'s order to it.
+/// Tabula's key comparator (`byte_key_cmp`) to its order.
 pub fn default_key_order(flags: u32, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     // SAFETY: `mdbx_get_keycmp` only maps flags to one of libmdbx's built-in functions.
     let cmp = unsafe { sys::mdbx_get_keycmp(flags) }.expect("libmdbx has a comparator");
@@ -411,7 +411,8 @@ pub fn default_key_order(flags: u32, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     unsafe { cmp(&a, &b) }.cmp(&0)
 }
 
-/// [`byte_key_cmp`] called the way libmdbx calls it, for the same tests.
+/// Tabula's key comparator (`byte_key_cmp`) called the way libmdbx calls it, for the same
+/// tests.
 pub fn branchy_key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     let (a, b) = (val(a), val(b));
     // SAFETY: `a` and `b` describe slices alive for the call.
