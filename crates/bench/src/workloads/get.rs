@@ -178,17 +178,21 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
         f(&mut k);
         k
     };
-    // The interleaved baseline and lead 1 (huge-page mappings) run with every investigation.
+    // Run with every investigation: the interleaved baseline, raw libmdbx with a branchy
+    // comparator like Tabula's (`raw.customcmp`), and Tabula's `integer_key` opt-in.
     let mut specs: Vec<(&str, Lib, Knobs)> = vec![
         ("raw.default", Lib::Raw, d),
         ("tabula.default", Lib::Tabula, d),
         ("heed.default", Lib::Heed, d),
-        ("raw.hugepage", Lib::Raw, advise(libc::MADV_HUGEPAGE)),
-        ("heed.nohugepage", Lib::Heed, advise(libc::MADV_NOHUGEPAGE)),
+        ("raw.customcmp", Lib::Raw, flag(|k| k.custom_cmp = true)),
+        ("tabula.integerkey", Lib::TabulaIntKey, d),
     ];
-    // The other environment settings, with `TABULA_BENCH_COLD_SWEEP=1` (a few minutes).
+    // The other settings (lead 1's huge-page mappings included), with
+    // `TABULA_BENCH_COLD_SWEEP=1` (a few minutes).
     if std::env::var_os("TABULA_BENCH_COLD_SWEEP").is_some_and(|v| v != "0") {
         specs.extend([
+            ("raw.hugepage", Lib::Raw, advise(libc::MADV_HUGEPAGE)),
+            ("heed.nohugepage", Lib::Heed, advise(libc::MADV_NOHUGEPAGE)),
             ("tabula.hugepage", Lib::Tabula, advise(libc::MADV_HUGEPAGE)),
             ("heed.random", Lib::Heed, advise(libc::MADV_RANDOM)),
             ("heed.nordahead", Lib::Heed, flag(|k| k.no_readahead = true)),
@@ -204,8 +208,6 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
             ("raw.exclusive", Lib::Raw, flag(|k| k.exclusive = true)),
             ("raw.validation", Lib::Raw, flag(|k| k.validation = true)),
             ("raw.integerkey", Lib::Raw, flag(|k| k.integer_key = true)),
-            ("raw.customcmp", Lib::Raw, flag(|k| k.custom_cmp = true)),
-            ("tabula.integerkey", Lib::TabulaIntKey, d),
         ]);
     }
     let mut readers: Vec<(&str, Box<dyn Reader>, Probe)> = specs
