@@ -220,6 +220,13 @@ impl Options {
     /// snapshot pins old pages only until a writer needs the space: libmdbx then ousts it
     /// (instead of growing the file), and the next `read` restarts it.
     ///
+    /// With the file at its upper bound ([`max_size`](Self::max_size)), libmdbx 0.14.4 can fail
+    /// a write with [`Error::MapFull`](crate::Error::MapFull) while a reader is parked, where the
+    /// same write succeeds with none parked. After its first `MapFull` a `Db` therefore frees
+    /// its parked transactions and resets finished reads from then on. Another process's parked
+    /// readers are beyond its reach: processes that share a database kept near its size limit
+    /// should turn this off.
+    ///
     /// `false` resets finished read transactions instead (`mdbx_txn_reset`): the reader slot
     /// pins nothing between reads, and each `read` renews on the latest snapshot. An
     /// environment without a reader table (opened read-only on read-only media) always resets.
