@@ -231,6 +231,7 @@ impl Positions {
 /// [`prefix`](crate::Tx::prefix) and [`dups`](crate::Tx::dups).
 pub struct Iter<'t, T: Table> {
     txn: &'t RawTxn,
+    cursors: &'t crate::ffi::CursorCache,
     dbi: Dbi,
     bounds: Positions,
     front: Option<RawCursor<'t>>,
@@ -244,9 +245,15 @@ pub struct Iter<'t, T: Table> {
 }
 
 impl<'t, T: Table> Iter<'t, T> {
-    pub(crate) fn new(txn: &'t RawTxn, dbi: Dbi, bounds: Positions) -> Self {
+    pub(crate) fn new(
+        txn: &'t RawTxn,
+        cursors: &'t crate::ffi::CursorCache,
+        dbi: Dbi,
+        bounds: Positions,
+    ) -> Self {
         Iter {
             txn,
+            cursors,
             dbi,
             bounds,
             front: None,
@@ -302,7 +309,7 @@ impl<'t, T: Table> Iter<'t, T> {
 
     fn open(&self) -> Result<RawCursor<'t>> {
         self.txn
-            .cursor(self.dbi)
+            .cursor_cached(self.dbi, self.cursors)
             .map_err(|code| cursor_error::<T>("open cursor", code))
     }
 

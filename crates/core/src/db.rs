@@ -315,6 +315,8 @@ pub(crate) struct Shared {
     // Field order is drop order: parked read txns are aborted before the env closes.
     pub(crate) slots: ffi::TxnSlots,
     pub(crate) pool: ArrayQueue<RawTxn>,
+    /// Unbound cursor objects for reuse by read cursors (closed before the env).
+    pub(crate) cursors: ffi::CursorCache,
     pub(crate) dbis: Box<[Dbi]>,
     pub(crate) names: Box<[&'static str]>,
     pub(crate) env: Env,
@@ -969,10 +971,12 @@ impl<S: Schema> Bootstrap<S> {
         // other processes and fresh begins still find one.
         let parked = (info.max_readers as usize / 2).clamp(2, 256);
         let slots = ffi::TxnSlots::new((parked / 2).min(64));
+        let cursors = ffi::CursorCache::new(slots.len());
         let pool = parked - slots.len();
         Ok(Db {
             shared: Shared {
                 slots,
+                cursors,
                 pool: ArrayQueue::new(pool),
                 dbis,
                 names: S::TABLES.iter().map(|t| t.name).collect(),

@@ -1115,8 +1115,39 @@ impl RawTxn {
         check(unsafe { sys::mdbx_cursor_open(self.ptr.as_ptr(), dbi, &mut c) })?;
         Ok(RawCursor {
             ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
+            cache: None,
             _txn: PhantomData,
         })
+    }
+
+    /// [`cursor`](Self::cursor), reusing a cursor object from `cache` (bound with
+    /// `mdbx_cursor_bind`) instead of allocating one; on drop the cursor is unbound and goes
+    /// back to `cache`. Saves libmdbx's `calloc`/`free` of a cursor (about a third of opening
+    /// and closing one).
+    pub fn cursor_cached<'t>(
+        &'t self,
+        dbi: Dbi,
+        cache: &'t CursorCache,
+    ) -> Result<RawCursor<'t>, Code> {
+        if let Some(c) = cache.take() {
+            // SAFETY: `c` is an unbound cursor object owned by the caller now (taken out of the
+            // cache); the txn is live for the returned cursor's lifetime (it borrows the txn).
+            let rc = unsafe { sys::mdbx_cursor_bind(self.ptr.as_ptr(), c.as_ptr(), dbi) };
+            if rc == sys::MDBX_SUCCESS {
+                return Ok(RawCursor {
+                    ptr: c,
+                    cache: Some(cache),
+                    _txn: PhantomData,
+                });
+            }
+            // SAFETY: the cursor object is owned here and bound to nothing usable; closing
+            // frees it.
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) };
+            return Err(Code(rc));
+        }
+        let mut cursor = self.cursor(dbi)?;
+        cursor.cache = Some(cache);
+        Ok(cursor)
     }
 
     /// A cursor for writing; borrows the transaction exclusively.
@@ -1235,9 +1266,11 @@ impl Drop for TxnSlots {
     }
 }
 
-/// A cursor over one table in a transaction it borrows shared. Closed on drop.
+/// A cursor over one table in a transaction it borrows shared. Closed on drop, or unbound and
+/// returned to its [`CursorCache`].
 pub(crate) struct RawCursor<'t> {
     ptr: NonNull<sys::MDBX_cursor>,
+    cache: Option<&'t CursorCache>,
     _txn: PhantomData<&'t RawTxn>,
 }
 
@@ -1267,8 +1300,82 @@ impl<'t> RawCursor<'t> {
 
 impl Drop for RawCursor<'_> {
     fn drop(&mut self) {
-        // SAFETY: the cursor is owned and open; its txn is still alive (borrowed for 't).
+        if let Some(cache) = self.cache {
+            // SAFETY: the cursor is owned and bound to a txn that is still alive (borrowed for
+            // 't); unbinding detaches it, after which it belongs to no txn.
+            if unsafe { sys::mdbx_cursor_unbind(self.ptr.as_ptr()) } == sys::MDBX_SUCCESS
+                && cache.put(self.ptr)
+            {
+                return;
+            }
+        }
+        // SAFETY: the cursor is owned and open (bound or unbound); its txn, if any, is still
+        // alive (borrowed for 't).
         unsafe { sys::mdbx_cursor_close(self.ptr.as_ptr()) }
+    }
+}
+
+/// Unbound cursor objects kept for reuse, one per thread slot (the thread index of
+/// [`TxnSlots`]), so a thread that opens and closes cursors in a loop allocates none. Drop
+/// closes what is left; it must run before the environment closes.
+pub(crate) struct CursorCache {
+    slots: Box<[CursorSlot]>,
+}
+
+#[repr(align(64))]
+struct CursorSlot(std::sync::atomic::AtomicPtr<sys::MDBX_cursor>);
+
+// SAFETY: the slots hold unbound cursor objects, which belong to no transaction and no thread;
+// each is moved in and out with an atomic swap, so exactly one owner uses it at a time.
+unsafe impl Sync for CursorCache {}
+// SAFETY: as above; unbound cursor objects may be closed from any thread.
+unsafe impl Send for CursorCache {}
+
+impl CursorCache {
+    pub fn new(count: usize) -> Self {
+        CursorCache {
+            slots: (0..count.max(1))
+                .map(|_| CursorSlot(std::sync::atomic::AtomicPtr::new(ptr::null_mut())))
+                .collect(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self) -> &std::sync::atomic::AtomicPtr<sys::MDBX_cursor> {
+        &self.slots[thread_index() % self.slots.len()].0
+    }
+
+    #[inline]
+    fn take(&self) -> Option<NonNull<sys::MDBX_cursor>> {
+        NonNull::new(
+            self.slot()
+                .swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire),
+        )
+    }
+
+    /// Keeps an unbound cursor; `false` (the caller closes it) when this thread's slot is taken.
+    #[inline]
+    fn put(&self, c: NonNull<sys::MDBX_cursor>) -> bool {
+        self.slot()
+            .compare_exchange(
+                ptr::null_mut(),
+                c.as_ptr(),
+                std::sync::atomic::Ordering::Release,
+                std::sync::atomic::Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+}
+
+impl Drop for CursorCache {
+    fn drop(&mut self) {
+        for slot in self.slots.iter_mut() {
+            if let Some(c) = NonNull::new(*slot.0.get_mut()) {
+                // SAFETY: an unbound cursor object owned by the cache; the env is still open
+                // (the cache is dropped before it).
+                unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
+            }
+        }
     }
 }
 

@@ -323,7 +323,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         let dbi = dbi_of::<S, T>(self.db);
         let raw = self
             .raw()
-            .cursor(dbi)
+            .cursor_cached(dbi, &self.db.shared.cursors)
             .map_err(|code| table_error::<S, T>(self.db, "open cursor", None, 0, code))?;
         Ok(Cursor::new(raw))
     }
@@ -374,7 +374,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db);
-        Iter::new(self.raw(), dbi, positions)
+        Iter::new(self.raw(), &self.db.shared.cursors, dbi, positions)
     }
 }
 
