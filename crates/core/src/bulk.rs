@@ -18,7 +18,7 @@ use std::marker::PhantomData;
 use crate::codec::{AsKey, Value};
 use crate::db::Db;
 use crate::error::{Error, KeyHex, MdbxCode, Result};
-use crate::ffi::{self, Code, RawWriteCursor, op, put};
+use crate::ffi::{self, Code, RawWriteCursor, put};
 use crate::table::{Contains, Schema, Table};
 use crate::txn::{dbi_of, table_error, with_key};
 
@@ -401,16 +401,7 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
         match cursor.put(k, v, flags) {
             Ok(()) => Ok(k.len() + v.len()),
             Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                let last = cursor
-                    .get(op::LAST)
-                    .ok()
-                    .flatten()
-                    .map(|(lk, _)| KeyHex::new(lk));
-                Err(Error::AppendOutOfOrder {
-                    table: T::NAME,
-                    key: KeyHex::new(k),
-                    last,
-                })
+                Err(crate::cursor::append_out_of_order::<T>(cursor, k))
             }
             Err(code) => Err(table_error::<S, T>(db, "bulk load", Some(k), v.len(), code)),
         }

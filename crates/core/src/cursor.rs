@@ -594,16 +594,7 @@ impl<'t, T: Table> Appender<'t, T> {
             match cursor.put(k, v, flags) {
                 Ok(()) => Ok(()),
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                    let last = cursor
-                        .get(op::LAST)
-                        .ok()
-                        .flatten()
-                        .map(|(lk, _)| KeyHex::new(lk));
-                    Err(Error::AppendOutOfOrder {
-                        table: T::NAME,
-                        key: KeyHex::new(k),
-                        last,
-                    })
+                    Err(append_out_of_order::<T>(cursor, k))
                 }
                 Err(code) if code == Code::MAP_FULL => Err(shared.map_full(T::NAME)),
                 Err(code) => Err(Error::Mdbx {
@@ -614,5 +605,21 @@ impl<'t, T: Table> Appender<'t, T> {
                 }),
             }
         })
+    }
+}
+
+/// The error for an append of `key` that libmdbx refused as out of order (`MDBX_EKEYMISMATCH`,
+/// or `MDBX_KEYEXIST` for an equal key), naming the table's last key.
+#[cold]
+pub(crate) fn append_out_of_order<T: Table>(cursor: &mut RawWriteCursor<'_>, key: &[u8]) -> Error {
+    let last = cursor
+        .get(op::LAST)
+        .ok()
+        .flatten()
+        .map(|(lk, _)| KeyHex::new(lk));
+    Error::AppendOutOfOrder {
+        table: T::NAME,
+        key: KeyHex::new(key),
+        last,
     }
 }

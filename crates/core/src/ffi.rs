@@ -1173,19 +1173,16 @@ impl Drop for RawTxn {
     }
 }
 
-/// Per-thread parking slots for reset read transactions, in front of the shared pool.
-///
-/// Each thread gets a slot index once (a thread-local counter), so a thread that reads in a loop
-/// takes back the transaction it parked, from a cache line no other thread writes: no shared
-/// queue head bouncing between cores. A slot holds the pointer of a `RawTxn` whose ownership
-/// moved into it (`put` forgets the `RawTxn`, `take` rebuilds it); the swap hands ownership to
-/// exactly one taker. Drop aborts whatever is still parked.
-pub(crate) struct TxnSlots {
-    slots: Box<[Slot]>,
+/// One pointer slot per thread index, each on its own cache line: a thread that puts an object
+/// back and takes it again in a loop touches no line another thread writes. A slot owns the
+/// object whose pointer it holds; the swap in `take` hands it to exactly one taker. The owners
+/// ([`TxnSlots`], [`CursorCache`]) free what is left on drop.
+struct ThreadSlots<T> {
+    slots: Box<[Slot<T>]>,
 }
 
 #[repr(align(64))]
-struct Slot(std::sync::atomic::AtomicPtr<sys::MDBX_txn>);
+struct Slot<T>(std::sync::atomic::AtomicPtr<T>);
 
 fn thread_index() -> usize {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1196,72 +1193,108 @@ fn thread_index() -> usize {
     INDEX.with(|i| *i)
 }
 
-impl TxnSlots {
-    pub fn new(count: usize) -> Self {
-        TxnSlots {
+impl<T> ThreadSlots<T> {
+    fn new(count: usize) -> Self {
+        ThreadSlots {
             slots: (0..count.max(1))
                 .map(|_| Slot(std::sync::atomic::AtomicPtr::new(ptr::null_mut())))
                 .collect(),
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.slots.len()
+    #[inline]
+    fn slot(&self) -> &std::sync::atomic::AtomicPtr<T> {
+        &self.slots[thread_index() % self.slots.len()].0
     }
 
+    /// What this thread's slot holds, if anything.
     #[inline]
-    fn slot(&self) -> &std::sync::atomic::AtomicPtr<sys::MDBX_txn> {
-        &self.slots[thread_index() % self.slots.len()].0
+    fn take(&self) -> Option<NonNull<T>> {
+        NonNull::new(
+            self.slot()
+                .swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire),
+        )
+    }
+
+    /// What any slot holds.
+    fn take_any(&self) -> Option<NonNull<T>> {
+        self.slots.iter().find_map(|s| {
+            if s.0.load(std::sync::atomic::Ordering::Relaxed).is_null() {
+                return None;
+            }
+            NonNull::new(s.0.swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire))
+        })
+    }
+
+    /// Moves `p` into this thread's slot; `false` (the caller keeps it) when the slot is taken.
+    #[inline]
+    fn put(&self, p: NonNull<T>) -> bool {
+        self.slot()
+            .compare_exchange(
+                ptr::null_mut(),
+                p.as_ptr(),
+                std::sync::atomic::Ordering::Release,
+                std::sync::atomic::Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// Empties every slot (exclusive access: on drop).
+    fn drain(&mut self) -> impl Iterator<Item = NonNull<T>> + '_ {
+        self.slots
+            .iter_mut()
+            .filter_map(|s| NonNull::new(std::mem::replace(s.0.get_mut(), ptr::null_mut())))
+    }
+}
+
+/// Per-thread parking slots for finished read transactions, in front of the shared pool, so a
+/// thread that reads in a loop takes back the transaction it parked without touching the
+/// shared queue. A slot holds the pointer of a `RawTxn` whose ownership moved into it (`put`
+/// forgets the `RawTxn`, `take` rebuilds it). Drop aborts whatever is still parked.
+pub(crate) struct TxnSlots {
+    slots: ThreadSlots<sys::MDBX_txn>,
+}
+
+impl TxnSlots {
+    pub fn new(count: usize) -> Self {
+        TxnSlots {
+            slots: ThreadSlots::new(count),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.slots.len()
     }
 
     /// The transaction this thread parked, if it is still there.
     #[inline]
     pub fn take(&self) -> Option<RawTxn> {
-        let p = self
-            .slot()
-            .swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
-        NonNull::new(p).map(|ptr| RawTxn { ptr })
+        self.slots.take().map(|ptr| RawTxn { ptr })
     }
 
     /// Any parked transaction, from any thread's slot: reclaims what threads that ended (or
     /// moved on) left behind before a fresh one is begun.
     pub fn take_any(&self) -> Option<RawTxn> {
-        self.slots.iter().find_map(|s| {
-            if s.0.load(std::sync::atomic::Ordering::Relaxed).is_null() {
-                return None;
-            }
-            let p =
-                s.0.swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire);
-            NonNull::new(p).map(|ptr| RawTxn { ptr })
-        })
+        self.slots.take_any().map(|ptr| RawTxn { ptr })
     }
 
     /// Parks `txn` in this thread's slot; gives it back when the slot is taken.
     #[inline]
     pub fn put(&self, txn: RawTxn) -> Result<(), RawTxn> {
-        let p = txn.ptr.as_ptr();
-        match self.slot().compare_exchange(
-            ptr::null_mut(),
-            p,
-            std::sync::atomic::Ordering::Release,
-            std::sync::atomic::Ordering::Relaxed,
-        ) {
-            Ok(_) => {
-                // Ownership moved into the slot.
-                std::mem::forget(txn);
-                Ok(())
-            }
-            Err(_) => Err(txn),
+        if self.slots.put(txn.ptr) {
+            // Ownership moved into the slot.
+            std::mem::forget(txn);
+            Ok(())
+        } else {
+            Err(txn)
         }
     }
 }
 
 impl Drop for TxnSlots {
     fn drop(&mut self) {
-        for slot in self.slots.iter_mut() {
-            if let Some(ptr) = NonNull::new(*slot.0.get_mut()) {
-                drop(RawTxn { ptr }); // aborts
-            }
+        for ptr in self.slots.drain() {
+            drop(RawTxn { ptr }); // aborts
         }
     }
 }
@@ -1315,66 +1348,38 @@ impl Drop for RawCursor<'_> {
     }
 }
 
-/// Unbound cursor objects kept for reuse, one per thread slot (the thread index of
-/// [`TxnSlots`]), so a thread that opens and closes cursors in a loop allocates none. Drop
-/// closes what is left; it must run before the environment closes.
+/// Unbound cursor objects kept for reuse, one per thread slot, so a thread that opens and
+/// closes cursors in a loop allocates none. Drop closes what is left; it must run before the
+/// environment closes.
 pub(crate) struct CursorCache {
-    slots: Box<[CursorSlot]>,
+    slots: ThreadSlots<sys::MDBX_cursor>,
 }
-
-#[repr(align(64))]
-struct CursorSlot(std::sync::atomic::AtomicPtr<sys::MDBX_cursor>);
-
-// SAFETY: the slots hold unbound cursor objects, which belong to no transaction and no thread;
-// each is moved in and out with an atomic swap, so exactly one owner uses it at a time.
-unsafe impl Sync for CursorCache {}
-// SAFETY: as above; unbound cursor objects may be closed from any thread.
-unsafe impl Send for CursorCache {}
 
 impl CursorCache {
     pub fn new(count: usize) -> Self {
         CursorCache {
-            slots: (0..count.max(1))
-                .map(|_| CursorSlot(std::sync::atomic::AtomicPtr::new(ptr::null_mut())))
-                .collect(),
+            slots: ThreadSlots::new(count),
         }
     }
 
     #[inline]
-    fn slot(&self) -> &std::sync::atomic::AtomicPtr<sys::MDBX_cursor> {
-        &self.slots[thread_index() % self.slots.len()].0
-    }
-
-    #[inline]
     fn take(&self) -> Option<NonNull<sys::MDBX_cursor>> {
-        NonNull::new(
-            self.slot()
-                .swap(ptr::null_mut(), std::sync::atomic::Ordering::Acquire),
-        )
+        self.slots.take()
     }
 
     /// Keeps an unbound cursor; `false` (the caller closes it) when this thread's slot is taken.
     #[inline]
     fn put(&self, c: NonNull<sys::MDBX_cursor>) -> bool {
-        self.slot()
-            .compare_exchange(
-                ptr::null_mut(),
-                c.as_ptr(),
-                std::sync::atomic::Ordering::Release,
-                std::sync::atomic::Ordering::Relaxed,
-            )
-            .is_ok()
+        self.slots.put(c)
     }
 }
 
 impl Drop for CursorCache {
     fn drop(&mut self) {
-        for slot in self.slots.iter_mut() {
-            if let Some(c) = NonNull::new(*slot.0.get_mut()) {
-                // SAFETY: an unbound cursor object owned by the cache; the env is still open
-                // (the cache is dropped before it).
-                unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
-            }
+        for c in self.slots.drain() {
+            // SAFETY: an unbound cursor object owned by the cache; the env is still open
+            // (the cache is dropped before it).
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
         }
     }
 }
