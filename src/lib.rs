@@ -87,7 +87,13 @@
 //! ones against the declarations (refusing a mismatch with an error naming the table, what is
 //! stored and what is declared), records the schema in the reserved `__tabula_meta` table,
 //! commits, and then fills the handle array. [`Options::read_only`] verifies instead of creating.
-//! [`Options`] also sets the size bounds, reader slots and [`SyncMode`].
+//! [`Options`] also sets the size bounds, reader slots and [`SyncMode`]; a value libmdbx would
+//! refuse is [`Error::InvalidOption`], naming the option and its range, before anything is
+//! opened or created.
+//!
+//! Only a missing or empty data file becomes a new database. A data file too short to hold its
+//! meta pages (truncated, or not a database), or a FIFO, socket, device or directory where the
+//! data or lock file belongs, is [`Error::BadFile`], and the file is left as it was.
 //!
 //! libmdbx allows one open of a file per process: open once and share the `Db` (it is
 //! `Send + Sync`) with `Arc` or references.

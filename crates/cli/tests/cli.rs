@@ -645,3 +645,67 @@ fn the_data_file_path_opens_its_directory() {
         "no second lock file beside the data file"
     );
 }
+
+/// Runs `tabula args`, failing the test if it has not exited within a minute (a FIFO opened for
+/// reading blocks forever); returns its exit code and stderr.
+fn run_or_hang(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the tabula binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            return (status.code(), stderr);
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "`tabula {}` did not exit within a minute: it hangs",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn check_refuses_a_fifo_or_a_truncated_data_file_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo_db = dir.path().join("fifo");
+    std::fs::create_dir(&fifo_db).unwrap();
+    let status = Command::new("mkfifo")
+        .arg(fifo_db.join("mdbx.dat"))
+        .status()
+        .expect("the `mkfifo` command (coreutils) runs");
+    assert!(status.success());
+    for path in [fifo_db.clone(), fifo_db.join("mdbx.dat")] {
+        for command in ["check", "info"] {
+            let (code, stderr) = run_or_hang(&[command, p(&path)]);
+            assert_eq!(code, Some(1), "{command} {}: {stderr}", path.display());
+            assert!(stderr.contains("FIFO"), "{stderr}");
+            assert!(stderr.contains("not a regular file"), "{stderr}");
+        }
+    }
+
+    let db = dir.path().join("db");
+    write_fixture(&db);
+    let file = db.join("mdbx.dat");
+    let whole = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &whole[..4096]).unwrap();
+    let (code, stderr) = run_or_hang(&["check", p(&db)]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("4096 bytes"), "{stderr}");
+    assert!(stderr.contains("truncated"), "{stderr}");
+    assert!(!stderr.contains("ENODATA"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        &whole[..4096],
+        "left untouched"
+    );
+}

@@ -45,12 +45,12 @@ pub enum SyncMode {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Options {
-    min_size: isize,
-    now_size: isize,
-    max_size: isize,
-    growth_step: isize,
-    shrink_threshold: isize,
-    page_size: isize,
+    min_size: Option<usize>,
+    now_size: Option<usize>,
+    max_size: usize,
+    growth_step: Option<usize>,
+    shrink_threshold: Option<usize>,
+    page_size: Option<usize>,
     max_readers: Option<u32>,
     sync: SyncMode,
     read_only: bool,
@@ -67,12 +67,12 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            min_size: -1,
-            now_size: -1,
+            min_size: None,
+            now_size: None,
             max_size: 1 << 40,
-            growth_step: 16 << 20,
-            shrink_threshold: -1,
-            page_size: -1,
+            growth_step: None,
+            shrink_threshold: None,
+            page_size: None,
             max_readers: None,
             sync: SyncMode::Durable,
             read_only: false,
@@ -97,47 +97,62 @@ impl Options {
 
     /// The largest the file may grow to, in bytes (default 1 TiB). A write that needs more fails
     /// with [`Error::MapFull`].
+    ///
+    /// libmdbx reserves address space for the whole bound when it opens the file. Valid: at
+    /// least the lower bound ([`min_size`](Self::min_size), or 64 pages when that is not set:
+    /// 256 KiB with 4 KiB pages), at most 2³¹ pages (8 TiB with 4 KiB pages; up to 128 TiB, the
+    /// most libmdbx maps, when [`page_size`](Self::page_size) is left to libmdbx, which then
+    /// picks larger pages). Other values are refused by `open` with
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption).
     pub fn max_size(mut self, bytes: usize) -> Self {
-        self.max_size = bytes as isize;
+        self.max_size = bytes;
         self
     }
 
     /// The configured upper size bound in bytes.
     pub fn max_size_bytes(&self) -> usize {
-        self.max_size as usize
+        self.max_size
     }
 
-    /// The smallest the file shrinks to, in bytes.
+    /// The smallest the file shrinks to, in bytes (default: 64 pages). `0` means as small as
+    /// libmdbx allows (three pages); otherwise at least 768 bytes and at most
+    /// [`max_size`](Self::max_size).
     pub fn min_size(mut self, bytes: usize) -> Self {
-        self.min_size = bytes as isize;
+        self.min_size = Some(bytes);
         self
     }
 
-    /// The size to set the file to when opening, in bytes.
+    /// The size to set the file to when opening, in bytes; at most
+    /// [`max_size`](Self::max_size) and, when set, at least [`min_size`](Self::min_size).
     pub fn initial_size(mut self, bytes: usize) -> Self {
-        self.now_size = bytes as isize;
+        self.now_size = Some(bytes);
         self
     }
 
-    /// How much the file grows at a time, in bytes (default 16 MiB).
+    /// How much the file grows at a time, in bytes (default 16 MiB); when set, at most
+    /// [`max_size`](Self::max_size).
     pub fn growth_step(mut self, bytes: usize) -> Self {
-        self.growth_step = bytes as isize;
+        self.growth_step = Some(bytes);
         self
     }
 
-    /// Free space at the end of the file above which it shrinks, in bytes.
+    /// Free space at the end of the file above which it shrinks, in bytes; at most
+    /// [`max_size`](Self::max_size).
     pub fn shrink_threshold(mut self, bytes: usize) -> Self {
-        self.shrink_threshold = bytes as isize;
+        self.shrink_threshold = Some(bytes);
         self
     }
 
-    /// Page size for a new database (a power of two, 256 B to 64 KiB); it bounds key size.
+    /// Page size for a new database: a power of two from 256 to 65536 bytes (default: the OS
+    /// page size). It bounds the key size and, at 2³¹ pages, the database size
+    /// ([`max_size`](Self::max_size)). An existing database keeps the page size it was created
+    /// with.
     pub fn page_size(mut self, bytes: usize) -> Self {
-        self.page_size = bytes as isize;
+        self.page_size = Some(bytes);
         self
     }
 
-    /// Reader slots (concurrent read transactions across all processes).
+    /// Reader slots (concurrent read transactions across all processes): 1 to 32767.
     pub fn max_readers(mut self, readers: u32) -> Self {
         self.max_readers = Some(readers);
         self
@@ -192,7 +207,8 @@ impl Options {
         self
     }
 
-    /// Table slots beyond the schema's own (for migrations that create tables).
+    /// Table slots beyond the schema's own (for migrations that create tables), default 8.
+    /// libmdbx allows 32765 named tables in all, Tabula's meta table included.
     pub fn extra_tables(mut self, n: u32) -> Self {
         self.extra_tables = n;
         self
@@ -240,14 +256,16 @@ impl Options {
             // +1 for the meta table.
             max_tables: schema_tables as u64 + 1 + u64::from(self.extra_tables),
             max_readers: self.max_readers.map(u64::from),
+            // Sizes above `isize::MAX` are refused by `validate`; `-1` is libmdbx's default.
             geometry: [
                 self.min_size,
                 self.now_size,
-                self.max_size,
-                self.growth_step,
+                Some(self.max_size),
+                Some(self.growth_step.unwrap_or(DEFAULT_GROWTH_STEP)),
                 self.shrink_threshold,
                 self.page_size,
-            ],
+            ]
+            .map(|v| v.map_or(-1, |v| isize::try_from(v).unwrap_or(isize::MAX))),
             sync: match self.sync {
                 SyncMode::Durable => ffi::Durability::Durable,
                 SyncMode::NoMetaSync => ffi::Durability::NoMetaSync,
@@ -262,7 +280,181 @@ impl Options {
             mode: self.file_mode,
         }
     }
+
+    /// Checks the options against libmdbx's limits, alone and together, before libmdbx is
+    /// called: libmdbx refuses a bad value with a bare `EINVAL` (or silently turns a size above
+    /// `isize::MAX` into its default), naming neither the option nor the range.
+    pub(crate) fn validate(&self, schema_tables: usize) -> Result<()> {
+        use ffi::limits::{
+            DEFAULT_LOWER_PAGES, MAX_PAGE_SIZE, MAX_PAGES, MAX_READERS, MAX_TABLES, META_PAGES,
+            MIN_PAGE_SIZE, default_page_size, max_db_size,
+        };
+        fn bad(option: &'static str, value: String, problem: String) -> Result<()> {
+            Err(Error::InvalidOption {
+                option,
+                value,
+                problem,
+            })
+        }
+        let bytes = |n: usize| format!("{n} byte{}", if n == 1 { "" } else { "s" });
+        let max = self.max_size;
+
+        if let Some(page) = self.page_size
+            && !(page.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&page))
+        {
+            return bad(
+                "page_size",
+                bytes(page),
+                format!(
+                    "is not a valid page size: a power of two from {MIN_PAGE_SIZE} to \
+                     {MAX_PAGE_SIZE} bytes"
+                ),
+            );
+        }
+        if let Some(readers) = self.max_readers
+            && !(1..=MAX_READERS).contains(&readers)
+        {
+            return bad(
+                "max_readers",
+                readers.to_string(),
+                format!("is out of range: libmdbx allows 1 to {MAX_READERS} reader slots"),
+            );
+        }
+        // The schema's tables and Tabula's meta table come first.
+        let fixed = schema_tables as u64 + 1;
+        let room = MAX_TABLES.saturating_sub(fixed);
+        if u64::from(self.extra_tables) > room {
+            return bad(
+                "extra_tables",
+                self.extra_tables.to_string(),
+                format!(
+                    "is too many: libmdbx allows {MAX_TABLES} named tables in all, and the \
+                     schema's {schema_tables} table{} and Tabula's meta table leave room for at \
+                     most {room} more",
+                    if schema_tables == 1 { "" } else { "s" }
+                ),
+            );
+        }
+
+        // The upper bound: 2^31 pages, and no more than libmdbx maps. Left to libmdbx, the page
+        // size grows with the bound (up to 64 KiB pages).
+        let top = max_db_size(self.page_size.unwrap_or(MAX_PAGE_SIZE));
+        if max > top {
+            return match self.page_size {
+                Some(page) if max <= max_db_size(MAX_PAGE_SIZE) => bad(
+                    "max_size",
+                    bytes(max),
+                    format!(
+                        "is too large for page_size({page}): a database holds at most 2^31 \
+                         pages, so with {page}-byte pages max_size must be at most {top} bytes; \
+                         lower max_size or raise page_size"
+                    ),
+                ),
+                _ => bad(
+                    "max_size",
+                    bytes(max),
+                    format!("is too large: libmdbx maps at most {top} bytes"),
+                ),
+            };
+        }
+        let min_lower = META_PAGES * MIN_PAGE_SIZE;
+        if let Some(min) = self.min_size {
+            if min != 0 && min < min_lower {
+                return bad(
+                    "min_size",
+                    bytes(min),
+                    format!(
+                        "is too small: min_size must be 0 or at least {min_lower} bytes (three \
+                         pages of {MIN_PAGE_SIZE} bytes); 0 means as small as libmdbx allows"
+                    ),
+                );
+            }
+            if min > max {
+                return bad(
+                    "min_size",
+                    bytes(min),
+                    format!("is larger than max_size ({max} bytes)"),
+                );
+            }
+        }
+        // The page size libmdbx will use for a new file (an existing one keeps its own).
+        let page = self.page_size.unwrap_or_else(|| {
+            let mut page = default_page_size();
+            while max as u64 > page as u64 * MAX_PAGES && page < MAX_PAGE_SIZE {
+                page <<= 1;
+            }
+            page
+        });
+        match self.min_size {
+            None if max < DEFAULT_LOWER_PAGES * page => {
+                let lower = DEFAULT_LOWER_PAGES * page;
+                return bad(
+                    "max_size",
+                    bytes(max),
+                    format!(
+                        "is too small: without a min_size the lower bound is \
+                         {DEFAULT_LOWER_PAGES} pages ({lower} bytes with {page}-byte pages), so \
+                         max_size must be at least {lower} bytes; set a smaller \
+                         Options::min_size to go lower"
+                    ),
+                );
+            }
+            Some(min) if max < min.max(min_lower).max(META_PAGES * page) => {
+                let lower = min.max(min_lower).max(META_PAGES * page);
+                return bad(
+                    "max_size",
+                    bytes(max),
+                    format!(
+                        "is too small: the file holds at least its three meta pages of \
+                         {page} bytes and min_size ({min} bytes), so max_size must be at least \
+                         {lower} bytes"
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if let Some(now) = self.now_size {
+            if now > max {
+                return bad(
+                    "initial_size",
+                    bytes(now),
+                    format!("is larger than max_size ({max} bytes)"),
+                );
+            }
+            if let Some(min) = self.min_size
+                && now < min
+            {
+                return bad(
+                    "initial_size",
+                    bytes(now),
+                    format!("is smaller than min_size ({min} bytes)"),
+                );
+            }
+        }
+        if let Some(step) = self.growth_step
+            && step > max
+        {
+            return bad(
+                "growth_step",
+                bytes(step),
+                format!("is larger than max_size ({max} bytes)"),
+            );
+        }
+        if let Some(shrink) = self.shrink_threshold
+            && shrink > max
+        {
+            return bad(
+                "shrink_threshold",
+                bytes(shrink),
+                format!("is larger than max_size ({max} bytes)"),
+            );
+        }
+        Ok(())
+    }
 }
+
+/// The default of [`Options::growth_step`]: 16 MiB.
+const DEFAULT_GROWTH_STEP: usize = 16 << 20;
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
@@ -584,21 +776,15 @@ impl<S: Schema> Bootstrap<S> {
     ///
     /// # Errors
     ///
+    /// [`Error::InvalidOption`] for an option libmdbx would refuse; [`Error::BadFile`] when
+    /// the path holds something of the wrong kind (a FIFO, device, socket or directory where
+    /// the data or lock file belongs) or a data file too short to be a database;
     /// [`Error::Open`] with a hint when the path is not a database, is locked, or is not
     /// writable; [`Error::Io`] when the directory cannot be created.
     pub fn begin(path: &Path, options: &Options) -> Result<Self> {
-        if !options.no_sub_dir && !options.read_only {
-            std::fs::create_dir_all(path).map_err(|source| Error::Io {
-                context: format!("creating the database directory `{}`", path.display()),
-                source,
-            })?;
-        }
+        options.validate(S::TABLES.len())?;
         let cfg = options.env_config(S::TABLES.len());
-        let env = Env::open(path, &cfg).map_err(|code| Error::Open {
-            path: path.to_path_buf(),
-            code: code.into(),
-            hint: open_hint(code, options.read_only),
-        })?;
+        let env = open_env(path, path, &cfg, !options.read_only)?;
         let txn = env.begin(options.read_only).map_err(|code| Error::Env {
             op: "begin the startup transaction",
             code: code.into(),
@@ -1006,6 +1192,177 @@ fn table_error(table: &'static str, op: &'static str, code: Code) -> Error {
     }
 }
 
+/// The smallest data file that can hold a database: three meta pages of the smallest page size.
+/// A shorter one that is not empty is truncated or not a database.
+const MIN_DATA_FILE: u64 = (ffi::limits::META_PAGES * ffi::limits::MIN_PAGE_SIZE) as u64;
+
+/// Data files at least this long are never short for libmdbx's meta-page reads: it reads
+/// 256 bytes at up to twice the page size (at most 64 KiB), so a read-write open cannot take
+/// one of them for a new database.
+const PROBE_BELOW: u64 = (ffi::limits::META_PAGES * ffi::limits::MAX_PAGE_SIZE) as u64;
+
+/// What a path holds, as the open that follows sees it (symbolic links followed).
+fn kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+/// `metadata` of `path`, `None` when nothing is there. Other failures (permissions) are left
+/// for libmdbx to report with its own code.
+fn metadata(path: &Path) -> Option<std::fs::Metadata> {
+    std::fs::metadata(path).ok()
+}
+
+fn bad_file(path: &Path, found: String, advice: &'static str) -> Error {
+    Error::BadFile {
+        path: path.to_path_buf(),
+        found,
+        advice,
+    }
+}
+
+fn too_short(data: &Path, len: u64) -> Error {
+    bad_file(
+        data,
+        format!(
+            "the data file is {len} bytes, too short to hold the three meta pages an MDBX \
+             database starts with"
+        ),
+        "it is truncated or not a database, and was left untouched: restore it from a backup \
+         (or move it away to start a new, empty database)",
+    )
+}
+
+/// The data file and lock file of the database at `path`, as libmdbx names them: `mdbx.dat` and
+/// `mdbx.lck` in the directory `path`, or with `no_sub_dir` the file `path` and `path-lck`.
+fn database_files(path: &Path, no_sub_dir: bool) -> (PathBuf, PathBuf) {
+    if no_sub_dir {
+        let mut lock = path.as_os_str().to_os_string();
+        lock.push("-lck");
+        (path.to_path_buf(), PathBuf::from(lock))
+    } else {
+        (path.join("mdbx.dat"), path.join("mdbx.lck"))
+    }
+}
+
+/// Checks what is at the database's paths before libmdbx opens anything: the directory (when
+/// the path is one), the data file and the lock file must each be missing or of the right kind
+/// (opening a FIFO would block forever; a device or socket is no database), and a data file
+/// that is not empty must be long enough for its meta pages. Returns the data file's length,
+/// `None` when it does not exist.
+fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<u64>> {
+    if !no_sub_dir
+        && let Some(meta) = metadata(path)
+        && !meta.is_dir()
+    {
+        return Err(bad_file(
+            path,
+            format!("it is {}, not a directory", kind(&meta.file_type())),
+            "without `Options::no_sub_dir` the path is a directory holding the data file \
+             `mdbx.dat`; to open a data file itself, set `Options::no_sub_dir(true)`",
+        ));
+    }
+    let (data, lock) = database_files(path, no_sub_dir);
+    let len = match metadata(&data) {
+        None => None,
+        Some(meta) if meta.is_file() => Some(meta.len()),
+        Some(meta) => {
+            let advice = if !no_sub_dir {
+                "a database directory holds its data file `mdbx.dat` as a regular file: check \
+                 the path, or move this one away"
+            } else if meta.is_dir() {
+                "with `Options::no_sub_dir(true)` the path is the data file itself; to open a \
+                 database directory, leave `no_sub_dir` off"
+            } else {
+                "with `Options::no_sub_dir(true)` the path is the data file itself, a regular \
+                 file: check the path"
+            };
+            return Err(bad_file(
+                &data,
+                format!("it is {}, not a regular file", kind(&meta.file_type())),
+                advice,
+            ));
+        }
+    };
+    if let Some(meta) = metadata(&lock)
+        && !meta.is_file()
+    {
+        return Err(bad_file(
+            &lock,
+            format!("it is {}, not a regular file", kind(&meta.file_type())),
+            "this is where libmdbx keeps the database's lock file (its reader table): move it \
+             away (libmdbx creates a missing lock file) or check the path",
+        ));
+    }
+    match len {
+        Some(0) if read_only => Err(bad_file(
+            &data,
+            "the data file is empty (0 bytes)".to_string(),
+            "no database was ever written to it, and a read-only open does not create one: \
+             open it read-write once, or check the path",
+        )),
+        Some(len) if len > 0 && len < MIN_DATA_FILE => Err(too_short(&data, len)),
+        _ => Ok(len),
+    }
+}
+
+/// Opens the environment at `path` after [`check_files`]; `shown` is the path errors name.
+/// With `create_dir` (a read-write open of a database directory) the directory is created
+/// first. Only a missing or empty data file becomes a new database: libmdbx initialises any
+/// data file it cannot read three meta pages from, so before a read-write open of a short file
+/// libmdbx first opens it read-only ([`Env::probe_read_only`]), which reports the short read
+/// (`ENODATA`) instead, and the file is refused untouched.
+pub(crate) fn open_env(
+    path: &Path,
+    shown: &Path,
+    cfg: &EnvConfig,
+    create_dir: bool,
+) -> Result<Env> {
+    let len = check_files(path, cfg.no_sub_dir, cfg.read_only)?;
+    if create_dir && !cfg.no_sub_dir {
+        std::fs::create_dir_all(path).map_err(|source| Error::Io {
+            context: format!("creating the database directory `{}`", path.display()),
+            source,
+        })?;
+    }
+    let data = database_files(path, cfg.no_sub_dir).0;
+    if !cfg.read_only
+        && let Some(len) = len.filter(|&len| len > 0 && len < PROBE_BELOW)
+        && Env::probe_read_only(path, cfg) == Err(Code::ENODATA)
+    {
+        return Err(too_short(&data, len));
+    }
+    Env::open(path, cfg).map_err(|code| match len {
+        Some(len) if len > 0 && code == Code::ENODATA => too_short(&data, len),
+        _ => Error::Open {
+            path: shown.to_path_buf(),
+            code: code.into(),
+            hint: open_hint(code, cfg.read_only),
+        },
+    })
+}
+
 pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
     match code {
         c if c == Code::INVALID => {
@@ -1027,6 +1384,14 @@ pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
              `Arc`) instead of opening it again"
         }
         c if c == Code::EACCESS => "permission denied; check the file's owner and mode",
+        c if c == Code::ENOMEM => {
+            "libmdbx reserves address space for the whole `Options::max_size` when it opens the \
+             file: lower it"
+        }
+        c if c == Code::TOO_LARGE => {
+            "the size bounds are beyond what the database's page size allows (2^31 pages): \
+             lower `Options::max_size`"
+        }
         _ => "",
     }
 }

@@ -221,6 +221,34 @@ pub enum Error {
         hint: &'static str,
     },
 
+    /// What is at the database's path cannot be opened as a database, found before libmdbx
+    /// touched it: a FIFO, socket, device or directory where the data file or the lock file
+    /// belongs, a file where the database directory belongs, an empty data file opened
+    /// read-only, or a data file too short to hold a database's meta pages (truncated, or not a
+    /// database). Nothing was created or changed.
+    #[error("cannot open `{path}`: {found}; {advice}")]
+    BadFile {
+        /// The file or directory that was checked (the data file, the lock file or the
+        /// database directory).
+        path: PathBuf,
+        /// What was found there.
+        found: String,
+        /// What to do.
+        advice: &'static str,
+    },
+
+    /// An [`Options`](crate::Options) value is outside what libmdbx accepts (alone or with the
+    /// other options); refused before libmdbx is called.
+    #[error("invalid `Options::{option}`: {value} {problem}")]
+    InvalidOption {
+        /// The setter, e.g. `page_size`.
+        option: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong with it and the valid range.
+        problem: String,
+    },
+
     /// A table's stored flags or codec descriptors differ from its declaration.
     #[error(
         "table `{table}`: stored {what} is `{stored}` but the schema declares `{declared}`; \

@@ -431,8 +431,67 @@ pub fn branchy_key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     unsafe { byte_key_cmp(&a, &b) }.cmp(&0)
 }
 
+/// libmdbx's limits, for checking `Options` before an environment is created.
+pub(crate) mod limits {
+    use super::sys;
+
+    /// `MDBX_MIN_PAGESIZE`.
+    pub const MIN_PAGE_SIZE: usize = sys::MDBX_MIN_PAGESIZE as usize;
+    /// `MDBX_MAX_PAGESIZE`.
+    pub const MAX_PAGE_SIZE: usize = sys::MDBX_MAX_PAGESIZE as usize;
+    /// `MDBX_MAX_DBI`: named tables per environment (`MDBX_opt_max_db` refuses more).
+    pub const MAX_TABLES: u64 = sys::MDBX_MAX_DBI as u64;
+    /// `MDBX_READERS_LIMIT` (in libmdbx's internals, not in `mdbx.h`): `MDBX_opt_max_readers`
+    /// accepts 1 to this many.
+    pub const MAX_READERS: u32 = 32767;
+    /// `NUM_METAS`: every data file starts with three meta pages.
+    pub const META_PAGES: usize = 3;
+    /// Pages in the lower size bound libmdbx picks when none is given (`MDBX_WORDBITS`).
+    pub const DEFAULT_LOWER_PAGES: usize = usize::BITS as usize;
+    /// `MAX_PAGENO + 1`: pages a database can hold.
+    pub const MAX_PAGES: u64 = 1 << 31;
+
+    /// The page size libmdbx uses when none is given: the OS page size, within the limits.
+    pub fn default_page_size() -> usize {
+        // SAFETY: a pure function of libmdbx's globals, which its library constructor sets
+        // before any Rust code runs.
+        unsafe { sys::mdbx_default_pagesize() }
+    }
+
+    /// The largest database, in bytes, with pages of `page_size` (a valid page size):
+    /// `MAX_PAGES` pages, capped by the most libmdbx maps (less under Valgrind).
+    pub fn max_db_size(page_size: usize) -> usize {
+        // SAFETY: a pure function of its argument and libmdbx's globals (set by its library
+        // constructor); it returns -1 for an invalid page size, which becomes 0 here.
+        let bytes = unsafe { sys::mdbx_limits_dbsize_max(page_size as isize) };
+        usize::try_from(bytes).unwrap_or(0)
+    }
+}
+
+impl Code {
+    /// A short read: for an open, the data file is too short for the meta pages libmdbx read.
+    pub const ENODATA: Code = Code(sys::MDBX_ENODATA);
+    /// Out of memory, or of address space for the map.
+    pub const ENOMEM: Code = Code(sys::MDBX_ENOMEM);
+    /// A size beyond libmdbx's limits.
+    pub const TOO_LARGE: Code = Code(sys::MDBX_TOO_LARGE);
+}
+
 impl Env {
     pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
+        Env::open_as(path, cfg, false)
+    }
+
+    /// Opens the environment read-only (`MDBX_RDONLY`: libmdbx never creates or initialises a
+    /// database then) but configured as `cfg`'s read-write open would be, geometry and page size
+    /// included, so libmdbx reads the meta pages at the same offsets; then closes it. An
+    /// `ENODATA` from it means a read-write open would have found the file too short and
+    /// initialised it as a new database.
+    pub fn probe_read_only(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
+        Env::open_as(path, cfg, true).map(drop)
+    }
+
+    fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         route_logging();
         let cpath = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| Code::EINVAL)?;
         let mut raw: *mut sys::MDBX_env = ptr::null_mut();
@@ -457,7 +516,7 @@ impl Env {
                     readers,
                 ))?;
             }
-            if !cfg.read_only {
+            if !cfg.read_only || probe {
                 check(sys::mdbx_env_set_geometry(
                     env.ptr.as_ptr(),
                     lower,
@@ -476,13 +535,13 @@ impl Env {
             Durability::SafeNoSync => sys::MDBX_SAFE_NOSYNC,
             Durability::UtterlyNoSync => sys::MDBX_UTTERLY_NOSYNC,
         };
-        if cfg.read_only {
+        if cfg.read_only || probe {
             flags |= sys::MDBX_RDONLY;
         }
-        if cfg.exclusive {
+        if cfg.exclusive && !probe {
             flags |= sys::MDBX_EXCLUSIVE;
         }
-        if cfg.write_map {
+        if cfg.write_map && !probe {
             flags |= sys::MDBX_WRITEMAP;
         }
         if cfg.no_sub_dir {

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use crate::db::{Options, open_hint};
+use crate::db::{Options, open_env};
 use crate::error::{Error, Result};
 use crate::ffi::{self, Code, Env, RawTxn};
 use crate::txn::TableStat;
@@ -103,8 +103,9 @@ impl Inspector {
     ///
     /// # Errors
     ///
-    /// [`Error::Open`] with a hint when the path does not exist, is not an MDBX database, or is
-    /// already open in this process.
+    /// [`Error::BadFile`] when the path (or the data or lock file in it) is a FIFO, socket,
+    /// device, or a data file too short to be a database; [`Error::Open`] with a hint when the
+    /// path does not exist, is not an MDBX database, or is already open in this process.
     pub fn open(path: &Path) -> Result<Inspector> {
         // `DIR/mdbx.dat` is opened as `DIR`, so the lock file is the one the application uses
         // (`DIR/mdbx.lck`); a data file opened by itself would get a second lock file
@@ -115,20 +116,18 @@ impl Inspector {
             .then(|| path.parent())
             .flatten()
             .filter(|p| p.is_dir());
+        // Anything but a directory is taken for the data file itself: `open_env` names what it
+        // is when it is not a regular file (a FIFO would block the open forever).
         let (open_path, is_file) = match dir_of_dat {
             Some(dir) => (dir, false),
-            None => (path, path.is_file()),
+            None => (path, std::fs::metadata(path).is_ok_and(|m| !m.is_dir())),
         };
         let cfg = Options::new()
             .read_only(true)
             .no_sub_dir(is_file)
             .extra_tables(INSPECT_MAX_TABLES)
             .env_config(0);
-        let env = Env::open(open_path, &cfg).map_err(|code| Error::Open {
-            path: path.to_path_buf(),
-            code: code.into(),
-            hint: open_hint(code, true),
-        })?;
+        let env = open_env(open_path, path, &cfg, false)?;
         Ok(Inspector {
             env,
             path: path.to_path_buf(),
