@@ -9,7 +9,7 @@ mod key;
 mod value;
 
 pub use descriptor::Descriptor;
-pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
+pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value};
 
 use std::fmt;
