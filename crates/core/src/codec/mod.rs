@@ -5,10 +5,12 @@
 //! raw bytes ([`Raw`]), or one you write yourself.
 
 mod descriptor;
+mod dyn_value;
 mod key;
 mod value;
 
 pub use descriptor::Descriptor;
+pub use dyn_value::{DynValue, ValueShape};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value};
 
