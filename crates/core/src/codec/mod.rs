@@ -4,6 +4,7 @@
 //! key type's [`Ord`]. Values use a [`Value`] codec: serde + bincode 2 by default ([`Bincode`]),
 //! raw bytes ([`Raw`]), or one you write yourself.
 
+mod bincode_de;
 mod descriptor;
 mod dyn_value;
 mod key;
