@@ -1,5 +1,6 @@
 //! Per-call paths, so regressions show: a hot get through Tabula and through raw libmdbx, a
-//! pooled read-transaction begin/drop against a fresh raw begin/abort, and the appender.
+//! pooled read-transaction begin/drop against a fresh raw begin/abort, the appender, and a typed
+//! value's decode.
 //!
 //! `cargo bench -p tabula-bench` (the full seed workloads are the `tabula-bench` binary).
 
@@ -86,6 +87,52 @@ fn append(c: &mut Criterion) {
     group.finish();
 }
 
+/// The 60-byte serde value: what a typed `get` decodes after the lookup.
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Account {
+    nonce: u64,
+    balance: u64,
+    name: String,
+    flags: u32,
+    code_hash: [u8; 32],
+}
+
+/// Typed-value decode alone: Tabula's `Bincode<T>` codec against bincode 2's own decoder, plain
+/// and under the decode limit that used to guard Tabula's (`with_limit::<4096>`).
+fn value_decode(c: &mut Criterion) {
+    use tabula::Value;
+    let config = bincode::config::standard();
+    let value = Account {
+        nonce: 7,
+        balance: 1 << 40,
+        name: "alice the account holder".into(),
+        flags: 3,
+        code_hash: [0xab; 32],
+    };
+    let bytes = bincode::serde::encode_to_vec(&value, config).unwrap();
+    assert_eq!(tabula::Bincode::<Account>::decode(&bytes).unwrap(), value);
+    let mut group = c.benchmark_group("value_decode");
+    group.bench_function("tabula_bincode_codec", |b| {
+        b.iter(|| black_box(tabula::Bincode::<Account>::decode(black_box(&bytes)).unwrap()))
+    });
+    group.bench_function("bincode2_decode_from_slice", |b| {
+        b.iter(|| {
+            let (v, _): (Account, usize) =
+                bincode::serde::decode_from_slice(black_box(&bytes), config).unwrap();
+            black_box(v)
+        })
+    });
+    group.bench_function("bincode2_with_limit_4096", |b| {
+        b.iter(|| {
+            let (v, _): (Account, usize) =
+                bincode::serde::decode_from_slice(black_box(&bytes), config.with_limit::<4096>())
+                    .unwrap();
+            black_box(v)
+        })
+    });
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -96,6 +143,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = paths;
     config = config();
-    targets = hot_get, append
+    targets = hot_get, append, value_decode
 }
 criterion_main!(paths);

@@ -9,8 +9,9 @@ use serde_json::{Value as Json, json};
 use tabula_core::__private::{FoundTable, Inspector, META_TABLE, Snapshot};
 use tabula_migrate::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
 
-use crate::keys::KeyShape;
-use crate::values::ValueShape;
+use tabula_core::codec::{KeyShape, ValueShape};
+
+use crate::json::{example, json_bytes, key_from_json, key_to_json, value_to_json};
 use crate::{DumpFormat, Failure, Outcome, hex};
 
 /// Entries above which `check` shows a progress bar (when stderr is a terminal).
@@ -53,22 +54,21 @@ fn read_record(snap: &mut Snapshot<'_>, path: &Path) -> Result<Option<SchemaReco
 struct View {
     name: String,
     found: FoundTable,
-    key: KeyShape,
+    /// `None`: no descriptor is known, keys are hex strings.
+    key: Option<KeyShape>,
     value: Option<ValueShape>,
 }
 
 impl View {
     fn new(name: &str, found: FoundTable, record: Option<&TableRecord>) -> View {
         let key = if name == META_TABLE {
-            KeyShape::Str
+            Some(KeyShape::Str)
         } else {
-            record
-                .and_then(|r| KeyShape::parse(&r.key).ok())
-                .unwrap_or(KeyShape::Raw)
+            record.and_then(|r| KeyShape::parse(&r.key).ok())
         };
         let value = record
-            .and_then(|r| r.shape.as_deref())
-            .and_then(|s| ValueShape::parse(s).ok());
+            .and_then(|r| ValueShape::of_record(&r.value, r.shape.as_deref()).ok())
+            .flatten();
         View {
             name: name.to_owned(),
             found,
@@ -78,13 +78,16 @@ impl View {
     }
 
     fn parse_key(&self, text: &str) -> Result<Vec<u8>, Failure> {
-        let expected = || {
-            format!(
-                "table `{}` has keys of shape `{}`: give one as JSON, like {}",
+        let expected = || match &self.key {
+            Some(shape) => format!(
+                "table `{}` has keys of shape `{shape}`: give one as JSON, like {}",
                 self.name,
-                self.key,
-                self.key.example()
-            )
+                example(shape)
+            ),
+            None => format!(
+                "table `{}` has no recorded key shape: give the key as a hex string, like \"00ff\"",
+                self.name
+            ),
         };
         let json: Json = serde_json::from_str(text).map_err(|e| {
             Failure::Usage(format!(
@@ -92,7 +95,12 @@ impl View {
                 expected()
             ))
         })?;
-        self.key.encode(&json).map_err(|e| {
+        let encoded = match &self.key {
+            Some(shape) => key_from_json(shape, &json)
+                .and_then(|k| shape.encode(&k).map_err(|e| e.to_string())),
+            None => json_bytes(&json).ok_or_else(|| "not a hex string".to_string()),
+        };
+        encoded.map_err(|e| {
             Failure::Usage(format!(
                 "the key `{text}` does not fit: {e}; {}",
                 expected()
@@ -101,7 +109,13 @@ impl View {
     }
 
     fn key_json(&self, key: &[u8]) -> Result<Json, String> {
-        self.key.decode(key)
+        match &self.key {
+            Some(shape) => shape
+                .decode(key)
+                .map(|k| key_to_json(shape, &k))
+                .map_err(|e| e.to_string()),
+            None => Ok(Json::String(hex(key))),
+        }
     }
 
     fn value_json(&self, value: &[u8]) -> Result<Json, String> {
@@ -109,7 +123,10 @@ impl View {
             return serde_json::from_slice(value).or_else(|_| Ok(Json::String(hex(value))));
         }
         match &self.value {
-            Some(shape) => shape.decode(value),
+            Some(shape) => shape
+                .decode(value)
+                .map(|v| value_to_json(&v))
+                .map_err(|e| e.to_string()),
             None => Ok(Json::String(hex(value))),
         }
     }
@@ -630,7 +647,7 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
         pb.set_message(v.name.clone());
         let mut checked = 0u64;
         let mut bad = 0u64;
-        let decodes_keys = v.key != KeyShape::Raw;
+        let decodes_keys = v.key.is_some();
         let decodes_values = v.value.is_some() || v.name == META_TABLE;
         snap.walk(&v.found, None, None, false, |key, value| {
             checked += 1;

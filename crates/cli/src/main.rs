@@ -10,8 +10,7 @@
 //! table, a key that does not parse for the table's key descriptor).
 
 mod commands;
-mod keys;
-mod values;
+mod json;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

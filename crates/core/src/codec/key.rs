@@ -11,6 +11,9 @@ use super::{DecodeError, Descriptor};
 
 mod bytes;
 mod composite;
+mod dynamic;
+
+pub use dynamic::{DynKey, KeyShape};
 
 /// Bytes of an encoded key: on the stack up to 64 bytes, on the heap beyond.
 ///

@@ -4,12 +4,15 @@
 //! key type's [`Ord`]. Values use a [`Value`] codec: serde + bincode 2 by default ([`Bincode`]),
 //! raw bytes ([`Raw`]), or one you write yourself.
 
+mod bincode_de;
 mod descriptor;
+mod dyn_value;
 mod key;
 mod value;
 
 pub use descriptor::Descriptor;
-pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
+pub use dyn_value::{DynValue, ValueShape};
+pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value};
 
 use std::fmt;

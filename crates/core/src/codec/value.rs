@@ -91,17 +91,12 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
         Ok(scratch)
     }
 
+    /// Decodes with Tabula's own reader of bincode's format (`bincode_de.rs`): lengths are
+    /// checked against the input before anything is allocated, so a damaged value is an error,
+    /// never an allocation that aborts, at no cost to valid ones.
     #[inline]
     fn decode(bytes: &[u8]) -> Result<T, DecodeError> {
-        let (value, used) =
-            decode_bounded(bytes).map_err(|e| DecodeError::new(format!("bincode: {e}")))?;
-        if used != bytes.len() {
-            return Err(DecodeError::new(format!(
-                "bincode: {} byte(s) left over after the value",
-                bytes.len() - used
-            )));
-        }
-        Ok(value)
+        super::bincode_de::decode(bytes)
     }
 
     /// The serde data model of `T` as traced by `serde-reflection`, as JSON.
@@ -161,37 +156,6 @@ fn enums_complete(registry: &serde_reflection::Registry) -> bool {
             .all(|(i, &index)| index as usize == i),
         _ => true,
     })
-}
-
-/// Decoded bytes per input byte that a valid encoding can claim: bincode counts an integer as
-/// its in-memory size (a `u128` is 16) even when its varint takes one byte; strings and byte
-/// strings claim their length, which the input must hold.
-const MAX_CLAIM_PER_BYTE: usize = 16;
-
-/// `bincode::serde::decode_from_slice` with a limit on what the decoder may claim (and so
-/// allocate), scaled to the input: a damaged length prefix (`u64::MAX` bytes of string) is an
-/// error instead of an allocation that aborts the process. bincode's limit is a const
-/// generic, so the input length picks one of a few power-of-16 buckets; a valid encoding never
-/// reaches its bucket's limit, and a damaged one allocates at most that limit (at most 256
-/// times its input plus 4 KiB).
-#[inline]
-fn decode_bounded<T: DeserializeOwned>(
-    bytes: &[u8],
-) -> Result<(T, usize), bincode::error::DecodeError> {
-    let need = bytes
-        .len()
-        .saturating_mul(MAX_CLAIM_PER_BYTE)
-        .saturating_add(64);
-    macro_rules! bucket {
-        ($($limit:expr),*) => {$(
-            if need <= $limit {
-                return bincode::serde::decode_from_slice(bytes, BINCODE.with_limit::<{ $limit }>());
-            }
-        )*};
-    }
-    bucket!(1 << 12, 1 << 16, 1 << 20, 1 << 24, 1 << 28, 1 << 30);
-    // Values over 64 MiB (rare in libmdbx, whose values stop at 2 GiB): no limit.
-    bincode::serde::decode_from_slice(bytes, BINCODE)
 }
 
 /// Values stored as the bytes given: `Vec<u8>` in and out, no encoding.

@@ -27,7 +27,7 @@ const TERMINATOR: u8 = 0x00;
 
 /// Appends `bytes` as a key part: raw when `last`, escaped and terminated otherwise.
 #[inline]
-fn encode_bytes_part(bytes: &[u8], out: &mut KeyBuf, last: bool) {
+pub(crate) fn encode_bytes_part(bytes: &[u8], out: &mut KeyBuf, last: bool) {
     if last {
         out.extend_from_slice(bytes);
         return;
@@ -45,7 +45,11 @@ fn encode_bytes_part(bytes: &[u8], out: &mut KeyBuf, last: bool) {
 
 /// Takes a byte-string part from the front of `input`: everything when `last`, otherwise up to
 /// and including the terminator, undoing the escapes. `what` names the type in errors.
-fn decode_bytes_part(input: &mut &[u8], last: bool, what: &str) -> Result<Vec<u8>, DecodeError> {
+pub(crate) fn decode_bytes_part(
+    input: &mut &[u8],
+    last: bool,
+    what: &str,
+) -> Result<Vec<u8>, DecodeError> {
     if last {
         let all = input.to_vec();
         *input = &[];

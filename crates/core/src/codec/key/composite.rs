@@ -13,9 +13,9 @@ use super::{AsKey, HasPrefix, Key, KeyBuf, take_array};
 use crate::codec::{DecodeError, Descriptor};
 
 /// Tag byte of `None`; sorts before [`SOME`], as `None < Some(_)`.
-const NONE: u8 = 0;
+pub(crate) const NONE: u8 = 0;
 /// Tag byte of `Some`, followed by the value.
-const SOME: u8 = 1;
+pub(crate) const SOME: u8 = 1;
 
 impl<K: Key, A: AsKey<K>> AsKey<Option<K>> for Option<A> {
     type Encoded<'a>
