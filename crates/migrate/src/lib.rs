@@ -70,6 +70,15 @@
 //!   operation's progress (the last key done) in the meta table, so a crash or kill resumes after
 //!   the last batch, with nothing lost or duplicated. The tables stay unpublished until every
 //!   step is done.
+//! - That progress belongs to one exact step declaration: it is recorded with the step's name
+//!   and checksum, and resumed only by a step with both unchanged. A step changed while it was
+//!   interrupted is refused, naming the step: restore the declaration that was running, open
+//!   once to let it finish, then put the change in a new step.
+//! - While a step is in progress (interrupted after some batches) only a release that declares
+//!   it opens the file: any other refuses it, read-only too ("a migration to version N (`name`)
+//!   is in progress; open with the release that declares it to finish it"). The record is then
+//!   stored in a format that Tabula releases from before this rule refuse as well ("written by
+//!   a newer Tabula"), and returns to the format every release reads when the step is done.
 //! - [`plan`] tells what `open` would do without writing anything; [`Migrations::on_progress`]
 //!   (or `with_progress_bar` with the `progress` feature) shows progress; `tracing` events mark
 //!   each step begun and finished with counts and duration.
@@ -124,7 +133,8 @@ pub struct Report {
 /// - [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
 /// - [`Error::TableMissing`] when a read-only open lacks a declared table;
 /// - [`Error::SchemaRecord`] when the record is unreadable or from a newer Tabula;
-/// - [`Error::Migration`] when the database was migrated past version 1.
+/// - [`Error::Migration`] when the database was migrated past version 1, or a migration step
+///   is in progress (interrupted) in it: only the release that declares the step may open it.
 ///
 /// Nothing is written when an error is returned.
 pub fn open<S: Schema>(path: impl AsRef<Path>, options: Options) -> Result<Db<S>> {
@@ -150,7 +160,9 @@ pub fn open_with_report<S: Schema>(
 ///
 /// As [`open`], plus [`Error::Migration`] when the database is newer than the code, a recorded
 /// step differs from the code, a step cannot run, or steps are pending on a read-only open. A
-/// step interrupted by an error keeps the batches it committed and resumes at the next open.
+/// step interrupted by an error (or a crash) keeps the batches it committed and resumes at the
+/// next open by code that declares it unchanged; code that declares it differently, or not at
+/// all, gets [`Error::Migration`] naming the step and what to do, and opens nothing.
 pub fn open_with<S: Schema>(
     path: impl AsRef<Path>,
     options: Options,
@@ -565,7 +577,8 @@ pub struct Plan {
     pub target: u32,
     /// Steps that would run, in order.
     pub pending: Vec<PlannedStep>,
-    /// Whether a step was interrupted and would resume.
+    /// Whether a step was interrupted and would resume where it stopped (the code declares it
+    /// unchanged; otherwise `plan` returns the refusal `open_with` would give).
     pub resumes: bool,
     /// Schema tables that would be created.
     pub create: Vec<&'static str>,
@@ -629,7 +642,8 @@ impl std::fmt::Display for Plan {
 /// # Errors
 ///
 /// The refusals [`open_with`] would give for the migration history (newer database, changed
-/// step), and [`Error::Open`] for a path that is not a database.
+/// step, an interrupted step this code does not declare or declares differently), and
+/// [`Error::Open`] for a path that is not a database.
 pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Result<Plan> {
     let path = path.as_ref();
     let target = migrations.version();
