@@ -70,6 +70,15 @@
 //!   operation's progress (the last key done) in the meta table, so a crash or kill resumes after
 //!   the last batch, with nothing lost or duplicated. The tables stay unpublished until every
 //!   step is done.
+//! - That progress belongs to one exact step declaration: it is recorded with the step's name
+//!   and checksum, and resumed only by a step with both unchanged. A step changed while it was
+//!   interrupted is refused, naming the step: restore the declaration that was running, open
+//!   once to let it finish, then put the change in a new step.
+//! - While a step is in progress (interrupted after some batches) only a release that declares
+//!   it opens the file: any other refuses it, read-only too ("a migration to version N (`name`)
+//!   is in progress; open with the release that declares it to finish it"). The record is then
+//!   stored in a format that Tabula releases from before this rule refuse as well ("written by
+//!   a newer Tabula"), and returns to the format every release reads when the step is done.
 //! - [`plan`] tells what `open` would do without writing anything; [`Migrations::on_progress`]
 //!   (or `with_progress_bar` with the `progress` feature) shows progress; `tracing` events mark
 //!   each step begun and finished with counts and duration.
@@ -85,14 +94,15 @@ use std::path::Path;
 use std::time::Instant;
 
 pub use record::{
-    AppliedStep, RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord,
+    AppliedStep, RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, StepProgress,
+    TableRecord,
 };
 pub use run::MigrationTx;
 pub use steps::{DEFAULT_BATCH, Migrations, Progress, Step};
 use tabula_core::__private::{Bootstrap, META_TABLE};
 use tabula_core::{Db, Error, Options, Result, Schema, TableFlags, TableInfo};
 
-use crate::record::{PROGRESS_KEY, ProgressRecord};
+use crate::record::{LegacyProgress, PROGRESS_KEY};
 use crate::steps::Op;
 
 /// What the startup step did, for logs and tests.
@@ -123,7 +133,8 @@ pub struct Report {
 /// - [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
 /// - [`Error::TableMissing`] when a read-only open lacks a declared table;
 /// - [`Error::SchemaRecord`] when the record is unreadable or from a newer Tabula;
-/// - [`Error::Migration`] when the database was migrated past version 1.
+/// - [`Error::Migration`] when the database was migrated past version 1, or a migration step
+///   is in progress (interrupted) in it: only the release that declares the step may open it.
 ///
 /// Nothing is written when an error is returned.
 pub fn open<S: Schema>(path: impl AsRef<Path>, options: Options) -> Result<Db<S>> {
@@ -149,7 +160,9 @@ pub fn open_with_report<S: Schema>(
 ///
 /// As [`open`], plus [`Error::Migration`] when the database is newer than the code, a recorded
 /// step differs from the code, a step cannot run, or steps are pending on a read-only open. A
-/// step interrupted by an error keeps the batches it committed and resumes at the next open.
+/// step interrupted by an error (or a crash) keeps the batches it committed and resumes at the
+/// next open by code that declares it unchanged; code that declares it differently, or not at
+/// all, gets [`Error::Migration`] naming the step and what to do, and opens nothing.
 pub fn open_with<S: Schema>(
     path: impl AsRef<Path>,
     options: Options,
@@ -167,30 +180,32 @@ pub fn open_with<S: Schema>(
         record.version = migrations.version();
     } else {
         let pending = pending_steps(&record, migrations)?;
+        let legacy = read_legacy_progress(&mut boot)?;
+        let mut resume = resume_state(&record, legacy, &pending, migrations)?;
         if let Some(first) = pending.first()
             && boot.is_read_only()
         {
+            let interrupted = match &resume {
+                Some(p) => format!(
+                    " (step {} `{}` was interrupted after {} entries of operation {} and \
+                     resumes there)",
+                    p.version,
+                    p.name,
+                    p.done,
+                    p.op + 1
+                ),
+                None => String::new(),
+            };
             return Err(Error::Migration {
                 version: first.version,
                 step: first.name.to_string(),
                 message: format!(
-                    "{} migration step(s) are pending and a read-only open cannot apply them; \
-                     open the database read-write once",
+                    "{} migration step(s) are pending{interrupted} and a read-only open cannot \
+                     apply them; open the database read-write once",
                     pending.len()
                 ),
             });
         }
-        let mut resume: Option<ProgressRecord> = match boot.meta_get(PROGRESS_KEY)? {
-            Some(bytes) => {
-                Some(
-                    serde_json::from_slice(&bytes).map_err(|e| Error::SchemaRecord {
-                        path: path.to_path_buf(),
-                        message: format!("the migration progress record does not parse ({e})"),
-                    })?,
-                )
-            }
-            None => None,
-        };
         for step in pending {
             run::apply_step(&mut boot, step, &mut record, resume.take(), migrations)?;
             report.applied.push((step.version, step.name));
@@ -257,8 +272,9 @@ pub fn open_with<S: Schema>(
     }
 
     report.version = record.version;
+    record.settle_format();
     if !boot.is_read_only() && stored.as_ref() != Some(&record) {
-        let bytes = serde_json::to_vec(&record).expect("a schema record always serialises");
+        let bytes = record.encode();
         boot.meta_put(SCHEMA_RECORD_KEY, &bytes)?;
         report.record_written = true;
     }
@@ -335,6 +351,152 @@ fn pending_steps<'m>(record: &SchemaRecord, migrations: &'m Migrations) -> Resul
         .filter(|s| s.version > record.version)
         .map(|s| &**s)
         .collect())
+}
+
+/// Reads the progress record an interrupted step left under [`PROGRESS_KEY`] when it ran under
+/// a Tabula release from before [`StepProgress`].
+fn read_legacy_progress<S: Schema>(boot: &mut Bootstrap<S>) -> Result<Option<LegacyProgress>> {
+    let Some(bytes) = boot.meta_get(PROGRESS_KEY)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| Error::SchemaRecord {
+            path: boot.path().to_path_buf(),
+            message: format!(
+                "the migration progress record (`{META_TABLE}[\"{PROGRESS_KEY}\"]`) does not \
+                 parse ({e}); the meta table may be damaged"
+            ),
+        })
+}
+
+/// The interrupted step to resume, if any, after checking that it is exactly the step the code
+/// declares and the first one pending. Progress belongs to one declaration: resuming it with
+/// another would skip the entries it counts as done, so every doubt is a refusal.
+fn resume_state(
+    record: &SchemaRecord,
+    legacy: Option<LegacyProgress>,
+    pending: &[&Step],
+    migrations: &Migrations,
+) -> Result<Option<StepProgress>> {
+    let declared = |version: u32| migrations.steps.iter().find(|s| s.version == version);
+    let not_declared = |version: u32, name: &str| Error::Migration {
+        version,
+        step: name.to_string(),
+        message: format!(
+            "a migration to version {version} (`{name}`) is in progress; open with the release \
+             that declares it to finish it. The database is at version {} and this program \
+             does not declare step {version} (its steps reach version {}), so it cannot finish \
+             the step and must not open the half-migrated tables",
+            record.version,
+            migrations.version()
+        ),
+    };
+    let progress = match (&record.in_progress, legacy) {
+        (Some(p), _) => p,
+        (None, Some(old)) if old.version > record.version => {
+            // Written by a Tabula that did not record which declaration the progress belongs
+            // to: there is no way to tell whether this code's step is the one that ran.
+            let Some(step) = declared(old.version) else {
+                return Err(not_declared(
+                    old.version,
+                    "unnamed: recorded by an older Tabula",
+                ));
+            };
+            return Err(Error::Migration {
+                version: old.version,
+                step: step.name.to_string(),
+                message: format!(
+                    "a migration to version {} is in progress (interrupted after {} entries of \
+                     operation {}), recorded by an older Tabula that did not store the checksum \
+                     of the step's declaration, so this program cannot tell whether its step \
+                     {} `{}` is the declaration that was running, and resuming a different one \
+                     would skip entries. Open the database once with the build that began the \
+                     migration (it resumes and finishes the step), then open it with this one",
+                    old.version,
+                    old.done,
+                    old.op + 1,
+                    step.version,
+                    step.name
+                ),
+            });
+        }
+        // Stale progress of a step already applied: nothing to resume.
+        (None, _) => return Ok(None),
+    };
+    let (version, name) = (progress.version, progress.name.as_str());
+    if version <= record.version {
+        return Err(Error::Migration {
+            version,
+            step: name.to_string(),
+            message: format!(
+                "the schema record says the step is in progress but the database is already at \
+                 version {}; the record is inconsistent (the `{META_TABLE}` table may be damaged)",
+                record.version
+            ),
+        });
+    }
+    let Some(step) = declared(version) else {
+        return Err(not_declared(version, name));
+    };
+    if step.name != name {
+        return Err(Error::Migration {
+            version,
+            step: name.to_string(),
+            message: format!(
+                "a migration to version {version} (`{name}`) is in progress, but this program \
+                 declares step {version} as `{}`. The progress belongs to the declaration that \
+                 was running: restore step {version} `{name}` exactly as it was, open once to \
+                 let it finish, then make the change in a new step above version {version}",
+                step.name
+            ),
+        });
+    }
+    let checksum = step.checksum();
+    if checksum != progress.checksum {
+        return Err(Error::Migration {
+            version,
+            step: name.to_string(),
+            message: format!(
+                "a migration to version {version} (`{name}`) is in progress (interrupted after \
+                 {} entries of operation {}), but the step's declaration changed since it began \
+                 (checksum {} then, {checksum} now). The progress belongs to the declaration \
+                 that was running: restore that declaration, open once to let it finish, then \
+                 make the change in a new step above version {version}",
+                progress.done,
+                progress.op + 1,
+                progress.checksum
+            ),
+        });
+    }
+    if let Some(first) = pending.first()
+        && first.version != version
+    {
+        return Err(Error::Migration {
+            version,
+            step: name.to_string(),
+            message: format!(
+                "a migration to version {version} (`{name}`) is in progress, but this program \
+                 declares step {} `{}` below it, which the database has not applied and which \
+                 would have to run first. Finish the migration to version {version} with the \
+                 release that began it, and give new steps versions above the database's",
+                first.version, first.name
+            ),
+        });
+    }
+    if progress.op >= step.ops.len() {
+        return Err(Error::Migration {
+            version,
+            step: name.to_string(),
+            message: format!(
+                "the recorded progress is at operation {} but the step has {} operations; the \
+                 record is inconsistent (the `{META_TABLE}` table may be damaged)",
+                progress.op + 1,
+                step.ops.len()
+            ),
+        });
+    }
+    Ok(Some(progress.clone()))
 }
 
 fn check_record(
@@ -415,7 +577,8 @@ pub struct Plan {
     pub target: u32,
     /// Steps that would run, in order.
     pub pending: Vec<PlannedStep>,
-    /// Whether a step was interrupted and would resume.
+    /// Whether a step was interrupted and would resume where it stopped (the code declares it
+    /// unchanged; otherwise `plan` returns the refusal `open_with` would give).
     pub resumes: bool,
     /// Schema tables that would be created.
     pub create: Vec<&'static str>,
@@ -479,7 +642,8 @@ impl std::fmt::Display for Plan {
 /// # Errors
 ///
 /// The refusals [`open_with`] would give for the migration history (newer database, changed
-/// step), and [`Error::Open`] for a path that is not a database.
+/// step, an interrupted step this code does not declare or declares differently), and
+/// [`Error::Open`] for a path that is not a database.
 pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Result<Plan> {
     let path = path.as_ref();
     let target = migrations.version();
@@ -507,7 +671,8 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
     };
     plan.version = record.version;
     let pending = pending_steps(&record, migrations)?;
-    plan.resumes = boot.meta_get(PROGRESS_KEY)?.is_some();
+    let legacy = read_legacy_progress(&mut boot)?;
+    plan.resumes = resume_state(&record, legacy, &pending, migrations)?.is_some();
     // Simulate the steps on table names and records.
     let mut names: BTreeSet<String> = record.tables.keys().cloned().collect();
     for info in S::TABLES {

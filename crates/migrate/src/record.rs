@@ -8,11 +8,21 @@ use tabula_core::TableInfo;
 /// The meta-table key of the schema record.
 pub const SCHEMA_RECORD_KEY: &str = "schema";
 
-/// The meta-table key of an unfinished migration step's progress.
-pub const PROGRESS_KEY: &str = "migration-progress";
+/// The meta-table key under which Tabula releases before [`StepProgress`] kept an unfinished
+/// migration step's progress. Read only to refuse such progress (it names no declaration) and
+/// deleted when a step finishes.
+pub(crate) const PROGRESS_KEY: &str = "migration-progress";
 
-/// The schema record format this version writes and reads.
-pub const RECORD_FORMAT: u32 = 1;
+/// The newest schema record format this version reads.
+///
+/// A record is written in format 1, which every Tabula reads, except while a migration step is
+/// in progress ([`SchemaRecord::in_progress`] is set): then it is written in format 2, so that
+/// a Tabula from before this format refuses the half-migrated file ("written by a newer
+/// Tabula") instead of opening it.
+pub const RECORD_FORMAT: u32 = 2;
+
+/// The format of a record with no migration step in progress.
+const SETTLED_FORMAT: u32 = 1;
 
 /// What the meta table remembers about a database: its schema version, the migration steps
 /// applied to it, and every table Tabula created in it.
@@ -28,6 +38,11 @@ pub struct SchemaRecord {
     pub applied: Vec<AppliedStep>,
     /// Tables by name.
     pub tables: BTreeMap<String, TableRecord>,
+    /// The migration step that began and has not finished (it was interrupted): the next open
+    /// must finish it with the same declaration, and code that does not declare it refuses the
+    /// file. Stored only in format 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_progress: Option<StepProgress>,
 }
 
 fn one() -> u32 {
@@ -67,11 +82,28 @@ impl SchemaRecord {
 
     pub(crate) fn empty() -> Self {
         SchemaRecord {
-            format: RECORD_FORMAT,
+            format: SETTLED_FORMAT,
             version: 1,
             applied: Vec::new(),
             tables: BTreeMap::new(),
+            in_progress: None,
         }
+    }
+
+    /// Sets `format` to what the record must be written as: 2 while a step is in progress (a
+    /// Tabula without [`in_progress`](Self::in_progress) refuses it), 1 otherwise.
+    pub(crate) fn settle_format(&mut self) {
+        self.format = if self.in_progress.is_some() {
+            RECORD_FORMAT
+        } else {
+            SETTLED_FORMAT
+        };
+    }
+
+    /// The bytes to store, in the format [`settle_format`](Self::settle_format) picks.
+    pub(crate) fn encode(&mut self) -> Vec<u8> {
+        self.settle_format();
+        serde_json::to_vec(self).expect("a schema record always serialises")
     }
 }
 
@@ -115,15 +147,35 @@ impl TableRecord {
     }
 }
 
-/// Where an interrupted migration step stands; written in the same transaction as each batch.
+/// Where a migration step that has begun stands, and which exact declaration it belongs to;
+/// written in the schema record in the same transaction as each batch, cleared with the
+/// transaction that records the step as applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct ProgressRecord {
-    /// The step's version.
+#[non_exhaustive]
+pub struct StepProgress {
+    /// The version the step migrates to.
     pub version: u32,
+    /// The step's name.
+    pub name: String,
+    /// The checksum of the step's declaration ([`Step::checksum`](crate::Step::checksum)):
+    /// the progress is resumed only by a step with this checksum.
+    pub checksum: String,
     /// Operations before this index are complete.
     pub op: usize,
     /// The last source key (stored bytes) whose entries are done, for the operation at `op`.
     pub after: Option<Vec<u8>>,
+    /// Entries done in that operation.
+    pub done: u64,
+}
+
+/// The progress record of Tabula releases before [`StepProgress`], under [`PROGRESS_KEY`]: it
+/// names the step's version only.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct LegacyProgress {
+    /// The step's version.
+    pub version: u32,
+    /// Operations before this index are complete.
+    pub op: usize,
     /// Entries done in that operation.
     pub done: u64,
 }

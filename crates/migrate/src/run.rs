@@ -8,7 +8,7 @@ use tabula_core::__private::{
 };
 use tabula_core::{Error, KeyHex, Result, Schema, Table, TableFlags};
 
-use crate::record::{AppliedStep, PROGRESS_KEY, ProgressRecord, SCHEMA_RECORD_KEY, SchemaRecord};
+use crate::record::{AppliedStep, PROGRESS_KEY, SCHEMA_RECORD_KEY, SchemaRecord, StepProgress};
 use crate::steps::{Migrations, Op, Progress, Step};
 
 /// What the executor needs from the startup transaction; object-safe so [`MigrationTx`] does not
@@ -182,23 +182,36 @@ fn step_error(step: &Step, message: String) -> Error {
     }
 }
 
-fn save<A: Access>(a: &mut A, record: &SchemaRecord) -> Result<()> {
-    let bytes = serde_json::to_vec(record).expect("a schema record always serialises");
+fn save<A: Access>(a: &mut A, record: &mut SchemaRecord) -> Result<()> {
+    let bytes = record.encode();
     a.meta_put(SCHEMA_RECORD_KEY, &bytes)
 }
 
-/// Applies one step, resuming from `resume` when it is this step's progress. Commits at every
-/// batch and at the end; returns the number of entries rewritten.
+/// Applies one step, resuming from `resume`, which the caller has checked belongs to this exact
+/// declaration (`crate::resume_state`). Commits at every batch, with the record marking the step
+/// in progress, and at the end, with the step recorded as applied; returns the number of
+/// entries rewritten.
 pub(crate) fn apply_step<A: Access>(
     a: &mut A,
     step: &Step,
     record: &mut SchemaRecord,
-    resume: Option<ProgressRecord>,
+    resume: Option<StepProgress>,
     migrations: &Migrations,
 ) -> Result<u64> {
     let started = Instant::now();
-    let resume = resume.filter(|p| p.version == step.version);
+    debug_assert!(resume.as_ref().is_none_or(|p| p.version == step.version
+        && p.name == step.name
+        && p.checksum == step.checksum()));
     let first_op = resume.as_ref().map_or(0, |p| p.op);
+    // Every commit before the step is recorded as applied carries this marker.
+    record.in_progress = Some(resume.clone().unwrap_or_else(|| StepProgress {
+        version: step.version,
+        name: step.name.to_string(),
+        checksum: step.checksum(),
+        op: 0,
+        after: None,
+        done: 0,
+    }));
     tracing::info!(
         version = step.version,
         step = step.name,
@@ -211,6 +224,7 @@ pub(crate) fn apply_step<A: Access>(
         entries += apply_op(a, step, index, op, record, from, migrations)?;
     }
     record.version = step.version;
+    record.in_progress = None;
     record.applied.push(AppliedStep {
         version: step.version,
         name: step.name.to_string(),
@@ -235,7 +249,7 @@ fn apply_op<A: Access>(
     index: usize,
     op: &Op,
     record: &mut SchemaRecord,
-    resume: Option<&ProgressRecord>,
+    resume: Option<&StepProgress>,
     migrations: &Migrations,
 ) -> Result<u64> {
     match op {
@@ -337,14 +351,13 @@ fn apply_op<A: Access>(
                 }
                 done += batch.len() as u64;
                 after = Some(last);
-                let progress = ProgressRecord {
-                    version: step.version,
-                    op: index,
-                    after: after.clone(),
-                    done,
-                };
-                let bytes = serde_json::to_vec(&progress).expect("progress serialises");
-                a.meta_put(PROGRESS_KEY, &bytes)?;
+                let progress = record
+                    .in_progress
+                    .as_mut()
+                    .expect("apply_step marks the step in progress");
+                progress.op = index;
+                progress.after = after.clone();
+                progress.done = done;
                 save(a, record)?;
                 a.checkpoint()?;
                 if let Some(f) = &migrations.progress {
