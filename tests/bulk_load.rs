@@ -1,14 +1,9 @@
 //! `Db::bulk_load`: sorted entries in self-committing batches, flushed once at the end.
 //!
-//! Real libmdbx environments in temp dirs (capped at 1 GiB so valgrind can reserve them). The
-//! crash test runs this binary again as a child (`TABULA_BULK_CHILD=<dir>`) that bulk-loads
-//! until the parent SIGKILLs it, like `tests/crash.rs`.
+//! Real libmdbx environments in temp dirs (capped at 1 GiB so valgrind can reserve them). Loads
+//! killed midway are tested in `tests/crash/bulk.rs`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use tabula::{BulkReport, Db, Error, Options, Raw, Schema, Table};
 
@@ -317,126 +312,4 @@ fn a_read_only_database_refuses_a_load() {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Crash: a child killed mid-load.
-
-const CHILD_VAR: &str = "TABULA_BULK_CHILD";
-/// Entries committed before any load; the child never touches them.
-const PRELOAD: u32 = 1000;
-const BATCH: u32 = 2000;
-
-/// The child process: when `TABULA_BULK_CHILD` names a directory, bulk-load from after the
-/// table's last key until killed, printing `batch <entries>` after each committed batch.
-/// Without the variable (a normal test run) it does nothing.
-#[test]
-fn child_process_entry() {
-    let Ok(dir) = std::env::var(CHILD_VAR) else {
-        return;
-    };
-    let db = open(Path::new(&dir));
-    let last = db.read().unwrap().cursor::<Log>().unwrap().last().unwrap();
-    let from = last.map_or(0, |(k, _)| k + 1);
-    let mut out = std::io::stdout().lock();
-    // libtest has printed `test child_process_entry ... ` without a newline: end that line.
-    writeln!(out).unwrap();
-    writeln!(out, "ready {from}").unwrap();
-    out.flush().unwrap();
-    drop(out);
-    let mut stdout = std::io::stdout();
-    // Far more than it gets to write before the kill.
-    db.bulk_loader::<Log>()
-        .batch_entries(BATCH as usize)
-        .on_batch(|r| {
-            let _ = writeln!(stdout, "batch {}", u64::from(from) + r.entries);
-            let _ = stdout.flush();
-        })
-        .load((from..from + 4_000_000).map(|k| (k, value(k))))
-        .unwrap();
-    println!("finished");
-}
-
-#[test]
-fn a_load_killed_midway_keeps_what_was_there_before() {
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let db = open(dir.path());
-        let mut tx = db.write().unwrap();
-        for k in 0..PRELOAD {
-            tx.put::<Log>(&k, &value(k)).unwrap();
-        }
-        tx.put::<Names>("before", &1).unwrap();
-        tx.commit().unwrap();
-    }
-    let exe = std::env::current_exe().unwrap();
-    let mut mid_load = 0;
-    for cycle in 0..4u64 {
-        let mut child = Command::new(&exe)
-            .args([
-                "child_process_entry",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_VAR, dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        // Wait for the child's second committed batch: the kill then lands mid-load.
-        let mut line = String::new();
-        let mut batches = 0;
-        while batches < 2 {
-            line.clear();
-            let n = stdout.read_line(&mut line).unwrap();
-            assert!(n > 0, "child ended early: {:?}", child.wait());
-            if line.starts_with("batch ") {
-                batches += 1;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(3 * cycle));
-        child.kill().unwrap(); // SIGKILL
-        let status = child.wait().unwrap();
-        assert_eq!(status.signal(), Some(9), "child: {status}");
-        let mut rest = String::new();
-        stdout.read_to_string(&mut rest).unwrap();
-        assert!(!rest.contains("finished"), "the load ended before the kill");
-        let reported = line
-            .lines()
-            .chain(rest.lines())
-            .filter_map(|l| l.strip_prefix("batch "))
-            .map(|n| n.parse::<u64>().unwrap())
-            .max()
-            .unwrap();
-
-        let db = open(dir.path());
-        let check = db.check().unwrap();
-        assert!(check.is_ok(), "cycle {cycle}: mdbx_env_chk: {check:?}");
-        // Everything: the pre-load entries, then whole batches, contiguous, every value right.
-        let keys = log_keys(&db);
-        let n = keys.len() as u64;
-        assert_eq!(keys, (0..n as u32).collect::<Vec<_>>(), "cycle {cycle}");
-        assert!(n >= u64::from(PRELOAD), "cycle {cycle}: pre-load data lost");
-        assert_eq!(
-            (n - u64::from(PRELOAD)) % u64::from(BATCH),
-            0,
-            "cycle {cycle}: {n} entries is not whole batches"
-        );
-        // A process kill keeps the page cache: every batch whose commit returned is there.
-        assert!(
-            n >= reported,
-            "cycle {cycle}: {n} entries, child reported {reported}"
-        );
-        assert_eq!(
-            db.read().unwrap().get::<Names>("before").unwrap(),
-            Some(1),
-            "cycle {cycle}"
-        );
-        if n > reported {
-            mid_load += 1;
-        }
-    }
-    eprintln!("bulk crash test: 4 kills, {mid_load} after a commit the child had not reported");
 }

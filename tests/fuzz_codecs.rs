@@ -6,7 +6,10 @@
 //! value codecs (`Bincode<T>` for several shapes, `Raw`) and `#[derive(Key)]` structs, and runs
 //! the same inputs through a real table (`put_bytes`, then typed reads).
 //!
-//! `PROPTEST_CASES` raises the case count (default here: 1024 per property).
+//! `PROPTEST_CASES` raises the case count (default here: 1024 per property). Each property
+//! prints its RNG seed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
+//! `tests/proptest-regressions/fuzz_codecs.txt`, which is committed: proptest runs the saved
+//! cases first, every run.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +17,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::strategy::ValueTree;
+use proptest::test_runner::{FileFailurePersistence, RngSeed, TestRunner};
 use serde::{Deserialize, Serialize};
 use tabula::{AsKey, Bincode, Error, Key, Options, Part, Raw, Schema, Table, Value};
 
@@ -59,14 +63,34 @@ struct NestedKey {
     seq: u16,
 }
 
+/// Where failing cases are saved: committed with the tests, replayed first by every run.
+const REGRESSIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/proptest-regressions/fuzz_codecs.txt"
+);
+
+/// The properties' configuration: `PROPTEST_CASES` cases (default 1024); the RNG seed from
+/// `PROPTEST_RNG_SEED` or a fresh one, printed; failing cases saved in [`REGRESSIONS`].
 fn cases() -> ProptestConfig {
+    // `default()` reads the `PROPTEST_*` variables.
+    let base = ProptestConfig::default();
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(1024);
+    let seed = match base.rng_seed {
+        RngSeed::Fixed(seed) => seed,
+        RngSeed::Random => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64,
+    };
+    eprintln!("fuzz_codecs: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
     ProptestConfig {
         cases,
-        ..ProptestConfig::default()
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
+        ..base
     }
 }
 
@@ -259,13 +283,63 @@ struct Records;
 #[derive(Schema)]
 struct Fuzz(Records);
 
+/// Keys for the stored entries: mostly valid `EventKey` encodings (so typed reads of them run),
+/// some damaged, some arbitrary.
+fn stored_key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        6 => event_key().prop_map(|k| key_bytes(&k)),
+        1 => (event_key(), any::<Index>(), any::<u8>(), 0u8..3)
+            .prop_map(|(k, at, b, how)| damage(key_bytes(&k), at, b, how))
+            .prop_filter("libmdbx keys are not empty", |k| !k.is_empty()),
+        1 => vec(any::<u8>(), 1..40),
+    ]
+}
+
+/// Values for the stored entries: mostly valid `Record` encodings, some damaged, some arbitrary.
+fn stored_value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => record().prop_map(|r| encode::<Bincode<Record>>(&r)),
+        1 => (record(), any::<Index>(), any::<u8>(), 0u8..3)
+            .prop_map(|(r, at, b, how)| damage(encode::<Bincode<Record>>(&r), at, b, how)),
+        1 => arbitrary_bytes(),
+    ]
+}
+
+/// What a typed read of the stored entry `(k, v)` must give: the decoded key and value, or a
+/// decode error naming the part that does not decode (the key first).
+fn expected_read(k: &[u8], v: &[u8]) -> Result<(EventKey, Record), Part> {
+    let key = EventKey::decode(k).map_err(|_| Part::Key)?;
+    let value = Bincode::<Record>::decode(v).map_err(|_| Part::Value)?;
+    Ok((key, value))
+}
+
+fn same_read(got: Result<(EventKey, Record), Error>, expected: &Result<(EventKey, Record), Part>) {
+    match (got, expected) {
+        (Ok(got), Ok(expected)) => assert_eq!(&got, expected),
+        (
+            Err(Error::Decode {
+                table: "records",
+                part,
+                ..
+            }),
+            Err(expected),
+        ) => assert_eq!(part, *expected),
+        (got, expected) => panic!("read {got:?}, expected {expected:?}"),
+    }
+}
+
+/// Random key and value bytes stored with `put_bytes`: iteration in both directions yields
+/// every entry once, in key order, as its decoded key and value or a decode error naming the
+/// table and the part that does not decode; typed `get` of every key that decodes returns the
+/// stored value decoded, or a value decode error.
 #[test]
 fn stored_garbage_gives_decode_errors_naming_the_table() {
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<Fuzz>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    let mut runner = proptest::test_runner::TestRunner::new(cases());
-    let entries = vec((vec(any::<u8>(), 1..40), arbitrary_bytes()), 64);
-    let mut checked = 0u64;
+    // Seeded from `cases()`: the printed seed replays these entries too.
+    let mut runner = TestRunner::new(cases());
+    let entries = vec((stored_key(), stored_value()), 64);
+    let (mut iterated, mut gets, mut values_read, mut entries_stored) = (0u64, 0u64, 0u64, 0u64);
     for _ in 0..16 {
         let batch = entries.new_tree(&mut runner).unwrap().current();
         let mut tx = db.write().unwrap();
@@ -274,30 +348,64 @@ fn stored_garbage_gives_decode_errors_naming_the_table() {
             tx.put_bytes::<Records>(k, v).unwrap();
         }
         tx.commit().unwrap();
+        // The stored entries, in key order; a repeated key keeps its last value.
+        let stored: BTreeMap<&[u8], &[u8]> = batch.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+        let expected: Vec<_> = stored.iter().map(|(k, v)| expected_read(k, v)).collect();
+        entries_stored += stored.len() as u64;
         let tx = db.read().unwrap();
-        for r in tx.iter::<Records>().chain(tx.iter::<Records>().rev()) {
-            match r {
-                Ok(_) => {}
-                Err(Error::Decode {
-                    table: "records",
-                    part: Part::Key | Part::Value,
-                    ..
-                }) => {}
-                Err(e) => panic!("{e}"),
+        let forward: Vec<_> = tx.iter::<Records>().collect();
+        let mut backward: Vec<_> = tx.iter::<Records>().rev().collect();
+        backward.reverse();
+        for reads in [forward, backward] {
+            assert_eq!(reads.len(), expected.len(), "every entry once");
+            for (got, expected) in reads.into_iter().zip(&expected) {
+                same_read(got, expected);
+                iterated += 1;
             }
-            checked += 1;
         }
-        for (k, _) in &batch {
-            if let Ok(key) = EventKey::decode(k) {
-                match tx.get::<Records>(&key) {
-                    Ok(_)
-                    | Err(Error::Decode {
-                        part: Part::Value, ..
-                    }) => {}
-                    Err(e) => panic!("{e}"),
-                }
-            }
+        for ((k, _), expected) in stored.iter().zip(&expected) {
+            let Ok(key) = EventKey::decode(k) else {
+                continue;
+            };
+            let got = tx
+                .get::<Records>(&key)
+                .map(|v| (key.clone(), v.expect("stored")));
+            same_read(got, expected);
+            gets += 1;
+            values_read += u64::from(expected.is_ok());
         }
     }
-    assert!(checked >= 16 * 2, "{checked}");
+    eprintln!(
+        "stored garbage: {entries_stored} entries, {iterated} iterated reads, {gets} typed gets \
+         ({values_read} valid values)"
+    );
+    assert_eq!(iterated, 2 * entries_stored);
+    // Most keys are valid encodings: the typed `get` branch runs for most entries.
+    assert!(
+        gets >= entries_stored / 2,
+        "{gets} gets of {entries_stored} entries"
+    );
+    assert!(
+        values_read >= entries_stored / 4,
+        "{values_read} values read"
+    );
+}
+
+/// Failing cases go to `tests/proptest-regressions/`, which is in the repository (with a
+/// README saying to commit what proptest adds there), not to proptest's default for a file
+/// outside `src/` (a `fuzz_codecs.proptest-regressions` file beside this one).
+#[test]
+fn failing_cases_are_saved_in_the_committed_regressions_directory() {
+    let saved = cases()
+        .failure_persistence
+        .expect("failure persistence is on");
+    let expected: Box<dyn proptest::test_runner::FailurePersistence> =
+        Box::new(FileFailurePersistence::Direct(REGRESSIONS));
+    assert!(saved == expected, "{saved:?}");
+    let dir = std::path::Path::new(REGRESSIONS).parent().unwrap();
+    assert!(
+        dir.join("README.md").is_file(),
+        "{} is in the repository",
+        dir.display()
+    );
 }

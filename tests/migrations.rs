@@ -1,9 +1,7 @@
-//! Schema migrations at startup: each step kind, refusals, idempotence, plans, and resumption
-//! after the process is killed in the middle of a large transform.
+//! Schema migrations at startup: each step kind, refusals, idempotence and plans. Steps killed
+//! midway and resumed are tested in `tests/crash/migration.rs`.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 use tabula::{Error, Key, Migrations, Options, Schema, Table};
@@ -398,92 +396,4 @@ fn progress_is_reported_per_batch() {
         *seen.lock().unwrap(),
         vec![(1000, 2500), (2000, 2500), (2500, 2500)]
     );
-}
-
-// ---- resumption after SIGKILL ----------------------------------------------------------------
-
-const KILL_ENTRIES: u64 = 60_000;
-const KILL_BATCH: usize = 500;
-
-/// The child side of `killed_transform_resumes_without_loss`: runs the migration, printing each
-/// batch's progress, until the parent kills it. Does nothing in a normal test run.
-#[test]
-fn child_process_entry() {
-    let Some(path) = std::env::var_os("TABULA_MIGRATION_CHILD") else {
-        return;
-    };
-    let m = v2_migrations().batch_size(KILL_BATCH).on_progress(|p| {
-        println!("progress {}", p.done);
-    });
-    tabula::open_with::<V2>(Path::new(&path), Options::new(), &m).unwrap();
-    println!("finished");
-}
-
-#[test]
-fn killed_transform_resumes_without_loss() {
-    let dir = tempfile::tempdir().unwrap();
-    write_v1(dir.path(), KILL_ENTRIES);
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_process_entry",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("TABULA_MIGRATION_CHILD", dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut killed_at = None;
-    for line in stdout.lines() {
-        let line = line.unwrap();
-        if let Some(done) = line.strip_prefix("progress ") {
-            let done: u64 = done.parse().unwrap();
-            if done >= KILL_ENTRIES / 3 {
-                child.kill().unwrap(); // SIGKILL
-                killed_at = Some(done);
-                break;
-            }
-        }
-        assert_ne!(
-            line, "finished",
-            "the child finished before it could be killed"
-        );
-    }
-    child.wait().unwrap();
-    let killed_at = killed_at.expect("the child reported progress");
-
-    // The interrupted step left its progress behind; the plan says it will resume.
-    let plan = tabula::plan::<V2>(dir.path(), &v2_migrations()).unwrap();
-    assert!(plan.resumes, "{plan}");
-    assert_eq!(plan.pending.len(), 1);
-
-    // Reopen: the step resumes after the last committed batch instead of starting over.
-    let first = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let sink = first.clone();
-    let m = v2_migrations()
-        .batch_size(KILL_BATCH)
-        .on_progress(move |p| {
-            sink.lock().unwrap().get_or_insert(p.done);
-        });
-    let (db, report) = tabula::open_with::<V2>(dir.path(), Options::new(), &m).unwrap();
-    assert_eq!(report.applied, vec![(2, "accounts-with-nonce")]);
-    let resumed_from = first
-        .lock()
-        .unwrap()
-        .expect("the resumed run reported progress");
-    // Progress is printed after each batch commits, so at least `killed_at` entries were
-    // committed: the first report of the resumed run must be beyond that.
-    assert!(
-        resumed_from > killed_at,
-        "resumed at {resumed_from}, killed at {killed_at}: the run restarted from zero"
-    );
-    // The result equals an uninterrupted run: every entry present once, converted once.
-    verify_v2(&db, KILL_ENTRIES);
-    drop(db);
-    let record = tabula::read_schema_record(dir.path()).unwrap().unwrap();
-    assert_eq!(record.version, 2);
-    assert!(!record.tables.keys().any(|t| t.starts_with("__tabula_tmp")));
 }

@@ -4,6 +4,13 @@
 //! writer's commits, each one whole (two tables whose sum is invariant, a log with exactly one
 //! entry per commit), and the startup step must create, drop and rewrite nothing and must not
 //! stop the writer.
+//!
+//! The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child entry
+//! is not a test.
+
+#[path = "support/harness.rs"]
+#[macro_use]
+mod harness;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -63,15 +70,17 @@ fn check_snapshot(db: &Db<Shared>) -> u64 {
     head
 }
 
+fn main() {
+    if let Some(dir) = std::env::var_os(CHILD_VAR) {
+        writer(Path::new(&dir));
+        return;
+    }
+    run_tests!(second_process_opens_while_first_writes_and_reads_whole_commits);
+}
+
 /// The writing process: creates the database, commits until `AFTER_OPEN` commits after the
 /// marker file appears, prints `committed <k>` after each commit and `done <k>` at the end.
-/// Without `TABULA_MP_CHILD` (a normal test run) it does nothing.
-#[test]
-fn child_process_entry() {
-    let Ok(dir) = std::env::var(CHILD_VAR) else {
-        return;
-    };
-    let dir = Path::new(&dir);
+fn writer(dir: &Path) {
     let db = tabula::open::<Shared>(dir, options()).unwrap();
     let mut tx = db.write().unwrap();
     for s in 0..SLOTS {
@@ -80,8 +89,6 @@ fn child_process_entry() {
     }
     tx.commit().unwrap();
     let mut out = std::io::stdout().lock();
-    // libtest has printed `test child_process_entry ... ` without a newline: end that line.
-    writeln!(out).unwrap();
     let mut stop_at = u64::MAX;
     let mut k = 0u64;
     while k < stop_at {
@@ -117,16 +124,9 @@ fn child_process_entry() {
     out.flush().unwrap();
 }
 
-#[test]
 fn second_process_opens_while_first_writes_and_reads_whole_commits() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_process_entry",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
         .env(CHILD_VAR, dir.path())
         .stdout(Stdio::piped())
         .spawn()

@@ -1,0 +1,69 @@
+//! Processes killed while writing. A child process (this binary run again with
+//! `TABULA_CRASH_CHILD=<kind>`) writes and reports each commit on its stdout; the parent
+//! SIGKILLs it at a random point, reopens the database and checks that it holds exactly what the
+//! child reported committed (or one commit more: committed, killed before it reported), never a
+//! partial commit, and that libmdbx's integrity check (`mdbx_env_chk`) finds no problem. Three
+//! kinds of writes, each killed at least 50 times per run:
+//!
+//! - `commits`: numbered write transactions, under each `SyncMode` ([`commits`]);
+//! - `bulk`: `Db::bulk_load` batches ([`bulk`]);
+//! - `migration`: migration steps committing batches at startup ([`migration`]).
+//!
+//! Every kill point is drawn from a seed, printed per test; `TABULA_CRASH_SEED=<seed>` replays
+//! it, `TABULA_CRASH_KILLS=<n>` changes the number of kills per test (the valgrind script lowers
+//! it). The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child
+//! entry is not a test.
+
+#[path = "../support/harness.rs"]
+#[macro_use]
+mod harness;
+
+mod bulk;
+mod child;
+mod commits;
+mod migration;
+
+fn main() {
+    if let Some(kind) = child::requested() {
+        let dir = child::dir();
+        match kind.as_str() {
+            "commits" => commits::child(&dir),
+            "bulk" => bulk::child(&dir),
+            "migration" => migration::child(&dir),
+            other => panic!("unknown {} kind {other:?}", child::KIND_VAR),
+        }
+        return;
+    }
+    run_tests!(
+        commits::durable_commits_survive_process_kills,
+        commits::safe_nosync_commits_survive_process_kills,
+        commits::nometasync_commits_survive_process_kills,
+        commits::utterly_nosync_commits_survive_process_kills,
+        bulk::bulk_loads_survive_process_kills,
+        migration::migration_steps_survive_process_kills,
+    );
+}
+
+/// splitmix64: batch contents and kill points are derived from it.
+pub fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The seed of one test's kill points: `TABULA_CRASH_SEED` or a fresh one, printed.
+pub fn seed(what: &str) -> u64 {
+    harness::seed("TABULA_CRASH_SEED", what)
+}
+
+/// Kills per test: `default`, or `TABULA_CRASH_KILLS`.
+pub fn kills(default: u32) -> u32 {
+    match std::env::var("TABULA_CRASH_KILLS") {
+        Ok(k) => k
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("TABULA_CRASH_KILLS={k:?} is not a number")),
+        Err(_) => default,
+    }
+}
