@@ -10,6 +10,13 @@
 //!   (it belongs to another declaration: resuming it would skip entries).
 //! - A release that does not declare the interrupted step must not open the half-migrated
 //!   file, read-write or read-only.
+//!
+//! The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child entry
+//! is not a test.
+
+#[path = "support/harness.rs"]
+#[macro_use]
+mod harness;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -134,13 +141,22 @@ fn write_accounts(path: &Path) {
 
 // ---- the child process ------------------------------------------------------------------------
 
-/// The child side: runs the scenario's migration and stops for good after `pause` entries have
-/// committed, until the parent kills it. Does nothing in a normal test run.
-#[test]
-fn child_process_entry() {
-    let Some(path) = std::env::var_os("TABULA_SAFETY_CHILD") else {
+fn main() {
+    if let Some(path) = std::env::var_os("TABULA_SAFETY_CHILD") {
+        child(Path::new(&path));
         return;
-    };
+    }
+    run_tests!(
+        changed_declaration_of_an_interrupted_step_is_refused,
+        progress_without_a_checksum_is_refused,
+        previous_release_refuses_a_file_with_a_migration_in_progress,
+        every_batch_of_an_interrupted_step_is_marked_in_progress,
+    );
+}
+
+/// The child side: runs the scenario's migration and stops for good after `pause` entries have
+/// committed, until the parent kills it.
+fn child(path: &Path) {
     let scenario = std::env::var("TABULA_SAFETY_SCENARIO").unwrap();
     let pause: u64 = std::env::var("TABULA_SAFETY_PAUSE")
         .unwrap()
@@ -155,7 +171,6 @@ fn child_process_entry() {
             std::process::exit(3);
         }
     };
-    let path = Path::new(&path);
     match scenario.as_str() {
         "release-a" => {
             tabula::open_with::<ReleaseA>(path, Options::new(), &release_a().on_progress(wait))
@@ -174,12 +189,6 @@ fn child_process_entry() {
 /// running operation have committed.
 fn kill_after(path: &Path, scenario: &str, pause: u64) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_process_entry",
-            "--nocapture",
-            "--test-threads=1",
-        ])
         .env("TABULA_SAFETY_CHILD", path)
         .env("TABULA_SAFETY_SCENARIO", scenario)
         .env("TABULA_SAFETY_PAUSE", pause.to_string())
@@ -191,8 +200,7 @@ fn kill_after(path: &Path, scenario: &str, pause: u64) {
     let mut paused = false;
     for line in stdout.lines() {
         let line = line.unwrap();
-        // The harness prints `test child_process_entry ... ` before the test's own output.
-        if line.ends_with(&format!(" paused {pause}")) || line == format!("paused {pause}") {
+        if line == format!("paused {pause}") {
             child.kill().unwrap(); // SIGKILL
             paused = true;
             break;
@@ -232,7 +240,6 @@ fn unconverted() -> Vec<(u64, OldVal)> {
 /// Release A converts `ca` and is killed after 50 of 100 entries; release B declares step 2 as
 /// "convert `cb`, then `ca`". B must not apply A's progress ("op 0, after key 49") to its own
 /// op 0 (`cb`), which would leave `cb` with 50 of its 100 entries.
-#[test]
 fn changed_declaration_of_an_interrupted_step_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write_two_tables(dir.path());
@@ -281,7 +288,6 @@ fn changed_declaration_of_an_interrupted_step_is_refused() {
 /// An interrupted step's progress written by a Tabula without declaration checksums (under the
 /// `migration-progress` meta key, with a format-1 record) cannot be tied to a declaration: it
 /// is refused, not resumed, and the build that began it can still finish it.
-#[test]
 fn progress_without_a_checksum_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write_two_tables(dir.path());
@@ -343,7 +349,6 @@ fn rewrite_as_legacy_progress(path: &Path) {
 /// The next release renames `accounts` to `wallets` and converts it, and is killed after 3
 /// batches. The previous release must refuse the file (read-write and read-only) instead of
 /// creating an empty `accounts` whose writes no step would ever migrate.
-#[test]
 fn previous_release_refuses_a_file_with_a_migration_in_progress() {
     let dir = tempfile::tempdir().unwrap();
     write_accounts(dir.path());
@@ -405,7 +410,6 @@ fn previous_release_refuses_a_file_with_a_migration_in_progress() {
 /// The in-progress marker is committed with every batch and cleared with the commit that
 /// records the step: killed at any batch, the file is refused by the previous release, and a
 /// resumed run ends with every entry converted once.
-#[test]
 fn every_batch_of_an_interrupted_step_is_marked_in_progress() {
     for batches in [1, 5, 10] {
         let dir = tempfile::tempdir().unwrap();
