@@ -596,13 +596,13 @@ impl<'t, T: Table> Appender<'t, T> {
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                     Err(append_out_of_order::<T>(cursor, k))
                 }
-                Err(code) if code == Code::MAP_FULL => Err(shared.map_full(T::NAME)),
-                Err(code) => Err(Error::Mdbx {
-                    table: T::NAME,
-                    op: "append",
-                    key: Some(KeyHex::new(k)),
-                    code: code.into(),
-                }),
+                Err(code) => Err(crate::txn::table_error::<T>(
+                    shared,
+                    "append",
+                    Some(k),
+                    v.len(),
+                    code,
+                )),
             }
         })
     }
