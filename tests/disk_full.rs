@@ -16,7 +16,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use tabula::{Error, Options, Raw, Schema, SyncMode, Table};
+use tabula::{Options, Raw, Schema, SyncMode, Table};
 
 #[derive(Table)]
 #[table(name = "blobs", key = u64, value = Vec<u8>, codec = Raw)]
@@ -350,7 +350,7 @@ fn fill_and_check(fs: &Mount, sc: Scenario) {
         stdout
             .lines()
             .filter_map(|l| l.strip_prefix(prefix))
-            .last()
+            .next_back()
             .map(str::to_owned)
     };
     let committed: u64 = line("committed ").map_or(0, |n| n.parse().unwrap());

@@ -168,6 +168,12 @@ impl Options {
 
     /// Map the file writable (`MDBX_WRITEMAP`): faster large writes, less protection against
     /// stray pointer writes in the process.
+    ///
+    /// Only honoured where the file system keeps the disk space libmdbx reserves for the file
+    /// (ext4 and XFS on Linux): a write through the map that finds no space kills the process
+    /// with SIGBUS, where a `pwrite` returns an error. Elsewhere (tmpfs, btrfs, ZFS, ...) the
+    /// database opens without it and a warning (`tracing`, target `tabula`) says why;
+    /// [`DbInfo::write_map`] tells which it got.
     pub fn write_map(mut self, yes: bool) -> Self {
         self.write_map = yes;
         self
@@ -413,7 +419,7 @@ impl Shared {
             return None;
         }
         let available = ffi::available_bytes(&self.path);
-        if !certain && !available.is_some_and(|a| a < PROBABLY_FULL_BELOW) {
+        if !certain && available.is_none_or(|a| a >= PROBABLY_FULL_BELOW) {
             return None;
         }
         Some(Error::DiskFull {

@@ -1750,3 +1750,69 @@ pub(crate) fn version() -> String {
     let v = unsafe { sys::mdbx_version };
     format!("{}.{}.{}", v.major, v.minor, v.patch)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(max_readers: Option<u64>) -> EnvConfig {
+        EnvConfig {
+            max_tables: 2,
+            max_readers,
+            geometry: [-1, -1, 1 << 30, 1 << 20, -1, -1],
+            sync: Durability::Durable,
+            read_only: false,
+            exclusive: false,
+            write_map: false,
+            no_sub_dir: false,
+            validation: false,
+            mode: 0o644,
+        }
+    }
+
+    /// The lock-file space reserved before libmdbx opens it must cover every byte libmdbx
+    /// then zeroes through its map: the file's size after the open, for the default reader
+    /// count and for counts around page boundaries.
+    #[test]
+    fn the_lock_file_reservation_covers_what_libmdbx_maps() {
+        for readers in [
+            None,
+            Some(1),
+            Some(61),
+            Some(62),
+            Some(126),
+            Some(127),
+            Some(1000),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let env = Env::open(dir.path(), &config(readers)).unwrap();
+            let size = std::fs::metadata(dir.path().join("mdbx.lck"))
+                .unwrap()
+                .len();
+            let reserved = lock_file_len(readers);
+            assert!(
+                size <= reserved,
+                "{readers:?} readers: libmdbx's lock file is {size} bytes, {reserved} reserved"
+            );
+            // The bound is tight: at most one page more than libmdbx uses.
+            assert!(reserved - size <= 4096, "{readers:?}: {size} vs {reserved}");
+            drop(env);
+        }
+    }
+
+    #[test]
+    fn only_ext4_and_xfs_keep_reserved_space_for_the_map() {
+        assert_eq!(MapSpace::of_type(0xef53), MapSpace::Reserved);
+        assert_eq!(MapSpace::of_type(0x5846_5342), MapSpace::Reserved);
+        for (magic, name) in [(0x0102_1994u64, "tmpfs"), (0x9123_683e, "btrfs")] {
+            match MapSpace::of_type(magic) {
+                MapSpace::Unreservable(why) => assert!(why.contains(name), "{why}"),
+                MapSpace::Reserved => panic!("{name} reserves"),
+            }
+        }
+        assert!(matches!(
+            MapSpace::of_type(0x1234),
+            MapSpace::Unreservable(why) if why.contains("0x1234")
+        ));
+    }
+}

@@ -175,16 +175,8 @@ fn too_large<T: Table>(shared: &Shared, key: &[u8], value_len: usize) -> Error {
     } else {
         (Part::Value, value_len, shared.env.max_value_size(flags))
     };
-    let limit_at = |page: usize| {
-        ffi::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
-            Part::Key => k,
-            Part::Value => v,
-        })
-    };
     let page = shared.env.info().map_or(4096, |i| i.page_size as usize);
-    let fits_page_size = std::iter::successors(Some(page.max(256) * 2), |p| Some(p * 2))
-        .take_while(|p| *p <= ffi::MAX_PAGE_SIZE)
-        .find(|p| limit_at(*p) >= len);
+    let (fits_page_size, max_any_page_size) = larger_page_fit(part, flags, len, page);
     Error::TooLarge {
         table: T::NAME,
         part,
@@ -192,8 +184,23 @@ fn too_large<T: Table>(shared: &Shared, key: &[u8], value_len: usize) -> Error {
         len,
         max,
         fits_page_size,
-        max_any_page_size: limit_at(ffi::MAX_PAGE_SIZE).max(max),
+        max_any_page_size: max_any_page_size.max(max),
     }
+}
+
+/// The smallest page size above `page` at which a table with libmdbx `flags` accepts a `part`
+/// of `len` bytes (`None`: none does), and the limit at the largest page size.
+fn larger_page_fit(part: Part, flags: u32, len: usize, page: usize) -> (Option<usize>, usize) {
+    let limit_at = |page: usize| {
+        ffi::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
+            Part::Key => k,
+            Part::Value => v,
+        })
+    };
+    let fits = std::iter::successors(Some(page.max(256) * 2), |p| Some(p * 2))
+        .take_while(|p| *p <= ffi::MAX_PAGE_SIZE)
+        .find(|p| limit_at(*p) >= len);
+    (fits, limit_at(ffi::MAX_PAGE_SIZE))
 }
 
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
@@ -704,4 +711,49 @@ pub struct TableStat {
     pub overflow_pages: u64,
     /// Page size in bytes.
     pub page_size: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_two_gib_value_fits_no_page_size() {
+        // The value limit of a table without `dupsort` is the same at every page size
+        // (libmdbx's MDBX_MAXDATASIZE): no page size is advised for a 2 GiB value.
+        for flags in [0, ffi::table_flags(false, true)] {
+            let at_4k = ffi::limits_at_page_size(4096, flags).unwrap().1;
+            let at_64k = ffi::limits_at_page_size(65536, flags).unwrap().1;
+            assert_eq!(at_4k, at_64k);
+            assert_eq!(
+                larger_page_fit(Part::Value, flags, 2 << 30, 4096),
+                (None, at_64k)
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_over_the_limit_fits_the_next_page_size_that_allows_it() {
+        let flags = 0;
+        let key_max = |page| ffi::limits_at_page_size(page, flags).unwrap().0;
+        // One byte over the 4 KiB limit fits at 8 KiB; one byte over the 16 KiB limit at 32.
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(4096) + 1, 4096).0,
+            Some(8192)
+        );
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(16384) + 1, 4096).0,
+            Some(32768)
+        );
+        // Over the 64 KiB limit: nothing fits.
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 4096),
+            (None, key_max(65536))
+        );
+        // Already at 64 KiB pages there is nothing larger to advise.
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 65536).0,
+            None
+        );
+    }
 }
