@@ -153,6 +153,8 @@ enum How {
     Puts,
     Appender,
     BulkLoad,
+    /// Only open, read-only.
+    ReadOnly,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -202,6 +204,7 @@ impl Scenario {
         let how = match parts[3] {
             "Puts" => How::Puts,
             "Appender" => How::Appender,
+            "ReadOnly" => How::ReadOnly,
             _ => How::BulkLoad,
         };
         (
@@ -220,6 +223,7 @@ impl Scenario {
             .sync(self.mode)
             .write_map(self.write_map)
             .growth_step(1 << 20)
+            .read_only(self.how == How::ReadOnly)
     }
 
     /// Entries per transaction (or bulk batch): about 100 KB (small values) or 800 KB.
@@ -250,6 +254,10 @@ fn child_fill_entry() {
             return;
         }
     };
+    if sc.how == How::ReadOnly {
+        writeln!(out, "opened").unwrap();
+        return;
+    }
     let per = sc.per_commit();
     let mut committed = 0u64;
     let err = loop {
@@ -274,6 +282,7 @@ fn child_fill_entry() {
                 tx.commit()?;
                 Ok(start + per)
             })(),
+            How::ReadOnly => unreachable!(),
             How::BulkLoad => {
                 // One load of many batches; progress comes from the batch callback, which
                 // prints it as each batch commits.
@@ -464,22 +473,24 @@ fn opening_on_a_full_tmpfs_is_an_error_not_a_crash() {
         tx.commit().unwrap();
     }
     fs.fill("filler");
-    for (dir, write_map) in [
-        (existing.clone(), false),
-        (existing.clone(), true),
-        (fs.path().join("new"), false),
+    for (dir, write_map, how) in [
+        (existing.clone(), false, How::Puts),
+        (existing.clone(), true, How::Puts),
+        (existing.clone(), false, How::ReadOnly),
+        (fs.path().join("new"), false, How::Puts),
     ] {
         let sc = Scenario {
             mode: SyncMode::Durable,
             write_map,
-            how: How::Puts,
+            how,
             value_len: SMALL,
         };
         let out = spawn_child(&sc.encode(&dir));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
-            "open of {} (write_map={write_map}) on a full tmpfs: the process died ({}):\n{stdout}\n{}",
+            "open of {} (write_map={write_map}, {how:?}) on a full tmpfs: the process died \
+             ({}):\n{stdout}\n{}",
             dir.display(),
             describe_exit(&out),
             String::from_utf8_lossy(&out.stderr)
@@ -492,6 +503,7 @@ fn opening_on_a_full_tmpfs_is_an_error_not_a_crash() {
             err.contains("ENOSPC") && err.contains("full"),
             "the open error says the disk is full: {err}"
         );
+        eprintln!("{how:?}, write_map={write_map}: {err}");
     }
     // Free the space: the database opens with its data intact.
     std::fs::remove_file(fs.path().join("filler")).unwrap();

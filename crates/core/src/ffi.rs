@@ -452,11 +452,11 @@ impl Env {
     /// warning says why. Out of space while reserving is `ENOSPC`, before libmdbx is involved.
     pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
         route_logging();
+        reserve_lock_file(path, cfg)?;
         if cfg.read_only {
-            // Nothing is written: no space to reserve, and the map is never written.
+            // The data file is never written: nothing to decide about its map.
             return Self::open_mapped(path, cfg, cfg.write_map);
         }
-        reserve_lock_file(path, cfg)?;
         if !cfg.write_map {
             return Self::open_mapped(path, cfg, false);
         }
@@ -882,17 +882,32 @@ fn lock_file_len(max_readers: Option<u64>) -> u64 {
 
 /// Reserves the disk space of libmdbx's lock file before libmdbx opens it.
 ///
-/// The first process to open an environment sizes the lock file (reserving its space with
-/// `fallocate`, whose `ENOSPC` libmdbx ignores on a tmpfs) and zeroes it through a writable
-/// memory map: on a full tmpfs that store is a SIGBUS. Reserving the range here first, with
-/// `FALLOC_FL_KEEP_SIZE` (the file's size and contents stay as they are, so a process that
-/// is opening it at the same moment sees no change), turns that into `ENOSPC` before libmdbx
-/// runs. Other failures (no `fallocate` on this file system, no permission to create the
-/// file) are left for libmdbx to meet and report.
+/// The first process to open an environment (read-only ones too) creates and sizes the lock
+/// file (reserving its space with `fallocate`, whose `ENOSPC` libmdbx ignores on a tmpfs) and
+/// zeroes it through a writable memory map: on a full tmpfs that store is a SIGBUS. Reserving
+/// the range here first, with `FALLOC_FL_KEEP_SIZE` (the file's size and contents stay as they
+/// are, so a process that is opening it at the same moment sees no change), turns that into
+/// `ENOSPC` before libmdbx runs. The file is created as libmdbx would create it (same mode).
+///
+/// A lock file that already has a size is either in use (libmdbx joins it at that size) or
+/// left by a process that died (libmdbx re-sizes it for this open's reader count): the range
+/// reserved is the larger of the two, and when that does not fit, the existing size alone
+/// will do (joining takes no new space). Other failures (no `fallocate` on this file system, no
+/// permission to create the file, read-only media) are left for libmdbx to meet and report.
+/// A read-only open of a path with no data file creates nothing (libmdbx fails it first).
 #[cfg(target_os = "linux")]
 fn reserve_lock_file(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
+    let data_file = if cfg.no_sub_dir {
+        path.to_path_buf()
+    } else {
+        path.join("mdbx.dat")
+    };
+    if cfg.read_only && !data_file.is_file() {
+        // libmdbx fails such an open before it touches the lock file: create none.
+        return Ok(());
+    }
     let Ok(file) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -902,16 +917,36 @@ fn reserve_lock_file(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
     else {
         return Ok(());
     };
-    let len = lock_file_len(cfg.max_readers) as libc::off_t;
-    // SAFETY: `file` is an open, writable descriptor owned here for the call; KEEP_SIZE
-    // allocates blocks without changing the file's size or contents.
-    if unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) } != 0 {
-        let code = Code(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-        if code.is_out_of_space() {
-            return Err(code);
+    let current = file.metadata().map_or(0, |m| m.len());
+    let reserve = |len: u64| -> Result<(), Code> {
+        // SAFETY: `file` is an open, writable descriptor owned here for the call; KEEP_SIZE
+        // allocates blocks without changing the file's size or contents.
+        let rc = unsafe {
+            libc::fallocate(
+                file.as_raw_fd(),
+                libc::FALLOC_FL_KEEP_SIZE,
+                0,
+                len as libc::off_t,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Code(
+                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+            ))
         }
+    };
+    match reserve(lock_file_len(cfg.max_readers).max(current)) {
+        Err(code) if code.is_out_of_space() => {
+            if current > 0 && reserve(current).is_ok() {
+                Ok(())
+            } else {
+                Err(code)
+            }
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(not(target_os = "linux"))]
