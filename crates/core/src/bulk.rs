@@ -149,8 +149,9 @@ impl<S: Schema> Db<S> {
     ///
     /// [`Error::AppendOutOfOrder`] naming the table, the key and the table's last key when a key
     /// does not sort after the one before; [`Error::TooLarge`], [`Error::Encode`],
-    /// [`Error::MapFull`], [`Error::Mdbx`] for an entry; [`Error::Env`] when a commit, the final
-    /// flush or the write transaction fails (or the database was opened read-only). On error
+    /// [`Error::MapFull`], [`Error::Mdbx`] for an entry; [`Error::DiskFull`] when the file
+    /// system fills up; [`Error::Env`] when a commit, the final flush or the write transaction
+    /// fails otherwise (or the database was opened read-only). On error
     /// the batch in progress is rolled back, the batches committed before it stay, and they
     /// are flushed before the error is returned (best effort: the error returned is the first
     /// one).

@@ -552,7 +552,8 @@ impl<'t, T: Table> Appender<'t, T> {
     /// # Errors
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the last key when it does not;
-    /// [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
+    /// [`Error::Mdbx`].
     #[inline]
     pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
         self.put(key, value, put::APPEND_STRICT)

@@ -464,7 +464,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
+    /// [`Error::Mdbx`].
     #[inline]
     pub fn put<T: Table>(
         &mut self,
@@ -633,8 +634,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::MapFull`] or [`Error::Env`]; the transaction is then aborted and nothing of it
-    /// is written.
+    /// [`Error::MapFull`], [`Error::DiskFull`] (the file system filled up) or [`Error::Env`];
+    /// the transaction is then aborted and nothing of it is written.
     pub fn commit(mut self) -> Result<()> {
         let raw = self.raw.take().expect("transaction is live");
         let shared = &self.db.shared;
