@@ -76,17 +76,14 @@ impl Mount {
             .unwrap()
             .set_len(size)
             .unwrap();
-        let mkfs = ["mkfs.ext4", "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"]
-            .into_iter()
-            .find(|m| !m.starts_with('/') || Path::new(m).exists())
-            .unwrap();
-        let made = run(Command::new(mkfs).args(["-q", "-F"]).arg(&image)).or_else(|first| {
-            // `mkfs.ext4` may be outside PATH for a non-root user.
-            run(Command::new("/usr/sbin/mkfs.ext4")
-                .args(["-q", "-F"])
-                .arg(&image))
-            .map_err(|_| first)
-        });
+        // `mkfs.ext4` may be outside PATH (it lives in /usr/sbin).
+        let mut made = Err(String::new());
+        for mkfs in ["mkfs.ext4", "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"] {
+            made = run(Command::new(mkfs).args(["-q", "-F"]).arg(&image));
+            if made.is_ok() {
+                break;
+            }
+        }
         if let Err(e) = made {
             eprintln!("skipping: cannot make an ext4 image (mkfs.ext4 from e2fsprogs): {e}");
             return None;
