@@ -94,6 +94,48 @@ fn dupsort_values_over_the_limit_are_too_large() {
 }
 
 #[test]
+fn too_large_advises_a_page_size_only_when_one_would_take_it() {
+    let (_d, db) = open(Options::new().max_size(1 << 30).page_size(4096));
+    let mut tx = db.write().unwrap();
+    // A key one byte over the 4 KiB-page limit: 8 KiB pages take it, and the message says so.
+    let max = db.max_key_size(<Names as Table>::FLAGS);
+    let key = "k".repeat(max + 1);
+    let err = tx.put::<Names>(key.as_str(), &1).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TooLarge {
+                part: Part::Key,
+                fits_page_size: Some(8192),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("`Options::page_size(8192)`"),
+        "{err}"
+    );
+    // A dupsort value (a key of the nested tree) of 64 KiB: over the limit at every page size,
+    // so no page size is advised.
+    let huge = "v".repeat(64 << 10);
+    let err = tx.put::<Tags>(&1, &huge).unwrap_err();
+    let message = err.to_string();
+    match &err {
+        Error::TooLarge {
+            part: Part::Value,
+            fits_page_size: None,
+            max_any_page_size,
+            len,
+            ..
+        } => assert!(max_any_page_size < len, "{message}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(!message.contains("Options::page_size"), "{message}");
+    assert!(message.contains("no page size"), "{message}");
+}
+
+#[test]
 fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_nothing() {
     let (_d, db) = open(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();

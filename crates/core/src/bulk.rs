@@ -149,8 +149,9 @@ impl<S: Schema> Db<S> {
     ///
     /// [`Error::AppendOutOfOrder`] naming the table, the key and the table's last key when a key
     /// does not sort after the one before; [`Error::TooLarge`], [`Error::Encode`],
-    /// [`Error::MapFull`], [`Error::Mdbx`] for an entry; [`Error::Env`] when a commit, the final
-    /// flush or the write transaction fails (or the database was opened read-only). On error
+    /// [`Error::MapFull`], [`Error::Mdbx`] for an entry; [`Error::DiskFull`] when the file
+    /// system fills up; [`Error::Env`] when a commit, the final flush or the write transaction
+    /// fails otherwise (or the database was opened read-only). On error
     /// the batch in progress is rolled back, the batches committed before it stay, and they
     /// are flushed before the error is returned (best effort: the error returned is the first
     /// one).
@@ -243,9 +244,14 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         // Flush what was committed, after an error too: the committed batches are the load's
         // progress, and a later `Durable` commit would flush them anyway.
         let synced = if self.sync && report.batches > 0 {
-            db.shared.env.sync().map_err(|code| Error::Env {
-                op: "flush the bulk load (mdbx_env_sync_ex)",
-                code: code.into(),
+            db.shared.env.sync().map_err(|code| {
+                let op = "flush the bulk load (mdbx_env_sync_ex)";
+                db.shared
+                    .disk_full(Some(T::NAME), op, code)
+                    .unwrap_or(Error::Env {
+                        op,
+                        code: code.into(),
+                    })
             })
         } else {
             Ok(())
@@ -293,7 +299,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 let mut cursor = match txn.write_cursor(dbi) {
                     Ok(c) => c,
                     Err(code) => {
-                        return Err(table_error::<S, T>(db, "open cursor", None, 0, code));
+                        return Err(table_error::<T>(&db.shared, "open cursor", None, 0, code));
                     }
                 };
                 loop {
@@ -403,21 +409,21 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
             Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                 Err(crate::cursor::append_out_of_order::<T>(cursor, k))
             }
-            Err(code) => Err(table_error::<S, T>(db, "bulk load", Some(k), v.len(), code)),
+            Err(code) => Err(table_error::<T>(
+                &db.shared,
+                "bulk load",
+                Some(k),
+                v.len(),
+                code,
+            )),
         }
     })
 }
 
 #[cold]
 fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Error {
-    if code == Code::MAP_FULL {
-        db.shared.map_full(T::NAME)
-    } else {
-        Error::Env {
-            op: "commit a bulk-load batch",
-            code: code.into(),
-        }
-    }
+    db.shared
+        .commit_error(Some(T::NAME), "commit a bulk-load batch", code)
 }
 
 #[cfg(test)]

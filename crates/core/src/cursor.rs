@@ -552,7 +552,8 @@ impl<'t, T: Table> Appender<'t, T> {
     /// # Errors
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the last key when it does not;
-    /// [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
+    /// [`Error::Mdbx`].
     #[inline]
     pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
         self.put(key, value, put::APPEND_STRICT)
@@ -596,13 +597,13 @@ impl<'t, T: Table> Appender<'t, T> {
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                     Err(append_out_of_order::<T>(cursor, k))
                 }
-                Err(code) if code == Code::MAP_FULL => Err(shared.map_full(T::NAME)),
-                Err(code) => Err(Error::Mdbx {
-                    table: T::NAME,
-                    op: "append",
-                    key: Some(KeyHex::new(k)),
-                    code: code.into(),
-                }),
+                Err(code) => Err(crate::txn::table_error::<T>(
+                    shared,
+                    "append",
+                    Some(k),
+                    v.len(),
+                    code,
+                )),
             }
         })
     }

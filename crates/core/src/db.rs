@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
-use crate::error::{Error, MdbxCode, Result};
+use crate::error::{Error, MdbxCode, ReaderPin, Result};
 use crate::ffi::{self, Code, Dbi, Env, EnvConfig, RawTxn};
 use crate::table::Schema;
 use crate::txn::{Ro, Rw, Tx};
@@ -183,6 +183,12 @@ impl Options {
 
     /// Map the file writable (`MDBX_WRITEMAP`): faster large writes, less protection against
     /// stray pointer writes in the process.
+    ///
+    /// Only honoured where the file system keeps the disk space libmdbx reserves for the file
+    /// (ext4 and XFS on Linux): a write through the map that finds no space kills the process
+    /// with SIGBUS, where a `pwrite` returns an error. Elsewhere (tmpfs, btrfs, ZFS, ...) the
+    /// database opens without it and a warning (`tracing`, target `tabula`) says why;
+    /// [`DbInfo::write_map`] tells which it got.
     pub fn write_map(mut self, yes: bool) -> Self {
         self.write_map = yes;
         self
@@ -501,6 +507,11 @@ pub struct DbInfo {
     /// ended transactions are reused, not subtracted). Parked, reusable read transactions
     /// hold theirs.
     pub readers: u32,
+    /// Whether the data file is mapped writable (`MDBX_WRITEMAP`): what
+    /// [`Options::write_map`] asked for, unless the file system cannot reserve the space such
+    /// writes need (then it is off, and a warning said why; see `docs/design.md`, "A full
+    /// disk").
+    pub write_map: bool,
 }
 
 pub(crate) struct Shared {
@@ -526,12 +537,21 @@ pub(crate) struct Shared {
     pub(crate) map_was_full: AtomicBool,
 }
 
+/// Below this many available bytes, an I/O error from a write is reported as a (probably)
+/// full disk: libmdbx reports a write that the file system cut short as `EIO`, and such a
+/// write stops only when the file system has no block left.
+const PROBABLY_FULL_BELOW: u64 = 1 << 20;
+
 impl Shared {
     /// The error for a write on `table` that found the map full. Also frees the parked read
     /// transactions and stops parking for the rest of this `Db`'s life: with the file at its
     /// upper bound, libmdbx 0.14.4 ousts a parked snapshot when a write needs space, but that
     /// write can still fail with `MDBX_MAP_FULL` where it would succeed with no reader parked
     /// (`tests/read_snapshots.rs` reproduces it).
+    ///
+    /// The error names the oldest read transaction that still pins freed pages, if one does
+    /// (after clearing the slots of dead processes): then that reader, not the size limit, is
+    /// what to fix, and the message says so instead of advising a larger `max_size`.
     #[cold]
     pub(crate) fn map_full(&self, table: &'static str) -> Error {
         if self.reuse_snapshots && !self.map_was_full.swap(true, Ordering::Relaxed) {
@@ -551,7 +571,75 @@ impl Shared {
         Error::MapFull {
             table,
             upper: self.upper,
+            pinned_by: self.oldest_pinning_reader(),
         }
+    }
+
+    /// The read transaction with the oldest snapshot among those that keep freed pages from
+    /// being reused, in any process.
+    fn oldest_pinning_reader(&self) -> Option<ReaderPin> {
+        let _ = self.env.reader_check();
+        let me = std::process::id();
+        self.env
+            .readers()
+            .ok()?
+            .into_iter()
+            .filter(|r| r.txnid != 0 && r.lag > 0 && r.bytes_retained > 0)
+            .max_by_key(|r| r.lag)
+            .map(|r| ReaderPin {
+                pid: r.pid as u32,
+                this_process: r.pid as u32 == me,
+                thread: r.thread,
+                txn_id: r.txnid,
+                lag: r.lag,
+                retained_bytes: r.bytes_retained as u64,
+            })
+    }
+
+    /// [`Error::DiskFull`] for `code` from a write (`op`, on `table` if any), when the code
+    /// says the file system is out of space (`ENOSPC`, `EDQUOT`), or is `EIO` while it has
+    /// less than [`PROBABLY_FULL_BELOW`] bytes available; `None` otherwise.
+    #[cold]
+    pub(crate) fn disk_full(
+        &self,
+        table: Option<&'static str>,
+        op: &'static str,
+        code: Code,
+    ) -> Option<Error> {
+        let certain = code.is_out_of_space();
+        if !certain && code != Code::EIO {
+            return None;
+        }
+        let available = ffi::available_bytes(&self.path);
+        if !certain && available.is_none_or(|a| a >= PROBABLY_FULL_BELOW) {
+            return None;
+        }
+        Some(Error::DiskFull {
+            table,
+            op,
+            path: self.path.clone(),
+            available,
+            certain,
+            code: code.into(),
+        })
+    }
+
+    /// The error for a commit (`op`, of writes to `table` when known) that failed with
+    /// `code`: [`Error::MapFull`], [`Error::DiskFull`], or [`Error::Env`].
+    #[cold]
+    pub(crate) fn commit_error(
+        &self,
+        table: Option<&'static str>,
+        op: &'static str,
+        code: Code,
+    ) -> Error {
+        if code == Code::MAP_FULL {
+            return self.map_full(table.unwrap_or("(commit)"));
+        }
+        self.disk_full(table, op, code).unwrap_or(Error::Env {
+            op,
+            code: code.into(),
+        })
     }
 }
 
@@ -658,6 +746,7 @@ impl<S: Schema> Db<S> {
             last_txn: i.last_txn,
             max_readers: i.max_readers,
             readers: i.readers,
+            write_map: self.shared.env.write_map(),
         })
     }
 
@@ -721,10 +810,10 @@ impl<S: Schema> Db<S> {
                 max_readers: self.shared.max_readers,
             }
         } else {
-            Error::Env {
+            self.shared.disk_full(None, op, code).unwrap_or(Error::Env {
                 op,
                 code: code.into(),
-            }
+            })
         }
     }
 }
@@ -1391,6 +1480,10 @@ pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
         c if c == Code::TOO_LARGE => {
             "the size bounds are beyond what the database's page size allows (2^31 pages): \
              lower `Options::max_size`"
+        }
+        c if c.is_out_of_space() => {
+            "the file system holding the database is full; free space on it and open again \
+             (every earlier commit is intact)"
         }
         _ => "",
     }

@@ -172,7 +172,8 @@ pub enum Error {
     /// A key or value is larger than libmdbx accepts for this table at this page size.
     #[error(
         "table `{table}`: the {part} at key {key} is {len} bytes, over the {max}-byte limit for \
-         this table (a larger page size raises it: `Options::page_size`)"
+         this table at this database's page size; {}",
+        too_large_advice(*.fits_page_size, *.max_any_page_size)
     )]
     TooLarge {
         /// The table.
@@ -185,19 +186,58 @@ pub enum Error {
         len: usize,
         /// The limit.
         max: usize,
+        /// The smallest page size at which this table would accept it, when a larger page size
+        /// than the database's would ([`Options::page_size`](crate::Options::page_size), fixed
+        /// when the file is created); `None` when no page size would.
+        fits_page_size: Option<usize>,
+        /// The limit at the largest page size libmdbx supports (64 KiB): what no page size can
+        /// raise. For values of tables without `dupsort` it is the same at every page size.
+        max_any_page_size: usize,
     },
 
-    /// The database reached its configured maximum size.
+    /// The database reached its upper size bound: no room is left for the write.
     #[error(
-        "table `{table}`: the database is full at its upper size limit of {upper} bytes \
-         (MDBX_MAP_FULL); nothing of this transaction was written. Reopen with a larger \
-         `Options::max_size`: the file grows on demand up to that bound"
+        "table `{table}`: no room left within the upper size limit of {upper} bytes \
+         (MDBX_MAP_FULL); nothing of this transaction was written. {}",
+        map_full_advice(.pinned_by)
     )]
     MapFull {
         /// The table being written.
         table: &'static str,
         /// The configured upper bound in bytes.
         upper: u64,
+        /// The oldest read transaction still using a snapshot older than the latest one, when
+        /// there is one: libmdbx cannot reuse the pages freed since that snapshot while it
+        /// lives, and that, not the size limit, is what to fix. `None`: the data fills the
+        /// limit.
+        pinned_by: Option<ReaderPin>,
+    },
+
+    /// The file system holding the database has no space left for a write.
+    #[error(
+        "{}{op} failed: the file system holding `{}` is {}full{}: {code}. Nothing of the failed \
+         transaction was written and every commit that returned `Ok` is intact; free space on \
+         that file system (or move the database to a larger one) and retry",
+        table_prefix(.table),
+        .path.display(),
+        if *.certain { "" } else { "probably " },
+        available_suffix(*.available)
+    )]
+    DiskFull {
+        /// The table being written, when the failure came from a write to one.
+        table: Option<&'static str>,
+        /// What failed (`put`, `commit`, ...).
+        op: &'static str,
+        /// The database path.
+        path: PathBuf,
+        /// Bytes still available on that file system (`statvfs`) when the error was built.
+        available: Option<u64>,
+        /// `true` when the system said so (`ENOSPC`, `EDQUOT`); `false` when it is inferred
+        /// from an I/O error (`EIO`, which is how libmdbx reports a write cut short) while the
+        /// file system has (almost) no space left.
+        certain: bool,
+        /// The code libmdbx returned.
+        code: MdbxCode,
     },
 
     /// Every reader slot is taken.
@@ -309,6 +349,80 @@ pub enum Error {
     },
 }
 
+/// A read transaction that keeps an old snapshot alive; see [`Error::MapFull`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReaderPin {
+    /// The process holding it.
+    pub pid: u32,
+    /// Whether that is this process.
+    pub this_process: bool,
+    /// The thread that holds it, as libmdbx records it (0 when the environment does not
+    /// track threads, as Tabula's does not: `MDBX_NOSTICKYTHREADS`).
+    pub thread: u64,
+    /// The snapshot (transaction ID) it reads.
+    pub txn_id: u64,
+    /// How many transactions have committed since that snapshot.
+    pub lag: u64,
+    /// Bytes freed since that snapshot, which libmdbx cannot reuse while it lives.
+    pub retained_bytes: u64,
+}
+
+impl fmt::Display for ReaderPin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.this_process {
+            write!(
+                f,
+                "A read transaction of this process (process {})",
+                self.pid
+            )?;
+        } else {
+            write!(f, "A read transaction of process {}", self.pid)?;
+        }
+        write!(
+            f,
+            " still reads snapshot {}, {} commits old: libmdbx cannot reuse the {} bytes freed \
+             since",
+            self.txn_id, self.lag, self.retained_bytes
+        )
+    }
+}
+
+fn map_full_advice(pin: &Option<ReaderPin>) -> String {
+    match pin {
+        Some(pin) => format!(
+            "{pin}. End that read transaction (keep read transactions short) and retry; a \
+             larger size limit would only postpone this"
+        ),
+        None => "The data fills the limit: reopen with a larger `Options::max_size` (the file \
+                 grows on demand up to that bound)"
+            .to_owned(),
+    }
+}
+
+fn too_large_advice(fits: Option<usize>, max_any: usize) -> String {
+    match fits {
+        Some(page) => format!(
+            "a database created with `Options::page_size({page})` or larger accepts it (the page \
+             size is fixed when the file is created)"
+        ),
+        None => format!(
+            "no page size raises the limit that far (it is at most {max_any} bytes at any page \
+             size): store it in smaller pieces, or outside the database"
+        ),
+    }
+}
+
+fn table_prefix(table: &Option<&'static str>) -> String {
+    table.map(|t| format!("table `{t}`: ")).unwrap_or_default()
+}
+
+fn available_suffix(available: Option<u64>) -> String {
+    available
+        .map(|b| format!(" ({b} bytes available, less than the write needed)"))
+        .unwrap_or_default()
+}
+
 fn key_suffix(key: &Option<KeyHex>) -> String {
     key.as_ref()
         .map(|k| format!(" at key {k}"))
@@ -327,9 +441,10 @@ impl Error {
     /// The libmdbx code behind this error, if there is one.
     pub fn mdbx_code(&self) -> Option<MdbxCode> {
         match self {
-            Error::Mdbx { code, .. } | Error::Env { code, .. } | Error::Open { code, .. } => {
-                Some(*code)
-            }
+            Error::Mdbx { code, .. }
+            | Error::Env { code, .. }
+            | Error::Open { code, .. }
+            | Error::DiskFull { code, .. } => Some(*code),
             Error::MapFull { .. } => Some(MdbxCode(Code::MAP_FULL.0)),
             Error::ReadersFull { .. } => Some(MdbxCode(Code::READERS_FULL.0)),
             Error::KeyExists { .. } => Some(MdbxCode(Code::KEYEXIST.0)),

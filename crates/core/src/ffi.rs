@@ -48,6 +48,18 @@ impl Code {
     pub const EINVAL: Code = Code(sys::MDBX_EINVAL);
     pub const EAGAIN: Code = Code(libc::EAGAIN);
     pub const BUSY: Code = Code(sys::MDBX_BUSY);
+    /// No space left on the file system.
+    pub const ENOSPC: Code = Code(libc::ENOSPC);
+    /// The user's disk quota is used up.
+    pub const EDQUOT: Code = Code(libc::EDQUOT);
+    /// An I/O error; libmdbx also reports a short write this way (a write that stopped when
+    /// the file system filled up).
+    pub const EIO: Code = Code(sys::MDBX_EIO);
+
+    /// Whether the code says the file system is out of space (`ENOSPC`, `EDQUOT`).
+    pub fn is_out_of_space(self) -> bool {
+        self == Code::ENOSPC || self == Code::EDQUOT
+    }
 
     /// libmdbx's own description of the code.
     pub fn describe(self) -> String {
@@ -113,6 +125,7 @@ impl Code {
             libc::EBUSY => "EBUSY",
             libc::ENOTDIR => "ENOTDIR",
             libc::ENOSPC => "ENOSPC",
+            libc::EDQUOT => "EDQUOT",
             _ => "error",
         }
     }
@@ -478,6 +491,11 @@ impl Code {
 }
 
 impl Env {
+    /// Opens the environment, with the full-disk guarantees of `docs/design.md` ("A full
+    /// disk"): the lock file's space is reserved before libmdbx zeroes it through a memory map,
+    /// and `MDBX_WRITEMAP` is used only where every page libmdbx may write through the map is
+    /// reserved on disk ([`MapSpace`]); elsewhere the environment is opened without it and a
+    /// warning says why. Out of space while reserving is `ENOSPC`, before libmdbx is involved.
     pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
         Env::open_as(path, cfg, false)
     }
@@ -493,6 +511,109 @@ impl Env {
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         route_logging();
+        reserve_lock_file(path, cfg)?;
+        if probe {
+            return Self::open_mapped(path, cfg, false, true);
+        }
+        if cfg.read_only {
+            // The data file is never written: nothing to decide about its map.
+            return Self::open_mapped(path, cfg, cfg.write_map, false);
+        }
+        if !cfg.write_map {
+            return Self::open_mapped(path, cfg, false, false);
+        }
+        // The directory's file system first (the data file may not exist yet), so that the
+        // common refusal (a tmpfs) costs no second open.
+        let dir = if cfg.no_sub_dir {
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+        } else {
+            path
+        };
+        if let MapSpace::Unreservable(why) = MapSpace::of_path(dir) {
+            warn_write_map_off(path, &why);
+            return Self::open_mapped(path, cfg, false, false);
+        }
+        let env = Self::open_mapped(path, cfg, true, false)?;
+        match env.reserve_data_file() {
+            MapSpace::Reserved => Ok(env),
+            MapSpace::Unreservable(why) => {
+                drop(env);
+                warn_write_map_off(path, &why);
+                Self::open_mapped(path, cfg, false, false)
+            }
+        }
+    }
+
+    /// Whether the data file is mapped writable (`MDBX_WRITEMAP`).
+    pub fn write_map(&self) -> bool {
+        let mut flags: c_uint = 0;
+        // SAFETY: the env is open; `flags` is a valid out-parameter.
+        let rc = unsafe { sys::mdbx_env_get_flags(self.ptr.as_ptr(), &mut flags) };
+        rc == sys::MDBX_SUCCESS && flags & sys::MDBX_WRITEMAP != 0
+    }
+
+    /// Reserves disk space for the whole data file as it is now (`fallocate` with
+    /// `FALLOC_FL_KEEP_SIZE`), after checking that its file system keeps such a reservation
+    /// for writes through a memory map. libmdbx reserves what it grows the file by itself
+    /// (`osal_fsetsize`, and on these file systems it reports the failure); this covers what
+    /// was there before: a file copied with holes, or one that grew on another file system.
+    #[cfg(target_os = "linux")]
+    fn reserve_data_file(&self) -> MapSpace {
+        let mut fd: sys::mdbx_filehandle_t = -1;
+        // SAFETY: the env is open; `fd` is a valid out-parameter. The descriptor stays owned
+        // by libmdbx: it is only passed to fstatfs, fstat and fallocate below, never closed.
+        let rc = unsafe { sys::mdbx_env_get_fd(self.ptr.as_ptr(), &mut fd) };
+        if rc != sys::MDBX_SUCCESS {
+            return MapSpace::Unreservable(format!(
+                "its descriptor is unavailable ({})",
+                Code(rc).name()
+            ));
+        }
+        // SAFETY: `statfs` is a plain C struct for which all-zero bytes are valid.
+        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is libmdbx's open data-file descriptor; `fs` is a valid out-parameter.
+        if unsafe { libc::fstatfs(fd, &mut fs) } != 0 {
+            return MapSpace::Unreservable("fstatfs failed on the data file".to_owned());
+        }
+        if let MapSpace::Unreservable(why) = MapSpace::of_type(fs.f_type as u64) {
+            return MapSpace::Unreservable(why);
+        }
+        // SAFETY: `stat` is a plain C struct for which all-zero bytes are valid.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `st` is a valid out-parameter.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return MapSpace::Unreservable("fstat failed on the data file".to_owned());
+        }
+        if st.st_size <= 0 {
+            return MapSpace::Reserved;
+        }
+        // SAFETY: `fd` is libmdbx's data-file descriptor, open for writing (not read-only);
+        // KEEP_SIZE allocates blocks for the range without changing the file's size or
+        // contents, so libmdbx's view of the file is unchanged.
+        if unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, st.st_size) } != 0 {
+            let err = std::io::Error::last_os_error();
+            return MapSpace::Unreservable(format!(
+                "reserving the data file's {} bytes failed: {err}",
+                st.st_size
+            ));
+        }
+        MapSpace::Reserved
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn reserve_data_file(&self) -> MapSpace {
+        MapSpace::Reserved
+    }
+
+    /// Creates, configures and opens the environment; `probe` as in [`Env::probe_read_only`].
+    fn open_mapped(
+        path: &Path,
+        cfg: &EnvConfig,
+        write_map: bool,
+        probe: bool,
+    ) -> Result<Env, Code> {
         let cpath = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| Code::EINVAL)?;
         let mut raw: *mut sys::MDBX_env = ptr::null_mut();
         // SAFETY: mdbx_env_create writes a new env handle into `raw` on success.
@@ -541,7 +662,7 @@ impl Env {
         if cfg.exclusive && !probe {
             flags |= sys::MDBX_EXCLUSIVE;
         }
-        if cfg.write_map && !probe {
+        if write_map && !probe {
             flags |= sys::MDBX_WRITEMAP;
         }
         if cfg.no_sub_dir {
@@ -562,6 +683,15 @@ impl Env {
         let flags = if read_only {
             sys::MDBX_TXN_RDONLY
         } else {
+            // Before a write, free the reader slots of processes that died holding a read
+            // transaction. libmdbx 0.14.4 does that itself only when a write runs out of
+            // space, and then fails that write anyway: `mvcc_kick_laggards` returns whether
+            // the oldest reader moved on as computed *before* it cleared the dead slots, so
+            // the page allocation gives up with `MDBX_MAP_FULL` and only the next write
+            // finds the space (`tests/dead_reader.rs`). Scanning the reader table costs no
+            // system call for this process's own slots and one `fcntl` lock probe per other
+            // process with a reader; a failure here only means the check did not happen.
+            let _ = self.reader_check();
             sys::MDBX_TXN_READWRITE
         };
         let mut txn: *mut sys::MDBX_txn = ptr::null_mut();
@@ -608,6 +738,20 @@ impl Env {
             growth: info.mi_geo.grow,
             oldest_reader_txn: info.mi_latter_reader_txnid,
         })
+    }
+
+    /// Clears the reader slots of processes that no longer exist (`mdbx_reader_check`);
+    /// returns how many were cleared.
+    pub fn reader_check(&self) -> Result<u32, Code> {
+        let mut dead: c_int = 0;
+        // SAFETY: the env is open; `dead` is a valid out-parameter. libmdbx takes its reader
+        // table lock itself when it finds a slot to clear.
+        let rc = unsafe { sys::mdbx_reader_check(self.ptr.as_ptr(), &mut dead) };
+        // MDBX_RESULT_TRUE: dead readers were found (and cleared).
+        if rc != sys::MDBX_RESULT_TRUE {
+            check(rc)?;
+        }
+        Ok(dead.max(0) as u32)
     }
 
     /// The occupied slots of the reader table, in every process using the file.
@@ -694,6 +838,226 @@ impl Env {
         n.max(0) as usize
     }
 }
+
+/// Whether the disk space behind every page libmdbx may write through a writable map is
+/// reserved: the condition for `MDBX_WRITEMAP`.
+///
+/// Through a writable map a page is written by a store to memory; when the file system has no
+/// block for it at that moment the kernel can only kill the process (SIGBUS). libmdbx reserves
+/// the space it grows the file by (`fallocate`), but on a tmpfs or ramfs it ignores `ENOSPC`
+/// from that reservation (a workaround for its own tests), and on file systems without
+/// `fallocate` it ignores `EOPNOTSUPP`: the file then grows with holes. Copy-on-write file
+/// systems (btrfs, ZFS, bcachefs) need new blocks for every rewrite of a page, reserved or
+/// not. Only ext4 and XFS are known to keep a reservation for later writes through a map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum MapSpace {
+    Reserved,
+    /// Why not.
+    Unreservable(String),
+}
+
+impl MapSpace {
+    /// The verdict for a file system of type `f_type` (`statfs`).
+    pub(crate) fn of_type(f_type: u64) -> MapSpace {
+        const EXT4: u32 = 0xef53; // also ext2/ext3 (files without extents cannot fallocate)
+        const XFS: u32 = 0x5846_5342;
+        let name = match f_type as u32 {
+            EXT4 | XFS => return MapSpace::Reserved,
+            0x0102_1994 => "tmpfs (libmdbx ignores ENOSPC when it reserves space there)",
+            0x8584_58f6 => "ramfs (libmdbx ignores ENOSPC when it reserves space there)",
+            0x9123_683e => "btrfs (copy-on-write: rewriting a page needs new space)",
+            0x2fc1_2fc1 => "ZFS (copy-on-write: rewriting a page needs new space)",
+            0xca45_1a4e => "bcachefs (copy-on-write: rewriting a page needs new space)",
+            0x794c_7630 => "overlayfs (the file system below is unknown)",
+            0x6969 => "NFS",
+            0x6573_5546 => "FUSE",
+            0xf2f5_2010 => "F2FS (log-structured: rewriting a page needs new space)",
+            _ => "",
+        };
+        MapSpace::Unreservable(if name.is_empty() {
+            format!(
+                "its file system (type {f_type:#x}) is not one known to keep reserved space for \
+                 writes through a memory map (ext4, XFS)"
+            )
+        } else {
+            format!("it is on {name}")
+        })
+    }
+
+    /// The verdict for the file system holding `path` (`Reserved` when it cannot be asked:
+    /// the check on the data file after the open decides then).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn of_path(path: &Path) -> MapSpace {
+        let Ok(cpath) = CString::new(path.as_os_str().as_encoded_bytes()) else {
+            return MapSpace::Reserved;
+        };
+        // SAFETY: `statfs` is a plain C struct for which all-zero bytes are valid.
+        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `cpath` is NUL-terminated and outlives the call; `fs` is a valid
+        // out-parameter.
+        if unsafe { libc::statfs(cpath.as_ptr(), &mut fs) } != 0 {
+            return MapSpace::Reserved;
+        }
+        MapSpace::of_type(fs.f_type as u64)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn of_path(_path: &Path) -> MapSpace {
+        MapSpace::Reserved
+    }
+}
+
+#[cold]
+fn warn_write_map_off(path: &Path, why: &str) {
+    tracing::warn!(
+        target: "tabula",
+        path = %path.display(),
+        "write_map turned off for `{}`: {why}, so a write through the memory map could find no \
+         disk space and kill the process (SIGBUS); libmdbx writes with pwrite instead, which \
+         reports a full disk as an error",
+        path.display()
+    );
+}
+
+/// libmdbx's lock file for the environment at `path`: `mdbx.lck` in the directory, or the data
+/// file's name with `-lck` appended (`MDBX_NOSUBDIR`).
+fn lock_file_path(path: &Path, no_sub_dir: bool) -> std::path::PathBuf {
+    if no_sub_dir {
+        let mut name = path.as_os_str().to_owned();
+        name.push("-lck");
+        name.into()
+    } else {
+        path.join("mdbx.lck")
+    }
+}
+
+/// libmdbx's default reader slot count (`DEFAULT_READERS`).
+const LIBMDBX_DEFAULT_READERS: u64 = 61;
+/// A reader slot (`reader_slot_t`): txnid, tid, pid, two counters.
+const READER_SLOT_BYTES: u64 = 32;
+/// An upper bound of libmdbx's lock-file header (`sizeof(lck_t)`, under 1 KiB in 0.14.4);
+/// `the_lock_file_reservation_covers_what_libmdbx_maps` pins it.
+const LOCK_HEADER_BOUND: u64 = 2048;
+
+/// The bytes libmdbx's lock file takes with `max_readers` slots: libmdbx sizes it as the header
+/// plus the slots, rounded up to the system page (`lck_setup_locked`).
+fn lock_file_len(max_readers: Option<u64>) -> u64 {
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
+    let readers = max_readers.unwrap_or(LIBMDBX_DEFAULT_READERS).min(32767);
+    (readers * READER_SLOT_BYTES + LOCK_HEADER_BOUND).div_ceil(page) * page
+}
+
+/// Reserves the disk space of libmdbx's lock file before libmdbx opens it.
+///
+/// The first process to open an environment (read-only ones too) creates and sizes the lock
+/// file (reserving its space with `fallocate`, whose `ENOSPC` libmdbx ignores on a tmpfs) and
+/// zeroes it through a writable memory map: on a full tmpfs that store is a SIGBUS. Reserving
+/// the range here first, with `FALLOC_FL_KEEP_SIZE` (the file's size and contents stay as they
+/// are, so a process that is opening it at the same moment sees no change), turns that into
+/// `ENOSPC` before libmdbx runs. The file is created as libmdbx would create it (same mode).
+///
+/// A lock file that already has a size is either in use (libmdbx joins it at that size) or
+/// left by a process that died (libmdbx re-sizes it for this open's reader count): the range
+/// reserved is the larger of the two, and when that does not fit, the existing size alone
+/// will do (joining takes no new space). Other failures (no `fallocate` on this file system, no
+/// permission to create the file, read-only media) are left for libmdbx to meet and report.
+/// A read-only open of a path with no data file creates nothing (libmdbx fails it first).
+#[cfg(target_os = "linux")]
+fn reserve_lock_file(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let data_file = if cfg.no_sub_dir {
+        path.to_path_buf()
+    } else {
+        path.join("mdbx.dat")
+    };
+    if cfg.read_only && !data_file.is_file() {
+        // libmdbx fails such an open before it touches the lock file: create none.
+        return Ok(());
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(cfg.mode)
+        .open(lock_file_path(path, cfg.no_sub_dir))
+    else {
+        return Ok(());
+    };
+    let current = file.metadata().map_or(0, |m| m.len());
+    let reserve = |len: u64| -> Result<(), Code> {
+        // SAFETY: `file` is an open, writable descriptor owned here for the call; KEEP_SIZE
+        // allocates blocks without changing the file's size or contents.
+        let rc = unsafe {
+            libc::fallocate(
+                file.as_raw_fd(),
+                libc::FALLOC_FL_KEEP_SIZE,
+                0,
+                len as libc::off_t,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Code(
+                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+            ))
+        }
+    };
+    match reserve(lock_file_len(cfg.max_readers).max(current)) {
+        Err(code) if code.is_out_of_space() => {
+            if current > 0 && reserve(current).is_ok() {
+                Ok(())
+            } else {
+                Err(code)
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn reserve_lock_file(_path: &Path, _cfg: &EnvConfig) -> Result<(), Code> {
+    Ok(())
+}
+
+/// Bytes available to this process on the file system holding `path` (`statvfs`), or `None`
+/// when it cannot be asked.
+pub(crate) fn available_bytes(path: &Path) -> Option<u64> {
+    let cpath = CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: `statvfs` is a plain C struct for which all-zero bytes are valid.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpath` is NUL-terminated and outlives the call; `st` is a valid out-parameter.
+    if unsafe { libc::statvfs(cpath.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    // Root may also use the blocks reserved for it (`f_bfree`); everyone else `f_bavail`.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let blocks = if unsafe { libc::geteuid() } == 0 {
+        st.f_bfree
+    } else {
+        st.f_bavail
+    };
+    Some(blocks as u64 * st.f_frsize as u64)
+}
+
+/// The largest key and value (in bytes) libmdbx accepts in a table with `flags` at
+/// `page_size` (`mdbx_limits_keysize_max` / `mdbx_limits_valsize_max`), or `None` for a page
+/// size libmdbx does not support.
+pub(crate) fn limits_at_page_size(page_size: usize, flags: u32) -> Option<(usize, usize)> {
+    // SAFETY: both are pure functions of their arguments; an unsupported page size gives -1.
+    let (k, v) = unsafe {
+        (
+            sys::mdbx_limits_keysize_max(page_size as isize, flags),
+            sys::mdbx_limits_valsize_max(page_size as isize, flags),
+        )
+    };
+    (k > 0 && v > 0).then_some((k as usize, v as usize))
+}
+
+/// The largest page size libmdbx supports (64 KiB).
+pub(crate) const MAX_PAGE_SIZE: usize = 65536;
 
 impl Drop for Env {
     fn drop(&mut self) {
@@ -1488,4 +1852,70 @@ pub(crate) fn version() -> String {
     // SAFETY: `mdbx_version` is an immutable static initialised by the C library.
     let v = unsafe { sys::mdbx_version };
     format!("{}.{}.{}", v.major, v.minor, v.patch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(max_readers: Option<u64>) -> EnvConfig {
+        EnvConfig {
+            max_tables: 2,
+            max_readers,
+            geometry: [-1, -1, 1 << 30, 1 << 20, -1, -1],
+            sync: Durability::Durable,
+            read_only: false,
+            exclusive: false,
+            write_map: false,
+            no_sub_dir: false,
+            validation: false,
+            mode: 0o644,
+        }
+    }
+
+    /// The lock-file space reserved before libmdbx opens it must cover every byte libmdbx
+    /// then zeroes through its map: the file's size after the open, for the default reader
+    /// count and for counts around page boundaries.
+    #[test]
+    fn the_lock_file_reservation_covers_what_libmdbx_maps() {
+        for readers in [
+            None,
+            Some(1),
+            Some(61),
+            Some(62),
+            Some(126),
+            Some(127),
+            Some(1000),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let env = Env::open(dir.path(), &config(readers)).unwrap();
+            let size = std::fs::metadata(dir.path().join("mdbx.lck"))
+                .unwrap()
+                .len();
+            let reserved = lock_file_len(readers);
+            assert!(
+                size <= reserved,
+                "{readers:?} readers: libmdbx's lock file is {size} bytes, {reserved} reserved"
+            );
+            // The bound is tight: at most one page more than libmdbx uses.
+            assert!(reserved - size <= 4096, "{readers:?}: {size} vs {reserved}");
+            drop(env);
+        }
+    }
+
+    #[test]
+    fn only_ext4_and_xfs_keep_reserved_space_for_the_map() {
+        assert_eq!(MapSpace::of_type(0xef53), MapSpace::Reserved);
+        assert_eq!(MapSpace::of_type(0x5846_5342), MapSpace::Reserved);
+        for (magic, name) in [(0x0102_1994u64, "tmpfs"), (0x9123_683e, "btrfs")] {
+            match MapSpace::of_type(magic) {
+                MapSpace::Unreservable(why) => assert!(why.contains(name), "{why}"),
+                MapSpace::Reserved => panic!("{name} reserves"),
+            }
+        }
+        assert!(matches!(
+            MapSpace::of_type(0x1234),
+            MapSpace::Unreservable(why) if why.contains("0x1234")
+        ));
+    }
 }

@@ -26,7 +26,7 @@ pub use cursor::{Appender, Cursor, Iter};
 pub use db::{
     CheckReport, DEFAULT_LONG_READ_WARNING, Db, DbInfo, Options, SyncMode, libmdbx_version,
 };
-pub use error::{Error, KeyHex, MdbxCode, Part, Result};
+pub use error::{Error, KeyHex, MdbxCode, Part, ReaderPin, Result};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
 

@@ -5,7 +5,7 @@ use std::ops::RangeBounds;
 
 use crate::codec::{AsKey, Key, Value};
 use crate::cursor::{Appender, Cursor, Iter, Positions};
-use crate::db::Db;
+use crate::db::{Db, Shared};
 use crate::error::{Error, KeyHex, Part, Result};
 use crate::ffi::{self, Code, Dbi, RawTxn};
 use crate::table::{Contains, Schema, Table};
@@ -130,37 +130,27 @@ pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result
 
 /// Turns a libmdbx code from an operation on table `T` into an [`Error`].
 #[cold]
-pub(crate) fn table_error<S: Schema, T: Table>(
-    db: &Db<S>,
+pub(crate) fn table_error<T: Table>(
+    shared: &Shared,
     op: &'static str,
     key: Option<&[u8]>,
     value_len: usize,
     code: Code,
 ) -> Error {
     if code == Code::MAP_FULL {
-        return db.shared.map_full(T::NAME);
+        return shared.map_full(T::NAME);
+    }
+    if let Some(e) = shared.disk_full(Some(T::NAME), op, code) {
+        return e;
     }
     if code == Code::BAD_VALSIZE
         && let Some(key) = key
     {
-        let flags = ffi::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key);
-        let max_key = db.shared.env.max_key_size(flags);
-        let (part, len, max) = if key.len() > max_key {
-            (Part::Key, key.len(), max_key)
-        } else {
-            (Part::Value, value_len, db.shared.env.max_value_size(flags))
-        };
-        return Error::TooLarge {
-            table: T::NAME,
-            part,
-            key: KeyHex::new(key),
-            len,
-            max,
-        };
+        return too_large::<T>(shared, key, value_len);
     }
     if code == Code::READERS_FULL {
         return Error::ReadersFull {
-            max_readers: db.shared.max_readers,
+            max_readers: shared.max_readers,
         };
     }
     Error::Mdbx {
@@ -169,6 +159,48 @@ pub(crate) fn table_error<S: Schema, T: Table>(
         key: key.map(KeyHex::new),
         code: code.into(),
     }
+}
+
+/// [`Error::TooLarge`] for an entry of table `T` that libmdbx refused as too large, with the
+/// page size that would take it, if any: libmdbx's limits for a 4 KiB to 64 KiB page are asked
+/// (`mdbx_limits_keysize_max` / `mdbx_limits_valsize_max`), so the advice is only given when a
+/// larger page really raises the limit far enough (it never does for a value of a table
+/// without `dupsort`: that limit is the same at every page size).
+#[cold]
+fn too_large<T: Table>(shared: &Shared, key: &[u8], value_len: usize) -> Error {
+    let flags = ffi::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key);
+    let max_key = shared.env.max_key_size(flags);
+    let (part, len, max) = if key.len() > max_key {
+        (Part::Key, key.len(), max_key)
+    } else {
+        (Part::Value, value_len, shared.env.max_value_size(flags))
+    };
+    let page = shared.env.info().map_or(4096, |i| i.page_size as usize);
+    let (fits_page_size, max_any_page_size) = larger_page_fit(part, flags, len, page);
+    Error::TooLarge {
+        table: T::NAME,
+        part,
+        key: KeyHex::new(key),
+        len,
+        max,
+        fits_page_size,
+        max_any_page_size: max_any_page_size.max(max),
+    }
+}
+
+/// The smallest page size above `page` at which a table with libmdbx `flags` accepts a `part`
+/// of `len` bytes (`None`: none does), and the limit at the largest page size.
+fn larger_page_fit(part: Part, flags: u32, len: usize, page: usize) -> (Option<usize>, usize) {
+    let limit_at = |page: usize| {
+        ffi::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
+            Part::Key => k,
+            Part::Value => v,
+        })
+    };
+    let fits = std::iter::successors(Some(page.max(256) * 2), |p| Some(p * 2))
+        .take_while(|p| *p <= ffi::MAX_PAGE_SIZE)
+        .find(|p| limit_at(*p) >= len);
+    (fits, limit_at(ffi::MAX_PAGE_SIZE))
 }
 
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
@@ -226,7 +258,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         with_key::<T, _, _>(key, |k| match self.raw().get(dbi, k) {
             Ok(Some(v)) => decode_value::<T>(k, v).map(Some),
             Ok(None) => Ok(None),
-            Err(code) => Err(table_error::<S, T>(self.db, "get", Some(k), 0, code)),
+            Err(code) => Err(table_error::<T>(&self.db.shared, "get", Some(k), 0, code)),
         })
     }
 
@@ -247,7 +279,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         with_key::<T, _, _>(key, |k| {
             self.raw()
                 .get(dbi, k)
-                .map_err(|code| table_error::<S, T>(self.db, "get", Some(k), 0, code))
+                .map_err(|code| table_error::<T>(&self.db.shared, "get", Some(k), 0, code))
         })
     }
 
@@ -300,7 +332,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         let s = self
             .raw()
             .stat(dbi)
-            .map_err(|code| table_error::<S, T>(self.db, "stat", None, 0, code))?;
+            .map_err(|code| table_error::<T>(&self.db.shared, "stat", None, 0, code))?;
         Ok(TableStat {
             entries: s.entries,
             depth: s.depth,
@@ -324,7 +356,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         let raw = self
             .raw()
             .cursor_cached(dbi, &self.db.shared.cursors)
-            .map_err(|code| table_error::<S, T>(self.db, "open cursor", None, 0, code))?;
+            .map_err(|code| table_error::<T>(&self.db.shared, "open cursor", None, 0, code))?;
         Ok(Cursor::new(raw))
     }
 
@@ -421,7 +453,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                         last: last_key(raw, dbi),
                     }
                 } else {
-                    table_error::<S, T>(db, op, Some(k), v.len(), code)
+                    table_error::<T>(&db.shared, op, Some(k), v.len(), code)
                 }
             })
         })
@@ -432,7 +464,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::Encode`], [`Error::Mdbx`].
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
+    /// [`Error::Mdbx`].
     #[inline]
     pub fn put<T: Table>(
         &mut self,
@@ -511,7 +544,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.del(dbi, k, None)
-                .map_err(|code| table_error::<S, T>(db, "delete", Some(k), 0, code))
+                .map_err(|code| table_error::<T>(&db.shared, "delete", Some(k), 0, code))
         })
     }
 
@@ -535,7 +568,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         with_key::<T, _, _>(key, |k| {
             let v = Self::encode_value::<T>(scratch, k, value)?;
             raw.del(dbi, k, Some(v))
-                .map_err(|code| table_error::<S, T>(db, "delete_dup", Some(k), v.len(), code))
+                .map_err(|code| table_error::<T>(&db.shared, "delete_dup", Some(k), v.len(), code))
         })
     }
 
@@ -554,7 +587,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db;
         self.raw_mut()
             .put(dbi, key, value, ffi::put::UPSERT)
-            .map_err(|code| table_error::<S, T>(db, "put_bytes", Some(key), value.len(), code))
+            .map_err(|code| table_error::<T>(&db.shared, "put_bytes", Some(key), value.len(), code))
     }
 
     /// Removes every entry of the table; the table itself stays.
@@ -570,7 +603,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db;
         self.raw_mut()
             .drop_table(dbi, false)
-            .map_err(|code| table_error::<S, T>(db, "clear", None, 0, code))
+            .map_err(|code| table_error::<T>(&db.shared, "clear", None, 0, code))
     }
 
     /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
@@ -601,21 +634,13 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::MapFull`] or [`Error::Env`]; the transaction is then aborted and nothing of it
-    /// is written.
+    /// [`Error::MapFull`], [`Error::DiskFull`] (the file system filled up) or [`Error::Env`];
+    /// the transaction is then aborted and nothing of it is written.
     pub fn commit(mut self) -> Result<()> {
         let raw = self.raw.take().expect("transaction is live");
         let shared = &self.db.shared;
-        raw.commit().map_err(|code| {
-            if code == Code::MAP_FULL {
-                shared.map_full("(commit)")
-            } else {
-                Error::Env {
-                    op: "commit",
-                    code: code.into(),
-                }
-            }
-        })
+        raw.commit()
+            .map_err(|code| shared.commit_error(None, "commit", code))
     }
 
     /// Aborts: nothing of this transaction is written. Dropping the transaction does the same.
@@ -687,4 +712,49 @@ pub struct TableStat {
     pub overflow_pages: u64,
     /// Page size in bytes.
     pub page_size: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_two_gib_value_fits_no_page_size() {
+        // The value limit of a table without `dupsort` is the same at every page size
+        // (libmdbx's MDBX_MAXDATASIZE): no page size is advised for a 2 GiB value.
+        for flags in [0, ffi::table_flags(false, true)] {
+            let at_4k = ffi::limits_at_page_size(4096, flags).unwrap().1;
+            let at_64k = ffi::limits_at_page_size(65536, flags).unwrap().1;
+            assert_eq!(at_4k, at_64k);
+            assert_eq!(
+                larger_page_fit(Part::Value, flags, 2 << 30, 4096),
+                (None, at_64k)
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_over_the_limit_fits_the_next_page_size_that_allows_it() {
+        let flags = 0;
+        let key_max = |page| ffi::limits_at_page_size(page, flags).unwrap().0;
+        // One byte over the 4 KiB limit fits at 8 KiB; one byte over the 16 KiB limit at 32.
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(4096) + 1, 4096).0,
+            Some(8192)
+        );
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(16384) + 1, 4096).0,
+            Some(32768)
+        );
+        // Over the 64 KiB limit: nothing fits.
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 4096),
+            (None, key_max(65536))
+        );
+        // Already at 64 KiB pages there is nothing larger to advise.
+        assert_eq!(
+            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 65536).0,
+            None
+        );
+    }
 }
