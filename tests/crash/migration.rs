@@ -208,7 +208,10 @@ fn read_state(dir: &Path) -> State {
         Some(serde_json::from_slice(&bytes).unwrap())
     };
     let record = json(b"schema").expect("a schema record");
-    let progress = json(b"migration-progress").map(|p| {
+    // A step in progress is recorded in the schema record itself (`in_progress`), written in
+    // the same transaction as each batch; the old separate key must not come back.
+    assert!(json(b"migration-progress").is_none(), "a separate progress record");
+    let progress = record.get("in_progress").filter(|p| !p.is_null()).map(|p| {
         (
             p["version"].as_u64().unwrap() as u32,
             p["op"].as_u64().unwrap() as usize,

@@ -25,8 +25,9 @@ use super::{DecodeError, EncodeError};
 ///
 /// let shape = ValueShape::of_record("bincode<Header>", Bincode::<Header>::shape().as_deref())?
 ///     .expect("a bincode value with a recorded shape");
+/// let header = Header { number: 7, miner: "ann".into() };
 /// let mut scratch = Vec::new();
-/// let bytes = Bincode::<Header>::encode(&Header { number: 7, miner: "ann".into() }, &mut scratch)?;
+/// let bytes = Bincode::<Header>::encode(&header, &mut scratch)?;
 /// let value = shape.decode(bytes)?;
 /// assert_eq!(
 ///     value,
