@@ -49,8 +49,8 @@ use std::time::{Duration, SystemTime};
 use fuser::{
     BackgroundSession, Config, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags,
     Generation, INodeNo, LockOwner, MountOption, OpenFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
-    TimeOrNow, WriteFlags,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
+    WriteFlags,
 };
 
 /// The prefix of the names [`mark`] looks up.
@@ -92,10 +92,15 @@ pub struct Fault {
 pub enum Reorder {
     /// Every pending write and size change is lost: the disk keeps exactly what was synced.
     DropAll,
+    /// The pending operations of each file persist in the order they were issued, up to a
+    /// point drawn from this seed (anywhere from none to all, possibly inside a write, at a
+    /// [`PIECE`] boundary). This models a disk that writes back in issue order: what reached
+    /// it is always a prefix of what was written.
+    Prefix(u64),
     /// Each [`PIECE`]-sized, offset-aligned piece of every pending write, and each pending size
     /// change, survives independently with probability 1/2 (drawn from this seed); survivors
-    /// are applied in the order they were issued. This models a disk cache that writes back
-    /// any subset of dirty pages in any order between two flushes.
+    /// are applied in the order they were issued. This models a page cache and disk that write
+    /// back any subset of dirty pages in any order between two flushes, as POSIX allows.
     Subset(u64),
 }
 
@@ -429,37 +434,46 @@ impl Disk {
     /// ```
     pub fn durable_image(&self, reorder: Reorder) -> Image {
         let st = self.lock();
-        let mut rng = match reorder {
-            Reorder::DropAll => None,
-            Reorder::Subset(seed) => Some(SplitMix(seed)),
-        };
+        let mut rng = SplitMix(match reorder {
+            Reorder::DropAll => 0,
+            Reorder::Prefix(seed) | Reorder::Subset(seed) => seed,
+        });
         let mut files = BTreeMap::new();
         for (name, ino) in &st.names {
             let node = &st.nodes[ino];
             let mut bytes = node.durable.clone();
-            if let Some(rng) = rng.as_mut() {
-                for op in &node.pending {
-                    match op {
-                        Pending::SetLen(len) => {
-                            if rng.coin() {
-                                bytes.resize(*len as usize, 0);
-                            }
-                        }
-                        Pending::Write { offset, data } => {
-                            let mut at = *offset;
-                            let end = offset + data.len() as u64;
-                            while at < end {
-                                let piece_end = ((at / PIECE) + 1) * PIECE;
-                                let upto = piece_end.min(end);
-                                if rng.coin() {
-                                    let from = (at - offset) as usize;
-                                    let to = (upto - offset) as usize;
-                                    write_into(&mut bytes, at, &data[from..to]);
-                                }
-                                at = upto;
-                            }
+            // The pending operations cut into pieces, in issue order.
+            let mut pieces: Vec<Pending> = Vec::new();
+            for op in &node.pending {
+                match op {
+                    Pending::SetLen(_) => pieces.push(op.clone()),
+                    Pending::Write { offset, data } => {
+                        let mut at = *offset;
+                        let end = offset + data.len() as u64;
+                        while at < end {
+                            let upto = (((at / PIECE) + 1) * PIECE).min(end);
+                            let from = (at - offset) as usize;
+                            let to = (upto - offset) as usize;
+                            pieces.push(Pending::Write {
+                                offset: at,
+                                data: data[from..to].to_vec(),
+                            });
+                            at = upto;
                         }
                     }
+                }
+            }
+            let keep: Vec<bool> = match reorder {
+                Reorder::DropAll => vec![false; pieces.len()],
+                Reorder::Prefix(_) => {
+                    let k = (rng.next() % (pieces.len() as u64 + 1)) as usize;
+                    (0..pieces.len()).map(|i| i < k).collect()
+                }
+                Reorder::Subset(_) => pieces.iter().map(|_| rng.coin()).collect(),
+            };
+            for (piece, keep) in pieces.iter().zip(keep) {
+                if keep {
+                    apply(&mut bytes, piece);
                 }
             }
             files.insert(name.clone(), bytes);

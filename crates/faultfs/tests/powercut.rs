@@ -21,7 +21,7 @@
 //!
 //! Skips (and says why) without `/dev/fuse` or without the privileges to mount. The seed is
 //! printed; `TABULA_POWERCUT_SEED` replays a run, `TABULA_POWERCUT_CUTS` sets the number of
-//! cuts (default 220), `TABULA_POWERCUT_FAULTS` the number of fault runs (default 24).
+//! cuts (default 330), `TABULA_POWERCUT_FAULTS` the number of fault runs (default 24).
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -92,16 +92,18 @@ mod v2 {
 
     /// Version 2 adds a checksum to every item, in batches of 8.
     pub fn migrations() -> Migrations {
-        Migrations::new().batch_size(8).step(2, "items-with-sum", |m| {
-            m.transform::<Items, v1::Item>(|old| item(&old.payload))
-        })
+        Migrations::new()
+            .batch_size(8)
+            .step(2, "items-with-sum", |m| {
+                m.transform::<Items, v1::Item>(|old| item(&old.payload))
+            })
     }
 }
 
 fn checksum(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,8 +222,9 @@ impl Plan {
                             1 + rng.below(300)
                         } as usize;
                         let fill = rng.next();
-                        let payload: Vec<u8> =
-                            (0..len).map(|i| (fill >> (i % 8 * 8)) as u8 ^ i as u8).collect();
+                        let payload: Vec<u8> = (0..len)
+                            .map(|i| (fill >> (i % 8 * 8)) as u8 ^ i as u8)
+                            .collect();
                         puts.push((key, payload));
                     }
                 }
@@ -232,12 +235,7 @@ impl Plan {
                     state.items.remove(k);
                 }
                 state.head = Some(n);
-                actions.push(Action::Commit {
-                    n,
-                    v2,
-                    puts,
-                    dels,
-                });
+                actions.push(Action::Commit { n, v2, puts, dels });
                 push(units, format!("c{n}"), Kind::Commit, state);
             }
         };
@@ -355,7 +353,8 @@ fn run_plan(dir: &Path, plan: &Plan, mode: SyncMode, write_map: bool) -> Result<
     for action in &plan.actions {
         match action {
             Action::Open1 => {
-                db1 = Some(tabula::open::<v1::App>(dir, opts()).map_err(|e| format!("open1: {e}"))?);
+                db1 =
+                    Some(tabula::open::<v1::App>(dir, opts()).map_err(|e| format!("open1: {e}"))?);
                 mark_here("open1");
             }
             Action::Commit { n, v2, puts, dels } => {
@@ -422,12 +421,9 @@ fn run_plan(dir: &Path, plan: &Plan, mode: SyncMode, write_map: bool) -> Result<
 /// Opens the database at `dir` at version 2 (finishing an interrupted migration), checks it,
 /// and finds the unit whose state it holds within `lo..=hi`.
 fn verify(dir: &Path, plan: &Plan, lo: usize, hi: usize) -> Result<usize, String> {
-    let (db, _) = tabula::open_with::<v2::App>(
-        dir,
-        options(SyncMode::Durable, false),
-        &v2::migrations(),
-    )
-    .map_err(|e| format!("reopen failed: {e}"))?;
+    let (db, _) =
+        tabula::open_with::<v2::App>(dir, options(SyncMode::Durable, false), &v2::migrations())
+            .map_err(|e| format!("reopen failed: {e}"))?;
     let report = db.check().map_err(|e| format!("Db::check failed: {e}"))?;
     if !report.is_ok() {
         return Err(format!("Db::check found {} problems", report.problems));
@@ -563,28 +559,53 @@ fn mode_name(mode: SyncMode) -> &'static str {
 // ---------------------------------------------------------------------------------------------
 // The parent.
 
+/// Prints to stderr past libtest's output capture, so that the seed, the figures and a skip
+/// show in a plain `cargo test` run.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// Prepares this test thread: a private mount namespace with per-process boot IDs. `None`
 /// (after printing why) when the test must skip.
 fn prepare(test: &str) -> Option<()> {
     if !Path::new("/dev/fuse").exists() {
-        println!("{test}: SKIPPED: /dev/fuse does not exist (load the fuse module, or run in a VM)");
+        say!("{test}: SKIPPED: /dev/fuse does not exist (load the fuse module, or run in a VM)");
         return None;
     }
+    let ours = std::fs::read("/proc/sys/kernel/random/boot_id").unwrap_or_default();
     if let Err(e) = tabula_faultfs::new_boot_namespace() {
-        println!("{test}: SKIPPED: cannot set up a mount namespace (run as root): {e}");
+        say!("{test}: SKIPPED: cannot set up a mount namespace (run as root): {e}");
         return None;
     }
+    // Each process started from here on must read a boot ID of its own (libmdbx judges
+    // unflushed commits by it): without that the test would model a process crash, not a
+    // power cut.
+    let boot_id = || {
+        Command::new("cat")
+            .arg("/proc/sys/kernel/random/boot_id")
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default()
+    };
+    let (a, b) = (boot_id(), boot_id());
+    assert!(
+        !a.is_empty() && a != b && a != ours,
+        "{test}: child processes do not get boot IDs of their own ({a:?}, {b:?}, ours {ours:?})"
+    );
     // Mount once to see that FUSE works here.
     let dir = tempfile::tempdir().expect("tempdir");
     match Disk::new().mount(dir.path()) {
         Ok(m) => {
             if let Err(e) = m.unmount() {
-                println!("{test}: SKIPPED: unmounting a FUSE file system failed: {e}");
+                say!("{test}: SKIPPED: unmounting a FUSE file system failed: {e}");
                 return None;
             }
         }
         Err(e) => {
-            println!("{test}: SKIPPED: cannot mount a FUSE file system: {e}");
+            say!("{test}: SKIPPED: cannot mount a FUSE file system: {e}");
             return None;
         }
     }
@@ -621,7 +642,12 @@ struct ChildRun {
 fn spawn_child(mnt: &Path, mode: SyncMode, seed: u64, write_map: bool, fault: bool) -> Child {
     let exe = std::env::current_exe().expect("current exe");
     Command::new(exe)
-        .args(["--exact", "powercut_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "powercut_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(
             CHILD_ENV,
             format!(
@@ -723,7 +749,12 @@ fn verify_image(
     let (lo, hi) = bounds(plan, &labels(marks), bound)?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
-        .args(["--exact", "powercut_verifier", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "powercut_verifier",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(
             VERIFY_ENV,
             format!("{}|{seed}|{lo}|{hi}", dir.path().display()),
@@ -737,7 +768,11 @@ fn verify_image(
         let j = j.1.split_whitespace().next().unwrap_or("").parse::<usize>();
         j.map(|j| (lo, j, hi)).map_err(|e| e.to_string())
     } else if let Some(e) = stdout.split_once("TABULA-VERIFY-FAILED ") {
-        Err(format!("{}\n  libmdbx said:\n{}", e.1.trim(), indent(&stderr)))
+        Err(format!(
+            "{}\n  libmdbx said:\n{}",
+            e.1.trim(),
+            indent(&stderr)
+        ))
     } else {
         Err(format!(
             "the verifier died ({}):\n{}",
@@ -745,14 +780,16 @@ fn verify_image(
             indent(&stderr)
         ))
     };
-    if result.is_err() {
-        if let Ok(keep) = std::env::var("TABULA_POWERCUT_KEEP") {
-            let to = Path::new(&keep).join(format!("seed{seed}-{}", marks.len()));
-            let _ = disk.durable_image(reorder).write_to(&to);
-            println!("kept the image in {}", to.display());
-        }
+    if let (Err(_), Ok(keep)) = (&result, std::env::var("TABULA_POWERCUT_KEEP")) {
+        let to = Path::new(&keep).join(format!("seed{seed}-{}", marks.len()));
+        let _ = disk.durable_image(reorder).write_to(&to);
+        say!("kept the image in {}", to.display());
     }
     result
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
 }
 
 fn indent(text: &str) -> String {
@@ -774,6 +811,8 @@ struct Tally {
     /// Cuts where the in-flight unit turned out durable.
     in_flight_kept: u64,
     reordered: u64,
+    /// Reordered cuts in a no-sync mode that left a damaged file (detected).
+    damaged: Vec<String>,
     ops: u64,
 }
 
@@ -795,7 +834,7 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
     }
     let base = base_seed();
     let seed = mix(base ^ checksum(test.as_bytes()));
-    println!("{test}: seed {base} (TABULA_POWERCUT_SEED={base} replays), {cuts} cuts");
+    say!("{test}: seed {base} (TABULA_POWERCUT_SEED={base} replays), {cuts} cuts");
     let plan = Plan::new(seed);
     let started = Instant::now();
 
@@ -808,11 +847,21 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
         run.stderr
     );
     let total = disk.stats().mutating;
-    let (_, j, _) = verify_image(&disk, Reorder::DropAll, seed, &plan, &run.marks, Bound::PowerCut(mode))
-        .unwrap_or_else(|e| panic!("{test}: after a complete run: {e}"));
-    assert_eq!(plan.units[j].label, "close2", "{test}: a complete run must keep everything");
+    let (_, j, _) = verify_image(
+        &disk,
+        Reorder::DropAll,
+        seed,
+        &plan,
+        &run.marks,
+        Bound::PowerCut(mode),
+    )
+    .unwrap_or_else(|e| panic!("{test}: after a complete run: {e}"));
+    assert_eq!(
+        plan.units[j].label, "close2",
+        "{test}: a complete run must keep everything"
+    );
     let stats = disk.stats();
-    println!(
+    say!(
         "{test}: one run = {} mutating requests ({} writes, {} fsyncs, {} resizes), {} marks",
         total,
         stats.writes,
@@ -825,10 +874,10 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
     for i in 0..cuts {
         let cut_seed = mix(seed ^ mix(i + 1));
         let at = 1 + cut_seed % total;
-        let reorder = if i % 2 == 1 {
-            Reorder::Subset(mix(cut_seed))
-        } else {
-            Reorder::DropAll
+        let reorder = match i % 3 {
+            0 => Reorder::DropAll,
+            1 => Reorder::Prefix(mix(cut_seed)),
+            _ => Reorder::Subset(mix(cut_seed)),
         };
         let (disk, run) = run_child(|d| d.cut_at(at), mode, seed, write_map, false);
         tally.runs += 1;
@@ -844,14 +893,24 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
                 continue;
             }
         } else if run.exit.is_some() {
-            tally.failures.push(format!("cut {i}: the child exited after the cut"));
+            tally
+                .failures
+                .push(format!("cut {i}: the child exited after the cut"));
         }
         let last = run.marks.last().map_or("start", |m| m.label.as_str());
         *tally.phases.entry(phase(last)).or_default() += 1;
-        if matches!(reorder, Reorder::Subset(_)) {
+        let reordered = matches!(reorder, Reorder::Subset(_));
+        if reordered {
             tally.reordered += 1;
         }
-        match verify_image(&disk, reorder, seed, &plan, &run.marks, Bound::PowerCut(mode)) {
+        match verify_image(
+            &disk,
+            reorder,
+            seed,
+            &plan,
+            &run.marks,
+            Bound::PowerCut(mode),
+        ) {
             Ok((_, j, hi)) => {
                 let last = bounds(&plan, &labels(&run.marks), Bound::SameBoot)
                     .map(|b| b.0)
@@ -863,6 +922,16 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
                 }
                 let _ = hi;
             }
+            // libmdbx's no-sync modes leave the meta page of a commit unflushed and let the
+            // next commit overwrite pages of the previous snapshot, trusting the disk to write
+            // the meta page no later than those: with write-back in any order the file can be
+            // damaged. Damage must then be detected (open, check or read fails), never a
+            // wrong state served as a good one.
+            Err(e) if reordered && mode != SyncMode::Durable && !e.starts_with("the contents") => {
+                tally
+                    .damaged
+                    .push(format!("cut {i} after `{last}`: {}", first_line(&e)));
+            }
             Err(e) => tally.failures.push(format!(
                 "cut {i} at request {at}/{total} ({reorder:?}) after mark `{last}`: {e}\n  \
                  replay: TABULA_POWERCUT_SEED={base} cargo test -p tabula-faultfs --test \
@@ -870,7 +939,7 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
             )),
         }
     }
-    println!(
+    say!(
         "{test}: {} cuts in {:.1} s: by phase {:?}; {} with a random subset of unsynced writes \
          kept; units rolled back behind the last returned call: {:?}; in-flight unit kept: {}",
         tally.runs,
@@ -880,6 +949,15 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
         tally.rolled_back,
         tally.in_flight_kept
     );
+    if !tally.damaged.is_empty() {
+        say!(
+            "{test}: {} of {} cuts with unsynced writes reordered left a damaged file, detected \
+             at reopen (a known limit of libmdbx's no-sync modes, docs/reliability.md):\n  {}",
+            tally.damaged.len(),
+            tally.reordered,
+            tally.damaged.join("\n  ")
+        );
+    }
     assert!(
         tally.failures.is_empty(),
         "{test}: {} of {} cuts failed:\n{}",
@@ -890,7 +968,7 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
 }
 
 fn share(weight: u64) -> u64 {
-    let total = env_count("TABULA_POWERCUT_CUTS", 220);
+    let total = env_count("TABULA_POWERCUT_CUTS", 330);
     (total * weight).div_ceil(22).max(1)
 }
 
@@ -904,19 +982,34 @@ fn power_cuts_durable() {
 /// `msync`; the kernel writes the dirty pages back to the disk.
 #[test]
 fn power_cuts_durable_write_map() {
-    cut_scenario("power_cuts_durable_write_map", SyncMode::Durable, true, share(4));
+    cut_scenario(
+        "power_cuts_durable_write_map",
+        SyncMode::Durable,
+        true,
+        share(4),
+    );
 }
 
 /// `NoMetaSync`: at most the last commit rolls back.
 #[test]
 fn power_cuts_no_meta_sync() {
-    cut_scenario("power_cuts_no_meta_sync", SyncMode::NoMetaSync, false, share(5));
+    cut_scenario(
+        "power_cuts_no_meta_sync",
+        SyncMode::NoMetaSync,
+        false,
+        share(5),
+    );
 }
 
 /// `SafeNoSync`: back to the last flush (a close or a finished bulk load), never further.
 #[test]
 fn power_cuts_safe_no_sync() {
-    cut_scenario("power_cuts_safe_no_sync", SyncMode::SafeNoSync, false, share(5));
+    cut_scenario(
+        "power_cuts_safe_no_sync",
+        SyncMode::SafeNoSync,
+        false,
+        share(5),
+    );
 }
 
 /// EIO and ENOSPC at the N-th write or fsync of the data file.
@@ -929,20 +1022,32 @@ fn io_faults() {
     let runs = env_count("TABULA_POWERCUT_FAULTS", 24);
     let base = base_seed();
     let seed = mix(base ^ checksum(test.as_bytes()));
-    println!("{test}: seed {base} (TABULA_POWERCUT_SEED={base} replays), {runs} faults");
+    say!("{test}: seed {base} (TABULA_POWERCUT_SEED={base} replays), {runs} faults");
     let plan = Plan::new(seed);
     let mode = SyncMode::Durable;
     let (disk, run) = run_child(|_| {}, mode, seed, false, true);
-    assert!(run.stdout.contains("TABULA-DONE"), "{test}: workload failed:\n{}", run.stdout);
+    assert!(
+        run.stdout.contains("TABULA-DONE"),
+        "{test}: workload failed:\n{}",
+        run.stdout
+    );
     let (writes, fsyncs) = disk.file_ops("mdbx.dat");
-    println!("{test}: one run = {writes} writes and {fsyncs} fsyncs of mdbx.dat");
+    say!("{test}: one run = {writes} writes and {fsyncs} fsyncs of mdbx.dat");
 
     let mut failures = Vec::new();
     let mut messages: BTreeMap<String, u64> = BTreeMap::new();
     for i in 0..runs {
         let r = mix(seed ^ mix(i + 1));
-        let op = if i % 2 == 0 { FaultOp::Write } else { FaultOp::Fsync };
-        let errno = if (i / 2) % 2 == 0 { libc::EIO } else { libc::ENOSPC };
+        let op = if i % 2 == 0 {
+            FaultOp::Write
+        } else {
+            FaultOp::Fsync
+        };
+        let errno = if (i / 2) % 2 == 0 {
+            libc::EIO
+        } else {
+            libc::ENOSPC
+        };
         let count = if op == FaultOp::Write { writes } else { fsyncs };
         let nth = 1 + r % count;
         let fault = Fault {
@@ -969,7 +1074,7 @@ fn io_faults() {
         let error = run
             .stdout
             .lines()
-            .find_map(|l| l.strip_prefix("TABULA-ERROR "))
+            .find_map(|l| l.split_once("TABULA-ERROR ").map(|p| p.1))
             .map(str::to_owned);
         let Some(error) = error else {
             failures.push(format!(
@@ -978,7 +1083,17 @@ fn io_faults() {
             ));
             continue;
         };
-        *messages.entry(format!("{} -> {error}", injected.join(", ").split(" #").next().unwrap_or(""))).or_default() += 1;
+        let fault_kind = injected[0].split(" #").next().unwrap_or("").to_owned();
+        let during = error.split(':').next().unwrap_or("");
+        let during = if during.starts_with('c') && during[1..].chars().all(|c| c.is_ascii_digit()) {
+            "a commit"
+        } else {
+            during
+        };
+        let message = error.split_once(": ").map_or(error.as_str(), |p| p.1);
+        *messages
+            .entry(format!("{fault_kind} during {during}: `{message}`"))
+            .or_default() += 1;
         if !run.stdout.contains("TABULA-REOPENED") {
             failures.push(format!(
                 "{what}: error `{error}`, then the reopen in the same process failed:\n{}\n{}",
@@ -986,13 +1101,22 @@ fn io_faults() {
             ));
             continue;
         }
-        if let Err(e) = verify_image(&disk, Reorder::DropAll, seed, &plan, &run.marks, Bound::PowerCut(mode)) {
-            failures.push(format!("{what}: after a power cut following the fault: {e}"));
+        if let Err(e) = verify_image(
+            &disk,
+            Reorder::DropAll,
+            seed,
+            &plan,
+            &run.marks,
+            Bound::PowerCut(mode),
+        ) {
+            failures.push(format!(
+                "{what}: after a power cut following the fault: {e}"
+            ));
         }
     }
-    println!("{test}: errors seen (fault -> message: count):");
+    say!("{test}: errors seen (fault -> message: count):");
     for (m, n) in &messages {
-        println!("  {n} x {m}");
+        say!("  {n} x {m}");
     }
     assert!(
         failures.is_empty(),
