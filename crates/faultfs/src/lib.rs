@@ -297,8 +297,8 @@ impl Disk {
         })
     }
 
-    /// Plans a power cut at the `nth` (1-based) mutating request from now on counted from the
-    /// disk's creation (see [`Stats::mutating`]). That request is not applied; it and every
+    /// Plans a power cut at the `nth` (1-based) mutating request since the disk was created
+    /// (see [`Stats::mutating`]). That request is not applied; it and every
     /// later request wait until [`release`](Disk::release) and then fail with `EIO`.
     ///
     /// ```rust
