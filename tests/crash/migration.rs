@@ -210,7 +210,10 @@ fn read_state(dir: &Path) -> State {
     let record = json(b"schema").expect("a schema record");
     // A step in progress is recorded in the schema record itself (`in_progress`), written in
     // the same transaction as each batch; the old separate key must not come back.
-    assert!(json(b"migration-progress").is_none(), "a separate progress record");
+    assert!(
+        json(b"migration-progress").is_none(),
+        "a separate progress record"
+    );
     let progress = record.get("in_progress").filter(|p| !p.is_null()).map(|p| {
         (
             p["version"].as_u64().unwrap() as u32,

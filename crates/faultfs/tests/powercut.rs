@@ -22,6 +22,13 @@
 //! Skips (and says why) without `/dev/fuse` or without the privileges to mount. The seed is
 //! printed; `TABULA_POWERCUT_SEED` replays a run, `TABULA_POWERCUT_CUTS` sets the number of
 //! cuts (default 330), `TABULA_POWERCUT_FAULTS` the number of fault runs (default 24).
+//!
+//! The file has its own `main` (`harness = false`, the root's `tests/support/harness.rs`): the
+//! child and verifier entries are not tests.
+
+#[path = "../../../tests/support/harness.rs"]
+#[macro_use]
+mod harness;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -471,13 +478,27 @@ fn read_state(db: &Db<v2::App>) -> Result<State, String> {
 // ---------------------------------------------------------------------------------------------
 // The child.
 
+fn main() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        powercut_child(&spec);
+        return;
+    }
+    if let Ok(spec) = std::env::var(VERIFY_ENV) {
+        powercut_verifier(&spec);
+        return;
+    }
+    run_tests!(
+        power_cuts_durable,
+        power_cuts_durable_write_map,
+        power_cuts_no_meta_sync,
+        power_cuts_safe_no_sync,
+        io_faults,
+    );
+}
+
 /// The writer: runs the plan on the mounted disk. With `fault` set, an error is expected: it
 /// is printed, the database reopened in this process and checked against the marks.
-#[test]
-fn powercut_child() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else {
-        return; // not a child: nothing to do
-    };
+fn powercut_child(spec: &str) {
     let dir = PathBuf::from(std::env::var(DIR_ENV).expect("the child needs its directory"));
     let parts: Vec<&str> = spec.split(':').collect();
     let mode = parse_mode(parts[0]);
@@ -505,11 +526,7 @@ fn powercut_child() {
 
 /// The verifier: opens an image after a cut, in a process of its own (so a libmdbx assertion
 /// is a reported failure, not the end of the test) that has a boot ID of its own.
-#[test]
-fn powercut_verifier() {
-    let Ok(spec) = std::env::var(VERIFY_ENV) else {
-        return; // not a verifier
-    };
+fn powercut_verifier(spec: &str) {
     // libmdbx's log (rollbacks, what it found damaged) goes to stderr, for the report.
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -642,12 +659,6 @@ struct ChildRun {
 fn spawn_child(mnt: &Path, mode: SyncMode, seed: u64, write_map: bool, fault: bool) -> Child {
     let exe = std::env::current_exe().expect("current exe");
     Command::new(exe)
-        .args([
-            "--exact",
-            "powercut_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
         .env(
             CHILD_ENV,
             format!(
@@ -749,12 +760,6 @@ fn verify_image(
     let (lo, hi) = bounds(plan, &labels(marks), bound)?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
-        .args([
-            "--exact",
-            "powercut_verifier",
-            "--nocapture",
-            "--test-threads=1",
-        ])
         .env(
             VERIFY_ENV,
             format!("{}|{seed}|{lo}|{hi}", dir.path().display()),
@@ -973,14 +978,12 @@ fn share(weight: u64) -> u64 {
 }
 
 /// `Durable`: nothing whose call returned is lost, ever.
-#[test]
 fn power_cuts_durable() {
     cut_scenario("power_cuts_durable", SyncMode::Durable, false, share(8));
 }
 
 /// `Durable` with `write_map`: libmdbx writes through a shared memory map and flushes with
 /// `msync`; the kernel writes the dirty pages back to the disk.
-#[test]
 fn power_cuts_durable_write_map() {
     cut_scenario(
         "power_cuts_durable_write_map",
@@ -991,7 +994,6 @@ fn power_cuts_durable_write_map() {
 }
 
 /// `NoMetaSync`: at most the last commit rolls back.
-#[test]
 fn power_cuts_no_meta_sync() {
     cut_scenario(
         "power_cuts_no_meta_sync",
@@ -1002,7 +1004,6 @@ fn power_cuts_no_meta_sync() {
 }
 
 /// `SafeNoSync`: back to the last flush (a close or a finished bulk load), never further.
-#[test]
 fn power_cuts_safe_no_sync() {
     cut_scenario(
         "power_cuts_safe_no_sync",
@@ -1013,7 +1014,6 @@ fn power_cuts_safe_no_sync() {
 }
 
 /// EIO and ENOSPC at the N-th write or fsync of the data file.
-#[test]
 fn io_faults() {
     let test = "io_faults";
     if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
