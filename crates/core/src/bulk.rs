@@ -17,8 +17,8 @@ use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
 use crate::db::Db;
+use crate::engine::{self, Code, RawWriteCursor, put};
 use crate::error::{Error, KeyHex, MdbxCode, Result};
-use crate::ffi::{self, Code, RawWriteCursor, put};
 use crate::table::{Contains, Schema, Table};
 use crate::txn::{dbi_of, table_error, with_key};
 
@@ -366,12 +366,12 @@ const LOAD_SYNC_BYTES: u64 = 1 << 30;
 /// the process dies mid-load it stays until the next load or until every process has closed
 /// the database.
 struct NoGrowthFlush<'e> {
-    env: &'e ffi::Env,
+    env: &'e engine::Env,
     set: bool,
 }
 
 impl<'e> NoGrowthFlush<'e> {
-    fn set(env: &'e ffi::Env) -> Self {
+    fn set(env: &'e engine::Env) -> Self {
         let set = env.sync_bytes() == Ok(0) && env.set_sync_bytes(LOAD_SYNC_BYTES).is_ok();
         NoGrowthFlush { env, set }
     }
@@ -430,12 +430,12 @@ fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Er
 mod tests {
     use super::*;
 
-    fn env(dir: &std::path::Path) -> ffi::Env {
-        let cfg = ffi::EnvConfig {
+    fn env(dir: &std::path::Path) -> engine::Env {
+        let cfg = engine::EnvConfig {
             max_tables: 2,
             max_readers: None,
             geometry: [-1, -1, 1 << 30, 1 << 20, -1, -1],
-            sync: ffi::Durability::Durable,
+            sync: engine::Durability::Durable,
             read_only: false,
             exclusive: false,
             write_map: false,
@@ -443,7 +443,7 @@ mod tests {
             validation: false,
             mode: 0o644,
         };
-        ffi::Env::open(dir, &cfg).unwrap()
+        engine::Env::open(dir, &cfg).unwrap()
     }
 
     /// The threshold is really set during a load and put back after it: were `set_sync_bytes`

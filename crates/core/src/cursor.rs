@@ -5,8 +5,8 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
 use crate::codec::{AsKey, Key, KeyBuf, Value};
+use crate::engine::{Code, Dbi, RawCursor, RawTxn, RawWriteCursor, op, put};
 use crate::error::{Error, KeyHex, Result};
-use crate::ffi::{Code, Dbi, RawCursor, RawTxn, RawWriteCursor, op, put};
 use crate::table::Table;
 use crate::txn::{decode_key, decode_value, with_key};
 
@@ -231,7 +231,7 @@ impl Positions {
 /// [`prefix`](crate::Tx::prefix) and [`dups`](crate::Tx::dups).
 pub struct Iter<'t, T: Table> {
     txn: &'t RawTxn,
-    cursors: &'t crate::ffi::CursorCache,
+    cursors: &'t crate::engine::CursorCache,
     dbi: Dbi,
     bounds: Positions,
     front: Option<RawCursor<'t>>,
@@ -247,7 +247,7 @@ pub struct Iter<'t, T: Table> {
 impl<'t, T: Table> Iter<'t, T> {
     pub(crate) fn new(
         txn: &'t RawTxn,
-        cursors: &'t crate::ffi::CursorCache,
+        cursors: &'t crate::engine::CursorCache,
         dbi: Dbi,
         bounds: Positions,
     ) -> Self {

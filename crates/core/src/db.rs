@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::engine::{self, Code, Dbi, Env, EnvConfig, RawTxn};
 use crate::error::{Error, MdbxCode, ReaderPin, Result};
-use crate::ffi::{self, Code, Dbi, Env, EnvConfig, RawTxn};
 use crate::table::Schema;
 use crate::txn::{Ro, Rw, Tx};
 
@@ -273,10 +273,10 @@ impl Options {
             ]
             .map(|v| v.map_or(-1, |v| isize::try_from(v).unwrap_or(isize::MAX))),
             sync: match self.sync {
-                SyncMode::Durable => ffi::Durability::Durable,
-                SyncMode::NoMetaSync => ffi::Durability::NoMetaSync,
-                SyncMode::SafeNoSync => ffi::Durability::SafeNoSync,
-                SyncMode::UtterlyNoSync => ffi::Durability::UtterlyNoSync,
+                SyncMode::Durable => engine::Durability::Durable,
+                SyncMode::NoMetaSync => engine::Durability::NoMetaSync,
+                SyncMode::SafeNoSync => engine::Durability::SafeNoSync,
+                SyncMode::UtterlyNoSync => engine::Durability::UtterlyNoSync,
             },
             read_only: self.read_only,
             exclusive: self.exclusive,
@@ -291,7 +291,7 @@ impl Options {
     /// called: libmdbx refuses a bad value with a bare `EINVAL` (or silently turns a size above
     /// `isize::MAX` into its default), naming neither the option nor the range.
     pub(crate) fn validate(&self, schema_tables: usize) -> Result<()> {
-        use ffi::limits::{
+        use engine::limits::{
             DEFAULT_LOWER_PAGES, MAX_PAGE_SIZE, MAX_PAGES, MAX_READERS, MAX_TABLES, META_PAGES,
             MIN_PAGE_SIZE, default_page_size, max_db_size,
         };
@@ -516,10 +516,10 @@ pub struct DbInfo {
 
 pub(crate) struct Shared {
     // Field order is drop order: parked read txns are aborted before the env closes.
-    pub(crate) slots: ffi::TxnSlots,
+    pub(crate) slots: engine::TxnSlots,
     pub(crate) pool: ArrayQueue<RawTxn>,
     /// Unbound cursor objects for reuse by read cursors (closed before the env).
-    pub(crate) cursors: ffi::CursorCache,
+    pub(crate) cursors: engine::CursorCache,
     pub(crate) dbis: Box<[Dbi]>,
     pub(crate) names: Box<[&'static str]>,
     pub(crate) env: Env,
@@ -610,7 +610,7 @@ impl Shared {
         if !certain && code != Code::EIO {
             return None;
         }
-        let available = ffi::available_bytes(&self.path);
+        let available = engine::available_bytes(&self.path);
         if !certain && available.is_none_or(|a| a >= PROBABLY_FULL_BELOW) {
             return None;
         }
@@ -706,7 +706,7 @@ impl<S: Schema> Db<S> {
         if self.shared.read_only {
             return Err(Error::Env {
                 op: "begin write transaction (the database was opened read-only)",
-                code: MdbxCode(ffi::Code::EACCESS.0),
+                code: MdbxCode(engine::Code::EACCESS.0),
             });
         }
         let raw = self
@@ -782,7 +782,7 @@ impl<S: Schema> Db<S> {
     pub fn max_key_size(&self, flags: crate::TableFlags) -> usize {
         self.shared
             .env
-            .max_key_size(ffi::table_flags(flags.dupsort, flags.integer_key))
+            .max_key_size(engine::table_flags(flags.dupsort, flags.integer_key))
     }
 
     /// Returns a finished read transaction to the pool, parked on its snapshot or reset (see
@@ -924,7 +924,7 @@ impl<S: Schema> Bootstrap<S> {
     }
 
     /// [`find_table`](Self::find_table) for a table the schema declares with `declared` flags:
-    /// a byte-keyed table gets Tabula's branchy key comparator (`ffi::byte_key_cmp`, the same
+    /// a byte-keyed table gets Tabula's branchy key comparator (`engine::byte_key_cmp`, the same
     /// order as libmdbx's default). When the stored flags differ from the declared ones the
     /// table is opened with libmdbx's own comparator instead (libmdbx refuses a comparator with
     /// other flags), and the returned flags show the difference for the caller to report.
@@ -946,7 +946,7 @@ impl<S: Schema> Bootstrap<S> {
         declared: Option<crate::TableFlags>,
     ) -> Result<Option<ExistingTable>> {
         let branchy = declared.is_some_and(|f| !f.integer_key);
-        let bits = declared.map_or(0, |f| ffi::table_flags(f.dupsort, f.integer_key));
+        let bits = declared.map_or(0, |f| engine::table_flags(f.dupsort, f.integer_key));
         let Some(dbi) = self
             .txn()
             .open_table_with(Some(name), bits, false, branchy)
@@ -958,7 +958,7 @@ impl<S: Schema> Bootstrap<S> {
         let flags = txn
             .table_flags(dbi)
             .map_err(|c| table_error(name, "read flags", c))?
-            & ffi::TABLE_FLAG_MASK;
+            & engine::TABLE_FLAG_MASK;
         let entries = txn
             .stat(dbi)
             .map_err(|c| table_error(name, "stat", c))?
@@ -976,7 +976,7 @@ impl<S: Schema> Bootstrap<S> {
     ///
     /// [`Error::Mdbx`] when libmdbx fails (e.g. `MDBX_DBS_FULL`).
     pub fn create_table(&mut self, name: &'static str, flags: crate::TableFlags) -> Result<u32> {
-        let bits = ffi::table_flags(flags.dupsort, flags.integer_key);
+        let bits = engine::table_flags(flags.dupsort, flags.integer_key);
         // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
         let dbi = self
             .txn()
@@ -987,7 +987,7 @@ impl<S: Schema> Bootstrap<S> {
 
     /// libmdbx flag bits for declared flags, as [`ExistingTable::flags`] reports them.
     pub fn flag_bits(flags: crate::TableFlags) -> u32 {
-        ffi::table_flags(flags.dupsort, flags.integer_key)
+        engine::table_flags(flags.dupsort, flags.integer_key)
     }
 
     /// Deletes a table and its contents from the file. Allowed here because no handle has
@@ -1053,10 +1053,10 @@ impl<S: Schema> Bootstrap<S> {
         let mut cur = txn.cursor(dbi).map_err(err)?;
         let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let mut entry = match after {
-            None => cur.get(ffi::op::FIRST, None, None).map_err(err)?,
-            Some(k) => match cur.get(ffi::op::SET_RANGE, Some(k), None).map_err(err)? {
+            None => cur.get(engine::op::FIRST, None, None).map_err(err)?,
+            Some(k) => match cur.get(engine::op::SET_RANGE, Some(k), None).map_err(err)? {
                 Some((found, _)) if found == k => {
-                    cur.get(ffi::op::NEXT_NODUP, None, None).map_err(err)?
+                    cur.get(engine::op::NEXT_NODUP, None, None).map_err(err)?
                 }
                 other => other,
             },
@@ -1066,7 +1066,7 @@ impl<S: Schema> Bootstrap<S> {
                 break;
             }
             out.push((k.to_vec(), v.to_vec()));
-            entry = cur.get(ffi::op::NEXT, None, None).map_err(err)?;
+            entry = cur.get(engine::op::NEXT, None, None).map_err(err)?;
         }
         Ok(out)
     }
@@ -1085,9 +1085,9 @@ impl<S: Schema> Bootstrap<S> {
         append: bool,
     ) -> Result<()> {
         let flags = if append {
-            ffi::put::APPEND
+            engine::put::APPEND
         } else {
-            ffi::put::UPSERT
+            engine::put::UPSERT
         };
         self.txn().put(dbi, key, value, flags).map_err(|c| match c {
             c if c == Code::EKEYMISMATCH => Error::AppendOutOfOrder {
@@ -1212,7 +1212,7 @@ impl<S: Schema> Bootstrap<S> {
             }
         };
         self.txn()
-            .put(meta, key.as_bytes(), value, ffi::put::UPSERT)
+            .put(meta, key.as_bytes(), value, engine::put::UPSERT)
             .map_err(|c| table_error(META_TABLE, "put", c))
     }
 
@@ -1245,8 +1245,8 @@ impl<S: Schema> Bootstrap<S> {
         // Parked read txns each hold a reader slot: keep the pool well below the slot count so
         // other processes and fresh begins still find one.
         let parked = (info.max_readers as usize / 2).clamp(2, 256);
-        let slots = ffi::TxnSlots::new((parked / 2).min(64));
-        let cursors = ffi::CursorCache::new(slots.len());
+        let slots = engine::TxnSlots::new((parked / 2).min(64));
+        let cursors = engine::CursorCache::new(slots.len());
         let pool = parked - slots.len();
         Ok(Db {
             shared: Shared {
@@ -1283,12 +1283,12 @@ fn table_error(table: &'static str, op: &'static str, code: Code) -> Error {
 
 /// The smallest data file that can hold a database: three meta pages of the smallest page size.
 /// A shorter one that is not empty is truncated or not a database.
-const MIN_DATA_FILE: u64 = (ffi::limits::META_PAGES * ffi::limits::MIN_PAGE_SIZE) as u64;
+const MIN_DATA_FILE: u64 = (engine::limits::META_PAGES * engine::limits::MIN_PAGE_SIZE) as u64;
 
 /// Data files at least this long are never short for libmdbx's meta-page reads: it reads
 /// 256 bytes at up to twice the page size (at most 64 KiB), so a read-write open cannot take
 /// one of them for a new database.
-const PROBE_BELOW: u64 = (ffi::limits::META_PAGES * ffi::limits::MAX_PAGE_SIZE) as u64;
+const PROBE_BELOW: u64 = (engine::limits::META_PAGES * engine::limits::MAX_PAGE_SIZE) as u64;
 
 /// What a path holds, as the open that follows sees it (symbolic links followed).
 fn kind(file_type: &std::fs::FileType) -> &'static str {
@@ -1491,5 +1491,5 @@ pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
 
 /// libmdbx's version, e.g. `0.14.4`.
 pub fn libmdbx_version() -> String {
-    ffi::version()
+    engine::version()
 }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::codec::{DecodeError, EncodeError};
-use crate::ffi::Code;
+use crate::engine::Code;
 
 /// A `Result` whose error is Tabula's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -9,8 +9,8 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use crate::db::{Options, open_env};
+use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::{Error, Result};
-use crate::ffi::{self, Code, Env, RawTxn};
 use crate::txn::TableStat;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
@@ -298,7 +298,7 @@ impl Snapshot<'_> {
             .txn
             .table_flags(dbi)
             .map_err(env_error("read table flags"))?;
-        let flags = ffi::table_flag_names(bits);
+        let flags = engine::table_flag_names(bits);
         Ok(Some(FoundTable {
             dbi,
             dupsort: flags.contains(&"dupsort"),
@@ -343,10 +343,10 @@ impl Snapshot<'_> {
             return Ok(out);
         }
         let mut cur = self.txn.cursor(table.dbi).map_err(err)?;
-        let mut entry = cur.get(ffi::op::SET_KEY, Some(key), None).map_err(err)?;
+        let mut entry = cur.get(engine::op::SET_KEY, Some(key), None).map_err(err)?;
         while let Some((_, v)) = entry {
             out.push(v.to_vec());
-            entry = cur.get(ffi::op::NEXT_DUP, None, None).map_err(err)?;
+            entry = cur.get(engine::op::NEXT_DUP, None, None).map_err(err)?;
         }
         Ok(out)
     }
@@ -371,7 +371,7 @@ impl Snapshot<'_> {
         reverse: bool,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        use ffi::op;
+        use engine::op;
         let err = env_error("walk a table");
         let dbi = table.dbi;
         let mut cur = self.txn.cursor(dbi).map_err(err)?;

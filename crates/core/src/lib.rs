@@ -9,8 +9,8 @@ mod bulk;
 pub mod codec;
 mod cursor;
 mod db;
+mod engine;
 mod error;
-mod ffi;
 mod inspect;
 pub mod table;
 mod txn;
@@ -130,7 +130,7 @@ pub mod __private {
     pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
 
     pub use crate::db::{Bootstrap, ExistingTable, META_TABLE};
-    pub use crate::ffi::{branchy_key_order, default_key_order};
+    pub use crate::engine::{branchy_key_order, default_key_order};
     pub use crate::inspect::{EnvDetails, FoundTable, Inspector, ReaderInfo, Snapshot};
 
     /// Encodes a key of table `T` in the form the table stores (native-endian for

@@ -6,8 +6,8 @@ use std::ops::RangeBounds;
 use crate::codec::{AsKey, Key, Value};
 use crate::cursor::{Appender, Cursor, Iter, Positions};
 use crate::db::{Db, Shared};
+use crate::engine::{self, Code, Dbi, RawTxn};
 use crate::error::{Error, KeyHex, Part, Result};
-use crate::ffi::{self, Code, Dbi, RawTxn};
 use crate::table::{Contains, Schema, Table};
 
 mod sealed {
@@ -168,7 +168,7 @@ pub(crate) fn table_error<T: Table>(
 /// without `dupsort`: that limit is the same at every page size).
 #[cold]
 fn too_large<T: Table>(shared: &Shared, key: &[u8], value_len: usize) -> Error {
-    let flags = ffi::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key);
+    let flags = engine::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key);
     let max_key = shared.env.max_key_size(flags);
     let (part, len, max) = if key.len() > max_key {
         (Part::Key, key.len(), max_key)
@@ -192,15 +192,15 @@ fn too_large<T: Table>(shared: &Shared, key: &[u8], value_len: usize) -> Error {
 /// of `len` bytes (`None`: none does), and the limit at the largest page size.
 fn larger_page_fit(part: Part, flags: u32, len: usize, page: usize) -> (Option<usize>, usize) {
     let limit_at = |page: usize| {
-        ffi::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
+        engine::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
             Part::Key => k,
             Part::Value => v,
         })
     };
     let fits = std::iter::successors(Some(page.max(256) * 2), |p| Some(p * 2))
-        .take_while(|p| *p <= ffi::MAX_PAGE_SIZE)
+        .take_while(|p| *p <= engine::MAX_PAGE_SIZE)
         .find(|p| limit_at(*p) >= len);
-    (fits, limit_at(ffi::MAX_PAGE_SIZE))
+    (fits, limit_at(engine::MAX_PAGE_SIZE))
 }
 
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
@@ -212,7 +212,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
             started_ms: if M::READ_ONLY && db.shared.long_read_ms != u64::MAX {
-                ffi::coarse_now_ms()
+                engine::coarse_now_ms()
             } else {
                 0
             },
@@ -440,7 +440,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         with_key::<T, _, _>(key, |k| {
             let v = Self::encode_value::<T>(scratch, k, value)?;
             raw.put(dbi, k, v, flags).map_err(|code| {
-                let appending = flags & (ffi::put::APPEND | ffi::put::APPENDDUP) != 0;
+                let appending = flags & (engine::put::APPEND | engine::put::APPENDDUP) != 0;
                 if code == Code::KEYEXIST && !appending {
                     Error::KeyExists {
                         table: T::NAME,
@@ -475,7 +475,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.put_with::<T>(key, value, ffi::put::UPSERT, "put")
+        self.put_with::<T>(key, value, engine::put::UPSERT, "put")
     }
 
     /// Stores `value` under `key` only if the key is absent.
@@ -491,7 +491,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.put_with::<T>(key, value, ffi::put::NOOVERWRITE, "insert")
+        self.put_with::<T>(key, value, engine::put::NOOVERWRITE, "insert")
     }
 
     /// Adds an entry whose key is greater than every key in the table: the fast path for loading
@@ -510,7 +510,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.put_with::<T>(key, value, ffi::put::APPEND_STRICT, "append")
+        self.put_with::<T>(key, value, engine::put::APPEND_STRICT, "append")
     }
 
     /// In a `dupsort` table, adds `value` as the new greatest value of `key` (which must be the
@@ -527,7 +527,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.put_with::<T>(key, value, ffi::put::APPENDDUP, "append_dup")
+        self.put_with::<T>(key, value, engine::put::APPENDDUP, "append_dup")
     }
 
     /// Deletes `key` (in a `dupsort` table, all its values). Returns whether it was present.
@@ -586,7 +586,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let dbi = dbi_of::<S, T>(self.db);
         let db = self.db;
         self.raw_mut()
-            .put(dbi, key, value, ffi::put::UPSERT)
+            .put(dbi, key, value, engine::put::UPSERT)
             .map_err(|code| table_error::<T>(&db.shared, "put_bytes", Some(key), value.len(), code))
     }
 
@@ -664,7 +664,7 @@ fn warn_long_read(txn_id: u64, age_ms: u64) {
 /// The table's last key, for error messages.
 fn last_key(raw: &mut RawTxn, dbi: Dbi) -> Option<KeyHex> {
     let mut c = raw.write_cursor(dbi).ok()?;
-    let (k, _) = c.get(ffi::op::LAST).ok()??;
+    let (k, _) = c.get(engine::op::LAST).ok()??;
     Some(KeyHex::new(k))
 }
 
@@ -675,7 +675,7 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
             if M::READ_ONLY {
                 let threshold = self.db.shared.long_read_ms;
                 if threshold != u64::MAX {
-                    let age_ms = ffi::coarse_now_ms().saturating_sub(self.started_ms);
+                    let age_ms = engine::coarse_now_ms().saturating_sub(self.started_ms);
                     if age_ms >= threshold {
                         warn_long_read(raw.id(), age_ms);
                     }
@@ -722,9 +722,9 @@ mod tests {
     fn a_two_gib_value_fits_no_page_size() {
         // The value limit of a table without `dupsort` is the same at every page size
         // (libmdbx's MDBX_MAXDATASIZE): no page size is advised for a 2 GiB value.
-        for flags in [0, ffi::table_flags(false, true)] {
-            let at_4k = ffi::limits_at_page_size(4096, flags).unwrap().1;
-            let at_64k = ffi::limits_at_page_size(65536, flags).unwrap().1;
+        for flags in [0, engine::table_flags(false, true)] {
+            let at_4k = engine::limits_at_page_size(4096, flags).unwrap().1;
+            let at_64k = engine::limits_at_page_size(65536, flags).unwrap().1;
             assert_eq!(at_4k, at_64k);
             assert_eq!(
                 larger_page_fit(Part::Value, flags, 2 << 30, 4096),
@@ -736,7 +736,7 @@ mod tests {
     #[test]
     fn a_key_over_the_limit_fits_the_next_page_size_that_allows_it() {
         let flags = 0;
-        let key_max = |page| ffi::limits_at_page_size(page, flags).unwrap().0;
+        let key_max = |page| engine::limits_at_page_size(page, flags).unwrap().0;
         // One byte over the 4 KiB limit fits at 8 KiB; one byte over the 16 KiB limit at 32.
         assert_eq!(
             larger_page_fit(Part::Key, flags, key_max(4096) + 1, 4096).0,

@@ -1,0 +1,544 @@
+//! The environment: open (with the full-disk reservations of `space`), transactions begun from
+//! it, geometry and counters, the reader table, copies, sync and the integrity check.
+
+use std::ffi::{CString, c_int, c_uint, c_void};
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use mdbx_sys as sys;
+
+use super::*;
+
+/// How the environment syncs to disk; see `SyncMode` in the public API for what each may lose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Durability {
+    Durable,
+    NoMetaSync,
+    SafeNoSync,
+    UtterlyNoSync,
+}
+
+/// Everything `Env::open` needs.
+#[derive(Debug, Clone)]
+pub(crate) struct EnvConfig {
+    pub max_tables: u64,
+    pub max_readers: Option<u64>,
+    /// lower, now, upper, growth step, shrink threshold, page size; -1 = libmdbx default.
+    pub geometry: [isize; 6],
+    pub sync: Durability,
+    pub read_only: bool,
+    pub exclusive: bool,
+    pub write_map: bool,
+    pub no_sub_dir: bool,
+    /// `MDBX_VALIDATION`: check every page as it is loaded (for damaged or untrusted files).
+    pub validation: bool,
+    pub mode: u32,
+}
+
+/// An open environment. Closed on drop.
+pub(crate) struct Env {
+    ptr: NonNull<sys::MDBX_env>,
+}
+
+// SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make
+// (txn begin, info, stat, close at drop with exclusive access) is thread-safe in libmdbx.
+unsafe impl Send for Env {}
+// SAFETY: as above; `&Env` only gives access to thread-safe calls.
+unsafe impl std::marker::Sync for Env {}
+
+/// Geometry and counters of an environment.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EnvInfo {
+    pub map_size: u64,
+    pub file_size: u64,
+    pub upper: u64,
+    pub page_size: u32,
+    pub last_txn: u64,
+    pub max_readers: u32,
+    pub readers: u32,
+    /// Geometry: the lower bound, current size, shrink threshold and growth step, in bytes.
+    pub lower: u64,
+    pub current: u64,
+    pub shrink: u64,
+    pub growth: u64,
+    /// The oldest transaction a reader still uses (equals `last_txn` when no reader lags).
+    pub oldest_reader_txn: u64,
+}
+
+/// One slot of the reader table (`mdbx_reader_list`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawReader {
+    pub slot: i32,
+    pub pid: i32,
+    pub thread: u64,
+    pub txnid: u64,
+    pub lag: u64,
+    pub bytes_used: usize,
+    pub bytes_retained: usize,
+}
+
+/// `mdbx_reader_list`'s callback: appends one slot to the `Vec<RawReader>` behind `ctx`.
+unsafe extern "C" fn collect_reader(
+    ctx: *mut c_void,
+    _num: c_int,
+    slot: c_int,
+    pid: sys::mdbx_pid_t,
+    thread: sys::mdbx_tid_t,
+    txnid: u64,
+    lag: u64,
+    bytes_used: usize,
+    bytes_retained: usize,
+) -> c_int {
+    // SAFETY: `Env::readers` passes a `&mut Vec<RawReader>` as `ctx`, exclusively borrowed for
+    // the duration of `mdbx_reader_list`, which calls this synchronously on the same thread.
+    let out = unsafe { &mut *ctx.cast::<Vec<RawReader>>() };
+    // `pthread_t` is `u64` on 64-bit Linux but not everywhere.
+    #[allow(clippy::unnecessary_cast)]
+    let thread = thread as u64;
+    out.push(RawReader {
+        slot,
+        pid,
+        thread,
+        txnid,
+        lag,
+        bytes_used,
+        bytes_retained,
+    });
+    0
+}
+
+/// Page counts of one table (`MDBX_stat`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawStat {
+    pub page_size: u32,
+    pub depth: u32,
+    pub branch_pages: u64,
+    pub leaf_pages: u64,
+    pub overflow_pages: u64,
+    pub entries: u64,
+}
+
+impl Env {
+    /// Opens the environment, with the full-disk guarantees of `docs/design.md` ("A full
+    /// disk"): the lock file's space is reserved before libmdbx zeroes it through a memory map,
+    /// and `MDBX_WRITEMAP` is used only where every page libmdbx may write through the map is
+    /// reserved on disk ([`MapSpace`]); elsewhere the environment is opened without it and a
+    /// warning says why. Out of space while reserving is `ENOSPC`, before libmdbx is involved.
+    pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
+        Env::open_as(path, cfg, false)
+    }
+
+    /// Opens the environment read-only (`MDBX_RDONLY`: libmdbx never creates or initialises a
+    /// database then) but configured as `cfg`'s read-write open would be, geometry and page size
+    /// included, so libmdbx reads the meta pages at the same offsets; then closes it. An
+    /// `ENODATA` from it means a read-write open would have found the file too short and
+    /// initialised it as a new database.
+    pub fn probe_read_only(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
+        Env::open_as(path, cfg, true).map(drop)
+    }
+
+    fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
+        route_logging();
+        reserve_lock_file(path, cfg)?;
+        if probe {
+            return Self::open_mapped(path, cfg, false, true);
+        }
+        if cfg.read_only {
+            // The data file is never written: nothing to decide about its map.
+            return Self::open_mapped(path, cfg, cfg.write_map, false);
+        }
+        if !cfg.write_map {
+            return Self::open_mapped(path, cfg, false, false);
+        }
+        // The directory's file system first (the data file may not exist yet), so that the
+        // common refusal (a tmpfs) costs no second open.
+        let dir = if cfg.no_sub_dir {
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+        } else {
+            path
+        };
+        if let MapSpace::Unreservable(why) = MapSpace::of_path(dir) {
+            warn_write_map_off(path, &why);
+            return Self::open_mapped(path, cfg, false, false);
+        }
+        let env = Self::open_mapped(path, cfg, true, false)?;
+        match env.reserve_data_file() {
+            MapSpace::Reserved => Ok(env),
+            MapSpace::Unreservable(why) => {
+                drop(env);
+                warn_write_map_off(path, &why);
+                Self::open_mapped(path, cfg, false, false)
+            }
+        }
+    }
+
+    /// Whether the data file is mapped writable (`MDBX_WRITEMAP`).
+    pub fn write_map(&self) -> bool {
+        let mut flags: c_uint = 0;
+        // SAFETY: the env is open; `flags` is a valid out-parameter.
+        let rc = unsafe { sys::mdbx_env_get_flags(self.ptr.as_ptr(), &mut flags) };
+        rc == sys::MDBX_SUCCESS && flags & sys::MDBX_WRITEMAP != 0
+    }
+
+    /// Reserves disk space for the whole data file as it is now (`fallocate` with
+    /// `FALLOC_FL_KEEP_SIZE`), after checking that its file system keeps such a reservation
+    /// for writes through a memory map. libmdbx reserves what it grows the file by itself
+    /// (`osal_fsetsize`, and on these file systems it reports the failure); this covers what
+    /// was there before: a file copied with holes, or one that grew on another file system.
+    #[cfg(target_os = "linux")]
+    fn reserve_data_file(&self) -> MapSpace {
+        let mut fd: sys::mdbx_filehandle_t = -1;
+        // SAFETY: the env is open; `fd` is a valid out-parameter. The descriptor stays owned
+        // by libmdbx: it is only passed to fstatfs, fstat and fallocate below, never closed.
+        let rc = unsafe { sys::mdbx_env_get_fd(self.ptr.as_ptr(), &mut fd) };
+        if rc != sys::MDBX_SUCCESS {
+            return MapSpace::Unreservable(format!(
+                "its descriptor is unavailable ({})",
+                Code(rc).name()
+            ));
+        }
+        // SAFETY: `statfs` is a plain C struct for which all-zero bytes are valid.
+        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: `fd` is libmdbx's open data-file descriptor; `fs` is a valid out-parameter.
+        if unsafe { libc::fstatfs(fd, &mut fs) } != 0 {
+            return MapSpace::Unreservable("fstatfs failed on the data file".to_owned());
+        }
+        if let MapSpace::Unreservable(why) = MapSpace::of_type(fs.f_type as u64) {
+            return MapSpace::Unreservable(why);
+        }
+        // SAFETY: `stat` is a plain C struct for which all-zero bytes are valid.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above; `st` is a valid out-parameter.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return MapSpace::Unreservable("fstat failed on the data file".to_owned());
+        }
+        if st.st_size <= 0 {
+            return MapSpace::Reserved;
+        }
+        // SAFETY: `fd` is libmdbx's data-file descriptor, open for writing (not read-only);
+        // KEEP_SIZE allocates blocks for the range without changing the file's size or
+        // contents, so libmdbx's view of the file is unchanged.
+        if unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, st.st_size) } != 0 {
+            let err = std::io::Error::last_os_error();
+            return MapSpace::Unreservable(format!(
+                "reserving the data file's {} bytes failed: {err}",
+                st.st_size
+            ));
+        }
+        MapSpace::Reserved
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn reserve_data_file(&self) -> MapSpace {
+        MapSpace::Reserved
+    }
+
+    /// Creates, configures and opens the environment; `probe` as in [`Env::probe_read_only`].
+    fn open_mapped(
+        path: &Path,
+        cfg: &EnvConfig,
+        write_map: bool,
+        probe: bool,
+    ) -> Result<Env, Code> {
+        let cpath = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| Code::EINVAL)?;
+        let mut raw: *mut sys::MDBX_env = ptr::null_mut();
+        // SAFETY: mdbx_env_create writes a new env handle into `raw` on success.
+        check(unsafe { sys::mdbx_env_create(&mut raw) })?;
+        let env = Env {
+            ptr: NonNull::new(raw).ok_or(Code::EINVAL)?,
+        };
+        let [lower, now, upper, step, shrink, page] = cfg.geometry;
+        // SAFETY: `env.ptr` is a freshly created env that is not open yet: options and geometry
+        // may be set. On any error `env` is dropped, which closes the handle.
+        unsafe {
+            check(sys::mdbx_env_set_option(
+                env.ptr.as_ptr(),
+                sys::MDBX_opt_max_db,
+                cfg.max_tables,
+            ))?;
+            if let Some(readers) = cfg.max_readers {
+                check(sys::mdbx_env_set_option(
+                    env.ptr.as_ptr(),
+                    sys::MDBX_opt_max_readers,
+                    readers,
+                ))?;
+            }
+            if !cfg.read_only || probe {
+                check(sys::mdbx_env_set_geometry(
+                    env.ptr.as_ptr(),
+                    lower,
+                    now,
+                    upper,
+                    step,
+                    shrink,
+                    page,
+                ))?;
+            }
+        }
+        let mut flags = sys::MDBX_NOSTICKYTHREADS;
+        flags |= match cfg.sync {
+            Durability::Durable => sys::MDBX_SYNC_DURABLE,
+            Durability::NoMetaSync => sys::MDBX_NOMETASYNC,
+            Durability::SafeNoSync => sys::MDBX_SAFE_NOSYNC,
+            Durability::UtterlyNoSync => sys::MDBX_UTTERLY_NOSYNC,
+        };
+        if cfg.read_only || probe {
+            flags |= sys::MDBX_RDONLY;
+        }
+        if cfg.exclusive && !probe {
+            flags |= sys::MDBX_EXCLUSIVE;
+        }
+        if write_map && !probe {
+            flags |= sys::MDBX_WRITEMAP;
+        }
+        if cfg.no_sub_dir {
+            flags |= sys::MDBX_NOSUBDIR;
+        }
+        if cfg.validation {
+            flags |= sys::MDBX_VALIDATION;
+        }
+        // SAFETY: the env is created and configured but not yet open; `cpath` is a valid
+        // NUL-terminated path that outlives the call.
+        check(unsafe {
+            sys::mdbx_env_open(env.ptr.as_ptr(), cpath.as_ptr(), flags, cfg.mode as _)
+        })?;
+        Ok(env)
+    }
+
+    pub fn begin(&self, read_only: bool) -> Result<RawTxn, Code> {
+        let flags = if read_only {
+            sys::MDBX_TXN_RDONLY
+        } else {
+            // Before a write, free the reader slots of processes that died holding a read
+            // transaction. libmdbx 0.14.4 does that itself only when a write runs out of
+            // space, and then fails that write anyway: `mvcc_kick_laggards` returns whether
+            // the oldest reader moved on as computed *before* it cleared the dead slots, so
+            // the page allocation gives up with `MDBX_MAP_FULL` and only the next write
+            // finds the space (`tests/dead_reader.rs`). Scanning the reader table costs no
+            // system call for this process's own slots and one `fcntl` lock probe per other
+            // process with a reader; a failure here only means the check did not happen.
+            let _ = self.reader_check();
+            sys::MDBX_TXN_READWRITE
+        };
+        let mut txn: *mut sys::MDBX_txn = ptr::null_mut();
+        // SAFETY: the env is open for the life of `self`; a top-level txn has a null parent; on
+        // success libmdbx writes a txn handle into `txn`.
+        check(unsafe {
+            sys::mdbx_txn_begin_ex(
+                self.ptr.as_ptr(),
+                ptr::null_mut(),
+                flags,
+                &mut txn,
+                ptr::null_mut(),
+            )
+        })?;
+        Ok(RawTxn {
+            ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
+        })
+    }
+
+    pub fn info(&self) -> Result<EnvInfo, Code> {
+        // SAFETY: MDBX_envinfo is a plain C struct for which all-zero bytes are valid.
+        let mut info: sys::MDBX_envinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: the env is open; `info` is a properly sized out-parameter; a null txn asks for
+        // the env-wide view.
+        check(unsafe {
+            sys::mdbx_env_info_ex(
+                self.ptr.as_ptr(),
+                ptr::null(),
+                &mut info,
+                std::mem::size_of::<sys::MDBX_envinfo>(),
+            )
+        })?;
+        Ok(EnvInfo {
+            map_size: info.mi_mapsize,
+            file_size: info.mi_dxb_fsize,
+            upper: info.mi_geo.upper,
+            page_size: info.mi_dxb_pagesize,
+            last_txn: info.mi_recent_txnid,
+            max_readers: info.mi_maxreaders,
+            readers: info.mi_numreaders,
+            lower: info.mi_geo.lower,
+            current: info.mi_geo.current,
+            shrink: info.mi_geo.shrink,
+            growth: info.mi_geo.grow,
+            oldest_reader_txn: info.mi_latter_reader_txnid,
+        })
+    }
+
+    /// Clears the reader slots of processes that no longer exist (`mdbx_reader_check`);
+    /// returns how many were cleared.
+    pub fn reader_check(&self) -> Result<u32, Code> {
+        let mut dead: c_int = 0;
+        // SAFETY: the env is open; `dead` is a valid out-parameter. libmdbx takes its reader
+        // table lock itself when it finds a slot to clear.
+        let rc = unsafe { sys::mdbx_reader_check(self.ptr.as_ptr(), &mut dead) };
+        // MDBX_RESULT_TRUE: dead readers were found (and cleared).
+        if rc != sys::MDBX_RESULT_TRUE {
+            check(rc)?;
+        }
+        Ok(dead.max(0) as u32)
+    }
+
+    /// The occupied slots of the reader table, in every process using the file.
+    pub fn readers(&self) -> Result<Vec<RawReader>, Code> {
+        let mut out: Vec<RawReader> = Vec::new();
+        // SAFETY: the env is open; `collect_reader` matches `MDBX_reader_list_func` and only
+        // touches `out`, which outlives the call and is not otherwise used during it.
+        let rc = unsafe {
+            sys::mdbx_reader_list(
+                self.ptr.as_ptr(),
+                Some(collect_reader),
+                (&mut out as *mut Vec<RawReader>).cast(),
+            )
+        };
+        // MDBX_RESULT_TRUE: the reader table is empty.
+        if rc != sys::MDBX_RESULT_TRUE {
+            check(rc)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes a copy of the database to the file `dest` (which must not exist), dropping free
+    /// pages and renumbering the rest when `compact`.
+    pub fn copy_to(&self, dest: &Path, compact: bool) -> Result<(), Code> {
+        let cpath = CString::new(dest.as_os_str().as_encoded_bytes()).map_err(|_| Code::EINVAL)?;
+        let flags = if compact {
+            sys::MDBX_CP_COMPACT
+        } else {
+            sys::MDBX_CP_DEFAULTS
+        };
+        // SAFETY: the env is open; the copy runs in its own read transaction inside libmdbx;
+        // `cpath` is NUL-terminated and outlives the call.
+        check(unsafe { sys::mdbx_env_copy(self.ptr.as_ptr(), cpath.as_ptr(), flags) })
+    }
+
+    /// Flushes every commit not yet on disk and writes a steady meta page
+    /// (`mdbx_env_sync_ex(force = true)`), waiting for a running write transaction of another
+    /// thread. Nothing to flush is success too.
+    pub fn sync(&self) -> Result<(), Code> {
+        // SAFETY: the env is open for the life of `self`; mdbx_env_sync_ex is thread-safe and
+        // takes the writer lock itself when it has to write a meta page.
+        let rc = unsafe { sys::mdbx_env_sync_ex(self.ptr.as_ptr(), true, false) };
+        // MDBX_RESULT_TRUE: nothing was pending.
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(());
+        }
+        check(rc)
+    }
+
+    /// The auto-sync threshold in bytes (`MDBX_opt_sync_bytes`; 0 = none): in the no-sync
+    /// modes a commit flushes once this much is unflushed.
+    pub fn sync_bytes(&self) -> Result<u64, Code> {
+        let mut value: u64 = 0;
+        // SAFETY: the env is open; `value` is a valid out-parameter.
+        check(unsafe {
+            sys::mdbx_env_get_option(self.ptr.as_ptr(), sys::MDBX_opt_sync_bytes, &mut value)
+        })?;
+        Ok(value)
+    }
+
+    /// Sets the auto-sync threshold (see [`sync_bytes`](Self::sync_bytes)). A non-zero
+    /// threshold also stops libmdbx from flushing a steady commit each time a weak (unflushed)
+    /// commit fills the file at its current size. Shared with other processes (it lives in the
+    /// lock file).
+    pub fn set_sync_bytes(&self, bytes: u64) -> Result<(), Code> {
+        // SAFETY: the env is open; libmdbx stores the value atomically and, when the calling
+        // thread owns no write txn, polls a flush itself (taking the writer lock as needed).
+        check(unsafe {
+            sys::mdbx_env_set_option(self.ptr.as_ptr(), sys::MDBX_opt_sync_bytes, bytes)
+        })
+    }
+
+    /// Largest key (in bytes) a table with `flags` accepts.
+    pub fn max_key_size(&self, flags: u32) -> usize {
+        // SAFETY: the env is open; the call only reads its page size.
+        let n = unsafe { sys::mdbx_env_get_maxkeysize_ex(self.ptr.as_ptr(), flags) };
+        n.max(0) as usize
+    }
+
+    /// Largest value (in bytes) a table with `flags` accepts.
+    pub fn max_value_size(&self, flags: u32) -> usize {
+        // SAFETY: the env is open; the call only reads its page size.
+        let n = unsafe { sys::mdbx_env_get_maxvalsize_ex(self.ptr.as_ptr(), flags) };
+        n.max(0) as usize
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // SAFETY: `Env` is dropped last: `Db` drops its pooled transactions first, and every
+        // transaction borrows the `Db`. The handle is not used after this.
+        unsafe {
+            sys::mdbx_env_close_ex(self.ptr.as_ptr(), false);
+        }
+    }
+}
+
+/// What libmdbx's integrity check (`mdbx_env_chk`) found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChkResult {
+    /// Problems found (`result.total_problems`); 0 means the file is consistent.
+    pub problems: u64,
+    /// Tables walked, the main and GC trees included.
+    pub tables: u64,
+    /// Pages visited.
+    pub pages: u64,
+    /// The transaction ID of the checked snapshot.
+    pub txn_id: u64,
+}
+
+impl Env {
+    /// Runs `mdbx_env_chk` in its default read-only mode: a read transaction on the latest
+    /// snapshot, every meta page, the page tree, the GC and every key-value pair of every table
+    /// walked. Problems are counted, not printed (no print callbacks).
+    ///
+    /// `Err` only when the check itself could not run; a damaged file gives `Ok` with
+    /// `problems > 0`.
+    pub fn check(&self) -> Result<ChkResult, Code> {
+        // SAFETY: MDBX_chk_callbacks_t is a struct of nullable function pointers; all-zero bytes
+        // are all `None`, which mdbx.h allows ("All callback functions are optional, unused ones
+        // must be set to nullptr"): without print callbacks libmdbx still counts every problem.
+        let callbacks: sys::MDBX_chk_callbacks_t = unsafe { std::mem::zeroed() };
+        // SAFETY: MDBX_chk_context_t is a plain C struct; mdbx_env_chk requires `internal` to be
+        // null on entry, which all-zero bytes give, and fills in the rest.
+        let mut ctx: sys::MDBX_chk_context_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the env is open for the life of `self`; `callbacks` and `ctx` outlive the
+        // call, which is synchronous, begins and aborts its own read txn, and frees its
+        // internal state before returning. Afterwards only the plain counters in `ctx.result`
+        // are read, never its `tables` pointer (freed with that state).
+        let rc = unsafe {
+            sys::mdbx_env_chk(
+                self.ptr.as_ptr(),
+                &callbacks,
+                &mut ctx,
+                sys::MDBX_CHK_DEFAULTS,
+                sys::MDBX_chk_error,
+                0,
+            )
+        };
+        let result = &ctx.result;
+        let found = ChkResult {
+            problems: result.total_problems as u64,
+            tables: result.table_total as u64,
+            pages: result.processed_pages as u64,
+            txn_id: result.recent_txnid,
+        };
+        match rc {
+            sys::MDBX_SUCCESS => Ok(found),
+            // MDBX_PROBLEM is how the check says "problems were counted"; a corruption code means
+            // the walk hit a damaged structure: both are findings, not a failure to check.
+            sys::MDBX_PROBLEM
+            | sys::MDBX_CORRUPTED
+            | sys::MDBX_PAGE_NOTFOUND
+            | sys::MDBX_WANNA_RECOVERY
+            | sys::MDBX_PANIC => Ok(ChkResult {
+                problems: found.problems.max(1),
+                ..found
+            }),
+            rc => Err(Code(rc)),
+        }
+    }
+}

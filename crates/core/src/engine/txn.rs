@@ -1,0 +1,376 @@
+//! `RawTxn`: one libmdbx transaction object, aborted on drop.
+
+use std::ffi::{CString, c_uint};
+use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
+
+use mdbx_sys as sys;
+
+use super::*;
+
+/// A transaction object: active, or reset (read-only, parked for reuse). Aborted on drop.
+pub(crate) struct RawTxn {
+    pub(super) ptr: NonNull<sys::MDBX_txn>,
+}
+
+// SAFETY: the env is opened with MDBX_NOSTICKYTHREADS, so a read txn (active or reset) may be
+// used from any thread as long as one thread at a time does; `RawTxn` methods take `&self`/`&mut
+// self` and the typed owners are `!Sync`. Write txns are only ever owned by `Tx<Rw>`, which is
+// `!Send`, so they stay on the thread that began them.
+unsafe impl Send for RawTxn {}
+
+impl RawTxn {
+    /// Parks a read transaction: releases its snapshot, keeps the object for [`renew`](Self::renew).
+    pub fn reset(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a live read txn (only read txns are pooled); `&mut self` means no
+        // slice or cursor borrowed from it is alive.
+        check(unsafe { sys::mdbx_txn_reset(self.ptr.as_ptr()) })
+    }
+
+    /// Re-activates a reset read transaction on the latest snapshot.
+    pub fn renew(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a reset read txn owned by the caller.
+        check(unsafe { sys::mdbx_txn_renew(self.ptr.as_ptr()) })
+    }
+
+    /// Parks a finished read transaction on the latest snapshot: moves it there first unless
+    /// it is already on it (`mdbx_txn_refresh`), then parks it (`mdbx_txn_park`, no
+    /// auto-unpark). The snapshot stays readable for a cheap [`resume`](Self::resume), but a
+    /// writer that needs the pages it pins may oust it instead of growing the file.
+    ///
+    /// Only the latest snapshot is parked: an older one would be refreshed by the next resume
+    /// anyway, and libmdbx 0.14.4 ousts a parked snapshot at a full map only after failing the
+    /// first write that needs its pages (see `tests/read_snapshots.rs`).
+    pub fn park_latest(&mut self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
+        // other requirement.
+        let flags = unsafe { sys::mdbx_txn_flags(ptr) };
+        if flags & sys::MDBX_TXN_ERROR as sys::MDBX_txn_flags_t != 0 {
+            // A txn that hit an error (e.g. a damaged page) is not parked: libmdbx's park would
+            // only release its reader slot and leave the handle looking active. The caller
+            // aborts it instead.
+            return Err(Code(sys::MDBX_BAD_TXN));
+        }
+        // SAFETY: `self` is a live, active read txn (only read txns are pooled) owned by the
+        // caller with nothing borrowed from it (`&mut self`); refresh keeps it when it is on the
+        // latest snapshot and otherwise resets and restarts it there.
+        match unsafe { sys::mdbx_txn_refresh(ptr) } {
+            sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => {}
+            rc => return Err(Code(rc)),
+        }
+        // SAFETY: `self` is an active read txn in an env with a reader table (the caller checks
+        // `max_readers != u32::MAX`; libmdbx dereferences the txn's reader slot here); no slice
+        // or cursor borrowed from it is alive, so nothing reads the snapshot while it may be
+        // ousted.
+        check(unsafe { sys::mdbx_txn_park(ptr, false) })
+    }
+
+    /// Makes a pooled read transaction current, whether it was [parked](Self::park) or
+    /// [reset](Self::reset): a parked one is unparked (libmdbx restarts it on the latest snapshot
+    /// if a writer ousted it), then it moves to the latest snapshot unless it is already there
+    /// (`mdbx_txn_refresh`: no work when nothing was committed since, so the tables it already
+    /// looked up stay looked up); a reset one is renewed.
+    pub fn resume(&mut self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
+        // other requirement.
+        let flags = unsafe { sys::mdbx_txn_flags(ptr) };
+        if flags & sys::MDBX_TXN_PARKED as sys::MDBX_txn_flags_t != 0 {
+            // SAFETY: `self` is a read txn parked by `park` and owned by the caller; unparking
+            // either restores it or (ousted) restarts it, both leave it active.
+            let rc = unsafe { sys::mdbx_txn_unpark(ptr, true) };
+            if rc == sys::MDBX_RESULT_TRUE {
+                return Ok(()); // ousted and restarted: already on the latest snapshot
+            }
+            check(rc)?;
+        }
+        // SAFETY: `self` is an active or reset read txn owned by the caller with nothing
+        // borrowed from it (`&mut self`); refresh keeps an active one that is still on the
+        // latest snapshot, and otherwise (re)starts it on the latest.
+        match unsafe { sys::mdbx_txn_refresh(ptr) } {
+            sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => Ok(()),
+            rc => Err(Code(rc)),
+        }
+    }
+
+    pub fn commit(self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        std::mem::forget(self);
+        // SAFETY: the txn is live and owned; it is consumed here (forgotten above), so it is not
+        // aborted again on drop. libmdbx frees the handle whether the commit succeeds or not.
+        check(unsafe { sys::mdbx_txn_commit_ex(ptr, ptr::null_mut()) })
+    }
+
+    pub fn id(&self) -> u64 {
+        // SAFETY: the txn handle is live.
+        unsafe { sys::mdbx_txn_id(self.ptr.as_ptr()) }
+    }
+
+    /// Commits a write transaction without flushing (`MDBX_TXN_NOSYNC`: a "weak" commit that
+    /// libmdbx rolls back after a system crash, never past the last flushed one) and goes on as
+    /// a new write transaction on the same object, keeping the writer lock
+    /// (`mdbx_txn_checkpoint`). Cursors opened before are not valid afterwards: callers drop
+    /// them first (a write cursor borrows the transaction exclusively, so none can be alive).
+    ///
+    /// On error libmdbx has ended the transaction; dropping `self` then aborts nothing more.
+    pub fn checkpoint_nosync(&mut self) -> Result<(), Code> {
+        // SAFETY: `self` is a live write txn owned by the caller on its own thread (write txns
+        // are only owned by `!Send` types); `&mut self` means no cursor or slice borrowed from
+        // it is alive. A null latency pointer is allowed.
+        let rc = unsafe {
+            sys::mdbx_txn_checkpoint(self.ptr.as_ptr(), sys::MDBX_TXN_NOSYNC, ptr::null_mut())
+        };
+        // MDBX_RESULT_TRUE: nothing to commit, the transaction goes on unchanged.
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(());
+        }
+        check(rc)
+    }
+
+    /// Opens a table by name (`None` = the main table). `Ok(None)` when it does not exist and
+    /// `create` is false.
+    pub fn open_table(
+        &mut self,
+        name: Option<&str>,
+        flags: u32,
+        create: bool,
+    ) -> Result<Option<Dbi>, Code> {
+        self.open_table_with(name, flags, create, false)
+    }
+
+    /// [`open_table`](Self::open_table), optionally with [`byte_key_cmp`] as the key comparator
+    /// (`branchy_cmp`). Only for tables whose keys are compared as bytes (not
+    /// `MDBX_INTEGERKEY`): the comparator orders exactly like libmdbx's default one, so the
+    /// file stays readable by every other program. libmdbx fixes a handle's comparator at its
+    /// first open in the environment; if the handle is already open with the default one,
+    /// this falls back to that (same order, so still correct).
+    pub fn open_table_with(
+        &mut self,
+        name: Option<&str>,
+        flags: u32,
+        create: bool,
+        branchy_cmp: bool,
+    ) -> Result<Option<Dbi>, Code> {
+        let cname = match name {
+            Some(n) => Some(CString::new(n).map_err(|_| Code::EINVAL)?),
+            None => None,
+        };
+        let cname_ptr = cname.as_ref().map_or(ptr::null(), |c| c.as_ptr());
+        let mut dbi: Dbi = 0;
+        if branchy_cmp {
+            // With a comparator libmdbx wants the table's exact flags (`MDBX_DB_ACCEDE` is only
+            // accepted with the default comparators): the declared ones.
+            let exact = if create {
+                flags | sys::MDBX_CREATE
+            } else {
+                flags
+            };
+            let keycmp: sys::MDBX_cmp_func = Some(byte_key_cmp);
+            // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
+            // outlives the call; `dbi` is an out-parameter; `byte_key_cmp` is a plain function
+            // valid for the life of the process that never unwinds and orders keys exactly like
+            // libmdbx's default (byte-wise) comparator, and the caller passes it only for tables
+            // declared without `MDBX_INTEGERKEY` (libmdbx refuses the open with
+            // `MDBX_INCOMPATIBLE` if the stored flags differ from `exact`).
+            #[allow(deprecated)]
+            let rc = unsafe {
+                sys::mdbx_dbi_open_ex(self.ptr.as_ptr(), cname_ptr, exact, &mut dbi, keycmp, None)
+            };
+            if rc != sys::MDBX_EINVAL && rc != sys::MDBX_INCOMPATIBLE {
+                return Ok(check_found(rc)?.then_some(dbi));
+            }
+            // EINVAL: the handle is already open with libmdbx's own comparator (same order).
+            // INCOMPATIBLE: the stored flags differ from the declared ones; open as below so
+            // the caller sees the stored flags and reports the mismatch.
+        }
+        let flags = if create {
+            flags | sys::MDBX_CREATE
+        } else {
+            // Open with whatever flags the table was created with; the caller compares them.
+            sys::MDBX_DB_ACCEDE
+        };
+        // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
+        // outlives the call; `dbi` is an out-parameter.
+        let rc = unsafe { sys::mdbx_dbi_open(self.ptr.as_ptr(), cname_ptr, flags, &mut dbi) };
+        Ok(check_found(rc)?.then_some(dbi))
+    }
+
+    /// The flags a table was created with.
+    pub fn table_flags(&self, dbi: Dbi) -> Result<u32, Code> {
+        let mut flags: c_uint = 0;
+        let mut state: c_uint = 0;
+        // SAFETY: the txn is live; `dbi` was opened in this env; out-parameters are valid.
+        check(unsafe { sys::mdbx_dbi_flags_ex(self.ptr.as_ptr(), dbi, &mut flags, &mut state) })?;
+        Ok(flags)
+    }
+
+    /// Compares two keys with the table's own order (`mdbx_cmp`): integer order for
+    /// `MDBX_INTEGERKEY` tables, bytes otherwise.
+    pub fn cmp_keys(&self, dbi: Dbi, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        let (a, b) = (val(a), val(b));
+        // SAFETY: the txn is live; `dbi` is open in it; `a` and `b` point into slices alive for
+        // the call, which only reads them.
+        unsafe { sys::mdbx_cmp(self.ptr.as_ptr(), dbi, &a, &b) }.cmp(&0)
+    }
+
+    /// The names of the named tables: the keys of the main table. Entries there that are not
+    /// tables (libmdbx allows plain data in the main table) are listed too; opening them fails
+    /// with `MDBX_INCOMPATIBLE`.
+    pub fn main_keys(&mut self) -> Result<Vec<Vec<u8>>, Code> {
+        let main = self.open_table(None, 0, false)?.ok_or(Code::NOTFOUND)?;
+        let mut cur = self.cursor(main)?;
+        let mut out = Vec::new();
+        let mut entry = cur.get(op::FIRST, None, None)?;
+        while let Some((k, _)) = entry {
+            out.push(k.to_vec());
+            entry = cur.get(op::NEXT_NODUP, None, None)?;
+        }
+        Ok(out)
+    }
+
+    pub fn stat(&self, dbi: Dbi) -> Result<RawStat, Code> {
+        // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
+        let mut st: sys::MDBX_stat = unsafe { std::mem::zeroed() };
+        // SAFETY: the txn is live; `dbi` belongs to its env; `st` is a correctly sized
+        // out-parameter.
+        check(unsafe {
+            sys::mdbx_dbi_stat(
+                self.ptr.as_ptr(),
+                dbi,
+                &mut st,
+                std::mem::size_of::<sys::MDBX_stat>(),
+            )
+        })?;
+        Ok(RawStat {
+            page_size: st.ms_psize,
+            depth: st.ms_depth,
+            branch_pages: st.ms_branch_pages,
+            leaf_pages: st.ms_leaf_pages,
+            overflow_pages: st.ms_overflow_pages,
+            entries: st.ms_entries,
+        })
+    }
+
+    #[inline]
+    pub fn get<'t>(&'t self, dbi: Dbi, key: &[u8]) -> Result<Option<&'t [u8]>, Code> {
+        let k = val(key);
+        let mut data = EMPTY;
+        // SAFETY: the txn is live and, being borrowed shared for 't, is not written to while the
+        // returned slice lives (writes need `&mut`); `k` points into `key`, alive for the call.
+        let rc = unsafe { sys::mdbx_get(self.ptr.as_ptr(), dbi, &k, &mut data) };
+        if check_found(rc)? {
+            // SAFETY: a successful get; the data stays valid while the txn is alive and unmodified,
+            // which the shared borrow 't guarantees.
+            Ok(Some(unsafe { slice(&data) }))
+        } else {
+            Ok(None)
+        }
+    }
+
+    #[inline]
+    pub fn put(&mut self, dbi: Dbi, key: &[u8], value: &[u8], flags: u32) -> Result<(), Code> {
+        let k = val(key);
+        let mut v = val(value);
+        // SAFETY: the txn is a live write txn borrowed exclusively, so no slice into its pages is
+        // alive; key and value point into caller buffers alive for the call (libmdbx copies them).
+        check(unsafe { sys::mdbx_put(self.ptr.as_ptr(), dbi, &k, &mut v, flags) })
+    }
+
+    /// Deletes `key` (all its values), or one `(key, value)` pair in a dupsort table.
+    /// Returns whether anything was deleted.
+    pub fn del(&mut self, dbi: Dbi, key: &[u8], value: Option<&[u8]>) -> Result<bool, Code> {
+        let k = val(key);
+        let v = value.map(val);
+        // SAFETY: as for `put`; a null data pointer asks libmdbx to delete every value of the key.
+        let rc = unsafe {
+            sys::mdbx_del(
+                self.ptr.as_ptr(),
+                dbi,
+                &k,
+                v.as_ref().map_or(ptr::null(), |v| v as *const _),
+            )
+        };
+        check_found(rc)
+    }
+
+    /// Empties a table (`delete = false`) or deletes it from the file (`delete = true`, only
+    /// while the handle is not shared: the startup step).
+    pub fn drop_table(&mut self, dbi: Dbi, delete: bool) -> Result<(), Code> {
+        // SAFETY: live write txn, exclusively borrowed. With `delete = true` the DBI slot is
+        // closed; callers only do that before any handle is published.
+        check(unsafe { sys::mdbx_drop(self.ptr.as_ptr(), dbi, delete) })
+    }
+
+    /// Gives a table a new name (within this write transaction).
+    pub fn rename_table(&mut self, dbi: Dbi, name: &str) -> Result<(), Code> {
+        let cname = CString::new(name).map_err(|_| Code::EINVAL)?;
+        // SAFETY: live write txn, exclusively borrowed; `dbi` is open in it; the name is
+        // NUL-terminated and outlives the call.
+        check(unsafe { sys::mdbx_dbi_rename(self.ptr.as_ptr(), dbi, cname.as_ptr()) })
+    }
+
+    pub fn cursor(&self, dbi: Dbi) -> Result<RawCursor<'_>, Code> {
+        let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
+        // SAFETY: the txn is live for the cursor's lifetime (the cursor borrows it); `c` is an
+        // out-parameter.
+        check(unsafe { sys::mdbx_cursor_open(self.ptr.as_ptr(), dbi, &mut c) })?;
+        Ok(RawCursor {
+            ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
+            cache: None,
+            _txn: PhantomData,
+        })
+    }
+
+    /// [`cursor`](Self::cursor), reusing a cursor object from `cache` (bound with
+    /// `mdbx_cursor_bind`) instead of allocating one; on drop the cursor is unbound and goes
+    /// back to `cache`. Saves libmdbx's `calloc`/`free` of a cursor (about a third of opening
+    /// and closing one).
+    pub fn cursor_cached<'t>(
+        &'t self,
+        dbi: Dbi,
+        cache: &'t CursorCache,
+    ) -> Result<RawCursor<'t>, Code> {
+        if let Some(c) = cache.take() {
+            // SAFETY: `c` is an unbound cursor object owned by the caller now (taken out of the
+            // cache); the txn is live for the returned cursor's lifetime (it borrows the txn).
+            let rc = unsafe { sys::mdbx_cursor_bind(self.ptr.as_ptr(), c.as_ptr(), dbi) };
+            if rc == sys::MDBX_SUCCESS {
+                return Ok(RawCursor {
+                    ptr: c,
+                    cache: Some(cache),
+                    _txn: PhantomData,
+                });
+            }
+            // SAFETY: the cursor object is owned here and bound to nothing usable; closing
+            // frees it.
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) };
+            return Err(Code(rc));
+        }
+        let mut cursor = self.cursor(dbi)?;
+        cursor.cache = Some(cache);
+        Ok(cursor)
+    }
+
+    /// A cursor for writing; borrows the transaction exclusively.
+    pub fn write_cursor(&mut self, dbi: Dbi) -> Result<RawWriteCursor<'_>, Code> {
+        let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
+        // SAFETY: as for `cursor`; the exclusive borrow keeps every other reader of the txn's
+        // pages away while the cursor writes.
+        check(unsafe { sys::mdbx_cursor_open(self.ptr.as_ptr(), dbi, &mut c) })?;
+        Ok(RawWriteCursor {
+            ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
+            _txn: PhantomData,
+        })
+    }
+}
+
+impl Drop for RawTxn {
+    fn drop(&mut self) {
+        // SAFETY: the handle is owned and live (commit forgets `self`); aborting a reset read
+        // txn or an active txn of either kind frees it. Nothing borrowed from it outlives `self`.
+        unsafe {
+            sys::mdbx_txn_abort_ex(self.ptr.as_ptr(), ptr::null_mut());
+        }
+    }
+}
