@@ -16,9 +16,9 @@ use std::borrow::Borrow;
 use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
-use crate::db::Db;
 use crate::engine::{self, Code, RawWriteCursor, put};
 use crate::error::{Error, KeyHex, MdbxCode, Result};
+use crate::state::Db;
 use crate::table::{Contains, Schema, Table};
 use crate::txn::{dbi_of, table_error, with_key};
 

@@ -529,7 +529,7 @@ impl<T: Table> DoubleEndedIterator for ValuesOf<'_, T> {
 pub struct Appender<'t, T: Table> {
     cursor: RawWriteCursor<'t>,
     scratch: &'t mut Vec<u8>,
-    shared: &'t crate::db::Shared,
+    shared: &'t crate::state::Shared,
     _table: PhantomData<fn() -> T>,
 }
 
@@ -537,7 +537,7 @@ impl<'t, T: Table> Appender<'t, T> {
     pub(crate) fn new(
         cursor: RawWriteCursor<'t>,
         scratch: &'t mut Vec<u8>,
-        shared: &'t crate::db::Shared,
+        shared: &'t crate::state::Shared,
     ) -> Self {
         Appender {
             cursor,

@@ -8,9 +8,10 @@ use std::cmp::Ordering;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
-use crate::db::{Options, open_env};
 use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::{Error, Result};
+use crate::files::open_env;
+use crate::options::Options;
 use crate::txn::TableStat;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a

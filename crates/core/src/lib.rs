@@ -5,13 +5,17 @@
 
 #![deny(missing_docs)]
 
+mod bootstrap;
 mod bulk;
 pub mod codec;
 mod cursor;
 mod db;
 mod engine;
 mod error;
+mod files;
 mod inspect;
+mod options;
+mod state;
 pub mod table;
 mod txn;
 
@@ -23,10 +27,10 @@ pub use codec::{
     Value,
 };
 pub use cursor::{Appender, Cursor, Iter};
-pub use db::{
-    CheckReport, DEFAULT_LONG_READ_WARNING, Db, DbInfo, Options, SyncMode, libmdbx_version,
-};
+pub use db::{CheckReport, DbInfo, libmdbx_version};
 pub use error::{Error, KeyHex, MdbxCode, Part, ReaderPin, Result};
+pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
+pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
 
@@ -129,7 +133,7 @@ pub mod __private {
     /// Compile-time check that a codec's item type is the declared value type.
     pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
 
-    pub use crate::db::{Bootstrap, ExistingTable, META_TABLE};
+    pub use crate::bootstrap::{Bootstrap, ExistingTable, META_TABLE};
     pub use crate::engine::{branchy_key_order, default_key_order};
     pub use crate::inspect::{EnvDetails, FoundTable, Inspector, ReaderInfo, Snapshot};
 

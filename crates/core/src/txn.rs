@@ -5,9 +5,9 @@ use std::ops::RangeBounds;
 
 use crate::codec::{AsKey, Key, Value};
 use crate::cursor::{Appender, Cursor, Iter, Positions};
-use crate::db::{Db, Shared};
 use crate::engine::{self, Code, Dbi, RawTxn};
 use crate::error::{Error, KeyHex, Part, Result};
+use crate::state::{Db, Shared};
 use crate::table::{Contains, Schema, Table};
 
 mod sealed {

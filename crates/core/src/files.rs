@@ -1,0 +1,216 @@
+//! What is at a database's path before libmdbx opens it: only a missing or empty data file is
+//! a new database; a FIFO, socket, device, directory or a file too short for its meta pages is
+//! refused as it is, untouched.
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::{self, Code, Env, EnvConfig};
+use crate::error::{Error, Result};
+
+/// The smallest data file that can hold a database: three meta pages of the smallest page size.
+/// A shorter one that is not empty is truncated or not a database.
+const MIN_DATA_FILE: u64 = (engine::limits::META_PAGES * engine::limits::MIN_PAGE_SIZE) as u64;
+
+/// Data files at least this long are never short for libmdbx's meta-page reads: it reads
+/// 256 bytes at up to twice the page size (at most 64 KiB), so a read-write open cannot take
+/// one of them for a new database.
+const PROBE_BELOW: u64 = (engine::limits::META_PAGES * engine::limits::MAX_PAGE_SIZE) as u64;
+
+/// What a path holds, as the open that follows sees it (symbolic links followed).
+fn kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "a special file"
+    }
+}
+
+/// `metadata` of `path`, `None` when nothing is there. Other failures (permissions) are left
+/// for libmdbx to report with its own code.
+fn metadata(path: &Path) -> Option<std::fs::Metadata> {
+    std::fs::metadata(path).ok()
+}
+
+fn bad_file(path: &Path, found: String, advice: &'static str) -> Error {
+    Error::BadFile {
+        path: path.to_path_buf(),
+        found,
+        advice,
+    }
+}
+
+fn too_short(data: &Path, len: u64) -> Error {
+    bad_file(
+        data,
+        format!(
+            "the data file is {len} bytes, too short to hold the three meta pages an MDBX \
+             database starts with"
+        ),
+        "it is truncated or not a database, and was left untouched: restore it from a backup \
+         (or move it away to start a new, empty database)",
+    )
+}
+
+/// The data file and lock file of the database at `path`, as libmdbx names them: `mdbx.dat` and
+/// `mdbx.lck` in the directory `path`, or with `no_sub_dir` the file `path` and `path-lck`.
+fn database_files(path: &Path, no_sub_dir: bool) -> (PathBuf, PathBuf) {
+    if no_sub_dir {
+        let mut lock = path.as_os_str().to_os_string();
+        lock.push("-lck");
+        (path.to_path_buf(), PathBuf::from(lock))
+    } else {
+        (path.join("mdbx.dat"), path.join("mdbx.lck"))
+    }
+}
+
+/// Checks what is at the database's paths before libmdbx opens anything: the directory (when
+/// the path is one), the data file and the lock file must each be missing or of the right kind
+/// (opening a FIFO would block forever; a device or socket is no database), and a data file
+/// that is not empty must be long enough for its meta pages. Returns the data file's length,
+/// `None` when it does not exist.
+fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<u64>> {
+    if !no_sub_dir
+        && let Some(meta) = metadata(path)
+        && !meta.is_dir()
+    {
+        return Err(bad_file(
+            path,
+            format!("it is {}, not a directory", kind(&meta.file_type())),
+            "without `Options::no_sub_dir` the path is a directory holding the data file \
+             `mdbx.dat`; to open a data file itself, set `Options::no_sub_dir(true)`",
+        ));
+    }
+    let (data, lock) = database_files(path, no_sub_dir);
+    let len = match metadata(&data) {
+        None => None,
+        Some(meta) if meta.is_file() => Some(meta.len()),
+        Some(meta) => {
+            let advice = if !no_sub_dir {
+                "a database directory holds its data file `mdbx.dat` as a regular file: check \
+                 the path, or move this one away"
+            } else if meta.is_dir() {
+                "with `Options::no_sub_dir(true)` the path is the data file itself; to open a \
+                 database directory, leave `no_sub_dir` off"
+            } else {
+                "with `Options::no_sub_dir(true)` the path is the data file itself, a regular \
+                 file: check the path"
+            };
+            return Err(bad_file(
+                &data,
+                format!("it is {}, not a regular file", kind(&meta.file_type())),
+                advice,
+            ));
+        }
+    };
+    if let Some(meta) = metadata(&lock)
+        && !meta.is_file()
+    {
+        return Err(bad_file(
+            &lock,
+            format!("it is {}, not a regular file", kind(&meta.file_type())),
+            "this is where libmdbx keeps the database's lock file (its reader table): move it \
+             away (libmdbx creates a missing lock file) or check the path",
+        ));
+    }
+    match len {
+        Some(0) if read_only => Err(bad_file(
+            &data,
+            "the data file is empty (0 bytes)".to_string(),
+            "no database was ever written to it, and a read-only open does not create one: \
+             open it read-write once, or check the path",
+        )),
+        Some(len) if len > 0 && len < MIN_DATA_FILE => Err(too_short(&data, len)),
+        _ => Ok(len),
+    }
+}
+
+/// Opens the environment at `path` after [`check_files`]; `shown` is the path errors name.
+/// With `create_dir` (a read-write open of a database directory) the directory is created
+/// first. Only a missing or empty data file becomes a new database: libmdbx initialises any
+/// data file it cannot read three meta pages from, so before a read-write open of a short file
+/// libmdbx first opens it read-only ([`Env::probe_read_only`]), which reports the short read
+/// (`ENODATA`) instead, and the file is refused untouched.
+pub(crate) fn open_env(
+    path: &Path,
+    shown: &Path,
+    cfg: &EnvConfig,
+    create_dir: bool,
+) -> Result<Env> {
+    let len = check_files(path, cfg.no_sub_dir, cfg.read_only)?;
+    if create_dir && !cfg.no_sub_dir {
+        std::fs::create_dir_all(path).map_err(|source| Error::Io {
+            context: format!("creating the database directory `{}`", path.display()),
+            source,
+        })?;
+    }
+    let data = database_files(path, cfg.no_sub_dir).0;
+    if !cfg.read_only
+        && let Some(len) = len.filter(|&len| len > 0 && len < PROBE_BELOW)
+        && Env::probe_read_only(path, cfg) == Err(Code::ENODATA)
+    {
+        return Err(too_short(&data, len));
+    }
+    Env::open(path, cfg).map_err(|code| match len {
+        Some(len) if len > 0 && code == Code::ENODATA => too_short(&data, len),
+        _ => Error::Open {
+            path: shown.to_path_buf(),
+            code: code.into(),
+            hint: open_hint(code, cfg.read_only),
+        },
+    })
+}
+
+pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
+    match code {
+        c if c == Code::INVALID => {
+            "the file is not an MDBX database (or its header is damaged); check the path"
+        }
+        c if c == Code::CORRUPTED || c == Code::PROBLEM || c == Code::PAGE_NOTFOUND => {
+            "the database file is damaged or truncated; restore it from a backup"
+        }
+        c if c == Code::VERSION_MISMATCH || c == Code::INCOMPATIBLE => {
+            "the file was written by an incompatible libmdbx version or with other options"
+        }
+        c if c == Code::ENOFILE && read_only => {
+            "no database at this path; a read-only open does not create one"
+        }
+        c if c == Code::ENOFILE => "the path does not exist",
+        c if c == Code::EAGAIN || c == Code::BUSY => {
+            "the database is already open (in this process, or exclusively in another): libmdbx \
+             allows one open per process, so share the `Db` (it is `Send + Sync`, wrap it in \
+             `Arc`) instead of opening it again"
+        }
+        c if c == Code::EACCESS => "permission denied; check the file's owner and mode",
+        c if c == Code::ENOMEM => {
+            "libmdbx reserves address space for the whole `Options::max_size` when it opens the \
+             file: lower it"
+        }
+        c if c == Code::TOO_LARGE => {
+            "the size bounds are beyond what the database's page size allows (2^31 pages): \
+             lower `Options::max_size`"
+        }
+        c if c.is_out_of_space() => {
+            "the file system holding the database is full; free space on it and open again \
+             (every earlier commit is intact)"
+        }
+        _ => "",
+    }
+}

@@ -1,0 +1,461 @@
+//! How to open a database: [`Options`] and [`SyncMode`], checked against libmdbx's limits
+//! before anything is opened.
+
+use std::time::Duration;
+
+use crate::engine::{self, EnvConfig};
+use crate::error::{Error, Result};
+use crate::table::Schema;
+
+/// How commits reach the disk. libmdbx's modes, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum SyncMode {
+    /// Every commit is flushed before it returns: nothing committed is lost on a crash or power
+    /// failure (`MDBX_SYNC_DURABLE`). The default.
+    #[default]
+    Durable,
+    /// Data is flushed at commit, the meta page is not: a system crash may roll back to the
+    /// previous commit, never corrupt (`MDBX_NOMETASYNC`). A process crash loses nothing.
+    NoMetaSync,
+    /// Nothing is flushed at commit; the OS writes later. A system crash may lose recent commits
+    /// but the file stays consistent (`MDBX_SAFE_NOSYNC`). A process crash loses nothing.
+    SafeNoSync,
+    /// No flushing and no ordering guarantee: a system crash may corrupt the file
+    /// (`MDBX_UTTERLY_NOSYNC`). Only for data you can rebuild.
+    UtterlyNoSync,
+}
+
+/// Settings for [`open`](../tabula/fn.open.html): size limits, readers, sync mode, read-only.
+///
+/// ```
+/// use tabula_core::{Options, SyncMode};
+///
+/// let opts = Options::new()
+///     .max_size(64 << 30)        // the file may grow to 64 GiB
+///     .growth_step(256 << 20)    // 256 MiB at a time
+///     .max_readers(256)
+///     .sync(SyncMode::NoMetaSync);
+/// assert_eq!(opts.max_size_bytes(), 64 << 30);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Options {
+    min_size: Option<usize>,
+    now_size: Option<usize>,
+    max_size: usize,
+    growth_step: Option<usize>,
+    shrink_threshold: Option<usize>,
+    page_size: Option<usize>,
+    pub(crate) max_readers: Option<u32>,
+    sync: SyncMode,
+    pub(crate) read_only: bool,
+    exclusive: bool,
+    pub(crate) write_map: bool,
+    pub(crate) no_sub_dir: bool,
+    validation: bool,
+    pub(crate) extra_tables: u32,
+    file_mode: u32,
+    pub(crate) long_read_warning: Option<Duration>,
+    pub(crate) reuse_read_snapshots: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            min_size: None,
+            now_size: None,
+            max_size: 1 << 40,
+            growth_step: None,
+            shrink_threshold: None,
+            page_size: None,
+            max_readers: None,
+            sync: SyncMode::Durable,
+            read_only: false,
+            exclusive: false,
+            write_map: false,
+            no_sub_dir: false,
+            validation: false,
+            extra_tables: 8,
+            file_mode: 0o644,
+            long_read_warning: Some(DEFAULT_LONG_READ_WARNING),
+            reuse_read_snapshots: true,
+        }
+    }
+}
+
+impl Options {
+    /// Defaults: grows on demand up to 1 TiB in 16 MiB steps, libmdbx's page size and reader
+    /// count, durable sync, read-write, the path is a directory.
+    pub fn new() -> Self {
+        Options::default()
+    }
+
+    /// The largest the file may grow to, in bytes (default 1 TiB). A write that needs more fails
+    /// with [`Error::MapFull`].
+    ///
+    /// libmdbx reserves address space for the whole bound when it opens the file. Valid: at
+    /// least the lower bound ([`min_size`](Self::min_size), or 64 pages when that is not set:
+    /// 256 KiB with 4 KiB pages), at most 2³¹ pages (8 TiB with 4 KiB pages; up to 128 TiB, the
+    /// most libmdbx maps, when [`page_size`](Self::page_size) is left to libmdbx, which then
+    /// picks larger pages). Other values are refused by `open` with
+    /// [`Error::InvalidOption`](crate::Error::InvalidOption).
+    pub fn max_size(mut self, bytes: usize) -> Self {
+        self.max_size = bytes;
+        self
+    }
+
+    /// The configured upper size bound in bytes.
+    pub fn max_size_bytes(&self) -> usize {
+        self.max_size
+    }
+
+    /// The smallest the file shrinks to, in bytes (default: 64 pages). `0` means as small as
+    /// libmdbx allows (three pages); otherwise at least 768 bytes and at most
+    /// [`max_size`](Self::max_size).
+    pub fn min_size(mut self, bytes: usize) -> Self {
+        self.min_size = Some(bytes);
+        self
+    }
+
+    /// The size to set the file to when opening, in bytes; at most
+    /// [`max_size`](Self::max_size) and, when set, at least [`min_size`](Self::min_size).
+    pub fn initial_size(mut self, bytes: usize) -> Self {
+        self.now_size = Some(bytes);
+        self
+    }
+
+    /// How much the file grows at a time, in bytes (default 16 MiB); when set, at most
+    /// [`max_size`](Self::max_size).
+    pub fn growth_step(mut self, bytes: usize) -> Self {
+        self.growth_step = Some(bytes);
+        self
+    }
+
+    /// Free space at the end of the file above which it shrinks, in bytes; at most
+    /// [`max_size`](Self::max_size).
+    pub fn shrink_threshold(mut self, bytes: usize) -> Self {
+        self.shrink_threshold = Some(bytes);
+        self
+    }
+
+    /// Page size for a new database: a power of two from 256 to 65536 bytes (default: the OS
+    /// page size). It bounds the key size and, at 2³¹ pages, the database size
+    /// ([`max_size`](Self::max_size)). An existing database keeps the page size it was created
+    /// with.
+    pub fn page_size(mut self, bytes: usize) -> Self {
+        self.page_size = Some(bytes);
+        self
+    }
+
+    /// Reader slots (concurrent read transactions across all processes): 1 to 32767.
+    pub fn max_readers(mut self, readers: u32) -> Self {
+        self.max_readers = Some(readers);
+        self
+    }
+
+    /// How commits reach the disk (default [`SyncMode::Durable`]).
+    pub fn sync(mut self, mode: SyncMode) -> Self {
+        self.sync = mode;
+        self
+    }
+
+    /// Open read-only: verify the schema instead of creating tables; `write()` then fails.
+    pub fn read_only(mut self, yes: bool) -> Self {
+        self.read_only = yes;
+        self
+    }
+
+    /// Whether this is a read-only open.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Forbid other processes from opening the database while this one has it.
+    pub fn exclusive(mut self, yes: bool) -> Self {
+        self.exclusive = yes;
+        self
+    }
+
+    /// Map the file writable (`MDBX_WRITEMAP`): faster large writes, less protection against
+    /// stray pointer writes in the process.
+    ///
+    /// Only honoured where the file system keeps the disk space libmdbx reserves for the file
+    /// (ext4 and XFS on Linux): a write through the map that finds no space kills the process
+    /// with SIGBUS, where a `pwrite` returns an error. Elsewhere (tmpfs, btrfs, ZFS, ...) the
+    /// database opens without it and a warning (`tracing`, target `tabula`) says why;
+    /// [`DbInfo::write_map`] tells which it got.
+    pub fn write_map(mut self, yes: bool) -> Self {
+        self.write_map = yes;
+        self
+    }
+
+    /// Treat the path as the data file itself rather than a directory holding `mdbx.dat`.
+    pub fn no_sub_dir(mut self, yes: bool) -> Self {
+        self.no_sub_dir = yes;
+        self
+    }
+
+    /// Check every page as libmdbx loads it (`MDBX_VALIDATION`): for a file that may be damaged
+    /// (after a disk or file-system error, a copy of unknown origin) or comes from an untrusted
+    /// source. Off by default, because it slows every read.
+    ///
+    /// Without it libmdbx trusts the contents of the pages a meta page leads to: a damaged tree
+    /// page can fail a libmdbx assertion (which aborts the process in builds with debug
+    /// assertions) instead of returning `MDBX_CORRUPTED`. With it, damage is reported as an
+    /// error. Either way, [`Db::check`] walks the whole file and counts what it finds.
+    pub fn validation(mut self, yes: bool) -> Self {
+        self.validation = yes;
+        self
+    }
+
+    /// Table slots beyond the schema's own (for migrations that create tables), default 8.
+    /// libmdbx allows 32765 named tables in all, Tabula's meta table included.
+    pub fn extra_tables(mut self, n: u32) -> Self {
+        self.extra_tables = n;
+        self
+    }
+
+    /// Log a warning (`tracing`, target `tabula`, with the transaction's age and ID) when a read
+    /// transaction ends after being open at least this long; `None` turns it off. Default 60 s.
+    ///
+    /// A long-lived read transaction pins the snapshot it sees: libmdbx cannot reuse pages freed
+    /// after it began, so the file grows while it lives. The age is measured with a coarse
+    /// clock (millisecond resolution, a few nanoseconds per read transaction).
+    pub fn long_read_warning(mut self, after: Option<Duration>) -> Self {
+        self.long_read_warning = after;
+        self
+    }
+
+    /// Whether a finished read transaction stays parked on its snapshot for the next
+    /// [`Db::read`] (default `true`), or is reset.
+    ///
+    /// Parked (`mdbx_txn_park`), the next `read` on the pool's transaction costs an unpark and
+    /// a check that no write committed since; when none did, the snapshot and every table it
+    /// already looked up are reused as they are, so starting a read does no work that grows with
+    /// the number of tables. When a write did commit, the transaction moves to the latest
+    /// snapshot first: `read` always sees every commit that finished before it began. A parked
+    /// snapshot pins old pages only until a writer needs the space: libmdbx then ousts it
+    /// (instead of growing the file), and the next `read` restarts it.
+    ///
+    /// With the file at its upper bound ([`max_size`](Self::max_size)), libmdbx 0.14.4 can fail
+    /// a write with [`Error::MapFull`](crate::Error::MapFull) while a reader is parked, where the
+    /// same write succeeds with none parked. After its first `MapFull` a `Db` therefore frees
+    /// its parked transactions and resets finished reads from then on. Another process's parked
+    /// readers are beyond its reach: processes that share a database kept near its size limit
+    /// should turn this off.
+    ///
+    /// `false` resets finished read transactions instead (`mdbx_txn_reset`): the reader slot
+    /// pins nothing between reads, and each `read` renews on the latest snapshot. An
+    /// environment without a reader table (opened read-only on read-only media) always resets.
+    pub fn reuse_read_snapshots(mut self, yes: bool) -> Self {
+        self.reuse_read_snapshots = yes;
+        self
+    }
+
+    pub(crate) fn env_config(&self, schema_tables: usize) -> EnvConfig {
+        EnvConfig {
+            // +1 for the meta table.
+            max_tables: schema_tables as u64 + 1 + u64::from(self.extra_tables),
+            max_readers: self.max_readers.map(u64::from),
+            // Sizes above `isize::MAX` are refused by `validate`; `-1` is libmdbx's default.
+            geometry: [
+                self.min_size,
+                self.now_size,
+                Some(self.max_size),
+                Some(self.growth_step.unwrap_or(DEFAULT_GROWTH_STEP)),
+                self.shrink_threshold,
+                self.page_size,
+            ]
+            .map(|v| v.map_or(-1, |v| isize::try_from(v).unwrap_or(isize::MAX))),
+            sync: match self.sync {
+                SyncMode::Durable => engine::Durability::Durable,
+                SyncMode::NoMetaSync => engine::Durability::NoMetaSync,
+                SyncMode::SafeNoSync => engine::Durability::SafeNoSync,
+                SyncMode::UtterlyNoSync => engine::Durability::UtterlyNoSync,
+            },
+            read_only: self.read_only,
+            exclusive: self.exclusive,
+            write_map: self.write_map,
+            no_sub_dir: self.no_sub_dir,
+            validation: self.validation,
+            mode: self.file_mode,
+        }
+    }
+
+    /// Checks the options against libmdbx's limits, alone and together, before libmdbx is
+    /// called: libmdbx refuses a bad value with a bare `EINVAL` (or silently turns a size above
+    /// `isize::MAX` into its default), naming neither the option nor the range.
+    pub(crate) fn validate(&self, schema_tables: usize) -> Result<()> {
+        use engine::limits::{
+            DEFAULT_LOWER_PAGES, MAX_PAGE_SIZE, MAX_PAGES, MAX_READERS, MAX_TABLES, META_PAGES,
+            MIN_PAGE_SIZE, default_page_size, max_db_size,
+        };
+        fn bad(option: &'static str, value: String, problem: String) -> Result<()> {
+            Err(Error::InvalidOption {
+                option,
+                value,
+                problem,
+            })
+        }
+        let bytes = |n: usize| format!("{n} byte{}", if n == 1 { "" } else { "s" });
+        let max = self.max_size;
+
+        if let Some(page) = self.page_size
+            && !(page.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&page))
+        {
+            return bad(
+                "page_size",
+                bytes(page),
+                format!(
+                    "is not a valid page size: a power of two from {MIN_PAGE_SIZE} to \
+                     {MAX_PAGE_SIZE} bytes"
+                ),
+            );
+        }
+        if let Some(readers) = self.max_readers
+            && !(1..=MAX_READERS).contains(&readers)
+        {
+            return bad(
+                "max_readers",
+                readers.to_string(),
+                format!("is out of range: libmdbx allows 1 to {MAX_READERS} reader slots"),
+            );
+        }
+        // The schema's tables and Tabula's meta table come first.
+        let fixed = schema_tables as u64 + 1;
+        let room = MAX_TABLES.saturating_sub(fixed);
+        if u64::from(self.extra_tables) > room {
+            return bad(
+                "extra_tables",
+                self.extra_tables.to_string(),
+                format!(
+                    "is too many: libmdbx allows {MAX_TABLES} named tables in all, and the \
+                     schema's {schema_tables} table{} and Tabula's meta table leave room for at \
+                     most {room} more",
+                    if schema_tables == 1 { "" } else { "s" }
+                ),
+            );
+        }
+
+        // The upper bound: 2^31 pages, and no more than libmdbx maps. Left to libmdbx, the page
+        // size grows with the bound (up to 64 KiB pages).
+        let top = max_db_size(self.page_size.unwrap_or(MAX_PAGE_SIZE));
+        if max > top {
+            return match self.page_size {
+                Some(page) if max <= max_db_size(MAX_PAGE_SIZE) => bad(
+                    "max_size",
+                    bytes(max),
+                    format!(
+                        "is too large for page_size({page}): a database holds at most 2^31 \
+                         pages, so with {page}-byte pages max_size must be at most {top} bytes; \
+                         lower max_size or raise page_size"
+                    ),
+                ),
+                _ => bad(
+                    "max_size",
+                    bytes(max),
+                    format!("is too large: libmdbx maps at most {top} bytes"),
+                ),
+            };
+        }
+        let min_lower = META_PAGES * MIN_PAGE_SIZE;
+        if let Some(min) = self.min_size {
+            if min != 0 && min < min_lower {
+                return bad(
+                    "min_size",
+                    bytes(min),
+                    format!(
+                        "is too small: min_size must be 0 or at least {min_lower} bytes (three \
+                         pages of {MIN_PAGE_SIZE} bytes); 0 means as small as libmdbx allows"
+                    ),
+                );
+            }
+            if min > max {
+                return bad(
+                    "min_size",
+                    bytes(min),
+                    format!("is larger than max_size ({max} bytes)"),
+                );
+            }
+        }
+        // The page size libmdbx will use for a new file (an existing one keeps its own).
+        let page = self.page_size.unwrap_or_else(|| {
+            let mut page = default_page_size();
+            while max as u64 > page as u64 * MAX_PAGES && page < MAX_PAGE_SIZE {
+                page <<= 1;
+            }
+            page
+        });
+        match self.min_size {
+            None if max < DEFAULT_LOWER_PAGES * page => {
+                let lower = DEFAULT_LOWER_PAGES * page;
+                return bad(
+                    "max_size",
+                    bytes(max),
+                    format!(
+                        "is too small: without a min_size the lower bound is \
+                         {DEFAULT_LOWER_PAGES} pages ({lower} bytes with {page}-byte pages), so \
+                         max_size must be at least {lower} bytes; set a smaller \
+                         Options::min_size to go lower"
+                    ),
+                );
+            }
+            Some(min) if max < min.max(min_lower).max(META_PAGES * page) => {
+                let lower = min.max(min_lower).max(META_PAGES * page);
+                return bad(
+                    "max_size",
+                    bytes(max),
+                    format!(
+                        "is too small: the file holds at least its three meta pages of \
+                         {page} bytes and min_size ({min} bytes), so max_size must be at least \
+                         {lower} bytes"
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if let Some(now) = self.now_size {
+            if now > max {
+                return bad(
+                    "initial_size",
+                    bytes(now),
+                    format!("is larger than max_size ({max} bytes)"),
+                );
+            }
+            if let Some(min) = self.min_size
+                && now < min
+            {
+                return bad(
+                    "initial_size",
+                    bytes(now),
+                    format!("is smaller than min_size ({min} bytes)"),
+                );
+            }
+        }
+        if let Some(step) = self.growth_step
+            && step > max
+        {
+            return bad(
+                "growth_step",
+                bytes(step),
+                format!("is larger than max_size ({max} bytes)"),
+            );
+        }
+        if let Some(shrink) = self.shrink_threshold
+            && shrink > max
+        {
+            return bad(
+                "shrink_threshold",
+                bytes(shrink),
+                format!("is larger than max_size ({max} bytes)"),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The default of [`Options::growth_step`]: 16 MiB.
+const DEFAULT_GROWTH_STEP: usize = 16 << 20;
+
+/// The default of [`Options::long_read_warning`].
+pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
