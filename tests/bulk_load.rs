@@ -306,7 +306,7 @@ fn a_read_only_database_refuses_a_load() {
     drop(open(dir.path()));
     let db = tabula::open::<BulkSchema>(dir.path(), options().read_only(true)).unwrap();
     let err = db.bulk_load::<Log>([(1u32, value(1))]).unwrap_err();
-    assert!(matches!(err, Error::Env { .. }), "{err:?}");
+    assert!(matches!(err, Error::ReadOnly { .. }), "{err:?}");
     assert!(err.to_string().contains("read-only"), "{err}");
 }
 

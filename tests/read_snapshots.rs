@@ -115,7 +115,7 @@ fn a_live_read_transaction_pins_its_snapshot_until_the_map_is_full() {
     rewrite_blobs(&db, 1).unwrap();
     let pin = db.read().unwrap();
     match rewrite_blobs(&db, 120) {
-        Err(Error::MapFull { table, .. }) => assert_eq!(table, "blobs"),
+        Err(Error::MapFull { table, .. }) => assert_eq!(table, Some("blobs")),
         other => panic!("expected MapFull while a reader pins its snapshot, got {other:?}"),
     }
     assert_eq!(pin.get::<Blobs>(&3).unwrap().unwrap()[0], 0);

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use crossbeam_queue::ArrayQueue;
 
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
-use crate::error::{Error, MdbxCode, Result};
+use crate::error::{At, Error, MdbxCode, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::state::{Db, Shared};
@@ -60,10 +60,9 @@ impl<S: Schema> Bootstrap<S> {
         options.validate(S::TABLES.len())?;
         let cfg = options.env_config(S::TABLES.len());
         let env = open_env(path, path, &cfg, !options.read_only)?;
-        let txn = env.begin(options.read_only).map_err(|code| Error::Env {
-            op: "begin the startup transaction",
-            code: code.into(),
-        })?;
+        let txn = env
+            .begin(options.read_only)
+            .map_err(|code| fail(code, At::env("begin the startup transaction"), &env, path))?;
         let mut boot = Bootstrap {
             txn: Some(txn),
             long_read_ms: options
@@ -77,11 +76,14 @@ impl<S: Schema> Bootstrap<S> {
             meta: None,
             _schema: PhantomData,
         };
-        boot.meta = boot
-            .txn()
-            .open_table(Some(META_TABLE), 0, false)
-            .map_err(|c| table_error(META_TABLE, "open", c))?;
+        let meta = boot.txn().open_table(Some(META_TABLE), 0, false);
+        boot.meta = meta.map_err(|c| boot.fail(c, At::table(META_TABLE, "open")))?;
         Ok(boot)
+    }
+
+    /// `code` from `at` as an [`Error`], in this environment ([`error::fail`]).
+    fn fail(&self, code: Code, at: At<'_>) -> Error {
+        fail(code, at, &self.env, &self.path)
     }
 
     fn txn(&mut self) -> &mut RawTxn {
@@ -136,18 +138,18 @@ impl<S: Schema> Bootstrap<S> {
         let Some(dbi) = self
             .txn()
             .open_table_with(Some(name), bits, false, branchy)
-            .map_err(|c| table_error(name, "open", c))?
+            .map_err(|c| self.fail(c, At::table(name, "open")))?
         else {
             return Ok(None);
         };
         let txn = self.txn.as_ref().expect("live");
         let flags = txn
             .table_flags(dbi)
-            .map_err(|c| table_error(name, "read flags", c))?
+            .map_err(|c| self.fail(c, At::table(name, "read flags")))?
             & engine::TABLE_FLAG_MASK;
         let entries = txn
             .stat(dbi)
-            .map_err(|c| table_error(name, "stat", c))?
+            .map_err(|c| self.fail(c, At::table(name, "stat")))?
             .entries;
         Ok(Some(ExistingTable {
             dbi,
@@ -167,7 +169,7 @@ impl<S: Schema> Bootstrap<S> {
         let dbi = self
             .txn()
             .open_table_with(Some(name), bits, true, !flags.integer_key)
-            .map_err(|c| table_error(name, "create", c))?;
+            .map_err(|c| self.fail(c, At::table(name, "create")))?;
         Ok(dbi.expect("MDBX_CREATE returns a handle"))
     }
 
@@ -188,7 +190,7 @@ impl<S: Schema> Bootstrap<S> {
         };
         self.txn()
             .drop_table(t.dbi, true)
-            .map_err(|c| table_error(name, "drop", c))?;
+            .map_err(|c| self.fail(c, At::table(name, "drop")))?;
         Ok(true)
     }
 
@@ -206,7 +208,7 @@ impl<S: Schema> Bootstrap<S> {
         })?;
         self.txn()
             .rename_table(t.dbi, to)
-            .map_err(|c| table_error(from, "rename", c))
+            .map_err(|c| self.fail(c, At::table(from, "rename")))
     }
 
     /// Empties a table.
@@ -217,7 +219,7 @@ impl<S: Schema> Bootstrap<S> {
     pub fn clear_table(&mut self, table: &'static str, dbi: u32) -> Result<()> {
         self.txn()
             .drop_table(dbi, false)
-            .map_err(|c| table_error(table, "clear", c))
+            .map_err(|c| self.fail(c, At::table(table, "clear")))
     }
 
     /// Reads up to `limit` entries (more when needed to finish the duplicates of the last key)
@@ -235,7 +237,7 @@ impl<S: Schema> Bootstrap<S> {
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let txn = self.txn.as_ref().expect("live");
-        let err = |c| table_error(table, "read", c);
+        let err = |c| self.fail(c, At::table(table, "read"));
         let mut cur = txn.cursor(dbi).map_err(err)?;
         let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         let mut entry = match after {
@@ -281,12 +283,12 @@ impl<S: Schema> Bootstrap<S> {
                 key: crate::KeyHex::new(key),
                 last: None,
             },
-            c => Error::Mdbx {
-                table,
-                op: "put",
-                key: Some(crate::KeyHex::new(key)),
-                code: c.into(),
-            },
+            c => fail(
+                c,
+                At::table(table, "put").entry(key, value.len()),
+                &self.env,
+                &self.path,
+            ),
         })
     }
 
@@ -304,7 +306,7 @@ impl<S: Schema> Bootstrap<S> {
         let txn = self.txn.as_ref().expect("live");
         txn.get(dbi, key)
             .map(|v| v.map(<[u8]>::to_vec))
-            .map_err(|c| table_error(table, "get", c))
+            .map_err(|c| self.fail(c, At::table(table, "get")))
     }
 
     /// Deletes a key (all its values) from a table.
@@ -315,7 +317,7 @@ impl<S: Schema> Bootstrap<S> {
     pub fn delete_raw(&mut self, table: &'static str, dbi: u32, key: &[u8]) -> Result<bool> {
         self.txn()
             .del(dbi, key, None)
-            .map_err(|c| table_error(table, "delete", c))
+            .map_err(|c| self.fail(c, At::table(table, "delete")))
     }
 
     /// Deletes a meta record.
@@ -327,7 +329,7 @@ impl<S: Schema> Bootstrap<S> {
         if let Some(meta) = self.meta {
             self.txn()
                 .del(meta, key.as_bytes(), None)
-                .map_err(|c| table_error(META_TABLE, "delete", c))?;
+                .map_err(|c| self.fail(c, At::table(META_TABLE, "delete")))?;
         }
         Ok(())
     }
@@ -340,21 +342,19 @@ impl<S: Schema> Bootstrap<S> {
     /// [`Error::Env`] when the commit or the new begin fails.
     pub fn checkpoint(&mut self) -> Result<()> {
         let txn = self.txn.take().expect("live");
-        txn.commit().map_err(|code| Error::Env {
-            op: "commit a migration batch",
-            code: code.into(),
-        })?;
-        let txn = self.env.begin(self.read_only).map_err(|code| Error::Env {
-            op: "begin the next migration batch",
-            code: code.into(),
-        })?;
+        txn.commit()
+            .map_err(|code| self.fail(code, At::commit(None, "commit a migration batch")))?;
+        let txn = self
+            .env
+            .begin(self.read_only)
+            .map_err(|code| self.fail(code, At::env("begin the next migration batch")))?;
         self.txn = Some(txn);
         // The meta table may have been created by the committed transaction.
         if self.meta.is_none() {
             self.meta = self
                 .txn()
                 .open_table(Some(META_TABLE), 0, false)
-                .map_err(|c| table_error(META_TABLE, "open", c))?;
+                .map_err(|c| self.fail(c, At::table(META_TABLE, "open")))?;
         }
         Ok(())
     }
@@ -376,7 +376,7 @@ impl<S: Schema> Bootstrap<S> {
         let txn = self.txn.as_ref().expect("live");
         txn.get(meta, key.as_bytes())
             .map(|v| v.map(<[u8]>::to_vec))
-            .map_err(|c| table_error(META_TABLE, "get", c))
+            .map_err(|c| self.fail(c, At::table(META_TABLE, "get")))
     }
 
     /// Writes a record to the meta table, creating the table if needed.
@@ -391,7 +391,7 @@ impl<S: Schema> Bootstrap<S> {
                 let m = self
                     .txn()
                     .open_table(Some(META_TABLE), 0, true)
-                    .map_err(|c| table_error(META_TABLE, "create", c))?
+                    .map_err(|c| self.fail(c, At::table(META_TABLE, "create")))?
                     .expect("MDBX_CREATE returns a handle");
                 self.meta = Some(m);
                 m
@@ -399,7 +399,7 @@ impl<S: Schema> Bootstrap<S> {
         };
         self.txn()
             .put(meta, key.as_bytes(), value, engine::put::UPSERT)
-            .map_err(|c| table_error(META_TABLE, "put", c))
+            .map_err(|c| self.fail(c, At::table(META_TABLE, "put")))
     }
 
     /// Commits the startup transaction and publishes the database.
@@ -420,14 +420,12 @@ impl<S: Schema> Bootstrap<S> {
             .collect();
         let txn = self.txn.take().expect("live");
         // Committing a read-only txn keeps the handles it opened, like a write commit does.
-        txn.commit().map_err(|code| Error::Env {
-            op: "commit the startup transaction",
-            code: code.into(),
-        })?;
-        let info = self.env.info().map_err(|code| Error::Env {
-            op: "read environment info",
-            code: code.into(),
-        })?;
+        txn.commit()
+            .map_err(|code| self.fail(code, At::commit(None, "commit the startup transaction")))?;
+        let info = self
+            .env
+            .info()
+            .map_err(|code| self.fail(code, At::env("read environment info")))?;
         // Parked read txns each hold a reader slot: keep the pool well below the slot count so
         // other processes and fresh begins still find one.
         let parked = (info.max_readers as usize / 2).clamp(2, 256);
@@ -443,8 +441,6 @@ impl<S: Schema> Bootstrap<S> {
             env: self.env,
             path: self.path,
             read_only: self.read_only,
-            upper: info.upper,
-            max_readers: info.max_readers,
             long_read_ms: self.long_read_ms,
             // libmdbx parks through the txn's reader slot; without a reader table (a
             // read-only open on read-only media: libmdbx reports `u32::MAX` readers) a
@@ -452,14 +448,5 @@ impl<S: Schema> Bootstrap<S> {
             reuse_snapshots: self.reuse_snapshots && info.max_readers != u32::MAX,
             map_was_full: AtomicBool::new(false),
         }))
-    }
-}
-
-fn table_error(table: &'static str, op: &'static str, code: Code) -> Error {
-    Error::Mdbx {
-        table,
-        op,
-        key: None,
-        code: code.into(),
     }
 }

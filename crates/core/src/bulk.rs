@@ -17,10 +17,10 @@ use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
 use crate::engine::{self, Code, RawWriteCursor, put};
-use crate::error::{Error, KeyHex, MdbxCode, Result};
+use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
+use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, Schema, Table};
-use crate::txn::{dbi_of, table_error, with_key};
 
 /// One entry for [`Db::bulk_load`]: a `(key, value)` pair, each owned or borrowed.
 ///
@@ -245,13 +245,10 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         // progress, and a later `Durable` commit would flush them anyway.
         let synced = if self.sync && report.batches > 0 {
             db.shared.env.sync().map_err(|code| {
-                let op = "flush the bulk load (mdbx_env_sync_ex)";
-                db.shared
-                    .disk_full(Some(T::NAME), op, code)
-                    .unwrap_or(Error::Env {
-                        op,
-                        code: code.into(),
-                    })
+                db.shared.fail(
+                    code,
+                    At::commit(Some(T::NAME), "flush the bulk load (mdbx_env_sync_ex)"),
+                )
             })
         } else {
             Ok(())
@@ -270,9 +267,9 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     ) -> Result<()> {
         let db = self.db;
         if db.shared.read_only {
-            return Err(Error::Env {
-                op: "begin a bulk load (the database was opened read-only)",
-                code: MdbxCode(Code::EACCESS.0),
+            return Err(Error::ReadOnly {
+                op: "load a table",
+                path: db.shared.path.clone(),
             });
         }
         let Some(mut entry) = entries.next() else {
@@ -286,7 +283,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         };
         let mut txn = match db.shared.env.begin(false) {
             Ok(t) => t,
-            Err(code) => return Err(db.env_error("begin a bulk load", code)),
+            Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
@@ -299,7 +296,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 let mut cursor = match txn.write_cursor(dbi) {
                     Ok(c) => c,
                     Err(code) => {
-                        return Err(table_error::<T>(&db.shared, "open cursor", None, 0, code));
+                        return Err(db.shared.fail(code, At::of::<T>("open cursor")));
                     }
                 };
                 loop {
@@ -409,13 +406,9 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
             Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                 Err(crate::cursor::append_out_of_order::<T>(cursor, k))
             }
-            Err(code) => Err(table_error::<T>(
-                &db.shared,
-                "bulk load",
-                Some(k),
-                v.len(),
-                code,
-            )),
+            Err(code) => Err(db
+                .shared
+                .fail(code, At::of::<T>("bulk load").entry(k, v.len()))),
         }
     })
 }
@@ -423,7 +416,7 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
 #[cold]
 fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Error {
     db.shared
-        .commit_error(Some(T::NAME), "commit a bulk-load batch", code)
+        .fail(code, At::commit(Some(T::NAME), "commit a bulk-load batch"))
 }
 
 #[cfg(test)]

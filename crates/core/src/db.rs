@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use crate::engine::{self, Code, RawTxn};
-use crate::error::{Error, MdbxCode, Result};
+use crate::engine::{self, RawTxn};
+use crate::error::{At, Error, Result};
 use crate::state::Db;
 use crate::table::Schema;
 use crate::txn::{Ro, Rw, Tx};
@@ -88,14 +88,16 @@ impl<S: Schema> Db<S> {
                 };
                 match made_current {
                     Ok(()) => txn,
-                    Err(code) => return Err(self.env_error("begin read transaction", code)),
+                    Err(code) => {
+                        return Err(self.shared.fail(code, At::env("begin read transaction")));
+                    }
                 }
             }
             None => self
                 .shared
                 .env
                 .begin(true)
-                .map_err(|code| self.env_error("begin read transaction", code))?,
+                .map_err(|code| self.shared.fail(code, At::env("begin read transaction")))?,
         };
         Ok(Tx::new(self, raw))
     }
@@ -109,16 +111,16 @@ impl<S: Schema> Db<S> {
     /// [`Error::Env`] when the database was opened read-only or libmdbx refuses.
     pub fn write(&self) -> Result<Tx<'_, S, Rw>> {
         if self.shared.read_only {
-            return Err(Error::Env {
-                op: "begin write transaction (the database was opened read-only)",
-                code: MdbxCode(engine::Code::EACCESS.0),
+            return Err(Error::ReadOnly {
+                op: "begin a write transaction",
+                path: self.shared.path.clone(),
             });
         }
         let raw = self
             .shared
             .env
             .begin(false)
-            .map_err(|code| self.env_error("begin write transaction", code))?;
+            .map_err(|code| self.shared.fail(code, At::env("begin write transaction")))?;
         Ok(Tx::new(self, raw))
     }
 
@@ -142,7 +144,7 @@ impl<S: Schema> Db<S> {
             .shared
             .env
             .info()
-            .map_err(|code| self.env_error("read environment info", code))?;
+            .map_err(|code| self.shared.fail(code, At::env("read environment info")))?;
         Ok(DbInfo {
             map_size: i.map_size,
             file_size: i.file_size,
@@ -170,11 +172,10 @@ impl<S: Schema> Db<S> {
     /// [`Error::Env`] when the check cannot run (e.g. no free reader slot); damage is reported
     /// in [`CheckReport::problems`], not as an error.
     pub fn check(&self) -> Result<CheckReport> {
-        let r = self
-            .shared
-            .env
-            .check()
-            .map_err(|code| self.env_error("integrity check (mdbx_env_chk)", code))?;
+        let r = self.shared.env.check().map_err(|code| {
+            self.shared
+                .fail(code, At::env("integrity check (mdbx_env_chk)"))
+        })?;
         Ok(CheckReport {
             problems: r.problems,
             tables: r.tables,
@@ -206,19 +207,6 @@ impl<S: Schema> Db<S> {
             if let Err(txn) = self.shared.slots.put(txn) {
                 let _ = self.shared.pool.push(txn);
             }
-        }
-    }
-
-    pub(crate) fn env_error(&self, op: &'static str, code: Code) -> Error {
-        if code == Code::READERS_FULL {
-            Error::ReadersFull {
-                max_readers: self.shared.max_readers,
-            }
-        } else {
-            self.shared.disk_full(None, op, code).unwrap_or(Error::Env {
-                op,
-                code: code.into(),
-            })
         }
     }
 }

@@ -5,7 +5,6 @@
 //! of a schema), counted and walked as raw bytes. Nothing here writes to the database.
 
 use std::cmp::Ordering;
-use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use crate::engine::{self, Code, Env, RawTxn};
@@ -99,6 +98,11 @@ pub struct Inspector {
 }
 
 impl Inspector {
+    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::error::fail`]).
+    fn err(&self, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
+        move |code| crate::error::fail(code, crate::error::At::env(op), &self.env, &self.path)
+    }
+
     /// Opens the database at `path` read-only: a directory holding `mdbx.dat` (a path to that
     /// `mdbx.dat` opens its directory), or a data file opened with `no_sub_dir`.
     ///
@@ -148,10 +152,10 @@ impl Inspector {
     /// [`Error::Env`] when the check cannot run; damage is counted in
     /// [`CheckReport::problems`](crate::CheckReport), not returned as an error.
     pub fn check(&self) -> Result<crate::CheckReport> {
-        let r = self.env.check().map_err(|code| Error::Env {
-            op: "integrity check (mdbx_env_chk)",
-            code: code.into(),
-        })?;
+        let r = self
+            .env
+            .check()
+            .map_err(self.err("integrity check (mdbx_env_chk)"))?;
         Ok(crate::CheckReport {
             problems: r.problems,
             tables: r.tables,
@@ -166,10 +170,7 @@ impl Inspector {
     ///
     /// [`Error::Env`] when libmdbx cannot report them.
     pub fn details(&self) -> Result<EnvDetails> {
-        let i = self
-            .env
-            .info()
-            .map_err(env_error("read environment info"))?;
+        let i = self.env.info().map_err(self.err("read environment info"))?;
         Ok(EnvDetails {
             file_size: i.file_size,
             map_size: i.map_size,
@@ -192,7 +193,7 @@ impl Inspector {
     ///
     /// [`Error::Env`] when libmdbx cannot list them.
     pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
-        let raw = self.env.readers().map_err(env_error("list the readers"))?;
+        let raw = self.env.readers().map_err(self.err("list the readers"))?;
         Ok(raw
             .into_iter()
             .map(|r| ReaderInfo {
@@ -216,7 +217,7 @@ impl Inspector {
     pub fn copy_to(&self, dest: &Path, compact: bool) -> Result<()> {
         self.env
             .copy_to(dest, compact)
-            .map_err(env_error("copy the database"))
+            .map_err(self.err("copy the database"))
     }
 
     /// Begins a read transaction on the latest snapshot.
@@ -231,13 +232,10 @@ impl Inspector {
                     max_readers: self.env.info().map(|i| i.max_readers).unwrap_or(0),
                 }
             } else {
-                env_error("begin read transaction")(code)
+                self.err("begin read transaction")(code)
             }
         })?;
-        Ok(Snapshot {
-            txn,
-            _env: PhantomData,
-        })
+        Ok(Snapshot { txn, ins: self })
     }
 }
 
@@ -252,7 +250,7 @@ impl std::fmt::Debug for Inspector {
 /// One read transaction of an [`Inspector`]; tables are named at run time.
 pub struct Snapshot<'i> {
     txn: RawTxn,
-    _env: PhantomData<&'i Inspector>,
+    ins: &'i Inspector,
 }
 
 impl Snapshot<'_> {
@@ -269,7 +267,10 @@ impl Snapshot<'_> {
     ///
     /// [`Error::Env`] when libmdbx fails.
     pub fn table_names(&mut self) -> Result<Vec<String>> {
-        let keys = self.txn.main_keys().map_err(env_error("list the tables"))?;
+        let keys = self
+            .txn
+            .main_keys()
+            .map_err(self.ins.err("list the tables"))?;
         let mut names = Vec::with_capacity(keys.len());
         for key in keys {
             let Ok(name) = String::from_utf8(key) else {
@@ -293,12 +294,12 @@ impl Snapshot<'_> {
             Ok(Some(dbi)) => dbi,
             Ok(None) => return Ok(None),
             Err(c) if c == Code::INCOMPATIBLE || c == Code::EINVAL => return Ok(None),
-            Err(c) => return Err(env_error("open a table")(c)),
+            Err(c) => return Err(self.ins.err("open a table")(c)),
         };
         let bits = self
             .txn
             .table_flags(dbi)
-            .map_err(env_error("read table flags"))?;
+            .map_err(self.ins.err("read table flags"))?;
         let flags = engine::table_flag_names(bits);
         Ok(Some(FoundTable {
             dbi,
@@ -317,7 +318,7 @@ impl Snapshot<'_> {
         let s = self
             .txn
             .stat(table.dbi)
-            .map_err(env_error("read table statistics"))?;
+            .map_err(self.ins.err("read table statistics"))?;
         Ok(TableStat {
             entries: s.entries,
             depth: s.depth,
@@ -335,7 +336,7 @@ impl Snapshot<'_> {
     ///
     /// [`Error::Env`] when libmdbx fails.
     pub fn get_all(&self, table: &FoundTable, key: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let err = env_error("read a key");
+        let err = self.ins.err("read a key");
         let mut out = Vec::new();
         if !table.dupsort {
             if let Some(v) = self.txn.get(table.dbi, key).map_err(err)? {
@@ -373,7 +374,7 @@ impl Snapshot<'_> {
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         use engine::op;
-        let err = env_error("walk a table");
+        let err = self.ins.err("walk a table");
         let dbi = table.dbi;
         let mut cur = self.txn.cursor(dbi).map_err(err)?;
         if !reverse {
@@ -422,12 +423,5 @@ impl Snapshot<'_> {
 impl std::fmt::Debug for Snapshot<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Snapshot").field("id", &self.id()).finish()
-    }
-}
-
-fn env_error(op: &'static str) -> impl Fn(Code) -> Error + Copy {
-    move |code| Error::Env {
-        op,
-        code: code.into(),
     }
 }

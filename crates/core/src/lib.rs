@@ -16,6 +16,7 @@ mod files;
 mod inspect;
 mod options;
 mod state;
+mod stored;
 pub mod table;
 mod txn;
 
@@ -140,7 +141,7 @@ pub mod __private {
     /// Encodes a key of table `T` in the form the table stores (native-endian for
     /// `integer_key`).
     pub fn encode_stored_key<T: crate::Table>(key: &T::Key) -> Vec<u8> {
-        crate::txn::with_key::<T, _, _>(key, <[u8]>::to_vec)
+        crate::stored::with_key::<T, _, _>(key, <[u8]>::to_vec)
     }
 
     /// Decodes a stored key of table `T`.
@@ -149,7 +150,7 @@ pub mod __private {
     ///
     /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
     pub fn decode_stored_key<T: crate::Table>(stored: &[u8]) -> crate::Result<T::Key> {
-        crate::txn::decode_key::<T>(stored)
+        crate::stored::decode_key::<T>(stored)
     }
 
     /// Decodes a stored value of table `T`.
@@ -161,7 +162,7 @@ pub mod __private {
         key: &[u8],
         stored: &[u8],
     ) -> crate::Result<T::Value> {
-        crate::txn::decode_value::<T>(key, stored)
+        crate::stored::decode_value::<T>(key, stored)
     }
 
     /// Encodes a value of table `T` with its codec.

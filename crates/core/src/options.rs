@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use crate::engine::{self, EnvConfig};
 use crate::error::{Error, Result};
-use crate::table::Schema;
 
 /// How commits reach the disk. libmdbx's modes, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,13 +1,12 @@
 //! Transactions and typed table operations.
 
 use std::marker::PhantomData;
-use std::ops::RangeBounds;
 
-use crate::codec::{AsKey, Key, Value};
-use crate::cursor::{Appender, Cursor, Iter, Positions};
+use crate::codec::{AsKey, Value};
 use crate::engine::{self, Code, Dbi, RawTxn};
-use crate::error::{Error, KeyHex, Part, Result};
-use crate::state::{Db, Shared};
+use crate::error::{At, Error, KeyHex, Result};
+use crate::state::Db;
+use crate::stored::{dbi_of, decode_value, with_key};
 use crate::table::{Contains, Schema, Table};
 
 mod sealed {
@@ -60,147 +59,12 @@ pub type RwTx<'db, S> = Tx<'db, S, Rw>;
 /// A read transaction, when dropped, is parked for reuse; a write transaction that is dropped
 /// without [`commit`](Tx::commit) is aborted.
 pub struct Tx<'db, S: Schema, M: Mode> {
-    raw: Option<RawTxn>,
-    db: &'db Db<S>,
-    scratch: Vec<u8>,
+    pub(crate) raw: Option<RawTxn>,
+    pub(crate) db: &'db Db<S>,
+    pub(crate) scratch: Vec<u8>,
     /// When a read transaction began (coarse ms clock), for the long-read warning.
     started_ms: u64,
     _mode: PhantomData<(M, M::ThreadMarker)>,
-}
-
-#[inline]
-pub(crate) fn dbi_of<S: Contains<T>, T: Table>(db: &Db<S>) -> Dbi {
-    db.shared.dbis[<S as Contains<T>>::ID]
-}
-
-/// Encodes `key` in the form libmdbx stores for table `T` and hands the bytes to `f`.
-///
-/// `integer_key` tables store native-endian integers; every other table the order-preserving
-/// form. The branch is on a constant and folds away.
-#[inline]
-pub(crate) fn with_key<T: Table, Q: AsKey<T::Key> + ?Sized, R>(
-    key: &Q,
-    f: impl FnOnce(&[u8]) -> R,
-) -> R {
-    let enc = key.encode();
-    let bytes = enc.as_ref();
-    if T::FLAGS.integer_key {
-        let mut native = [0u8; 8];
-        let n = bytes.len().min(8);
-        native[..n].copy_from_slice(&bytes[..n]);
-        if cfg!(target_endian = "little") {
-            native[..n].reverse();
-        }
-        f(&native[..n])
-    } else {
-        f(bytes)
-    }
-}
-
-/// Decodes a stored key of table `T`.
-#[inline]
-pub(crate) fn decode_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
-    let result = if T::FLAGS.integer_key && cfg!(target_endian = "little") && stored.len() <= 8 {
-        let mut ordered = [0u8; 8];
-        let n = stored.len();
-        ordered[..n].copy_from_slice(stored);
-        ordered[..n].reverse();
-        <T::Key as Key>::decode(&ordered[..n])
-    } else {
-        <T::Key as Key>::decode(stored)
-    };
-    result.map_err(|source| Error::Decode {
-        table: T::NAME,
-        part: Part::Key,
-        key: KeyHex::new(stored),
-        source,
-    })
-}
-
-/// Decodes a stored value of table `T`.
-#[inline]
-pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result<T::Value> {
-    <T::Codec as Value>::decode(stored).map_err(|source| Error::Decode {
-        table: T::NAME,
-        part: Part::Value,
-        key: KeyHex::new(stored_key),
-        source,
-    })
-}
-
-/// Turns a libmdbx code from an operation on table `T` into an [`Error`].
-#[cold]
-pub(crate) fn table_error<T: Table>(
-    shared: &Shared,
-    op: &'static str,
-    key: Option<&[u8]>,
-    value_len: usize,
-    code: Code,
-) -> Error {
-    if code == Code::MAP_FULL {
-        return shared.map_full(T::NAME);
-    }
-    if let Some(e) = shared.disk_full(Some(T::NAME), op, code) {
-        return e;
-    }
-    if code == Code::BAD_VALSIZE
-        && let Some(key) = key
-    {
-        return too_large::<T>(shared, key, value_len);
-    }
-    if code == Code::READERS_FULL {
-        return Error::ReadersFull {
-            max_readers: shared.max_readers,
-        };
-    }
-    Error::Mdbx {
-        table: T::NAME,
-        op,
-        key: key.map(KeyHex::new),
-        code: code.into(),
-    }
-}
-
-/// [`Error::TooLarge`] for an entry of table `T` that libmdbx refused as too large, with the
-/// page size that would take it, if any: libmdbx's limits for a 4 KiB to 64 KiB page are asked
-/// (`mdbx_limits_keysize_max` / `mdbx_limits_valsize_max`), so the advice is only given when a
-/// larger page really raises the limit far enough (it never does for a value of a table
-/// without `dupsort`: that limit is the same at every page size).
-#[cold]
-fn too_large<T: Table>(shared: &Shared, key: &[u8], value_len: usize) -> Error {
-    let flags = engine::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key);
-    let max_key = shared.env.max_key_size(flags);
-    let (part, len, max) = if key.len() > max_key {
-        (Part::Key, key.len(), max_key)
-    } else {
-        (Part::Value, value_len, shared.env.max_value_size(flags))
-    };
-    let page = shared.env.info().map_or(4096, |i| i.page_size as usize);
-    let (fits_page_size, max_any_page_size) = larger_page_fit(part, flags, len, page);
-    Error::TooLarge {
-        table: T::NAME,
-        part,
-        key: KeyHex::new(key),
-        len,
-        max,
-        fits_page_size,
-        max_any_page_size: max_any_page_size.max(max),
-    }
-}
-
-/// The smallest page size above `page` at which a table with libmdbx `flags` accepts a `part`
-/// of `len` bytes (`None`: none does), and the limit at the largest page size.
-fn larger_page_fit(part: Part, flags: u32, len: usize, page: usize) -> (Option<usize>, usize) {
-    let limit_at = |page: usize| {
-        engine::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
-            Part::Key => k,
-            Part::Value => v,
-        })
-    };
-    let fits = std::iter::successors(Some(page.max(256) * 2), |p| Some(p * 2))
-        .take_while(|p| *p <= engine::MAX_PAGE_SIZE)
-        .find(|p| limit_at(*p) >= len);
-    (fits, limit_at(engine::MAX_PAGE_SIZE))
 }
 
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
@@ -258,7 +122,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         with_key::<T, _, _>(key, |k| match self.raw().get(dbi, k) {
             Ok(Some(v)) => decode_value::<T>(k, v).map(Some),
             Ok(None) => Ok(None),
-            Err(code) => Err(table_error::<T>(&self.db.shared, "get", Some(k), 0, code)),
+            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
         })
     }
 
@@ -279,7 +143,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         with_key::<T, _, _>(key, |k| {
             self.raw()
                 .get(dbi, k)
-                .map_err(|code| table_error::<T>(&self.db.shared, "get", Some(k), 0, code))
+                .map_err(|code| self.db.shared.fail(code, At::of::<T>("get").key(k)))
         })
     }
 
@@ -332,7 +196,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         let s = self
             .raw()
             .stat(dbi)
-            .map_err(|code| table_error::<T>(&self.db.shared, "stat", None, 0, code))?;
+            .map_err(|code| self.db.shared.fail(code, At::of::<T>("stat")))?;
         Ok(TableStat {
             entries: s.entries,
             depth: s.depth,
@@ -341,72 +205,6 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             overflow_pages: s.overflow_pages,
             page_size: s.page_size,
         })
-    }
-
-    /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn cursor<T: Table>(&self) -> Result<Cursor<'_, T>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        let raw = self
-            .raw()
-            .cursor_cached(dbi, &self.db.shared.cursors)
-            .map_err(|code| table_error::<T>(&self.db.shared, "open cursor", None, 0, code))?;
-        Ok(Cursor::new(raw))
-    }
-
-    /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.
-    pub fn iter<T: Table>(&self) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::all())
-    }
-
-    /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
-    /// Double-ended.
-    ///
-    /// ```text
-    /// for entry in tx.range::<Headers>(10..20) { let (number, header) = entry?; }
-    /// for entry in tx.range::<Headers>(..=5).rev() { /* 5, 4, ... */ }
-    /// ```
-    pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::range::<T, _>(range))
-    }
-
-    /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
-    /// of its first fields). Double-ended.
-    pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-        T::Key: crate::HasPrefix<P>,
-    {
-        self.iter_between::<T>(Positions::prefix::<P>(prefix))
-    }
-
-    /// The values stored under `key` in a `dupsort` table, in their sorted order (for other
-    /// tables, the one value). Yields `(key, value)` pairs like the other iterators.
-    pub fn dups<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::exact::<T, _>(key))
-    }
-
-    fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        Iter::new(self.raw(), &self.db.shared.cursors, dbi, positions)
     }
 }
 
@@ -453,7 +251,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                         last: last_key(raw, dbi),
                     }
                 } else {
-                    table_error::<T>(&db.shared, op, Some(k), v.len(), code)
+                    db.shared.fail(code, At::of::<T>(op).entry(k, v.len()))
                 }
             })
         })
@@ -544,7 +342,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.del(dbi, k, None)
-                .map_err(|code| table_error::<T>(&db.shared, "delete", Some(k), 0, code))
+                .map_err(|code| db.shared.fail(code, At::of::<T>("delete").key(k)))
         })
     }
 
@@ -567,8 +365,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = raw.as_mut().expect("transaction is live");
         with_key::<T, _, _>(key, |k| {
             let v = Self::encode_value::<T>(scratch, k, value)?;
-            raw.del(dbi, k, Some(v))
-                .map_err(|code| table_error::<T>(&db.shared, "delete_dup", Some(k), v.len(), code))
+            raw.del(dbi, k, Some(v)).map_err(|code| {
+                db.shared
+                    .fail(code, At::of::<T>("delete_dup").entry(k, v.len()))
+            })
         })
     }
 
@@ -587,7 +387,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db;
         self.raw_mut()
             .put(dbi, key, value, engine::put::UPSERT)
-            .map_err(|code| table_error::<T>(&db.shared, "put_bytes", Some(key), value.len(), code))
+            .map_err(|code| {
+                db.shared
+                    .fail(code, At::of::<T>("put_bytes").entry(key, value.len()))
+            })
     }
 
     /// Removes every entry of the table; the table itself stays.
@@ -603,30 +406,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db;
         self.raw_mut()
             .drop_table(dbi, false)
-            .map_err(|code| table_error::<T>(&db.shared, "clear", None, 0, code))
-    }
-
-    /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
-    /// last one without descending the tree.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn appender<T: Table>(&mut self) -> Result<Appender<'_, T>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        let shared = &self.db.shared;
-        let Tx { raw, scratch, .. } = self;
-        let raw = raw.as_mut().expect("transaction is live");
-        let cursor = raw.write_cursor(dbi).map_err(|code| Error::Mdbx {
-            table: T::NAME,
-            op: "open cursor",
-            key: None,
-            code: code.into(),
-        })?;
-        Ok(Appender::new(cursor, scratch, shared))
+            .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))
     }
 
     /// Commits: every write becomes visible to later transactions, durably per the
@@ -640,7 +420,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = self.raw.take().expect("transaction is live");
         let shared = &self.db.shared;
         raw.commit()
-            .map_err(|code| shared.commit_error(None, "commit", code))
+            .map_err(|code| shared.fail(code, At::commit(None, "commit")))
     }
 
     /// Aborts: nothing of this transaction is written. Dropping the transaction does the same.
@@ -712,49 +492,4 @@ pub struct TableStat {
     pub overflow_pages: u64,
     /// Page size in bytes.
     pub page_size: u32,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_two_gib_value_fits_no_page_size() {
-        // The value limit of a table without `dupsort` is the same at every page size
-        // (libmdbx's MDBX_MAXDATASIZE): no page size is advised for a 2 GiB value.
-        for flags in [0, engine::table_flags(false, true)] {
-            let at_4k = engine::limits_at_page_size(4096, flags).unwrap().1;
-            let at_64k = engine::limits_at_page_size(65536, flags).unwrap().1;
-            assert_eq!(at_4k, at_64k);
-            assert_eq!(
-                larger_page_fit(Part::Value, flags, 2 << 30, 4096),
-                (None, at_64k)
-            );
-        }
-    }
-
-    #[test]
-    fn a_key_over_the_limit_fits_the_next_page_size_that_allows_it() {
-        let flags = 0;
-        let key_max = |page| engine::limits_at_page_size(page, flags).unwrap().0;
-        // One byte over the 4 KiB limit fits at 8 KiB; one byte over the 16 KiB limit at 32.
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(4096) + 1, 4096).0,
-            Some(8192)
-        );
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(16384) + 1, 4096).0,
-            Some(32768)
-        );
-        // Over the 64 KiB limit: nothing fits.
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 4096),
-            (None, key_max(65536))
-        );
-        // Already at 64 KiB pages there is nothing larger to advise.
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 65536).0,
-            None
-        );
-    }
 }
