@@ -218,11 +218,65 @@
 // Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
 extern crate self as tabula;
 
-pub use tabula_core::*;
+// The public surface, item by item: nothing of the engine, the startup internals or the
+// command-line tool's support is re-exported.
+pub use tabula_core::untyped;
+pub use tabula_core::{
+    // Transactions, cursors, iterators.
+    Appender,
+    // Codecs.
+    AsKey,
+    Bincode,
+    // Bulk loading.
+    BulkEntry,
+    BulkLoad,
+    BulkReport,
+    // Opening and the database.
+    CheckReport,
+    // Tables and schemas.
+    Contains,
+    Cursor,
+    DEFAULT_BULK_BATCH_BYTES,
+    DEFAULT_BULK_BATCH_ENTRIES,
+    DEFAULT_LONG_READ_WARNING,
+    Db,
+    DbInfo,
+    DecodeError,
+    Descriptor,
+    EncodeError,
+    // Errors.
+    Error,
+    HasPrefix,
+    IntegerKey,
+    Iter,
+    Key,
+    KeyBuf,
+    KeyHex,
+    MdbxCode,
+    Mode,
+    Options,
+    Part,
+    Raw,
+    ReaderPin,
+    Result,
+    Ro,
+    RoTx,
+    Rw,
+    RwTx,
+    Schema,
+    SyncMode,
+    Table,
+    TableFlags,
+    TableInfo,
+    TableStat,
+    Tx,
+    Value,
+    libmdbx_version,
+};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
-    AppliedStep, MigrationTx, Migrations, Plan, PlannedStep, Progress, RecordProblem, Report,
-    SchemaRecord, Step, TableRecord, open, open_with, open_with_report, plan, read_schema_record,
+    DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,
+    open_with, open_with_report, plan,
 };
 
 /// Items the derive macros expand to. Not public API: no stability promise.

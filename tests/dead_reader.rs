@@ -115,7 +115,13 @@ fn a_reader_process_killed_after_the_map_filled_does_not_fail_the_next_write() {
     let message = err.to_string();
     eprintln!("round {failed_round}: {message}");
     assert!(
-        matches!(err, Error::MapFull { table: Some("blobs"), .. }),
+        matches!(
+            err,
+            Error::MapFull {
+                table: Some("blobs"),
+                ..
+            }
+        ),
         "{message}"
     );
     // The message names the reader that pins the space, and does not send the user to

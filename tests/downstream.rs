@@ -47,7 +47,11 @@ fn both_schemas_open_the_same_file_and_see_shared_tables() {
         Some([1, 2, 3, 4])
     );
     drop(db);
-    let record = tabula::read_schema_record(dir.path()).unwrap().unwrap();
+    let record = tabula::untyped::UntypedDb::open(dir.path())
+        .unwrap()
+        .record()
+        .cloned()
+        .unwrap();
     let names: Vec<_> = record.tables.keys().cloned().collect();
     assert_eq!(names, ["Headers", "canonical", "receipts"]);
 }

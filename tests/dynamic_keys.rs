@@ -9,7 +9,7 @@
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use tabula::codec::{DynKey, KeyShape};
+use tabula::untyped::{DynKey, KeyShape};
 use tabula::{AsKey, Key, KeyBuf, Table};
 
 /// A typed key as the schema-less codec holds it.

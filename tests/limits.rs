@@ -217,7 +217,13 @@ fn a_full_map_says_how_to_grow_and_growing_works() {
         assert!(written < 10_000, "a 1 MiB map fills up");
     };
     assert!(
-        matches!(err, Error::MapFull { table: Some("blobs"), .. }),
+        matches!(
+            err,
+            Error::MapFull {
+                table: Some("blobs"),
+                ..
+            }
+        ),
         "{err}"
     );
     let msg = err.to_string();

@@ -24,8 +24,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tabula::__private::Bootstrap;
 use tabula::{Db, Error, Migrations, Options, Schema, Table};
+use tabula_core::startup::Bootstrap;
 
 const ENTRIES: u64 = 100;
 const BATCH: usize = 10;
@@ -325,7 +325,7 @@ fn progress_without_a_checksum_is_refused() {
 /// Turns the in-progress state this Tabula records into what Tabula releases before it left:
 /// a format-1 record and `{version, op, after, done}` under `migration-progress`.
 fn rewrite_as_legacy_progress(path: &Path) {
-    let mut boot = Bootstrap::<TwoTablesV1>::begin(path, &Options::new()).unwrap();
+    let mut boot = Bootstrap::begin(path, &Options::new(), 0).unwrap();
     let bytes = boot.meta_get("schema").unwrap().unwrap();
     let mut record: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let fields = record.as_object_mut().unwrap();
@@ -374,7 +374,11 @@ fn previous_release_refuses_a_file_with_a_migration_in_progress() {
 
     // A Tabula from before the in-progress marker (record format 1 at most) refuses the file
     // too: the record is stored in a newer format while the step runs.
-    let record = tabula::read_schema_record(dir.path()).unwrap().unwrap();
+    let record = tabula::untyped::UntypedDb::open(dir.path())
+        .unwrap()
+        .record()
+        .cloned()
+        .unwrap();
     assert!(
         record.format > 1,
         "the half-migrated file's record has format {}, which older Tabula releases open",
@@ -398,7 +402,11 @@ fn previous_release_refuses_a_file_with_a_migration_in_progress() {
     assert_eq!(report.applied, vec![(2, WALLETS_STEP)]);
     assert_eq!(values::<Wallets, _>(&db), converted());
     drop(db);
-    let record = tabula::read_schema_record(dir.path()).unwrap().unwrap();
+    let record = tabula::untyped::UntypedDb::open(dir.path())
+        .unwrap()
+        .record()
+        .cloned()
+        .unwrap();
     assert_eq!(record.version, 2);
     assert_eq!(
         record.format, 1,

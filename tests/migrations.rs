@@ -99,7 +99,11 @@ fn upgrade_renames_transforms_drops_and_creates() {
     verify_v2(&db, 1000);
     drop(db);
 
-    let record = tabula::read_schema_record(dir.path()).unwrap().unwrap();
+    let record = tabula::untyped::UntypedDb::open(dir.path())
+        .unwrap()
+        .record()
+        .cloned()
+        .unwrap();
     assert_eq!(record.version, 2);
     assert_eq!(record.applied.len(), 1);
     assert!(

@@ -436,7 +436,13 @@ fn full_map_is_a_clear_error_and_keeps_committed_data() {
     }
     let err = err.expect("a 1 MiB map fills up");
     assert!(
-        matches!(err, Error::MapFull { table: Some("blobs"), .. }),
+        matches!(
+            err,
+            Error::MapFull {
+                table: Some("blobs"),
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("max_size"), "{err}");

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tabula::__private::{Inspector, Snapshot};
+use tabula::untyped::{UntypedDb, UntypedTx};
 use tabula::{Bincode, Key, Migrations, Options, Schema, Table, Value};
 
 use crate::child::Child;
@@ -178,8 +178,8 @@ fn next_reported(seq: &[State], from: usize) -> usize {
 
 /// Every entry of table `name` with a `u64` key, decoded with codec `C`; `None` without the
 /// table.
-fn entries<C: Value>(snap: &mut Snapshot<'_>, name: &str) -> Option<Vec<(u64, C::Item)>> {
-    let table = snap.open_table(name).unwrap()?;
+fn entries<C: Value>(snap: &mut UntypedTx<'_>, name: &str) -> Option<Vec<(u64, C::Item)>> {
+    let table = snap.table(name).unwrap()?;
     let mut out = Vec::new();
     snap.walk(&table, None, None, false, |k, v| {
         let key = u64::decode(k).unwrap();
@@ -198,13 +198,13 @@ fn expected<T>(n: u64, f: impl Fn(u64) -> T) -> Option<Vec<(u64, T)>> {
 /// Reads the state of the database at `dir` and checks that its tables hold exactly what that
 /// state says; checks it with `mdbx_env_chk` too.
 fn read_state(dir: &Path) -> State {
-    let inspector = Inspector::open(dir).unwrap();
+    let inspector = UntypedDb::open(dir).unwrap();
     let report = inspector.check().unwrap();
     assert!(report.is_ok(), "mdbx_env_chk: {report:?}");
-    let mut snap = inspector.snapshot().unwrap();
-    let meta = snap.open_table("__tabula_meta").unwrap().unwrap();
+    let mut snap = inspector.read().unwrap();
+    let meta = snap.table("__tabula_meta").unwrap().unwrap();
     let json = |key: &[u8]| -> Option<serde_json::Value> {
-        let bytes = snap.get_all(&meta, key).unwrap().pop()?;
+        let bytes = snap.get_raw(&meta, key).unwrap().pop()?;
         Some(serde_json::from_slice(&bytes).unwrap())
     };
     let record = json(b"schema").expect("a schema record");
@@ -277,8 +277,8 @@ fn read_state(dir: &Path) -> State {
             progress: None,
         } => {
             assert_eq!(entries::<B<Account>>(&mut snap, "archive"), v2_accounts);
-            let totals = snap.open_table("totals").unwrap().expect("totals");
-            let value = snap.get_all(&totals, b"balance").unwrap();
+            let totals = snap.table("totals").unwrap().expect("totals");
+            let value = snap.get_raw(&totals, b"balance").unwrap();
             assert_eq!(value.len(), 1);
             assert_eq!(B::<u64>::decode(&value[0]).unwrap(), total());
         }
@@ -287,8 +287,8 @@ fn read_state(dir: &Path) -> State {
     state
 }
 
-fn snap_is_empty(snap: &mut Snapshot<'_>, name: &str) -> bool {
-    let table = snap.open_table(name).unwrap().unwrap();
+fn snap_is_empty(snap: &mut UntypedTx<'_>, name: &str) -> bool {
+    let table = snap.table(name).unwrap().unwrap();
     snap.stat(&table).unwrap().entries == 0
 }
 
@@ -304,7 +304,11 @@ fn verify_finished(dir: &Path) {
     assert_eq!(tx.get::<Totals>("balance").unwrap(), Some(total()));
     drop(tx);
     drop(db); // one open of a file per process
-    let record = tabula::read_schema_record(dir).unwrap().unwrap();
+    let record = tabula::untyped::UntypedDb::open(dir)
+        .unwrap()
+        .record()
+        .cloned()
+        .unwrap();
     assert_eq!(record.version, 3);
     assert_eq!(record.applied.len(), 2);
 }

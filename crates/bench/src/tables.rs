@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use tabula::__private::Bootstrap;
 use tabula::{Db, Options, Schema, Table, TableFlags};
+use tabula_core::record::SchemaRecord;
+use tabula_core::startup::{self, Bootstrap, Upgrade};
 
 use crate::util::table_name_static;
 
@@ -45,9 +46,9 @@ pub struct LogSchema(Log);
 /// with that number), otherwise it is opened first.
 ///
 /// This is what a schema of `extra + 1` tables would do at startup, without compiling
-/// `extra + 1` table types. It drives the startup step's building block
-/// (`tabula::__private::Bootstrap`, the one `tabula::open` uses) directly and skips the schema
-/// record, which no benchmark reads.
+/// `extra + 1` table types: Tabula's startup path (`tabula_core::startup::open`, the one
+/// `tabula::open` runs) with a hook that creates and opens the extra tables before the
+/// schema's table is opened (or after it, when the hook opens the schema's table first).
 ///
 /// # Panics
 ///
@@ -60,32 +61,46 @@ pub fn open_with_extra_tables<S: Schema>(
 ) -> Db<S> {
     assert_eq!(S::TABLES.len(), 1, "a one-table schema");
     let options = options.extra_tables(extra as u32 + 1);
-    let mut boot = Bootstrap::<S>::begin(path, &options).expect("begin startup");
-    let info = &S::TABLES[0];
-    let open_schema_table = |boot: &mut Bootstrap<S>| {
-        let dbi = match boot
-            .find_schema_table(info.name, info.flags)
-            .expect("find table")
-        {
-            Some(existing) => existing.dbi,
-            None => boot.create_table(info.name, info.flags).expect("create"),
-        };
-        boot.set_handle(0, dbi);
+    let hook = ExtraTables {
+        extra,
+        schema_table: (!schema_table_last).then(|| &S::TABLES[0]),
     };
-    if !schema_table_last {
-        open_schema_table(&mut boot);
+    startup::open::<S>(path, &options, &hook)
+        .expect("open with extra tables")
+        .0
+}
+
+/// The startup hook of [`open_with_extra_tables`].
+struct ExtraTables {
+    extra: usize,
+    /// The schema's table, to open before the extra ones.
+    schema_table: Option<&'static tabula::TableInfo>,
+}
+
+impl Upgrade for ExtraTables {
+    fn version(&self) -> u32 {
+        1
     }
-    for i in 0..extra {
-        let name = table_name_static(i);
-        if boot.find_table(name).expect("find table").is_none() {
-            boot.create_table(name, TableFlags::default())
-                .expect("create table");
+
+    fn upgrade(
+        &self,
+        boot: &mut Bootstrap,
+        _record: &mut SchemaRecord,
+        _stored: bool,
+    ) -> tabula::Result<Vec<(u32, &'static str)>> {
+        if let Some(info) = self.schema_table
+            && boot.find_schema_table(info.name, info.flags)?.is_none()
+        {
+            boot.create_table(info.name, info.flags)?;
         }
+        for i in 0..self.extra {
+            let name = table_name_static(i);
+            if boot.find_table(name)?.is_none() {
+                boot.create_table(name, TableFlags::default())?;
+            }
+        }
+        Ok(Vec::new())
     }
-    if schema_table_last {
-        open_schema_table(&mut boot);
-    }
-    boot.finish().expect("finish startup")
 }
 
 #[cfg(test)]

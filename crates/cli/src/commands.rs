@@ -6,10 +6,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value as Json, json};
-use tabula_core::__private::{FoundTable, Inspector, META_TABLE, Snapshot};
-use tabula_migrate::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
-
-use tabula_core::codec::{KeyShape, ValueShape};
+use tabula_core::untyped::{UntypedDb, UntypedTable, UntypedTx};
 
 use crate::json::{example, json_bytes, key_from_json, key_to_json, value_to_json};
 use crate::{DumpFormat, Failure, Outcome, hex};
@@ -17,68 +14,33 @@ use crate::{DumpFormat, Failure, Outcome, hex};
 /// Entries above which `check` shows a progress bar (when stderr is a terminal).
 const PROGRESS_THRESHOLD: u64 = 10_000;
 
-fn open(path: &Path) -> Result<Inspector, Failure> {
+fn open(path: &Path) -> Result<UntypedDb, Failure> {
     if !path.exists() {
         return Err(Failure::Problem(format!(
             "`{}` does not exist; give the database directory (or its `mdbx.dat` file)",
             path.display()
         )));
     }
-    Ok(Inspector::open(path)?)
+    Ok(UntypedDb::open(path)?)
 }
 
-/// Reads and checks the schema record; `None` for a file Tabula never recorded a schema in.
-fn read_record(snap: &mut Snapshot<'_>, path: &Path) -> Result<Option<SchemaRecord>, Failure> {
-    let Some(meta) = snap.open_table(META_TABLE)? else {
-        return Ok(None);
-    };
-    let Some(bytes) = snap.get_all(&meta, SCHEMA_RECORD_KEY.as_bytes())?.pop() else {
-        return Ok(None);
-    };
-    match SchemaRecord::parse(&bytes) {
-        Ok(record) => Ok(Some(record)),
-        Err(RecordProblem::Damaged(e)) => Err(Failure::Problem(format!(
-            "`{}`: the schema record in `{META_TABLE}` does not parse ({e}); the table may be \
-             damaged",
-            path.display()
-        ))),
-        Err(RecordProblem::Newer(format)) => Err(Failure::Problem(format!(
-            "`{}` was written by a newer Tabula: its schema record has format {format}, this \
-             `tabula` reads format {RECORD_FORMAT} at most; upgrade the `tabula` command",
-            path.display()
-        ))),
-    }
-}
-
-/// A table with what is known about its encoding.
+/// A table with what is known about its encoding (from the schema record, through core's
+/// schema-less API).
 struct View {
     name: String,
-    found: FoundTable,
-    /// `None`: no descriptor is known, keys are hex strings.
-    key: Option<KeyShape>,
-    value: Option<ValueShape>,
+    found: UntypedTable,
 }
 
 impl View {
-    fn new(name: &str, found: FoundTable, record: Option<&TableRecord>) -> View {
-        let key = if name == META_TABLE {
-            Some(KeyShape::Str)
-        } else {
-            record.and_then(|r| KeyShape::parse(&r.key).ok())
-        };
-        let value = record
-            .and_then(|r| ValueShape::of_record(&r.value, r.shape.as_deref()).ok())
-            .flatten();
+    fn new(found: UntypedTable) -> View {
         View {
-            name: name.to_owned(),
+            name: found.name.clone(),
             found,
-            key,
-            value,
         }
     }
 
     fn parse_key(&self, text: &str) -> Result<Vec<u8>, Failure> {
-        let expected = || match &self.key {
+        let expected = || match self.found.key_shape() {
             Some(shape) => format!(
                 "table `{}` has keys of shape `{shape}`: give one as JSON, like {}",
                 self.name,
@@ -95,7 +57,7 @@ impl View {
                 expected()
             ))
         })?;
-        let encoded = match &self.key {
+        let encoded = match self.found.key_shape() {
             Some(shape) => key_from_json(shape, &json)
                 .and_then(|k| shape.encode(&k).map_err(|e| e.to_string())),
             None => json_bytes(&json).ok_or_else(|| "not a hex string".to_string()),
@@ -109,7 +71,7 @@ impl View {
     }
 
     fn key_json(&self, key: &[u8]) -> Result<Json, String> {
-        match &self.key {
+        match self.found.key_shape() {
             Some(shape) => shape
                 .decode(key)
                 .map(|k| key_to_json(shape, &k))
@@ -119,10 +81,10 @@ impl View {
     }
 
     fn value_json(&self, value: &[u8]) -> Result<Json, String> {
-        if self.name == META_TABLE {
+        if self.found.is_meta() {
             return serde_json::from_slice(value).or_else(|_| Ok(Json::String(hex(value))));
         }
-        match &self.value {
+        match self.found.value_shape() {
             Some(shape) => shape
                 .decode(value)
                 .map(|v| value_to_json(&v))
@@ -161,19 +123,14 @@ impl View {
 }
 
 /// Opens the table `name`, or a usage error listing the tables.
-fn view(snap: &mut Snapshot<'_>, path: &Path, name: &str) -> Result<View, Failure> {
-    let record = read_record(snap, path)?;
-    match snap.open_table(name)? {
-        Some(found) => Ok(View::new(
-            name,
-            found,
-            record.as_ref().and_then(|r| r.tables.get(name)),
-        )),
+fn view(snap: &mut UntypedTx<'_>, path: &Path, name: &str) -> Result<View, Failure> {
+    match snap.table(name)? {
+        Some(found) => Ok(View::new(found)),
         None => {
             let names: Vec<String> = snap
                 .table_names()?
                 .into_iter()
-                .filter(|n| n != META_TABLE)
+                .filter(|n| n != tabula_core::startup::META_TABLE)
                 .collect();
             Err(Failure::Usage(format!(
                 "no table `{name}` in `{}`; its tables: {}",
@@ -215,10 +172,7 @@ fn size(bytes: u64) -> String {
 pub fn info(path: &Path, as_json: bool) -> Outcome {
     let db = open(path)?;
     let d = db.details()?;
-    let record = {
-        let mut snap = db.snapshot()?;
-        read_record(&mut snap, path)?
-    };
+    let record = db.record();
     let applied: Vec<Json> = record
         .as_ref()
         .map(|r| {
@@ -287,22 +241,21 @@ pub fn info(path: &Path, as_json: bool) -> Outcome {
 pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
     let db = open(path)?;
     let page_size = db.details()?.page_size;
-    let mut snap = db.snapshot()?;
-    let record = read_record(&mut snap, path)?;
+    let mut snap = db.read()?;
     let mut rows = Vec::new();
     for name in snap.table_names()? {
-        if name == META_TABLE && !all {
-            continue;
-        }
-        let Some(found) = snap.open_table(&name)? else {
+        let Some(found) = snap.table(&name)? else {
             continue;
         };
+        if found.is_meta() && !all {
+            continue;
+        }
         let st = snap.stat(&found)?;
-        let rec = record.as_ref().and_then(|r| r.tables.get(&name));
+        let rec = found.record.as_ref();
         let pages = st.branch_pages + st.leaf_pages + st.overflow_pages;
         rows.push(json!({
             "name": name,
-            "dbi": found.dbi,
+            "dbi": found.handle(),
             "flags": found.flags,
             "entries": st.entries,
             "depth": st.depth,
@@ -387,10 +340,10 @@ fn print_table<const N: usize>(lines: &[[String; N]]) {
 /// `tabula get`.
 pub fn get(path: &Path, table: &str, key: &str, as_json: bool) -> Outcome {
     let db = open(path)?;
-    let mut snap = db.snapshot()?;
+    let mut snap = db.read()?;
     let v = view(&mut snap, path, table)?;
     let stored = v.parse_key(key)?;
-    let values = snap.get_all(&v.found, &stored)?;
+    let values = snap.get_raw(&v.found, &stored)?;
     if values.is_empty() {
         return Err(Failure::Problem(format!(
             "key {key} not found in table `{table}`"
@@ -438,7 +391,7 @@ pub struct DumpArgs<'a> {
 /// `tabula dump`.
 pub fn dump(path: &Path, table: &str, args: DumpArgs<'_>) -> Outcome {
     let db = open(path)?;
-    let mut snap = db.snapshot()?;
+    let mut snap = db.read()?;
     let v = view(&mut snap, path, table)?;
     let from = args.from.map(|k| v.parse_key(k)).transpose()?;
     let to = args.to.map(|k| v.parse_key(k)).transpose()?;
@@ -529,8 +482,8 @@ pub fn readers(path: &Path, as_json: bool) -> Outcome {
             r.slot.to_string(),
             r.pid.to_string(),
             match r.thread {
-                tabula_core::__private::ReaderInfo::PARKED => "parked".into(),
-                tabula_core::__private::ReaderInfo::OUSTED => "ousted".into(),
+                tabula_core::untyped::ReaderInfo::PARKED => "parked".into(),
+                tabula_core::untyped::ReaderInfo::OUSTED => "ousted".into(),
                 t => format!("{t:#x}"),
             },
             if r.txn == 0 {
@@ -614,20 +567,15 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
     let db = open(path)?;
     // Before the snapshot: the check takes a reader slot of its own and walks every page.
     let chk = db.check()?;
-    let mut snap = db.snapshot()?;
-    let record = read_record(&mut snap, path)?;
+    let mut snap = db.read()?;
     let mut views = Vec::new();
     let mut total = 0u64;
     for name in snap.table_names()? {
-        let Some(found) = snap.open_table(&name)? else {
+        let Some(found) = snap.table(&name)? else {
             continue;
         };
         total += snap.stat(&found)?.entries;
-        views.push(View::new(
-            &name,
-            found,
-            record.as_ref().and_then(|r| r.tables.get(&name)),
-        ));
+        views.push(View::new(found));
     }
     let pb = if total >= PROGRESS_THRESHOLD && std::io::stderr().is_terminal() {
         let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -647,8 +595,8 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
         pb.set_message(v.name.clone());
         let mut checked = 0u64;
         let mut bad = 0u64;
-        let decodes_keys = v.key.is_some();
-        let decodes_values = v.value.is_some() || v.name == META_TABLE;
+        let decodes_keys = v.found.key_shape().is_some();
+        let decodes_values = v.found.value_shape().is_some() || v.found.is_meta();
         snap.walk(&v.found, None, None, false, |key, value| {
             checked += 1;
             if checked.is_multiple_of(4096) {

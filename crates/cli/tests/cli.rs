@@ -6,8 +6,8 @@ use std::process::{Command, Output};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
-use tabula::__private::Bootstrap;
 use tabula::{Key, Migrations, Options, Schema, Table, TableFlags};
+use tabula_core::startup::Bootstrap;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Key)]
 struct AccountAt {
@@ -241,7 +241,7 @@ fn a_table_missing_from_the_record_is_listed_without_descriptors() {
     let dir = tempfile::tempdir().unwrap();
     write_fixture(dir.path());
     // Create a table behind the startup step's back: it exists in the file, not in the record.
-    let mut boot = Bootstrap::<App>::begin(dir.path(), &Options::new()).unwrap();
+    let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0).unwrap();
     let dbi = boot.create_table("stray", TableFlags::NONE).unwrap();
     boot.put_raw("stray", dbi, b"k\x01", b"\xff\x00", false)
         .unwrap();
@@ -518,7 +518,7 @@ fn errors_are_clear_and_exit_non_zero() {
 fn a_record_from_a_newer_tabula_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     write_fixture(dir.path());
-    let mut boot = Bootstrap::<App>::begin(dir.path(), &Options::new()).unwrap();
+    let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0).unwrap();
     boot.meta_put("schema", br#"{"format": 99, "tables": {}}"#)
         .unwrap();
     boot.checkpoint().unwrap();
@@ -557,13 +557,13 @@ fn check_decodes_everything_and_reports_damage() {
     assert_eq!(accounts["entries"], json!(6));
 
     // A value that is not an `Account` (an enum variant number out of range).
-    let mut boot = Bootstrap::<App>::begin(dir.path(), &Options::new()).unwrap();
+    let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0).unwrap();
     let t = boot.find_table("accounts").unwrap().unwrap();
     let key = tabula::__private::encode_stored_key::<Accounts>(&AccountAt {
         account: "zed".into(),
         block: 0,
     });
-    boot.put_raw("accounts", t.dbi, &key, &[5, 9, 0, 0], false)
+    boot.put_raw("accounts", t.handle, &key, &[5, 9, 0, 0], false)
         .unwrap();
     boot.checkpoint().unwrap();
     drop(boot);
@@ -675,11 +675,11 @@ macro_rules! same_entries {
 /// typed API, which also decodes every key and value; the copy passes `Db::check`.
 fn assert_same_contents(a: &Path, b: &Path) {
     let raw = |path: &Path| {
-        let inspector = tabula::__private::Inspector::open(path).unwrap();
-        let mut snap = inspector.snapshot().unwrap();
+        let db = tabula::untyped::UntypedDb::open(path).unwrap();
+        let mut snap = db.read().unwrap();
         let mut tables = Vec::new();
         for name in snap.table_names().unwrap() {
-            let table = snap.open_table(&name).unwrap().unwrap();
+            let table = snap.table(&name).unwrap().unwrap();
             let mut entries = Vec::new();
             snap.walk(&table, None, None, false, |k, v| {
                 entries.push((k.to_vec(), v.to_vec()));

@@ -7,9 +7,8 @@ use std::ops::{Bound, RangeBounds};
 use crate::codec::{AsKey, Key, KeyBuf, Value};
 use crate::engine::{Code, Dbi, RawCursor, RawTxn, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::stored::{dbi_of, decode_key, decode_value, with_key};
-use crate::table::{Contains, Schema, Table};
-use crate::txn::{Mode, Rw, Tx};
+use crate::stored::{decode_key, decode_value, with_key};
+use crate::table::Table;
 
 type Entry<'t> = (&'t [u8], &'t [u8]);
 
@@ -617,100 +616,5 @@ pub(crate) fn append_out_of_order<T: Table>(cursor: &mut RawWriteCursor<'_>, key
         table: T::NAME,
         key: KeyHex::new(key),
         last,
-    }
-}
-
-/// The cursors and iterators of a transaction (here rather than in `txn.rs`, so that the
-/// transaction does not depend on its cursors: `txn` → `cursor` is the only direction).
-impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
-    /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn cursor<T: Table>(&self) -> Result<Cursor<'_, T>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        let raw = self
-            .raw()
-            .cursor_cached(dbi, &self.db.shared.cursors)
-            .map_err(|code| self.db.shared.fail(code, At::of::<T>("open cursor")))?;
-        Ok(Cursor::new(raw))
-    }
-
-    /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.
-    pub fn iter<T: Table>(&self) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::all())
-    }
-
-    /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
-    /// Double-ended.
-    ///
-    /// ```text
-    /// for entry in tx.range::<Headers>(10..20) { let (number, header) = entry?; }
-    /// for entry in tx.range::<Headers>(..=5).rev() { /* 5, 4, ... */ }
-    /// ```
-    pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::range::<T, _>(range))
-    }
-
-    /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
-    /// of its first fields). Double-ended.
-    pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-        T::Key: crate::HasPrefix<P>,
-    {
-        self.iter_between::<T>(Positions::prefix::<P>(prefix))
-    }
-
-    /// The values stored under `key` in a `dupsort` table, in their sorted order (for other
-    /// tables, the one value). Yields `(key, value)` pairs like the other iterators.
-    pub fn dups<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::exact::<T, _>(key))
-    }
-
-    fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        Iter::new(self.raw(), &self.db.shared.cursors, dbi, positions)
-    }
-}
-
-impl<'db, S: Schema> Tx<'db, S, Rw> {
-    /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
-    /// last one without descending the tree.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn appender<T: Table>(&mut self) -> Result<Appender<'_, T>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        let shared = &self.db.shared;
-        let Tx { raw, scratch, .. } = self;
-        let raw = raw.as_mut().expect("transaction is live");
-        let cursor = raw.write_cursor(dbi).map_err(|code| Error::Mdbx {
-            table: T::NAME,
-            op: "open cursor",
-            key: None,
-            code: code.into(),
-        })?;
-        Ok(Appender::new(cursor, scratch, shared))
     }
 }

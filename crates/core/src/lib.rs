@@ -5,7 +5,6 @@
 
 #![deny(missing_docs)]
 
-mod bootstrap;
 mod bulk;
 pub mod codec;
 mod cursor;
@@ -13,12 +12,14 @@ mod db;
 mod engine;
 mod error;
 mod files;
-mod inspect;
 mod options;
+pub mod record;
+pub mod startup;
 mod state;
 mod stored;
 pub mod table;
 mod txn;
+pub mod untyped;
 
 pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
@@ -134,9 +135,7 @@ pub mod __private {
     /// Compile-time check that a codec's item type is the declared value type.
     pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
 
-    pub use crate::bootstrap::{Bootstrap, ExistingTable, META_TABLE};
     pub use crate::engine::{branchy_key_order, default_key_order};
-    pub use crate::inspect::{EnvDetails, FoundTable, Inspector, ReaderInfo, Snapshot};
 
     /// Encodes a key of table `T` in the form the table stores (native-endian for
     /// `integer_key`).

@@ -84,42 +84,25 @@
 //!   each step begun and finished with counts and duration.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
-mod record;
+mod history;
 mod run;
 mod steps;
+mod tx;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::Instant;
 
-pub use record::{
-    AppliedStep, RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, StepProgress,
-    TableRecord,
-};
-pub use run::MigrationTx;
 pub use steps::{DEFAULT_BATCH, Migrations, Progress, Step};
-use tabula_core::__private::{Bootstrap, META_TABLE};
-use tabula_core::{Db, Error, Options, Result, Schema, TableFlags, TableInfo};
+use tabula_core::record::{SchemaRecord, TableRecord};
+pub use tabula_core::startup::Report;
+use tabula_core::startup::{self, Bootstrap, Upgrade, check_record, describe_flag_bits};
+use tabula_core::{Db, Error, Options, Result, Schema};
+pub use tx::MigrationTx;
 
-use crate::record::{LegacyProgress, PROGRESS_KEY};
+use crate::history::{pending_steps, read_legacy_progress, resume_state};
 use crate::steps::Op;
-
-/// What the startup step did, for logs and tests.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Report {
-    /// Tables created by this open.
-    pub created: Vec<&'static str>,
-    /// Tables that existed and matched their declaration.
-    pub verified: Vec<&'static str>,
-    /// Migration steps applied by this open: version and name.
-    pub applied: Vec<(u32, &'static str)>,
-    /// The schema version the database is at now.
-    pub version: u32,
-    /// Whether the schema record was (re)written.
-    pub record_written: bool,
-}
 
 /// Opens the database at `path` with schema `S` and no migration steps (schema version 1).
 ///
@@ -168,20 +151,29 @@ pub fn open_with<S: Schema>(
     options: Options,
     migrations: &Migrations,
 ) -> Result<(Db<S>, Report)> {
-    let path = path.as_ref();
-    let started = Instant::now();
-    let mut boot = Bootstrap::<S>::begin(path, &options)?;
-    let stored = read_record(&mut boot)?;
-    let mut record = stored.clone().unwrap_or_else(SchemaRecord::empty);
-    let mut report = Report::default();
+    startup::open::<S>(path.as_ref(), &options, migrations)
+}
 
-    if stored.is_none() {
-        // A new database starts at the latest version: there is nothing to migrate.
-        record.version = migrations.version();
-    } else {
-        let pending = pending_steps(&record, migrations)?;
-        let legacy = read_legacy_progress(&mut boot)?;
-        let mut resume = resume_state(&record, legacy, &pending, migrations)?;
+/// The migration steps run by the startup path, before it verifies the schema's tables.
+impl Upgrade for Migrations {
+    fn version(&self) -> u32 {
+        Migrations::version(self)
+    }
+
+    fn upgrade(
+        &self,
+        boot: &mut Bootstrap,
+        record: &mut SchemaRecord,
+        stored: bool,
+    ) -> Result<Vec<(u32, &'static str)>> {
+        if !stored {
+            // A new database starts at the latest version: there is nothing to migrate.
+            record.version = self.version();
+            return Ok(Vec::new());
+        }
+        let pending = pending_steps(record, self)?;
+        let legacy = read_legacy_progress(boot)?;
+        let mut resume = resume_state(record, legacy, &pending, self)?;
         if let Some(first) = pending.first()
             && boot.is_read_only()
         {
@@ -206,363 +198,13 @@ pub fn open_with<S: Schema>(
                 ),
             });
         }
+        let mut applied = Vec::with_capacity(pending.len());
         for step in pending {
-            run::apply_step(&mut boot, step, &mut record, resume.take(), migrations)?;
-            report.applied.push((step.version, step.name));
+            run::apply_step(boot, step, record, resume.take(), self)?;
+            applied.push((step.version, step.name));
         }
+        Ok(applied)
     }
-
-    for (id, info) in S::TABLES.iter().enumerate() {
-        let declared = TableRecord::of(info);
-        let dbi = match boot.find_schema_table(info.name, info.flags)? {
-            Some(existing) => {
-                let declared_bits = Bootstrap::<S>::flag_bits(info.flags);
-                if existing.flags != declared_bits {
-                    return Err(Error::SchemaMismatch {
-                        table: info.name.to_string(),
-                        what: "flags",
-                        stored: describe_bits(existing.flags),
-                        declared: info.flags.to_string(),
-                        advice: if existing.entries == 0 {
-                            format!(
-                                "the table is empty: add a migration step that drops it, e.g. \
-                                 `.step({}, \"recreate-{}\", |m| m.drop_table(\"{}\"))`",
-                                record.version.max(migrations.version()) + 1,
-                                info.name,
-                                info.name
-                            )
-                        } else {
-                            "changing flags needs a migration step that rewrites the table \
-                             (`transform` or `rekey`) into the new flags"
-                                .to_string()
-                        },
-                    });
-                }
-                if let Some(old) = record.tables.get(info.name) {
-                    check_record(
-                        info,
-                        old,
-                        &declared,
-                        record.version.max(migrations.version()),
-                    )?;
-                }
-                tracing::debug!(
-                    table = info.name,
-                    entries = existing.entries,
-                    "verified table"
-                );
-                report.verified.push(info.name);
-                existing.dbi
-            }
-            None if boot.is_read_only() => {
-                return Err(Error::TableMissing {
-                    table: info.name.to_string(),
-                    path: path.to_path_buf(),
-                });
-            }
-            None => {
-                let dbi = boot.create_table(info.name, info.flags)?;
-                tracing::info!(table = info.name, flags = %info.flags, "created table");
-                report.created.push(info.name);
-                dbi
-            }
-        };
-        boot.set_handle(id, dbi);
-        record.tables.insert(info.name.to_string(), declared);
-    }
-
-    report.version = record.version;
-    record.settle_format();
-    if !boot.is_read_only() && stored.as_ref() != Some(&record) {
-        let bytes = record.encode();
-        boot.meta_put(SCHEMA_RECORD_KEY, &bytes)?;
-        report.record_written = true;
-    }
-    let db = boot.finish()?;
-    tracing::info!(
-        path = %path.display(),
-        tables = S::TABLES.len(),
-        created = report.created.len(),
-        verified = report.verified.len(),
-        migrations = report.applied.len(),
-        version = report.version,
-        elapsed_us = started.elapsed().as_micros() as u64,
-        "opened database"
-    );
-    Ok((db, report))
-}
-
-/// The steps above the database's version, after checking the recorded history against the
-/// code.
-fn pending_steps<'m>(record: &SchemaRecord, migrations: &'m Migrations) -> Result<Vec<&'m Step>> {
-    let target = migrations.version();
-    if record.version > target {
-        let step = record
-            .applied
-            .last()
-            .map(|s| s.name.clone())
-            .unwrap_or_default();
-        return Err(Error::Migration {
-            version: record.version,
-            step,
-            message: format!(
-                "the database is at schema version {} but this program knows versions up to \
-                 {target}; it was written by a newer release. Run the newer release (there is \
-                 no automatic downgrade)",
-                record.version
-            ),
-        });
-    }
-    for applied in &record.applied {
-        if let Some(step) = migrations
-            .steps
-            .iter()
-            .find(|s| s.version == applied.version)
-        {
-            if step.name != applied.name {
-                return Err(Error::Migration {
-                    version: applied.version,
-                    step: applied.name.clone(),
-                    message: format!(
-                        "the database applied step `{}` at this version but the code declares \
-                         `{}`; released steps must not change: restore it and add a new step",
-                        applied.name, step.name
-                    ),
-                });
-            }
-            let checksum = step.checksum();
-            if checksum != applied.checksum {
-                return Err(Error::Migration {
-                    version: applied.version,
-                    step: applied.name.clone(),
-                    message: format!(
-                        "the step's declaration changed since it was applied (checksum {} then, \
-                         {checksum} now); released steps must not change: restore it and add a \
-                         new step",
-                        applied.checksum
-                    ),
-                });
-            }
-        }
-    }
-    Ok(migrations
-        .steps
-        .iter()
-        .filter(|s| s.version > record.version)
-        .map(|s| &**s)
-        .collect())
-}
-
-/// Reads the progress record an interrupted step left under [`PROGRESS_KEY`] when it ran under
-/// a Tabula release from before [`StepProgress`].
-fn read_legacy_progress<S: Schema>(boot: &mut Bootstrap<S>) -> Result<Option<LegacyProgress>> {
-    let Some(bytes) = boot.meta_get(PROGRESS_KEY)? else {
-        return Ok(None);
-    };
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| Error::SchemaRecord {
-            path: boot.path().to_path_buf(),
-            message: format!(
-                "the migration progress record (`{META_TABLE}[\"{PROGRESS_KEY}\"]`) does not \
-                 parse ({e}); the meta table may be damaged"
-            ),
-        })
-}
-
-/// The interrupted step to resume, if any, after checking that it is exactly the step the code
-/// declares and the first one pending. Progress belongs to one declaration: resuming it with
-/// another would skip the entries it counts as done, so every doubt is a refusal.
-fn resume_state(
-    record: &SchemaRecord,
-    legacy: Option<LegacyProgress>,
-    pending: &[&Step],
-    migrations: &Migrations,
-) -> Result<Option<StepProgress>> {
-    let declared = |version: u32| migrations.steps.iter().find(|s| s.version == version);
-    let not_declared = |version: u32, name: &str| Error::Migration {
-        version,
-        step: name.to_string(),
-        message: format!(
-            "a migration to version {version} (`{name}`) is in progress; open with the release \
-             that declares it to finish it. The database is at version {} and this program \
-             does not declare step {version} (its steps reach version {}), so it cannot finish \
-             the step and must not open the half-migrated tables",
-            record.version,
-            migrations.version()
-        ),
-    };
-    let progress = match (&record.in_progress, legacy) {
-        (Some(p), _) => p,
-        (None, Some(old)) if old.version > record.version => {
-            // Written by a Tabula that did not record which declaration the progress belongs
-            // to: there is no way to tell whether this code's step is the one that ran.
-            let Some(step) = declared(old.version) else {
-                return Err(not_declared(
-                    old.version,
-                    "unnamed: recorded by an older Tabula",
-                ));
-            };
-            return Err(Error::Migration {
-                version: old.version,
-                step: step.name.to_string(),
-                message: format!(
-                    "a migration to version {} is in progress (interrupted after {} entries of \
-                     operation {}), recorded by an older Tabula that did not store the checksum \
-                     of the step's declaration, so this program cannot tell whether its step \
-                     {} `{}` is the declaration that was running, and resuming a different one \
-                     would skip entries. Open the database once with the build that began the \
-                     migration (it resumes and finishes the step), then open it with this one",
-                    old.version,
-                    old.done,
-                    old.op + 1,
-                    step.version,
-                    step.name
-                ),
-            });
-        }
-        // Stale progress of a step already applied: nothing to resume.
-        (None, _) => return Ok(None),
-    };
-    let (version, name) = (progress.version, progress.name.as_str());
-    if version <= record.version {
-        return Err(Error::Migration {
-            version,
-            step: name.to_string(),
-            message: format!(
-                "the schema record says the step is in progress but the database is already at \
-                 version {}; the record is inconsistent (the `{META_TABLE}` table may be damaged)",
-                record.version
-            ),
-        });
-    }
-    let Some(step) = declared(version) else {
-        return Err(not_declared(version, name));
-    };
-    if step.name != name {
-        return Err(Error::Migration {
-            version,
-            step: name.to_string(),
-            message: format!(
-                "a migration to version {version} (`{name}`) is in progress, but this program \
-                 declares step {version} as `{}`. The progress belongs to the declaration that \
-                 was running: restore step {version} `{name}` exactly as it was, open once to \
-                 let it finish, then make the change in a new step above version {version}",
-                step.name
-            ),
-        });
-    }
-    let checksum = step.checksum();
-    if checksum != progress.checksum {
-        return Err(Error::Migration {
-            version,
-            step: name.to_string(),
-            message: format!(
-                "a migration to version {version} (`{name}`) is in progress (interrupted after \
-                 {} entries of operation {}), but the step's declaration changed since it began \
-                 (checksum {} then, {checksum} now). The progress belongs to the declaration \
-                 that was running: restore that declaration, open once to let it finish, then \
-                 make the change in a new step above version {version}",
-                progress.done,
-                progress.op + 1,
-                progress.checksum
-            ),
-        });
-    }
-    if let Some(first) = pending.first()
-        && first.version != version
-    {
-        return Err(Error::Migration {
-            version,
-            step: name.to_string(),
-            message: format!(
-                "a migration to version {version} (`{name}`) is in progress, but this program \
-                 declares step {} `{}` below it, which the database has not applied and which \
-                 would have to run first. Finish the migration to version {version} with the \
-                 release that began it, and give new steps versions above the database's",
-                first.version, first.name
-            ),
-        });
-    }
-    if progress.op >= step.ops.len() {
-        return Err(Error::Migration {
-            version,
-            step: name.to_string(),
-            message: format!(
-                "the recorded progress is at operation {} but the step has {} operations; the \
-                 record is inconsistent (the `{META_TABLE}` table may be damaged)",
-                progress.op + 1,
-                step.ops.len()
-            ),
-        });
-    }
-    Ok(Some(progress.clone()))
-}
-
-fn check_record(
-    info: &TableInfo,
-    stored: &TableRecord,
-    declared: &TableRecord,
-    version: u32,
-) -> Result<()> {
-    let mismatch = |what: &'static str, stored: &str, declared: &str, advice: String| {
-        Err(Error::SchemaMismatch {
-            table: info.name.to_string(),
-            what,
-            stored: stored.to_string(),
-            declared: declared.to_string(),
-            advice,
-        })
-    };
-    let next = version + 1;
-    if stored.key != declared.key {
-        return mismatch(
-            "key encoding",
-            &stored.key,
-            &declared.key,
-            format!(
-                "no migration step covers this change: add one that re-keys the table, e.g. \
-                 `.step({next}, \"rekey-{0}\", |m| m.rekey::<{0}Table, OldKey>(|old| ...))`, or \
-                 restore the old declaration",
-                info.name
-            ),
-        );
-    }
-    let shape_changed = matches!((&stored.shape, &declared.shape), (Some(a), Some(b)) if a != b);
-    if stored.value != declared.value || shape_changed {
-        let (s, d) = if stored.value != declared.value {
-            (stored.value.clone(), declared.value.clone())
-        } else {
-            (
-                format!(
-                    "{} with shape {}",
-                    stored.value,
-                    stored.shape.as_deref().unwrap_or("")
-                ),
-                format!(
-                    "{} with shape {}",
-                    declared.value,
-                    declared.shape.as_deref().unwrap_or("")
-                ),
-            )
-        };
-        return mismatch(
-            if shape_changed && stored.value == declared.value {
-                "value shape"
-            } else {
-                "value encoding"
-            },
-            &s,
-            &d,
-            format!(
-                "no migration step covers this change: add one that re-encodes the values, e.g. \
-                 `.step({next}, \"upgrade-{0}\", |m| m.transform::<{0}Table, OldValue>(|old| ...))`, \
-                 or restore the old declaration",
-                info.name
-            ),
-        );
-    }
-    Ok(())
 }
 
 /// What [`open_with`] would do to the database at `path`, found without writing anything.
@@ -651,15 +293,23 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
         target,
         ..Plan::default()
     };
-    let data = path.join("mdbx.dat");
-    if !path.exists() || (path.is_dir() && !data.exists()) {
+    // Either layout: a directory holding `mdbx.dat`, or the data file itself
+    // (`Options::no_sub_dir`).
+    let no_sub_dir = path.is_file();
+    let data = if no_sub_dir {
+        path.to_path_buf()
+    } else {
+        path.join("mdbx.dat")
+    };
+    if !data.exists() {
         plan.version = target;
         plan.create = S::TABLES.iter().map(|t| t.name).collect();
         return Ok(plan);
     }
     plan.exists = true;
-    let mut boot = Bootstrap::<NoSchema>::begin(path, &Options::new().read_only(true))?;
-    let record = read_record(&mut boot)?;
+    let options = Options::new().read_only(true).no_sub_dir(no_sub_dir);
+    let mut boot = Bootstrap::begin(path, &options, 0)?;
+    let record = boot.read_record()?;
     let Some(record) = record else {
         plan.version = target;
         for info in S::TABLES {
@@ -730,81 +380,22 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
         }
         let declared = TableRecord::of(info);
         if let Some(stored) = records.get(info.name)
-            && let Err(e) = check_record(info, stored, &declared, target)
+            && let Err(e) = check_record(info, stored, &declared, target + 1)
         {
             plan.problems.push(e.to_string());
         }
         if !rewritten.contains(info.name)
             && let Some(existing) = boot.find_table(info.name)?
-            && existing.flags != Bootstrap::<NoSchema>::flag_bits(info.flags)
+            && existing.flags != Bootstrap::flag_bits(info.flags)
         {
             plan.problems.push(format!(
                 "table `{}`: stored flags are `{}` but the schema declares `{}`",
                 info.name,
-                describe_bits(existing.flags),
+                describe_flag_bits(existing.flags),
                 info.flags
             ));
         }
     }
     drop(boot);
     Ok(plan)
-}
-
-/// Reads the schema record of the database at `path` without opening any table.
-///
-/// # Errors
-///
-/// As [`open`] for a read-only open.
-pub fn read_schema_record(path: impl AsRef<Path>) -> Result<Option<SchemaRecord>> {
-    let mut boot = Bootstrap::<NoSchema>::begin(path.as_ref(), &Options::new().read_only(true))?;
-    let record = read_record(&mut boot)?;
-    drop(boot);
-    Ok(record)
-}
-
-fn read_record<S: Schema>(boot: &mut Bootstrap<S>) -> Result<Option<SchemaRecord>> {
-    let Some(bytes) = boot.meta_get(SCHEMA_RECORD_KEY)? else {
-        return Ok(None);
-    };
-    match SchemaRecord::parse(&bytes) {
-        Ok(record) => Ok(Some(record)),
-        Err(RecordProblem::Damaged(e)) => Err(Error::SchemaRecord {
-            path: boot.path().to_path_buf(),
-            message: format!("it does not parse ({e}); the `{META_TABLE}` table may be damaged"),
-        }),
-        Err(RecordProblem::Newer(format)) => Err(Error::SchemaRecord {
-            path: boot.path().to_path_buf(),
-            message: format!(
-                "it has format {format} but this Tabula reads format {RECORD_FORMAT} at most: \
-                 the database was written by a newer Tabula; upgrade the application"
-            ),
-        }),
-    }
-}
-
-fn describe_bits(bits: u32) -> String {
-    let flag = |dupsort, integer_key| {
-        Bootstrap::<NoSchema>::flag_bits(TableFlags {
-            dupsort,
-            integer_key,
-        })
-    };
-    let dupsort = bits & flag(true, false) != 0;
-    let integer_key = bits & flag(false, true) != 0;
-    let known = flag(dupsort, integer_key);
-    let mut s = TableFlags {
-        dupsort,
-        integer_key,
-    }
-    .to_string();
-    if bits != known {
-        s.push_str(&format!(" (+ other libmdbx flags 0x{:x})", bits & !known));
-    }
-    s
-}
-
-/// A schema without tables, for looking at a file without opening any table.
-struct NoSchema;
-impl Schema for NoSchema {
-    const TABLES: &'static [TableInfo] = &[];
 }

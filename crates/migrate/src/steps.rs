@@ -9,7 +9,7 @@ use tabula_core::__private::{
 };
 use tabula_core::{Bincode, Error, Key, KeyHex, Part, Result, Table, TableFlags, TableInfo, Value};
 
-use crate::record::TableRecord;
+use tabula_core::record::TableRecord;
 
 /// Progress of a long migration operation, handed to [`Migrations::on_progress`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +171,7 @@ impl fmt::Debug for Step {
 }
 
 pub(crate) type MapFn = dyn Fn(&[u8], &[u8]) -> Result<(Vec<u8>, Vec<u8>)> + Send + Sync;
-pub(crate) type RunFn = dyn Fn(&mut crate::run::MigrationTx<'_>) -> Result<()> + Send + Sync;
+pub(crate) type RunFn = dyn Fn(&mut crate::tx::MigrationTx<'_>) -> Result<()> + Send + Sync;
 
 /// What a step does, in declaration order.
 pub(crate) enum Op {
@@ -427,7 +427,7 @@ impl Step {
     pub fn run(
         &mut self,
         label: &'static str,
-        f: impl Fn(&mut crate::run::MigrationTx<'_>) -> Result<()> + Send + Sync + 'static,
+        f: impl Fn(&mut crate::tx::MigrationTx<'_>) -> Result<()> + Send + Sync + 'static,
     ) {
         self.ops.push(Op::Run {
             label,

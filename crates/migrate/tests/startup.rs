@@ -108,8 +108,10 @@ fn creates_then_verifies_and_data_survives() {
     assert!(err.to_string().contains("already open"), "{err}");
     drop(tx);
     drop(db);
-    let record = tabula_migrate::read_schema_record(d.path())
+    let record = tabula::untyped::UntypedDb::open(d.path())
         .unwrap()
+        .record()
+        .cloned()
         .unwrap();
     assert_eq!(record.tables["blocks"].value, "bincode<(u32, u32)>");
     assert_eq!(record.tables["blobs"].key, "u32 native-endian");

@@ -1,16 +1,50 @@
-//! Schema-less, read-only access to any database file, for the `tabula` command-line tool.
+//! Schema-less, read-only access to any Tabula database: no table types, no schema.
 //!
-//! [`Inspector`] opens an environment read-only without a schema; [`Snapshot`] is one read
-//! transaction in which tables are found by name (every named table in the file, not only those
-//! of a schema), counted and walked as raw bytes. Nothing here writes to the database.
+//! [`UntypedDb::open`] opens a file read-only and reads its schema record; [`UntypedDb::read`]
+//! begins a read transaction ([`UntypedTx`]) in which every named table of the file is found by
+//! name ([`UntypedTx::table`]) with the key and value encodings the record holds for it
+//! ([`KeyShape`], [`ValueShape`]), so keys and values are encoded and decoded at run time
+//! ([`DynKey`], [`DynValue`]) exactly as the typed codecs do. Raw bytes are always available
+//! too. Nothing here writes to the database. The `tabula` command is built on it.
+//!
+//! ```
+//! use tabula::untyped::{DynKey, DynValue, UntypedDb};
+//! # use tabula::{Options, Schema, Table};
+//! # #[derive(Table)]
+//! # #[table(name = "owners", key = String, value = u64)]
+//! # struct Owners;
+//! # #[derive(Schema)]
+//! # struct App(Owners);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # {
+//! #     let db = tabula::open::<App>(dir.path(), Options::new())?;
+//! #     let mut tx = db.write()?;
+//! #     tx.put::<Owners>("alice", &7)?;
+//! #     tx.commit()?;
+//! # }
+//! // No `App`, no `Owners`: only the file.
+//! let db = UntypedDb::open(dir.path())?;
+//! let mut tx = db.read()?;
+//! let owners = tx.table("owners")?.expect("a table of the file");
+//! assert_eq!(owners.key_shape().unwrap().to_string(), "str");
+//! let values = tx.get(&owners, &DynKey::Str("alice".into()))?;
+//! assert_eq!(values, [DynValue::Unsigned(7)]);
+//! # Ok(()) }
+//! ```
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
+use crate::KeyHex;
+pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
 use crate::engine::{self, Code, Env, RawTxn};
-use crate::error::{Error, Result};
+use crate::error::{At, Error, Part, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
+use crate::record::SCHEMA_RECORD_KEY;
+pub use crate::record::{AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord};
+use crate::startup::{META_TABLE, parse_record};
 use crate::txn::TableStat;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
@@ -77,41 +111,91 @@ impl ReaderInfo {
     pub const OUSTED: u64 = u64::MAX - 1;
 }
 
-/// A table found by name in a [`Snapshot`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A table found by name in an [`UntypedTx`], with the encodings its schema record names.
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct FoundTable {
-    /// The libmdbx handle (DBI number) in this inspection.
-    pub dbi: u32,
+pub struct UntypedTable {
+    /// The table's name.
+    pub name: String,
+    /// The libmdbx handle (DBI number) in this environment.
+    dbi: u32,
     /// Several values per key (`MDBX_DUPSORT`).
     pub dupsort: bool,
     /// Native-endian integer keys (`MDBX_INTEGERKEY`).
     pub integer_key: bool,
     /// Every libmdbx table flag set, by name (`dupsort`, `integer_key`, `dupfixed`, ...).
     pub flags: Vec<&'static str>,
+    /// What the schema record holds for it; `None` for a table Tabula did not record (or a
+    /// file without a record).
+    pub record: Option<TableRecord>,
+    key: Option<KeyShape>,
+    value: Option<ValueShape>,
 }
 
-/// A database opened read-only without a schema. Not public API: for the `tabula` tool.
-pub struct Inspector {
-    env: Env,
-    path: PathBuf,
-}
-
-impl Inspector {
-    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::error::fail`]).
-    fn err(&self, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
-        move |code| crate::error::fail(code, crate::error::At::env(op), &self.env, &self.path)
+impl UntypedTable {
+    /// The libmdbx handle (DBI number) of the table in this environment.
+    pub fn handle(&self) -> u32 {
+        self.dbi
     }
 
-    /// Opens the database at `path` read-only: a directory holding `mdbx.dat` (a path to that
-    /// `mdbx.dat` opens its directory), or a data file opened with `no_sub_dir`.
+    /// The key encoding, from the recorded descriptor (the meta table's keys are strings);
+    /// `None` when no descriptor is recorded or it does not parse: keys are raw bytes then.
+    pub fn key_shape(&self) -> Option<&KeyShape> {
+        self.key.as_ref()
+    }
+
+    /// The value encoding, from the recorded descriptor and shape; `None` for a custom codec,
+    /// a serde value whose shape could not be recorded, or a table without a record.
+    pub fn value_shape(&self) -> Option<&ValueShape> {
+        self.value.as_ref()
+    }
+
+    /// Whether this is Tabula's own meta table (the schema record lives there).
+    pub fn is_meta(&self) -> bool {
+        self.name == META_TABLE
+    }
+}
+
+/// Any Tabula database, opened read-only without a schema; see the [module docs](self).
+pub struct UntypedDb {
+    env: Env,
+    path: PathBuf,
+    record: Option<SchemaRecord>,
+}
+
+impl UntypedDb {
+    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::error::fail`]).
+    fn err(&self, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
+        move |code| fail(code, At::env(op), &self.env, &self.path)
+    }
+
+    /// Opens the database at `path` read-only and reads its schema record: a directory holding
+    /// `mdbx.dat` (a path to that `mdbx.dat` opens its directory), or a data file opened with
+    /// `no_sub_dir`.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new()).unwrap());
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let record = db.record().expect("a Tabula database records its schema");
+    /// assert_eq!(record.tables["Names"].key, "u64");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// [`Error::BadFile`] when the path (or the data or lock file in it) is a FIFO, socket,
     /// device, or a data file too short to be a database; [`Error::Open`] with a hint when the
-    /// path does not exist, is not an MDBX database, or is already open in this process.
-    pub fn open(path: &Path) -> Result<Inspector> {
+    /// path does not exist, is not an MDBX database, or is already open in this process;
+    /// [`Error::SchemaRecord`] when the schema record is damaged or from a newer Tabula.
+    pub fn open(path: impl AsRef<Path>) -> Result<UntypedDb> {
+        let path = path.as_ref();
         // `DIR/mdbx.dat` is opened as `DIR`, so the lock file is the one the application uses
         // (`DIR/mdbx.lck`); a data file opened by itself would get a second lock file
         // (`FILE-lck`) and its readers would be invisible to the application's writer.
@@ -133,13 +217,30 @@ impl Inspector {
             .extra_tables(INSPECT_MAX_TABLES)
             .env_config(0);
         let env = open_env(open_path, path, &cfg, false)?;
-        Ok(Inspector {
+        let mut db = UntypedDb {
             env,
             path: path.to_path_buf(),
-        })
+            record: None,
+        };
+        let record = {
+            let mut tx = db.read()?;
+            match tx.raw_table(META_TABLE)? {
+                Some(meta) => tx.get_raw(&meta, SCHEMA_RECORD_KEY.as_bytes())?.pop(),
+                None => None,
+            }
+        };
+        db.record = record.map(|bytes| parse_record(&bytes, path)).transpose()?;
+        Ok(db)
     }
 
-    /// The path given to [`open`](Inspector::open).
+    /// The schema record: the schema version, applied migration steps and every table Tabula
+    /// recorded with its flags and encodings; `None` for a file Tabula never recorded a schema
+    /// in (a plain libmdbx file).
+    pub fn record(&self) -> Option<&SchemaRecord> {
+        self.record.as_ref()
+    }
+
+    /// The path given to [`open`](UntypedDb::open).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -225,7 +326,7 @@ impl Inspector {
     /// # Errors
     ///
     /// [`Error::Env`] / [`Error::ReadersFull`] when libmdbx refuses.
-    pub fn snapshot(&self) -> Result<Snapshot<'_>> {
+    pub fn read(&self) -> Result<UntypedTx<'_>> {
         let txn = self.env.begin(true).map_err(|code| {
             if code == Code::READERS_FULL {
                 Error::ReadersFull {
@@ -235,25 +336,25 @@ impl Inspector {
                 self.err("begin read transaction")(code)
             }
         })?;
-        Ok(Snapshot { txn, ins: self })
+        Ok(UntypedTx { txn, db: self })
     }
 }
 
-impl std::fmt::Debug for Inspector {
+impl std::fmt::Debug for UntypedDb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Inspector")
+        f.debug_struct("UntypedDb")
             .field("path", &self.path)
             .finish()
     }
 }
 
-/// One read transaction of an [`Inspector`]; tables are named at run time.
-pub struct Snapshot<'i> {
+/// One read transaction of an [`UntypedDb`]; tables are named at run time.
+pub struct UntypedTx<'db> {
     txn: RawTxn,
-    ins: &'i Inspector,
+    db: &'db UntypedDb,
 }
 
-impl Snapshot<'_> {
+impl UntypedTx<'_> {
     /// The snapshot's transaction ID.
     pub fn id(&self) -> u64 {
         self.txn.id()
@@ -270,55 +371,86 @@ impl Snapshot<'_> {
         let keys = self
             .txn
             .main_keys()
-            .map_err(self.ins.err("list the tables"))?;
+            .map_err(self.db.err("list the tables"))?;
         let mut names = Vec::with_capacity(keys.len());
         for key in keys {
             let Ok(name) = String::from_utf8(key) else {
                 continue;
             };
-            if self.open_table(&name)?.is_some() {
+            if self.raw_table(&name)?.is_some() {
                 names.push(name);
             }
         }
         Ok(names)
     }
 
-    /// Opens the table `name` with the flags it was created with; `None` when there is no such
-    /// table (or the name is a plain entry of the main table).
+    /// The table `name` with the flags it was created with and the encodings its record
+    /// names; `None` when there is no such table (or the name is a plain entry of the main
+    /// table).
     ///
     /// # Errors
     ///
     /// [`Error::Env`] when libmdbx fails otherwise.
-    pub fn open_table(&mut self, name: &str) -> Result<Option<FoundTable>> {
+    pub fn table(&mut self, name: &str) -> Result<Option<UntypedTable>> {
+        let Some(mut table) = self.raw_table(name)? else {
+            return Ok(None);
+        };
+        table.record = self
+            .db
+            .record
+            .as_ref()
+            .and_then(|r| r.tables.get(name).cloned());
+        table.key = if table.is_meta() {
+            Some(KeyShape::Str)
+        } else {
+            table
+                .record
+                .as_ref()
+                .and_then(|r| KeyShape::parse(&r.key).ok())
+        };
+        table.value = table
+            .record
+            .as_ref()
+            .and_then(|r| ValueShape::of_record(&r.value, r.shape.as_deref()).ok())
+            .flatten();
+        Ok(Some(table))
+    }
+
+    /// The table `name` without its record's encodings.
+    fn raw_table(&mut self, name: &str) -> Result<Option<UntypedTable>> {
         let dbi = match self.txn.open_table(Some(name), 0, false) {
             Ok(Some(dbi)) => dbi,
             Ok(None) => return Ok(None),
             Err(c) if c == Code::INCOMPATIBLE || c == Code::EINVAL => return Ok(None),
-            Err(c) => return Err(self.ins.err("open a table")(c)),
+            Err(c) => return Err(self.db.err("open a table")(c)),
         };
         let bits = self
             .txn
             .table_flags(dbi)
-            .map_err(self.ins.err("read table flags"))?;
+            .map_err(self.db.err("read table flags"))?;
         let flags = engine::table_flag_names(bits);
-        Ok(Some(FoundTable {
+        Ok(Some(UntypedTable {
+            name: name.to_owned(),
             dbi,
             dupsort: flags.contains(&"dupsort"),
             integer_key: flags.contains(&"integer_key"),
             flags,
+            record: None,
+            key: None,
+            value: None,
         }))
     }
 
-    /// Entry and page counts of a table opened by [`open_table`](Snapshot::open_table).
+    /// Entry and page counts of a table.
     ///
     /// # Errors
     ///
     /// [`Error::Env`] when libmdbx fails.
-    pub fn stat(&self, table: &FoundTable) -> Result<TableStat> {
+    pub fn stat(&self, table: &UntypedTable) -> Result<TableStat> {
         let s = self
             .txn
             .stat(table.dbi)
-            .map_err(self.ins.err("read table statistics"))?;
+            .map_err(self.db.err("read table statistics"))?;
         Ok(TableStat {
             entries: s.entries,
             depth: s.depth,
@@ -335,8 +467,8 @@ impl Snapshot<'_> {
     /// # Errors
     ///
     /// [`Error::Env`] when libmdbx fails.
-    pub fn get_all(&self, table: &FoundTable, key: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let err = self.ins.err("read a key");
+    pub fn get_raw(&self, table: &UntypedTable, key: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let err = self.db.err("read a key");
         let mut out = Vec::new();
         if !table.dupsort {
             if let Some(v) = self.txn.get(table.dbi, key).map_err(err)? {
@@ -353,8 +485,44 @@ impl Snapshot<'_> {
         Ok(out)
     }
 
+    /// Every value stored under `key`, decoded, encoding the key and decoding the values with
+    /// the table's recorded encodings; empty when the key is absent.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Encode`] when `key` does not have the table's key shape, [`Error::Decode`] when
+    /// a stored value does not decode, [`Error::SchemaRecord`] when the record names no
+    /// encoding for the table (use [`get_raw`](Self::get_raw) then).
+    pub fn get(&self, table: &UntypedTable, key: &DynKey) -> Result<Vec<DynValue>> {
+        let (Some(keys), Some(values)) = (table.key_shape(), table.value_shape()) else {
+            return Err(Error::SchemaRecord {
+                path: self.db.path.clone(),
+                message: format!(
+                    "it records no key and value encoding for table `{}`; read raw bytes",
+                    table.name
+                ),
+            });
+        };
+        let stored = keys.encode(key).map_err(|source| Error::Encode {
+            table: intern(&table.name),
+            key: KeyHex::new(&[]),
+            source,
+        })?;
+        self.get_raw(table, &stored)?
+            .iter()
+            .map(|v| {
+                values.decode(v).map_err(|source| Error::Decode {
+                    table: intern(&table.name),
+                    part: Part::Value,
+                    key: KeyHex::new(&stored),
+                    source,
+                })
+            })
+            .collect()
+    }
+
     /// Compares two stored keys in the table's own order (integer order for `integer_key`).
-    pub fn compare_keys(&self, table: &FoundTable, a: &[u8], b: &[u8]) -> Ordering {
+    pub fn compare_keys(&self, table: &UntypedTable, a: &[u8], b: &[u8]) -> Ordering {
         self.txn.cmp_keys(table.dbi, a, b)
     }
 
@@ -367,14 +535,14 @@ impl Snapshot<'_> {
     /// [`Error::Env`] when libmdbx fails.
     pub fn walk(
         &self,
-        table: &FoundTable,
+        table: &UntypedTable,
         from: Option<&[u8]>,
         to: Option<&[u8]>,
         reverse: bool,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         use engine::op;
-        let err = self.ins.err("walk a table");
+        let err = self.db.err("walk a table");
         let dbi = table.dbi;
         let mut cur = self.txn.cursor(dbi).map_err(err)?;
         if !reverse {
@@ -420,8 +588,25 @@ impl Snapshot<'_> {
     }
 }
 
-impl std::fmt::Debug for Snapshot<'_> {
+impl std::fmt::Debug for UntypedTx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot").field("id", &self.id()).finish()
+        f.debug_struct("UntypedTx").field("id", &self.id()).finish()
     }
+}
+
+/// A table name as the `&'static str` errors carry, each distinct name stored once for the life
+/// of the process (a file has a bounded number of tables; errors name them).
+fn intern(name: &str) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let stored: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(stored);
+    stored
 }

@@ -1,9 +1,12 @@
-//! What the meta table stores: the schema record and the progress of a running migration.
+//! What the meta table stores: the schema record (tables, descriptors, schema version, applied
+//! migration steps) and the progress of a running migration step. Parsed and written here only:
+//! the startup path, the migrations and the schema-less reader all go through these types.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tabula_core::TableInfo;
+
+use crate::table::TableInfo;
 
 /// The meta-table key of the schema record.
 pub const SCHEMA_RECORD_KEY: &str = "schema";
@@ -11,7 +14,7 @@ pub const SCHEMA_RECORD_KEY: &str = "schema";
 /// The meta-table key under which Tabula releases before [`StepProgress`] kept an unfinished
 /// migration step's progress. Read only to refuse such progress (it names no declaration) and
 /// deleted when a step finishes.
-pub(crate) const PROGRESS_KEY: &str = "migration-progress";
+pub const LEGACY_PROGRESS_KEY: &str = "migration-progress";
 
 /// The newest schema record format this version reads.
 ///
@@ -80,7 +83,8 @@ impl SchemaRecord {
         serde_json::from_value(raw).map_err(damaged)
     }
 
-    pub(crate) fn empty() -> Self {
+    /// The record of a database nothing has been recorded in yet: version 1, no tables.
+    pub fn empty() -> Self {
         SchemaRecord {
             format: SETTLED_FORMAT,
             version: 1,
@@ -92,7 +96,7 @@ impl SchemaRecord {
 
     /// Sets `format` to what the record must be written as: 2 while a step is in progress (a
     /// Tabula without [`in_progress`](Self::in_progress) refuses it), 1 otherwise.
-    pub(crate) fn settle_format(&mut self) {
+    pub fn settle_format(&mut self) {
         self.format = if self.in_progress.is_some() {
             RECORD_FORMAT
         } else {
@@ -101,7 +105,7 @@ impl SchemaRecord {
     }
 
     /// The bytes to store, in the format [`settle_format`](Self::settle_format) picks.
-    pub(crate) fn encode(&mut self) -> Vec<u8> {
+    pub fn encode(&mut self) -> Vec<u8> {
         self.settle_format();
         serde_json::to_vec(self).expect("a schema record always serialises")
     }
@@ -151,13 +155,12 @@ impl TableRecord {
 /// written in the schema record in the same transaction as each batch, cleared with the
 /// transaction that records the step as applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
 pub struct StepProgress {
     /// The version the step migrates to.
     pub version: u32,
     /// The step's name.
     pub name: String,
-    /// The checksum of the step's declaration ([`Step::checksum`](crate::Step::checksum)):
+    /// The checksum of the step's declaration (`tabula_migrate::Step::checksum`):
     /// the progress is resumed only by a step with this checksum.
     pub checksum: String,
     /// Operations before this index are complete.
@@ -168,10 +171,11 @@ pub struct StepProgress {
     pub done: u64,
 }
 
-/// The progress record of Tabula releases before [`StepProgress`], under [`PROGRESS_KEY`]: it
+/// The progress record of Tabula releases before [`StepProgress`], under [`LEGACY_PROGRESS_KEY`]: it
 /// names the step's version only.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct LegacyProgress {
+#[non_exhaustive]
+pub struct LegacyProgress {
     /// The step's version.
     pub version: u32,
     /// Operations before this index are complete.
