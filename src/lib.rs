@@ -215,6 +215,8 @@
 //! it lives, the file cannot reuse pages freed after its snapshot. `docs/reliability.md` says
 //! what is tested.
 
+#![forbid(unsafe_code)]
+
 // Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
 extern crate self as tabula;
 

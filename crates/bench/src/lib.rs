@@ -1,6 +1,12 @@
 //! The pieces of Tabula's benchmark binary (`src/main.rs`) and of its criterion bench
 //! (`benches/paths.rs`): raw libmdbx wrappers, the table declarations, the workloads and the
 //! report. Not published; see `docs/benchmarks.md`.
+//!
+//! The one crate besides `tabula-core`'s engine with `unsafe`: the raw-libmdbx baseline rows
+//! must call libmdbx directly (through Tabula they would not be a baseline). Every block
+//! carries a `// SAFETY:` comment.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod raw;
 pub mod report;

@@ -9,6 +9,8 @@
 //! Tabula, a key not found, `check` found problems); 2 a usage error (bad arguments, unknown
 //! table, a key that does not parse for the table's key descriptor).
 
+#![forbid(unsafe_code)]
+
 mod commands;
 mod json;
 

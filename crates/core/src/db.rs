@@ -53,7 +53,7 @@ pub struct DbInfo {
     /// hold theirs.
     pub readers: u32,
     /// Whether the data file is mapped writable (`MDBX_WRITEMAP`): what
-    /// [`Options::write_map`] asked for, unless the file system cannot reserve the space such
+    /// [`Options::write_map`](crate::Options::write_map) asked for, unless the file system cannot reserve the space such
     /// writes need (then it is off, and a warning said why; see `docs/design.md`, "A full
     /// disk").
     pub write_map: bool,
@@ -65,7 +65,7 @@ impl<S: Schema> Db<S> {
     /// Reuses a parked transaction when one is free, so short reads do not contend on libmdbx's
     /// reader table; never blocks on a Rust lock. A parked transaction whose snapshot is still
     /// the latest is reused as it is, tables already looked up included; otherwise it moves to
-    /// the latest snapshot first (see [`Options::reuse_read_snapshots`]).
+    /// the latest snapshot first (see [`Options::reuse_read_snapshots`](crate::Options::reuse_read_snapshots)).
     ///
     /// # Errors
     ///
@@ -192,7 +192,7 @@ impl<S: Schema> Db<S> {
     }
 
     /// Returns a finished read transaction to the pool, parked on its snapshot or reset (see
-    /// [`Options::reuse_read_snapshots`]), or frees it when the pool is full or parking fails.
+    /// [`Options::reuse_read_snapshots`](crate::Options::reuse_read_snapshots)), or frees it when the pool is full or parking fails.
     #[inline]
     pub(crate) fn park(&self, mut txn: RawTxn) {
         let parked =

@@ -1,9 +1,13 @@
 //! Tabula's core: table and codec traits, the libmdbx layer, transactions and cursors.
 //!
 //! Applications depend on the `tabula` facade crate, whose docs are the user manual; this crate
-//! holds the engine. The only module that calls libmdbx is `ffi`.
+//! holds the engine. The only module that calls libmdbx is `engine`, the only one with `unsafe`.
 
 #![deny(missing_docs)]
+// `unsafe` is refused everywhere but the engine module, which allows it for itself; every
+// `unsafe` block there carries a `// SAFETY:` comment naming the invariant it relies on.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod bulk;
 pub mod codec;

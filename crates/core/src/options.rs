@@ -182,7 +182,7 @@ impl Options {
     /// (ext4 and XFS on Linux): a write through the map that finds no space kills the process
     /// with SIGBUS, where a `pwrite` returns an error. Elsewhere (tmpfs, btrfs, ZFS, ...) the
     /// database opens without it and a warning (`tracing`, target `tabula`) says why;
-    /// [`DbInfo::write_map`] tells which it got.
+    /// [`DbInfo::write_map`](crate::DbInfo::write_map) tells which it got.
     pub fn write_map(mut self, yes: bool) -> Self {
         self.write_map = yes;
         self
@@ -201,7 +201,7 @@ impl Options {
     /// Without it libmdbx trusts the contents of the pages a meta page leads to: a damaged tree
     /// page can fail a libmdbx assertion (which aborts the process in builds with debug
     /// assertions) instead of returning `MDBX_CORRUPTED`. With it, damage is reported as an
-    /// error. Either way, [`Db::check`] walks the whole file and counts what it finds.
+    /// error. Either way, [`Db::check`](crate::Db::check) walks the whole file and counts what it finds.
     pub fn validation(mut self, yes: bool) -> Self {
         self.validation = yes;
         self
@@ -226,7 +226,7 @@ impl Options {
     }
 
     /// Whether a finished read transaction stays parked on its snapshot for the next
-    /// [`Db::read`] (default `true`), or is reset.
+    /// [`Db::read`](crate::Db::read) (default `true`), or is reset.
     ///
     /// Parked (`mdbx_txn_park`), the next `read` on the pool's transaction costs an unpark and
     /// a check that no write committed since; when none did, the snapshot and every table it

@@ -7,6 +7,8 @@
 //! shape, `check` applies the rules that need the whole declaration, and `expand` generates the
 //! impls, or, when there were mistakes, every error at once plus a stub from `fallback`.
 
+#![forbid(unsafe_code)]
+
 mod ast;
 mod attr;
 mod check;

@@ -26,7 +26,7 @@ impl MigrationTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Decode`] or [`Error::Mdbx`].
+    /// [`Error::Decode`](tabula_core::Error::Decode) or [`Error::Mdbx`](tabula_core::Error::Mdbx).
     pub fn get<T: Table>(&mut self, key: &T::Key) -> Result<Option<T::Value>> {
         let handle = self.handle::<T>()?;
         let k = encode_stored_key::<T>(key);
@@ -40,7 +40,7 @@ impl MigrationTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Encode`] or [`Error::Mdbx`].
+    /// [`Error::Encode`](tabula_core::Error::Encode) or [`Error::Mdbx`](tabula_core::Error::Mdbx).
     pub fn put<T: Table>(&mut self, key: &T::Key, value: &T::Value) -> Result<()> {
         let handle = self.handle::<T>()?;
         let k = encode_stored_key::<T>(key);
@@ -52,7 +52,7 @@ impl MigrationTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Mdbx`].
+    /// [`Error::Mdbx`](tabula_core::Error::Mdbx).
     pub fn delete<T: Table>(&mut self, key: &T::Key) -> Result<bool> {
         let handle = self.handle::<T>()?;
         let k = encode_stored_key::<T>(key);
@@ -63,7 +63,7 @@ impl MigrationTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Decode`], [`Error::Mdbx`], or what `f` returns.
+    /// [`Error::Decode`](tabula_core::Error::Decode), [`Error::Mdbx`](tabula_core::Error::Mdbx), or what `f` returns.
     pub fn for_each<T: Table>(
         &mut self,
         mut f: impl FnMut(T::Key, T::Value) -> Result<()>,

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: formatting, lints (clippy with warnings as errors,
+# which includes `clippy::undocumented_unsafe_blocks`), the documentation with its warnings as
+# errors, then every test of the workspace (unit, integration, doc examples, compile-fail UI
+# tests, the reliability suite, the power-cut tests). Stops at the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check" >&2
+cargo fmt --all --check
+echo "== cargo clippy (warnings are errors)" >&2
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo doc (warnings are errors)" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+echo "== cargo test --workspace" >&2
+cargo test --workspace
