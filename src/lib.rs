@@ -222,7 +222,12 @@ extern crate self as tabula;
 
 // The public surface, item by item: nothing of the engine, the startup internals or the
 // command-line tool's support is re-exported.
+// What the compiler names when a transaction is sent or shared across threads (see `Tx`).
 pub use tabula_core::untyped;
+#[doc(hidden)]
+pub use tabula_core::{
+    ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt,
+};
 pub use tabula_core::{
     // Transactions, cursors, iterators.
     Appender,

@@ -39,6 +39,9 @@ pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
+// The names the compiler shows when a transaction is sent or shared across threads.
+#[doc(hidden)]
+pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
 
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]

@@ -40,13 +40,21 @@ impl Mode for Ro {
 
 impl Mode for Rw {
     const READ_ONLY: bool = false;
-    type ThreadMarker = WriteTxnStaysOnItsThread;
+    type ThreadMarker = *const AWriteTransactionEndsOnTheThreadThatBeganIt;
 }
 
-/// Makes `Tx<Rw>` `!Send` (through the raw pointer): libmdbx requires a write transaction to
-/// commit or abort on the thread that began it. Named so the compiler's message says why.
+/// Makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to commit or abort on the
+/// thread that began it. A raw pointer to this type is the marker, so that the compiler's first
+/// line for a write transaction sent to another thread names the rule ("`*const
+/// AWriteTransactionEndsOnTheThreadThatBeganIt` cannot be sent between threads safely").
 #[doc(hidden)]
-pub struct WriteTxnStaysOnItsThread(PhantomData<*const ()>);
+pub enum AWriteTransactionEndsOnTheThreadThatBeganIt {}
+
+/// Makes every `Tx` `!Sync` (a `Cell` is `Send` but not `Sync`): libmdbx requires that one
+/// thread at a time uses a transaction. Named so that the compiler's first line for a
+/// transaction shared between threads names the rule.
+#[doc(hidden)]
+pub enum ATransactionIsUsedByOneThreadAtATime {}
 
 /// A read transaction over schema `S`.
 pub type RoTx<'db, S> = Tx<'db, S, Ro>;
@@ -61,12 +69,14 @@ pub type RwTx<'db, S> = Tx<'db, S, Rw>;
 /// A read transaction, when dropped, is parked for reuse; a write transaction that is dropped
 /// without [`commit`](Tx::commit) is aborted.
 pub struct Tx<'db, S: Schema, M: Mode> {
+    // The markers come first: the compiler reports the first field that is not `Send`/`Sync`.
+    _mode: PhantomData<(M, M::ThreadMarker)>,
+    _one_thread_at_a_time: PhantomData<std::cell::Cell<ATransactionIsUsedByOneThreadAtATime>>,
     pub(crate) raw: Option<RawTxn>,
     pub(crate) db: &'db Db<S>,
     pub(crate) scratch: Vec<u8>,
     /// When a read transaction began (coarse ms clock), for the long-read warning.
     started_ms: u64,
-    _mode: PhantomData<(M, M::ThreadMarker)>,
 }
 
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
@@ -83,6 +93,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
                 0
             },
             _mode: PhantomData,
+            _one_thread_at_a_time: PhantomData,
         }
     }
 
