@@ -130,7 +130,7 @@ impl<S: Schema> Db<S> {
     }
 
     /// The tables of the schema, in ID order.
-    pub fn tables(&self) -> &'static [crate::TableInfo] {
+    pub fn tables(&self) -> &'static [crate::table::TableInfo] {
         S::TABLES
     }
 
@@ -185,7 +185,7 @@ impl<S: Schema> Db<S> {
     }
 
     /// Largest encoded key a table with these flags accepts.
-    pub fn max_key_size(&self, flags: crate::TableFlags) -> usize {
+    pub fn max_key_size(&self, flags: crate::table::TableFlags) -> usize {
         self.shared
             .env
             .max_key_size(engine::table_flags(flags.dupsort, flags.integer_key))

@@ -498,7 +498,7 @@ impl<'a> At<'a> {
     }
 
     /// An operation on table `T` (its libmdbx flags included, for size limits).
-    pub(crate) fn of<T: crate::Table>(op: &'static str) -> Self {
+    pub(crate) fn of<T: crate::table::Table>(op: &'static str) -> Self {
         At {
             flags: engine::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key),
             ..At::table(T::NAME, op)

@@ -133,7 +133,7 @@ impl Bootstrap {
     pub fn find_schema_table(
         &mut self,
         name: &'static str,
-        declared: crate::TableFlags,
+        declared: crate::table::TableFlags,
     ) -> Result<Option<ExistingTable>> {
         self.find_table_as(name, Some(declared))
     }
@@ -141,7 +141,7 @@ impl Bootstrap {
     fn find_table_as(
         &mut self,
         name: &'static str,
-        declared: Option<crate::TableFlags>,
+        declared: Option<crate::table::TableFlags>,
     ) -> Result<Option<ExistingTable>> {
         let branchy = declared.is_some_and(|f| !f.integer_key);
         let bits = declared.map_or(0, |f| engine::table_flags(f.dupsort, f.integer_key));
@@ -176,7 +176,7 @@ impl Bootstrap {
     pub fn create_table(
         &mut self,
         name: &'static str,
-        flags: crate::TableFlags,
+        flags: crate::table::TableFlags,
     ) -> Result<TableHandle> {
         let bits = engine::table_flags(flags.dupsort, flags.integer_key);
         // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
@@ -188,7 +188,7 @@ impl Bootstrap {
     }
 
     /// libmdbx flag bits for declared flags, as [`ExistingTable::flags`] reports them.
-    pub fn flag_bits(flags: crate::TableFlags) -> u32 {
+    pub fn flag_bits(flags: crate::table::TableFlags) -> u32 {
         engine::table_flags(flags.dupsort, flags.integer_key)
     }
 
@@ -296,7 +296,7 @@ impl Bootstrap {
             .map_err(|c| match c {
                 c if c == Code::EKEYMISMATCH => Error::AppendOutOfOrder {
                     table,
-                    key: crate::KeyHex::new(key),
+                    key: crate::error::KeyHex::new(key),
                     last: None,
                 },
                 c => fail(

@@ -264,7 +264,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
     where
         S: Contains<T>,
-        T::Key: crate::HasPrefix<P>,
+        T::Key: crate::codec::HasPrefix<P>,
     {
         self.iter_between::<T>(Positions::prefix::<P>(prefix))
     }

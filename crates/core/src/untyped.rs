@@ -36,7 +36,7 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-use crate::KeyHex;
+use crate::error::KeyHex;
 pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
 use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::{At, Error, Part, Result, fail};
@@ -252,12 +252,12 @@ impl UntypedDb {
     ///
     /// [`Error::Env`] when the check cannot run; damage is counted in
     /// [`CheckReport::problems`](crate::CheckReport), not returned as an error.
-    pub fn check(&self) -> Result<crate::CheckReport> {
+    pub fn check(&self) -> Result<crate::db::CheckReport> {
         let r = self
             .env
             .check()
             .map_err(self.err("integrity check (mdbx_env_chk)"))?;
-        Ok(crate::CheckReport {
+        Ok(crate::db::CheckReport {
             problems: r.problems,
             tables: r.tables,
             pages: r.pages,
