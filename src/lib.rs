@@ -82,7 +82,8 @@
 //!
 //! ## Opening: the one startup step
 //!
-//! [`open`] (or [`open_with_report`]) is the only way to get a [`Db`]. It runs one transaction
+//! [`open`], [`open_with_report`] and [`open_with`] (with migration steps) are the only ways to
+//! get a [`Db`]. Each runs one startup transaction
 //! that creates missing tables, checks the stored flags and key/value descriptors of existing
 //! ones against the declarations (refusing a mismatch with an error naming the table, what is
 //! stored and what is declared), records the schema in the reserved `__tabula_meta` table,
@@ -102,10 +103,12 @@
 //!
 //! - [`Db::read`] hands out a read transaction ([`RoTx`]) on the latest snapshot. It reuses
 //!   parked libmdbx transactions from a lock-free pool, so many threads reading many short
-//!   transactions scale instead of queueing on libmdbx's reader table; while nothing is
-//!   committed a parked transaction keeps its snapshot and the tables it looked up, so a read
-//!   costs the same with 10 tables or 10,000 ([`Options::reuse_read_snapshots`]). A read
-//!   transaction may move to another thread.
+//!   transactions scale instead of queueing on libmdbx's reader table. While nothing has been
+//!   committed since it was parked, a transaction keeps its snapshot and the tables it looked
+//!   up, so starting a read costs the same with 10 tables or 10,000; after a commit it first
+//!   moves to the latest snapshot, and after the first [`Error::MapFull`] finished reads are
+//!   reset instead of parked ([`Options::reuse_read_snapshots`]). A read transaction may move to
+//!   another thread; no transaction may be used by two threads at once (`Tx` is not `Sync`).
 //! - [`Db::write`] begins the write transaction ([`RwTx`]); it waits for another writer to
 //!   finish, must end on the thread that began it (it is not `Send`), and is aborted when dropped
 //!   without [`commit`](Tx::commit).
@@ -192,6 +195,13 @@
 //! last key. `docs/benchmarks-append.md` has the figures: a durable load of 1M 100-byte entries
 //! runs ≈ 2–3× faster than durable commits of 1,000 entries each.
 //!
+//! ## Any file, without its schema
+//!
+//! [`untyped`] opens any Tabula database read-only with no table types: it lists the tables with
+//! the key and value encodings the schema record holds for them, and encodes and decodes keys and
+//! values at run time ([`untyped::DynKey`], [`untyped::DynValue`]) exactly as the typed codecs
+//! do. The `tabula` command-line tool is built on it.
+//!
 //! ## What does not compile
 //!
 //! A table that is not in the schema, `put` on a read transaction, a key of the wrong type, a
@@ -201,9 +211,11 @@
 //!
 //! ## Errors
 //!
-//! Every fallible call returns [`Error`], whose messages name the table, the key (hex,
-//! truncated) and the libmdbx code, and say what to do. Damaged bytes give [`Error::Decode`],
-//! never a panic.
+//! Every fallible call returns [`Error`]. Its messages name what is known at the failure: the
+//! table, and the key (hex, truncated) when the operation had one (a cursor step such as `next`
+//! has a position, not a key); the database path for environment-level failures (begin,
+//! commit, open); the libmdbx code by name; and what to do. Damaged bytes give
+//! [`Error::Decode`], never a panic.
 //!
 //! ## Crashes and damaged files
 //!

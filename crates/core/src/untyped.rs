@@ -36,9 +36,9 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-use crate::error::KeyHex;
 pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
 use crate::engine::{self, Code, Env, RawTxn};
+use crate::error::KeyHex;
 use crate::error::{At, Error, Part, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;

@@ -129,7 +129,8 @@ fn modules_import_only_downwards_and_unsafe_stays_in_the_engine() {
                 };
                 edges += 1;
                 let allowed = dep_layer < layer
-                    || (dep_layer == layer && SAME_LAYER.contains(&(module.as_str(), dep.as_str())));
+                    || (dep_layer == layer
+                        && SAME_LAYER.contains(&(module.as_str(), dep.as_str())));
                 if !allowed || ((module == "engine" || module == "codec") && dep != module) {
                     problems.push(format!(
                         "{shown}:{}: `{module}` (layer {layer}) uses `{dep}` (layer {dep_layer})",
@@ -147,7 +148,10 @@ fn modules_import_only_downwards_and_unsafe_stays_in_the_engine() {
             }
         }
     }
-    assert!(edges > 30, "found only {edges} imports: is the parser still right?");
+    assert!(
+        edges > 30,
+        "found only {edges} imports: is the parser still right?"
+    );
     assert!(problems.is_empty(), "layering:\n{}", problems.join("\n"));
 }
 
