@@ -125,7 +125,8 @@ impl<'t, T: Table> Cursor<'t, T> {
     /// # tx.commit()?;
     /// let tx = db.read()?;
     /// let mut cursor = tx.cursor::<Names>()?;
-    /// assert_eq!(cursor.next()?, Some((1, "one".to_string()))); // an unpositioned cursor starts at the first
+    /// // An unpositioned cursor moves to the first entry.
+    /// assert_eq!(cursor.next()?, Some((1, "one".to_string())));
     /// assert_eq!(cursor.next()?, Some((2, "two".to_string())));
     /// assert_eq!(cursor.next()?, Some((3, "three".to_string())));
     /// assert_eq!(cursor.next()?, None);
