@@ -81,19 +81,27 @@ type BatchCallback<'f> = Box<dyn FnMut(&BulkReport) + 'f>;
 /// A configured bulk load into table `T`; from [`Db::bulk_loader`], run with
 /// [`load`](BulkLoad::load).
 ///
-/// ```text
+/// ```
+/// # use tabula::{Options, Schema, Table};
+/// # #[derive(Table)]
+/// # #[table(key = u32, value = Vec<u8>, codec = tabula::Raw)]
+/// # struct Log;
+/// # #[derive(Schema)]
+/// # struct App(Log);
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
 /// let value = vec![0xab; 100];
 /// let mut seen = 0;
 /// let report = db
 ///     .bulk_loader::<Log>()
-///     .batch_entries(1000)                    // commit every 1000 entries ...
-///     .batch_bytes(16 << 20)                  // ... or 16 MiB, whichever comes first
-///     .on_batch(|r| seen = r.entries)         // after each committed batch
+///     .batch_entries(1000) // commit every 1000 entries ...
+///     .batch_bytes(16 << 20) // ... or 16 MiB, whichever comes first
+///     .on_batch(|r| seen = r.entries) // after each committed batch
 ///     .load((0..5000u32).map(|k| (k, &value)))?;
 /// assert_eq!((report.entries, report.batches), (5000, 5));
+/// assert_eq!(seen, 5000);
+/// # Ok::<(), tabula::Error>(())
 /// ```
-///
-/// The crate documentation of `tabula` (section "Bulk loading") has this as a runnable example.
 #[must_use = "a bulk loader does nothing until `load` is called"]
 pub struct BulkLoad<'db, 'f, S: Schema, T: Table> {
     db: &'db Db<S>,
@@ -115,10 +123,26 @@ impl<S: Schema> Db<S> {
     /// every key already in the table and after the key before it (strictly: an equal key is
     /// out of order). In a `dupsort` table a key may repeat with strictly increasing values.
     ///
-    /// ```text
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let names = vec![(1u64, "one".to_string()), (2, "two".to_string())];
-    /// let report = db.bulk_load::<Names>(names.iter().map(|(k, v)| (k, v)))?;  // borrowed
-    /// let report = db.bulk_load::<Names>(names)?;                              // owned
+    /// let report = db.bulk_load::<Names>(&names)?; // borrowed pairs
+    /// assert_eq!((report.entries, report.batches), (2, 1));
+    ///
+    /// db.bulk_load::<Names>(vec![(3u64, "three".to_string())])?; // owned pairs
+    /// assert_eq!(db.read()?.len::<Names>()?, 3);
+    ///
+    /// // Each key must sort after the table's last key.
+    /// let late = db.bulk_load::<Names>([(2u64, "again".to_string())]);
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Durability and crashes
@@ -167,6 +191,24 @@ impl<S: Schema> Db<S> {
 
     /// A bulk load into table `T` with settings: batch size, progress callback, final flush.
     /// See [`bulk_load`](Db::bulk_load) for what it does and [`BulkLoad`] for an example.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let report = db.bulk_loader::<Names>().batch_entries(2).load([
+    ///     (1u64, "one".to_string()),
+    ///     (2, "two".to_string()),
+    ///     (3, "three".to_string()),
+    /// ])?;
+    /// assert_eq!((report.entries, report.batches), (3, 2));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn bulk_loader<T: Table>(&self) -> BulkLoad<'_, 'static, S, T>
     where
         S: Contains<T>,
@@ -191,6 +233,21 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// still costs one synchronous 4 KiB write. With 1,000-entry batches a load cost 0.7–4 µs
     /// per entry on the benchmark machine, about what plain durable commits cost; with 100,000
     /// it is noise (`docs/benchmarks-append.md`).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
+    /// let report = db.bulk_loader::<Names>().batch_entries(2).load(entries)?;
+    /// assert_eq!(report.batches, 3); // 2 + 2 + 1 entries
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn batch_entries(mut self, entries: usize) -> Self {
         self.batch_entries = entries.max(1);
         self
@@ -200,6 +257,22 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// [`DEFAULT_BULK_BATCH_BYTES`]). A batch holds at least one entry. The bound caps the
     /// memory a batch's dirty pages take (libmdbx keeps them in memory until the commit, and
     /// writes them out early, "spills", past its dirty-page limit).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let entries = [(1u64, "a".to_string()), (2, "b".to_string()), (3, "c".to_string())];
+    /// let report = db.bulk_loader::<Names>().batch_bytes(1).load(entries)?;
+    /// assert_eq!(report.batches, 3); // one entry per batch at least
+    /// assert_eq!(report.bytes, 3 * (8 + 2)); // a u64 key, a 1-byte string with its length
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn batch_bytes(mut self, bytes: usize) -> Self {
         self.batch_bytes = bytes.max(1);
         self
@@ -209,6 +282,22 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// With `false` the last batch commits under the database's
     /// [`SyncMode`](crate::SyncMode) and nothing more: under `SyncMode::Durable` that commit
     /// flushes anyway; under the no-sync modes the load is then as durable as any commit.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
+    /// let report = db.bulk_loader::<Names>().sync_at_end(false).load(entries)?;
+    /// assert_eq!(report.entries, 5);
+    /// assert_eq!(db.read()?.len::<Names>()?, 5); // committed all the same
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn sync_at_end(mut self, yes: bool) -> Self {
         self.sync = yes;
         self
@@ -218,6 +307,25 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// call per batch. It runs while the load holds the writer lock: reading the database from
     /// it is fine; `Db::write` on the same thread fails (`MDBX_BUSY`), on another one it waits
     /// until the load ends.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
+    /// let mut totals = Vec::new();
+    /// db.bulk_loader::<Names>()
+    ///     .batch_entries(2)
+    ///     .on_batch(|report| totals.push(report.entries))
+    ///     .load(entries)?;
+    /// assert_eq!(totals, [2, 4, 5]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn on_batch<'g>(self, f: impl FnMut(&BulkReport) + 'g) -> BulkLoad<'db, 'g, S, T> {
         BulkLoad {
             db: self.db,
@@ -230,6 +338,23 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     }
 
     /// Runs the load. See [`Db::bulk_load`] for the order rules, crash semantics and errors.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// // In a dupsort table a key repeats with increasing values.
+    /// let entries = [(1u64, "a"), (1, "b"), (2, "a")].map(|(k, v)| (k, v.to_string()));
+    /// let report = db.bulk_loader::<Topics>().load(entries)?;
+    /// assert_eq!(report.entries, 3);
+    /// assert_eq!(db.read()?.dups::<Topics>(&1).count(), 2);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///

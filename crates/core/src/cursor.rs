@@ -51,6 +51,26 @@ impl<'t, T: Table> Cursor<'t, T> {
 
     /// Moves to the first entry.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.first()?, Some((1, "one".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
@@ -60,6 +80,26 @@ impl<'t, T: Table> Cursor<'t, T> {
 
     /// Moves to the last entry.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.last()?, Some((3, "three".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
@@ -68,6 +108,30 @@ impl<'t, T: Table> Cursor<'t, T> {
     }
 
     /// Moves to the next entry (the next value of the same key first, in a `dupsort` table).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// // An unpositioned cursor moves to the first entry.
+    /// assert_eq!(cursor.next()?, Some((1, "one".to_string())));
+    /// assert_eq!(cursor.next()?, Some((2, "two".to_string())));
+    /// assert_eq!(cursor.next()?, Some((3, "three".to_string())));
+    /// assert_eq!(cursor.next()?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -79,6 +143,29 @@ impl<'t, T: Table> Cursor<'t, T> {
 
     /// Moves to the previous entry.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// cursor.last()?;
+    /// assert_eq!(cursor.prev()?, Some((2, "two".to_string())));
+    /// assert_eq!(cursor.prev()?, Some((1, "one".to_string())));
+    /// assert_eq!(cursor.prev()?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
@@ -87,6 +174,28 @@ impl<'t, T: Table> Cursor<'t, T> {
     }
 
     /// The entry under the cursor.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// cursor.seek(&2)?;
+    /// assert_eq!(cursor.current()?, Some((2, "two".to_string()))); // does not move
+    /// assert_eq!(cursor.current()?, Some((2, "two".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -97,6 +206,28 @@ impl<'t, T: Table> Cursor<'t, T> {
 
     /// In a `dupsort` table, the next value of the current key.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c"), (3, "d"), (3, "e")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// assert_eq!(cursor.first()?, Some((1, "a".to_string())));
+    /// assert_eq!(cursor.next_dup()?, Some((1, "b".to_string())));
+    /// assert_eq!(cursor.next_dup()?, None); // key 1 has no more values
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
@@ -105,6 +236,29 @@ impl<'t, T: Table> Cursor<'t, T> {
     }
 
     /// The first entry of the next key (skipping the remaining values of this one).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c"), (3, "d"), (3, "e")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// assert_eq!(cursor.first()?, Some((1, "a".to_string())));
+    /// assert_eq!(cursor.next_key()?, Some((2, "c".to_string()))); // skips (1, "b")
+    /// assert_eq!(cursor.next_key()?, Some((3, "d".to_string())));
+    /// assert_eq!(cursor.next_key()?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -115,6 +269,28 @@ impl<'t, T: Table> Cursor<'t, T> {
 
     /// The last entry of the previous key.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c"), (3, "d"), (3, "e")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// assert_eq!(cursor.last()?, Some((3, "e".to_string())));
+    /// assert_eq!(cursor.prev_key()?, Some((2, "c".to_string()))); // skips (3, "d")
+    /// assert_eq!(cursor.prev_key()?, Some((1, "b".to_string()))); // the last value of key 1
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
@@ -123,6 +299,27 @@ impl<'t, T: Table> Cursor<'t, T> {
     }
 
     /// Moves to `key` exactly; `None` (cursor unpositioned) when it is absent.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.seek(&2)?, Some((2, "two".to_string())));
+    /// assert_eq!(cursor.seek(&9)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -140,6 +337,28 @@ impl<'t, T: Table> Cursor<'t, T> {
     }
 
     /// Moves to the first entry whose key is `>= key`.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(10, "ten"), (20, "twenty")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.seek_range(&10)?, Some((10, "ten".to_string())));
+    /// assert_eq!(cursor.seek_range(&11)?, Some((20, "twenty".to_string())));
+    /// assert_eq!(cursor.seek_range(&21)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -428,6 +647,28 @@ impl<'t, T: Table> Iter<'t, T> {
 
     /// The next entry's stored bytes, undecoded and borrowed from the transaction.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut entries = tx.iter::<Names>();
+    /// let (key, value) = entries.next_raw().unwrap()?;
+    /// assert_eq!(key, 1u64.to_be_bytes()); // keys are stored big-endian
+    /// assert_eq!(value, [3, b'o', b'n', b'e']); // bincode: the length, then the bytes
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
@@ -436,11 +677,53 @@ impl<'t, T: Table> Iter<'t, T> {
     }
 
     /// Only the keys, decoded.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let keys: Vec<u64> = tx.iter::<Names>().keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [1, 2, 3]);
+    /// let last = tx.iter::<Names>().keys().next_back().transpose()?;
+    /// assert_eq!(last, Some(3));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn keys(self) -> impl DoubleEndedIterator<Item = Result<T::Key>> + 't {
         KeysOf { inner: self }
     }
 
     /// Only the values, decoded.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let values: Vec<String> = tx.range::<Names>(2..).values().collect::<Result<_, _>>()?;
+    /// assert_eq!(values, ["two", "three"]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn values(self) -> impl DoubleEndedIterator<Item = Result<T::Value>> + 't {
         ValuesOf { inner: self }
     }
@@ -549,6 +832,26 @@ impl<'t, T: Table> Appender<'t, T> {
 
     /// Appends an entry whose key sorts after every key in the table.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut appender = tx.appender::<Names>()?;
+    /// appender.append(&1, &"one".to_string())?;
+    /// appender.append(&2, &"two".to_string())?;
+    /// let late = appender.append(&1, &"again".to_string());
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// drop(appender);
+    /// assert_eq!(tx.len::<Names>()?, 2);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the last key when it does not;
@@ -560,6 +863,27 @@ impl<'t, T: Table> Appender<'t, T> {
     }
 
     /// In a `dupsort` table, appends a value greater than every value of the last key.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut appender = tx.appender::<Topics>()?;
+    /// appender.append(&1, &"a".to_string())?;
+    /// appender.append_dup(&1, &"b".to_string())?;
+    /// appender.append(&2, &"a".to_string())?;
+    /// let late = appender.append_dup(&2, &"0".to_string()); // sorts before "a"
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// drop(appender);
+    /// assert_eq!(tx.len::<Topics>()?, 3);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///

@@ -27,6 +27,19 @@ pub struct CheckReport {
 
 impl CheckReport {
     /// Whether no problem was found.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// assert!(db.check()?.is_ok());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn is_ok(&self) -> bool {
         self.problems == 0
     }
@@ -67,6 +80,24 @@ impl<S: Schema> Db<S> {
     /// the latest is reused as it is, tables already looked up included; otherwise it moves to
     /// the latest snapshot first (see [`Options::reuse_read_snapshots`](crate::Options::reuse_read_snapshots)).
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    ///
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::ReadersFull`] when every reader slot is taken; [`Error::Env`] otherwise.
@@ -106,6 +137,23 @@ impl<S: Schema> Db<S> {
     ///
     /// The transaction must commit or abort on this thread: `Tx<Rw>` is not `Send`.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?, None); // readers see it only after the commit
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Env`] when the database was opened read-only or libmdbx refuses.
@@ -125,16 +173,65 @@ impl<S: Schema> Db<S> {
     }
 
     /// The path the database was opened at.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// assert_eq!(db.path(), dir.path());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.shared.path
     }
 
     /// The tables of the schema, in ID order.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let tables = db.tables();
+    /// assert_eq!(tables.len(), 1);
+    /// assert_eq!(tables[0].name, "Names");
+    /// assert_eq!(tables[0].value_type, "String");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn tables(&self) -> &'static [crate::table::TableInfo] {
         S::TABLES
     }
 
     /// Geometry and counters.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let before = db.info()?;
+    /// assert!(before.page_size.is_power_of_two());
+    /// assert!(before.file_size <= before.max_size);
+    ///
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.info()?.last_txn, before.last_txn + 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -162,9 +259,19 @@ impl<S: Schema> Db<S> {
     /// records and the order of every key. It reads the whole file, so it takes time in
     /// proportion to its size; writers are not blocked.
     ///
-    /// ```text
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let report = db.check()?;
-    /// assert!(report.is_ok(), "{report:?}");   // problems == 0
+    /// assert!(report.is_ok(), "{report:?}"); // problems == 0
+    /// assert!(report.pages > 0);
+    /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
@@ -185,6 +292,25 @@ impl<S: Schema> Db<S> {
     }
 
     /// Largest encoded key a table with these flags accepts.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table, TableFlags};
+    /// # #[derive(Table)]
+    /// # #[table(key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let max = db.max_key_size(TableFlags::NONE); // a whole-key `String` is stored as is
+    /// let mut tx = db.write()?;
+    /// tx.put::<Owners>(&"k".repeat(max), &1)?;
+    /// assert!(matches!(
+    ///     tx.put::<Owners>(&"k".repeat(max + 1), &2),
+    ///     Err(tabula::Error::TooLarge { .. })
+    /// ));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn max_key_size(&self, flags: crate::table::TableFlags) -> usize {
         self.shared
             .env
@@ -212,6 +338,11 @@ impl<S: Schema> Db<S> {
 }
 
 /// libmdbx's version, e.g. `0.14.4`.
+///
+/// ```
+/// let version = tabula::libmdbx_version();
+/// assert!(version.starts_with("0."), "{version}");
+/// ```
 pub fn libmdbx_version() -> String {
     engine::version()
 }

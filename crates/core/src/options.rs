@@ -85,6 +85,14 @@ impl Default for Options {
 impl Options {
     /// Defaults: grows on demand up to 1 TiB in 16 MiB steps, libmdbx's page size and reader
     /// count, durable sync, read-write, the path is a directory.
+    ///
+    /// ```
+    /// use tabula::Options;
+    ///
+    /// let options = Options::new();
+    /// assert_eq!(options.max_size_bytes(), 1 << 40);
+    /// assert!(!options.is_read_only());
+    /// ```
     pub fn new() -> Self {
         Options::default()
     }
@@ -98,12 +106,35 @@ impl Options {
     /// most libmdbx maps, when [`page_size`](Self::page_size) is left to libmdbx, which then
     /// picks larger pages). Other values are refused by `open` with
     /// [`Error::InvalidOption`](crate::Error::InvalidOption).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().max_size(64 << 20))?;
+    /// assert_eq!(db.info()?.max_size, 64 << 20);
+    /// # drop(db);
+    /// let options = Options::new().max_size(4096);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "max_size", .. }));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn max_size(mut self, bytes: usize) -> Self {
         self.max_size = bytes;
         self
     }
 
     /// The configured upper size bound in bytes.
+    ///
+    /// ```
+    /// use tabula::Options;
+    ///
+    /// assert_eq!(Options::new().max_size(1 << 30).max_size_bytes(), 1 << 30);
+    /// ```
     pub fn max_size_bytes(&self) -> usize {
         self.max_size
     }
@@ -111,6 +142,22 @@ impl Options {
     /// The smallest the file shrinks to, in bytes (default: 64 pages). `0` means as small as
     /// libmdbx allows (three pages); otherwise at least 768 bytes and at most
     /// [`max_size`](Self::max_size).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().min_size(100);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "min_size", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().min_size(1 << 20))?;
+    /// assert!(db.info()?.file_size >= 1 << 20);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn min_size(mut self, bytes: usize) -> Self {
         self.min_size = Some(bytes);
         self
@@ -118,6 +165,20 @@ impl Options {
 
     /// The size to set the file to when opening, in bytes; at most
     /// [`max_size`](Self::max_size) and, when set, at least [`min_size`](Self::min_size).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().initial_size(4 << 20).growth_step(1 << 20);
+    /// let db = tabula::open::<App>(dir.path(), options)?;
+    /// assert_eq!(db.info()?.file_size, 4 << 20);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn initial_size(mut self, bytes: usize) -> Self {
         self.now_size = Some(bytes);
         self
@@ -125,6 +186,25 @@ impl Options {
 
     /// How much the file grows at a time, in bytes (default 16 MiB); when set, at most
     /// [`max_size`](Self::max_size).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().max_size(1 << 20).growth_step(2 << 20);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "growth_step", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().growth_step(1 << 20))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn growth_step(mut self, bytes: usize) -> Self {
         self.growth_step = Some(bytes);
         self
@@ -132,6 +212,25 @@ impl Options {
 
     /// Free space at the end of the file above which it shrinks, in bytes; at most
     /// [`max_size`](Self::max_size).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().max_size(1 << 20).shrink_threshold(2 << 20);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "shrink_threshold", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().shrink_threshold(4 << 20))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn shrink_threshold(mut self, bytes: usize) -> Self {
         self.shrink_threshold = Some(bytes);
         self
@@ -141,35 +240,124 @@ impl Options {
     /// page size). It bounds the key size and, at 2³¹ pages, the database size
     /// ([`max_size`](Self::max_size)). An existing database keeps the page size it was created
     /// with.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().page_size(1000);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "page_size", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().page_size(8192))?;
+    /// assert_eq!(db.info()?.page_size, 8192);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn page_size(mut self, bytes: usize) -> Self {
         self.page_size = Some(bytes);
         self
     }
 
     /// Reader slots (concurrent read transactions across all processes): 1 to 32767.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().max_readers(0);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "max_readers", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().max_readers(16))?;
+    /// assert!(db.info()?.max_readers >= 16);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn max_readers(mut self, readers: u32) -> Self {
         self.max_readers = Some(readers);
         self
     }
 
     /// How commits reach the disk (default [`SyncMode::Durable`]).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use tabula::SyncMode;
+    ///
+    /// // A crash of the process loses nothing; one of the system may roll back recent commits.
+    /// let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::SafeNoSync))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn sync(mut self, mode: SyncMode) -> Self {
         self.sync = mode;
         self
     }
 
     /// Open read-only: verify the schema instead of creating tables; `write()` then fails.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?); // create it
+    /// let db = tabula::open::<App>(dir.path(), Options::new().read_only(true))?;
+    /// assert!(matches!(db.write(), Err(tabula::Error::ReadOnly { .. })));
+    /// assert_eq!(db.read()?.len::<Names>()?, 0);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn read_only(mut self, yes: bool) -> Self {
         self.read_only = yes;
         self
     }
 
     /// Whether this is a read-only open.
+    ///
+    /// ```
+    /// use tabula::Options;
+    ///
+    /// assert!(Options::new().read_only(true).is_read_only());
+    /// assert!(!Options::new().is_read_only());
+    /// ```
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
 
     /// Forbid other processes from opening the database while this one has it.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().exclusive(true))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn exclusive(mut self, yes: bool) -> Self {
         self.exclusive = yes;
         self
@@ -183,12 +371,45 @@ impl Options {
     /// with SIGBUS, where a `pwrite` returns an error. Elsewhere (tmpfs, btrfs, ZFS, ...) the
     /// database opens without it and a warning (`tracing`, target `tabula`) says why;
     /// [`DbInfo::write_map`](crate::DbInfo::write_map) tells which it got.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().write_map(true))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// // `true` on ext4 and XFS; on other file systems the database opened without it.
+    /// let _writable_map: bool = db.info()?.write_map;
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn write_map(mut self, yes: bool) -> Self {
         self.write_map = yes;
         self
     }
 
     /// Treat the path as the data file itself rather than a directory holding `mdbx.dat`.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let file = dir.path().join("app.mdbx");
+    /// let db = tabula::open::<App>(&file, Options::new().no_sub_dir(true))?;
+    /// assert!(file.is_file());
+    /// assert_eq!(db.path(), file);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn no_sub_dir(mut self, yes: bool) -> Self {
         self.no_sub_dir = yes;
         self
@@ -202,6 +423,23 @@ impl Options {
     /// page can fail a libmdbx assertion (which aborts the process in builds with debug
     /// assertions) instead of returning `MDBX_CORRUPTED`. With it, damage is reported as an
     /// error. Either way, [`Db::check`](crate::Db::check) walks the whole file and counts what it finds.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().validation(true))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// assert!(db.check()?.is_ok());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn validation(mut self, yes: bool) -> Self {
         self.validation = yes;
         self
@@ -209,6 +447,22 @@ impl Options {
 
     /// Table slots beyond the schema's own (for migrations that create tables), default 8.
     /// libmdbx allows 32765 named tables in all, Tabula's meta table included.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = Options::new().extra_tables(40_000);
+    /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "extra_tables", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().extra_tables(0))?;
+    /// assert_eq!(db.tables().len(), 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn extra_tables(mut self, n: u32) -> Self {
         self.extra_tables = n;
         self
@@ -220,6 +474,25 @@ impl Options {
     /// A long-lived read transaction pins the snapshot it sees: libmdbx cannot reuse pages freed
     /// after it began, so the file grows while it lives. The age is measured with a coarse
     /// clock (millisecond resolution, a few nanoseconds per read transaction).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(tabula::DEFAULT_LONG_READ_WARNING, Duration::from_secs(60));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().long_read_warning(None))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn long_read_warning(mut self, after: Option<Duration>) -> Self {
         self.long_read_warning = after;
         self
@@ -246,6 +519,24 @@ impl Options {
     /// `false` resets finished read transactions instead (`mdbx_txn_reset`): the reader slot
     /// pins nothing between reads, and each `read` renews on the latest snapshot. An
     /// environment without a reader table (opened read-only on read-only media) always resets.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().reuse_read_snapshots(false))?;
+    /// drop(db.read()?); // reset, not parked
+    /// // A later read sees the commit.
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn reuse_read_snapshots(mut self, yes: bool) -> Self {
         self.reuse_read_snapshots = yes;
         self

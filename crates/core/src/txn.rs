@@ -109,11 +109,43 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     /// The database this transaction reads.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.db().path(), db.path());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn db(&self) -> &'db Db<S> {
         self.db
     }
 
     /// The libmdbx transaction ID (the snapshot a read transaction sees).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let before = db.read()?.id();
+    /// let mut tx = db.write()?;
+    /// assert_eq!(tx.id(), before + 1); // the write transaction makes the next snapshot
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.id(), before + 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn id(&self) -> u64 {
         self.raw().id()
     }
@@ -122,6 +154,26 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     ///
     /// In a `dupsort` table this is the first (smallest) value of the key; use
     /// [`dups`](Tx::dups) for all of them.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get::<Names>(&1)?, Some("one".to_string()));
+    /// assert_eq!(tx.get::<Names>(&9)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -144,6 +196,27 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// The slice lives as long as the borrow of the transaction: it cannot outlive it, and a
     /// write transaction cannot write while it is held.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// // The stored form: bincode writes the string's length, then its bytes.
+    /// assert_eq!(tx.get_bytes::<Names>(&1)?, Some(&[3, b'o', b'n', b'e'][..]));
+    /// assert_eq!(tx.get_bytes::<Names>(&9)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
@@ -162,6 +235,26 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 
     /// Whether `key` is present.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert!(tx.contains_key::<Names>(&1)?);
+    /// assert!(!tx.contains_key::<Names>(&9)?);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
@@ -173,6 +266,33 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     /// Number of entries in the table (in a `dupsort` table, key-value pairs).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Names, Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// # let mut tx = db.write()?;
+    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
+    /// # tx.put::<Topics>(&2, &"z".to_string())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.len::<Names>()?, 3);
+    /// assert_eq!(tx.len::<Topics>()?, 4); // 3 values under key 1, one under key 2
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -186,6 +306,22 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 
     /// Whether the table is empty.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// assert!(tx.is_empty::<Names>()?);
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// assert!(!tx.is_empty::<Names>()?);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
@@ -197,6 +333,27 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     /// Entry and page counts of the table.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let stat = db.read()?.stat::<Names>()?;
+    /// assert_eq!(stat.entries, 3);
+    /// assert_eq!((stat.depth, stat.leaf_pages), (1, 1)); // three small entries fit in one page
+    /// assert_eq!(stat.page_size, db.info()?.page_size);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -222,6 +379,28 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 
     /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.seek(&2)?, Some((2, "two".to_string())));
+    /// assert_eq!(cursor.next()?, Some((3, "three".to_string())));
+    /// assert_eq!(cursor.next()?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
@@ -238,6 +417,28 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut entries = tx.iter::<Names>();
+    /// assert_eq!(entries.next().transpose()?, Some((1, "one".to_string())));
+    /// assert_eq!(entries.next_back().transpose()?, Some((3, "three".to_string())));
+    /// assert_eq!(entries.count(), 1); // key 2 is left in between
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn iter<T: Table>(&self) -> Iter<'_, T>
     where
         S: Contains<T>,
@@ -248,9 +449,26 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
     /// Double-ended.
     ///
-    /// ```text
-    /// for entry in tx.range::<Headers>(10..20) { let (number, header) = entry?; }
-    /// for entry in tx.range::<Headers>(..=5).rev() { /* 5, 4, ... */ }
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for k in 1..=9 { tx.put::<Names>(&k, &k.to_string())?; }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let keys = |it: tabula::Iter<'_, Names>| it.keys().collect::<tabula::Result<Vec<u64>>>();
+    /// assert_eq!(keys(tx.range::<Names>(3..6))?, [3, 4, 5]);
+    /// assert_eq!(keys(tx.range::<Names>(7..))?, [7, 8, 9]);
+    /// assert_eq!(keys(tx.range::<Names>(2..=4))?, [2, 3, 4]);
+    /// let (last, _) = tx.range::<Names>(..=5).next_back().unwrap()?; // from the upper end
+    /// assert_eq!(last, 5);
+    /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> Iter<'_, T>
     where
@@ -261,6 +479,28 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 
     /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
     /// of its first fields). Double-ended.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = (String, u64), value = u64)]
+    /// # struct Balances;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Balances>(&("alice", 1), &10)?;
+    /// # tx.put::<Balances>(&("alice", 2), &20)?;
+    /// # tx.put::<Balances>(&("bob", 1), &5)?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let alice = tx.prefix::<Balances, _>(&"alice".to_string()).values();
+    /// assert_eq!(alice.collect::<Result<Vec<u64>, _>>()?, [10, 20]);
+    /// let (key, _) = tx.prefix::<Balances, _>(&"bob".to_string()).next().unwrap()?;
+    /// assert_eq!(key, ("bob".to_string(), 1));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
     where
         S: Contains<T>,
@@ -271,6 +511,26 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 
     /// The values stored under `key` in a `dupsort` table, in their sorted order (for other
     /// tables, the one value). Yields `(key, value)` pairs like the other iterators.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
+    /// # tx.put::<Topics>(&2, &"z".to_string())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let topics: Vec<String> = tx.dups::<Topics>(&1).values().collect::<Result<_, _>>()?;
+    /// assert_eq!(topics, ["a", "b", "c"]); // sorted by value
+    /// assert_eq!(tx.dups::<Topics>(&3).count(), 0);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn dups<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
     where
         S: Contains<T>,
@@ -339,6 +599,30 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Stores `value` under `key`, replacing what was there. In a `dupsort` table, adds `value`
     /// to the key's values (a pair already present is left as is).
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Names, Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.put::<Names>(&1, &"uno".to_string())?; // replaces
+    /// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("uno"));
+    ///
+    /// tx.put::<Topics>(&1, &"b".to_string())?;
+    /// tx.put::<Topics>(&1, &"a".to_string())?; // dupsort: adds a value
+    /// assert_eq!(tx.len::<Topics>()?, 2);
+    /// tx.commit()?;
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
@@ -356,6 +640,23 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Stores `value` under `key` only if the key is absent.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.insert::<Names>(&1, &"one".to_string())?;
+    /// let again = tx.insert::<Names>(&1, &"uno".to_string());
+    /// assert!(matches!(again, Err(tabula::Error::KeyExists { table: "Names", .. })));
+    /// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("one")); // unchanged
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -375,6 +676,24 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// sorted data (no tree descent per entry). For many entries, [`appender`](Tx::appender)
     /// keeps one cursor and is faster still.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.append::<Names>(&1, &"one".to_string())?;
+    /// tx.append::<Names>(&2, &"two".to_string())?;
+    /// let late = tx.append::<Names>(&2, &"again".to_string()); // not after the last key
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// assert_eq!(tx.len::<Names>()?, 2);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
@@ -393,6 +712,24 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// In a `dupsort` table, adds `value` as the new greatest value of `key` (which must be the
     /// table's last key or a new greatest key).
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.append_dup::<Topics>(&1, &"a".to_string())?;
+    /// tx.append_dup::<Topics>(&1, &"b".to_string())?;
+    /// let late = tx.append_dup::<Topics>(&1, &"a".to_string()); // not after "b"
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// assert_eq!(tx.len::<Topics>()?, 2);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::AppendOutOfOrder`] when the pair does not sort after the last one.
@@ -408,6 +745,27 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Deletes `key` (in a `dupsort` table, all its values). Returns whether it was present.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// assert!(tx.delete::<Names>(&1)?);
+    /// assert!(!tx.delete::<Names>(&1)?); // already gone
+    /// assert_eq!(tx.get::<Names>(&1)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -426,6 +784,27 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Deletes one `(key, value)` pair of a `dupsort` table. Returns whether it was present.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
+    /// # tx.put::<Topics>(&2, &"z".to_string())?;
+    /// # tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// assert!(tx.delete_dup::<Topics>(&1, &"b".to_string())?);
+    /// assert!(!tx.delete_dup::<Topics>(&1, &"x".to_string())?);
+    /// let left: Vec<String> = tx.dups::<Topics>(&1).values().collect::<Result<_, _>>()?;
+    /// assert_eq!(left, ["a", "c"]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -455,6 +834,23 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// codecs: for repair tools and for tests that need damaged entries. Typed reads of such an
     /// entry fail with [`Error::Decode`] when the bytes are not a valid encoding.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put_bytes::<Names>(&1u64.to_be_bytes(), &[3, b'o', b'n', b'e'])?; // a valid encoding
+    /// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// tx.put_bytes::<Names>(&2u64.to_be_bytes(), &[9])?; // claims 9 bytes, has none
+    /// assert!(matches!(tx.get::<Names>(&2), Err(tabula::Error::Decode { .. })));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`put`](Tx::put).
@@ -474,6 +870,27 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
 
     /// Removes every entry of the table; the table itself stays.
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.clear::<Names>()?;
+    /// assert!(tx.is_empty::<Names>()?);
+    /// tx.put::<Names>(&1, &"one".to_string())?; // the table is still there
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
@@ -490,6 +907,26 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
 
     /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
     /// last one without descending the tree.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut appender = tx.appender::<Names>()?;
+    /// for k in 1..=100u64 {
+    ///     appender.append(&k, &k.to_string())?;
+    /// }
+    /// drop(appender);
+    /// assert_eq!(tx.len::<Names>()?, 100);
+    /// tx.commit()?;
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
@@ -514,6 +951,22 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Commits: every write becomes visible to later transactions, durably per the
     /// [`SyncMode`](crate::SyncMode).
     ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::MapFull`], [`Error::DiskFull`] (the file system filled up) or [`Error::Env`];
@@ -526,6 +979,22 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Aborts: nothing of this transaction is written. Dropping the transaction does the same.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.abort();
+    /// assert_eq!(db.read()?.get::<Names>(&1)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn abort(self) {}
 }
 

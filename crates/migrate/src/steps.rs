@@ -73,12 +73,55 @@ pub const DEFAULT_BATCH: usize = 10_000;
 
 impl Migrations {
     /// No steps: the schema is at version 1.
+    ///
+    /// ```
+    /// # use tabula::{Migrations, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let migrations = Migrations::new();
+    /// assert_eq!(migrations.version(), 1);
+    /// let (_db, report) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(report.version, 1);
+    /// assert!(report.applied.is_empty());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn new() -> Self {
         Migrations::default()
     }
 
     /// Adds the step that migrates the database to `version`, named `name`. `declare` lists its
     /// operations on the [`Step`] builder; they run in that order, once, at the next open.
+    ///
+    /// ```
+    /// # use tabula::{Migrations, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "balances", key = u64, value = u64)]
+    /// # struct Balances;
+    /// # #[derive(Schema)]
+    /// # struct V1(Balances);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// # db.bulk_load::<Balances>([(1u64, 100u64)])?;
+    /// # drop(db);
+    /// #[derive(Table)]
+    /// #[table(name = "accounts", key = u64, value = u64)]
+    /// struct Accounts;
+    /// #[derive(Schema)]
+    /// struct V2(Accounts);
+    ///
+    /// let migrations = Migrations::new().step(2, "rename-balances", |m| {
+    ///     m.rename_table("balances", "accounts");
+    /// });
+    /// // A database at version 1 (with a `balances` table) is migrated when it is opened.
+    /// let (db, report) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(report.applied, [(2, "rename-balances")]);
+    /// assert_eq!(db.read()?.get::<Accounts>(&1)?, Some(100));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Panics
     ///
@@ -108,12 +151,53 @@ impl Migrations {
     }
 
     /// Calls `f` as long operations progress (after every batch).
+    ///
+    /// ```
+    /// # use tabula::{Migrations, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "balances", key = u64, value = u64)]
+    /// # struct Balances;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?; // at version 1
+    /// # db.bulk_load::<Balances>((1..=5u64).map(|k| (k, k)))?;
+    /// # drop(db);
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let migrations = Migrations::new()
+    ///     .on_progress(move |p| sink.lock().unwrap().push((p.done, p.total)))
+    ///     .step(2, "cents", |m| m.transform::<Balances, u64>(|units| units * 100));
+    /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(*seen.lock().unwrap(), [(5, 5)]); // one batch of the 5 entries
+    /// assert_eq!(db.read()?.get::<Balances>(&2)?, Some(200));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn on_progress(mut self, f: impl Fn(&Progress<'_>) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
         self
     }
 
     /// Shows an `indicatif` progress bar on stderr for long operations.
+    ///
+    /// ```
+    /// # use tabula::{Migrations, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let migrations = Migrations::new()
+    ///     .with_progress_bar()
+    ///     .step(2, "create-names", |m| m.create_table::<Names>());
+    /// assert_eq!(migrations.version(), 2);
+    /// let (_db, report) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(report.version, 2); // a new database starts at the latest version
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     #[cfg(feature = "progress")]
     pub fn with_progress_bar(self) -> Self {
         let bar = indicatif::ProgressBar::hidden();
@@ -138,6 +222,30 @@ impl Migrations {
 
     /// Entries per transaction in long operations (default 10,000). Each batch commits with
     /// the operation's progress, so an interrupted migration resumes after the last batch.
+    ///
+    /// ```
+    /// # use tabula::{Migrations, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "balances", key = u64, value = u64)]
+    /// # struct Balances;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?; // at version 1
+    /// # db.bulk_load::<Balances>((1..=5u64).map(|k| (k, k)))?;
+    /// # drop(db);
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// let migrations = Migrations::new()
+    ///     .batch_size(2)
+    ///     .on_progress(move |p| sink.lock().unwrap().push(p.done))
+    ///     .step(2, "cents", |m| m.transform::<Balances, u64>(|units| units * 100));
+    /// tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(*seen.lock().unwrap(), [2, 4, 5]); // one commit per batch
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     pub fn batch_size(mut self, entries: usize) -> Self {
         self.batch = Some(entries.max(1));
         self
@@ -148,6 +256,16 @@ impl Migrations {
     }
 
     /// The schema version these steps reach: the last step's version, or 1.
+    ///
+    /// ```
+    /// use tabula::Migrations;
+    ///
+    /// assert_eq!(Migrations::new().version(), 1);
+    /// let migrations = Migrations::new()
+    ///     .step(2, "drop-logs", |m| m.drop_table("logs"))
+    ///     .step(5, "drop-cache", |m| m.drop_table("cache"));
+    /// assert_eq!(migrations.version(), 5);
+    /// ```
     pub fn version(&self) -> u32 {
         self.steps.last().map_or(1, |s| s.version)
     }
