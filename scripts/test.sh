@@ -9,8 +9,8 @@ cd "$(dirname "$0")/.."
 echo "== cargo fmt --check" >&2
 cargo fmt --all --check
 echo "== cargo clippy (warnings are errors)" >&2
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 echo "== cargo doc (warnings are errors)" >&2
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
-echo "== cargo test --workspace" >&2
-cargo test --workspace
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
+echo "== cargo test --workspace --all-features" >&2
+cargo test --workspace --all-features

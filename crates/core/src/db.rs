@@ -271,6 +271,7 @@ impl<S: Schema> Db<S> {
     /// let report = db.check()?;
     /// assert!(report.is_ok(), "{report:?}"); // problems == 0
     /// assert!(report.pages > 0);
+    /// assert_eq!(report.txn_id, db.info()?.last_txn); // the latest snapshot was checked
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///

@@ -501,7 +501,10 @@ impl Env {
         // SAFETY: MDBX_chk_callbacks_t is a struct of nullable function pointers; all-zero bytes
         // are all `None`, which mdbx.h allows ("All callback functions are optional, unused ones
         // must be set to nullptr"): without print callbacks libmdbx still counts every problem.
-        let callbacks: sys::MDBX_chk_callbacks_t = unsafe { std::mem::zeroed() };
+        let mut callbacks: sys::MDBX_chk_callbacks_t = unsafe { std::mem::zeroed() };
+        // libmdbx 0.14.4 does not fill `result.recent_txnid`; the stage callback records the ID
+        // of the read transaction the check walks, while it is live.
+        callbacks.stage_begin = Some(record_checked_txn);
         // SAFETY: MDBX_chk_context_t is a plain C struct; mdbx_env_chk requires `internal` to be
         // null on entry, which all-zero bytes give, and fills in the rest.
         let mut ctx: sys::MDBX_chk_context_t = unsafe { std::mem::zeroed() };
@@ -541,4 +544,25 @@ impl Env {
             rc => Err(Code(rc)),
         }
     }
+}
+
+/// `mdbx_env_chk`'s stage callback: records the ID of the transaction being checked in
+/// `ctx.result.recent_txnid` (libmdbx leaves that field unset) as soon as the check has one.
+///
+/// # Safety
+///
+/// libmdbx calls it with the live context of a running `mdbx_env_chk`.
+unsafe extern "C" fn record_checked_txn(
+    ctx: *mut sys::MDBX_chk_context_t,
+    _stage: sys::MDBX_chk_stage_t,
+) -> std::ffi::c_int {
+    // SAFETY: `ctx` is the context `Env::check` passed to `mdbx_env_chk`, valid for the call;
+    // while the check runs its `txn` is null or the check's own live read transaction.
+    unsafe {
+        let ctx = &mut *ctx;
+        if !ctx.txn.is_null() && ctx.result.recent_txnid == 0 {
+            ctx.result.recent_txnid = sys::mdbx_txn_id(ctx.txn);
+        }
+    }
+    sys::MDBX_SUCCESS
 }
