@@ -89,7 +89,7 @@ impl Sizes {
             },
             mixed: MixedSizes {
                 entries: 100_000,
-                reads: 100_000,
+                duration: std::time::Duration::from_secs(3),
                 reps: 3,
             },
             open: OpenSizes { reps: 3 },
@@ -137,8 +137,8 @@ impl Sizes {
                 reps: 3,
             },
             mixed: MixedSizes {
-                entries: 10_000,
-                reads: 10_000,
+                entries: 100_000,
+                duration: std::time::Duration::from_secs(1),
                 reps: 1,
             },
             open: OpenSizes { reps: 1 },
@@ -157,7 +157,7 @@ impl Sizes {
         self.many.iterations = s(self.many.iterations);
         self.upsert.puts = s(self.upsert.puts).max(self.upsert.batch);
         self.big.read = s(self.big.read);
-        self.mixed.reads = s(self.mixed.reads).max(100);
+        self.mixed.duration = self.mixed.duration.mul_f64(f);
         self
     }
 }
@@ -306,14 +306,21 @@ fn main() -> ExitCode {
     }
     println!("\n== targets");
     let targets = report::targets(&done);
+    let mut not_run = 0;
     for t in &targets {
         let verdict = match t.verdict {
             Verdict::Holds => "HOLDS ",
             Verdict::Missed => "MISSED",
-            Verdict::NotRun => "  --  ",
+            Verdict::NotRun => {
+                not_run += 1;
+                continue;
+            }
             Verdict::Invalid(_) => "BROKEN",
         };
         println!("{verdict} {}", t.text);
+    }
+    if not_run > 0 {
+        println!("  --   {not_run} target(s) of workloads or rows not run");
     }
     println!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
     let invalid: Vec<String> = done.iter().flat_map(Workload::invalid).collect();

@@ -109,6 +109,17 @@ impl Workload {
         self.push(name, self.unit, measure, base, false);
     }
 
+    /// [`extra`](Self::extra) with a unit other than the workload's.
+    pub fn extra_in(
+        &mut self,
+        name: &str,
+        unit: Unit,
+        measure: impl FnOnce() -> f64,
+        base: Option<&str>,
+    ) {
+        self.push(name, unit, measure, base, false);
+    }
+
     fn push(
         &mut self,
         name: &str,

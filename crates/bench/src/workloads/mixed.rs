@@ -27,8 +27,8 @@ use super::{HEED_MAP_SIZE, redb_file, scratch_dir, tabula_options};
 pub struct MixedSizes {
     /// Entries in the table.
     pub entries: u64,
-    /// Requests per reader thread.
-    pub reads: usize,
+    /// How long the readers and the writer run, per repetition.
+    pub duration: Duration,
     /// Repetitions (the median of each figure is taken).
     pub reps: usize,
 }
@@ -93,11 +93,12 @@ pub fn write_batch(entries: u64, version: u64) -> impl Iterator<Item = (u64, [u8
 pub fn run(sizes: MixedSizes) -> Workload {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let title = format!(
-        "{READERS} reader threads × {} short reads (read txn + one get + end) while 1 writer commits {WRITE_BATCH}-entry txns (durable), {} entries, {cores} cores",
-        sizes.reads, sizes.entries
+        "{READERS} reader threads doing short reads (read txn + one get + end) for {:.1} s while 1 writer commits {WRITE_BATCH}-entry txns (durable), {} entries, {cores} cores",
+        sizes.duration.as_secs_f64(),
+        sizes.entries
     );
     let mut w = Workload::new("mixed", title, Unit::Ns);
-    let keys = key_sequence(0x5EED_0008, sizes.entries, sizes.reads * READERS);
+    let keys = key_sequence(0x5EED_0008, sizes.entries, 100_000 * READERS);
     let libs: [(&str, fn(&MixedSizes, &[u64]) -> Figures); 4] = [
         ("tabula", tabula),
         ("raw", raw_park),
@@ -139,46 +140,61 @@ pub fn run(sizes: MixedSizes) -> Workload {
     w
 }
 
-/// Splits `keys` between the reader threads, runs `request` for each key (it returns whether
-/// the value read is right), and collects every request's latency.
-fn read_threads(keys: &[u64], request: impl Fn(u64) -> bool + Sync) -> Vec<u32> {
-    read_threads_with(keys, || (), |(), k| request(k))
+/// Splits `keys` between the reader threads, each going round its share running `request`
+/// for each key (it returns whether the value read is right) until `duration` has passed, and
+/// collects every request's latency. Every read must be right.
+fn read_threads(
+    keys: &[u64],
+    duration: Duration,
+    request: impl Fn(u64) -> bool + Sync,
+) -> Vec<u32> {
+    read_threads_with(keys, duration, || (), |(), k| request(k))
 }
 
 /// [`read_threads`] with per-thread state made by `make` (dropped when the thread ends).
 fn read_threads_with<St>(
     keys: &[u64],
+    duration: Duration,
     make: impl Fn() -> St + Sync,
     request: impl Fn(&mut St, u64) -> bool + Sync,
 ) -> Vec<u32> {
     let chunk = keys.len().div_ceil(READERS);
+    let stop = AtomicBool::new(false);
     let per_thread: Vec<(usize, Vec<u32>)> = std::thread::scope(|s| {
         let handles: Vec<_> = keys
             .chunks(chunk)
             .map(|part| {
-                let (request, make) = (&request, &make);
+                let (request, make, stop) = (&request, &make, &stop);
                 s.spawn(move || {
                     let mut state = make();
-                    let mut lat = Vec::with_capacity(part.len());
+                    let mut lat = Vec::with_capacity(1 << 20);
                     let mut good = 0;
-                    for &k in part {
-                        let t = Instant::now();
-                        good += usize::from(request(&mut state, k));
-                        lat.push(t.elapsed().as_nanos().min(u128::from(u32::MAX)) as u32);
+                    'run: loop {
+                        for &k in part {
+                            if stop.load(Ordering::Relaxed) {
+                                break 'run;
+                            }
+                            let t = Instant::now();
+                            good += usize::from(request(&mut state, k));
+                            lat.push(t.elapsed().as_nanos().min(u128::from(u32::MAX)) as u32);
+                        }
                     }
                     (good, lat)
                 })
             })
             .collect();
+        std::thread::sleep(duration);
+        stop.store(true, Ordering::Relaxed);
         handles
             .into_iter()
             .map(|h| h.join().expect("reader"))
             .collect()
     });
     let good: usize = per_thread.iter().map(|(g, _)| g).sum();
+    let reads: usize = per_thread.iter().map(|(_, l)| l.len()).sum();
+    assert!(reads > 0, "the readers read");
     assert_eq!(
-        good,
-        keys.len(),
+        good, reads,
         "every read returns a value of its key (checked word by word)"
     );
     per_thread.into_iter().flat_map(|(_, l)| l).collect()
@@ -211,7 +227,7 @@ fn tabula(sizes: &MixedSizes, keys: &[u64]) -> Figures {
             tx.commit().expect("commit");
         },
         || {
-            read_threads(keys, |k| {
+            read_threads(keys, sizes.duration, |k| {
                 let tx = db.read().expect("read");
                 let v = tx.get_bytes::<Kv>(&k).expect("get");
                 v.is_some_and(|v| check_value32v(k, v))
@@ -257,6 +273,7 @@ fn raw_park(sizes: &MixedSizes, keys: &[u64]) -> Figures {
         || {
             read_threads_with(
                 keys,
+                sizes.duration,
                 || {
                     let mut t = env.begin(false);
                     t.park_latest();
@@ -341,7 +358,7 @@ fn heed(sizes: &MixedSizes, keys: &[u64]) -> Figures {
             wtxn.commit().expect("heed commit");
         },
         || {
-            read_threads(keys, |k| {
+            read_threads(keys, sizes.duration, |k| {
                 let rtxn = env.read_txn().expect("heed read");
                 let v = db.get(&rtxn, &k.to_be_bytes()).expect("heed get");
                 v.is_some_and(|v| check_value32v(k, v))
@@ -375,7 +392,7 @@ fn redb(sizes: &MixedSizes, keys: &[u64]) -> Figures {
             wtx.commit().expect("redb commit");
         },
         || {
-            read_threads(keys, |k| {
+            read_threads(keys, sizes.duration, |k| {
                 let rtx = db.begin_read().expect("redb read");
                 let t = rtx.open_table(REDB_KV).expect("redb table");
                 let g = t.get(k).expect("redb get");

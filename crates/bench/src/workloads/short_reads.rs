@@ -80,8 +80,9 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             median_of(reps, || tabula(&db, keys, THREADS))
         });
         w.add("tabula_8_writer", || mops(t, n), Some("raw_park_8_writer"));
-        w.extra(
+        w.extra_in(
             "tabula_8_writer_commits",
+            Unit::PerSec,
             || commits as f64 / elapsed.as_secs_f64(),
             None,
         );
@@ -145,8 +146,9 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             || mops(t, n),
             Some("raw_park_8_writer"),
         );
-        w.extra(
+        w.extra_in(
             "raw_park_8_writer_commits",
+            Unit::PerSec,
             || commits as f64 / elapsed.as_secs_f64(),
             None,
         );
