@@ -38,7 +38,7 @@ use crate::data::{
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload, variant_wanted};
 use crate::tables::{Kv, KvInt, KvIntSchema, KvSchema, Rows, RowsSchema, open_with_extra_tables};
-use crate::util::{median_of, ns_per, table_cname, table_name, time, value32};
+use crate::util::{ns_per, table_cname, table_name, time, value32};
 use crate::vm::{self, Probe};
 
 use super::{HEED_MAP_SIZE, redb_file, scratch_dir, tabula_options};
@@ -132,111 +132,107 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
     };
     let typed_sum = Data::Typed.expected(keys);
     let bytes_sum = Data::Bytes.expected(keys);
-    let headline = |label: &str, mut reader: Box<dyn Reader>| {
-        let expected = match reader.data() {
-            Data::Bytes => bytes_sum,
-            Data::Typed | Data::Tuple => typed_sum,
-        };
-        let mut probe = Probe::new(label, reader.file());
-        let t = median_of(sizes.reps, || {
-            probe.rep(|| {
+    type Make<'a> = Box<dyn FnOnce() -> Box<dyn Reader> + 'a>;
+    let mut specs: Vec<(&str, &str, Make<'_>)> = vec![
+        (
+            "tabula_typed",
+            "heed_typed",
+            Box::new(|| Box::new(TabulaReader::rows(sizes))),
+        ),
+        (
+            "heed_typed",
+            "heed_typed",
+            Box::new(|| Box::new(HeedReader::new(sizes, d, Data::Typed))),
+        ),
+        (
+            "redb_typed",
+            "heed_typed",
+            Box::new(|| Box::new(RedbReader::new(sizes, Data::Typed))),
+        ),
+        (
+            "redb_tuple",
+            "heed_typed",
+            Box::new(|| Box::new(RedbReader::new(sizes, Data::Tuple))),
+        ),
+        (
+            "raw_typed",
+            "heed_typed",
+            Box::new(|| Box::new(RawReader::new(sizes, custom, false, Data::Typed))),
+        ),
+        (
+            "tabula_bytes",
+            "raw",
+            Box::new(|| Box::new(TabulaReader::<KvSchema>::bytes::<Kv>(sizes, d))),
+        ),
+        (
+            "raw",
+            "raw",
+            Box::new(|| Box::new(RawReader::new(sizes, d, false, Data::Bytes))),
+        ),
+        (
+            "raw_customcmp",
+            "raw",
+            Box::new(|| Box::new(RawReader::new(sizes, custom, false, Data::Bytes))),
+        ),
+        (
+            "heed_bytes",
+            "raw",
+            Box::new(|| Box::new(HeedReader::new(sizes, d, Data::Bytes))),
+        ),
+        (
+            "redb_bytes",
+            "raw",
+            Box::new(|| Box::new(RedbReader::new(sizes, Data::Bytes))),
+        ),
+    ];
+    if key == "get_hot" {
+        specs.push((
+            "raw_reopen_dbi",
+            "raw",
+            Box::new(|| Box::new(RawReader::new(sizes, d, true, Data::Bytes))),
+        ));
+    }
+    // Every variant is loaded first, each in its own store with its read txn live, and takes
+    // one untimed pass (page faults); then all are timed in interleaved rounds (the order
+    // rotating each round), so neither the order nor a burst of foreign load favours a row.
+    let mut readers: Vec<(&str, &str, Box<dyn Reader>, Probe, u64)> = specs
+        .into_iter()
+        .filter(|(name, ..)| variant_wanted(name))
+        .map(|(name, base, make)| {
+            let mut reader = make();
+            let expected = match reader.data() {
+                Data::Bytes => bytes_sum,
+                Data::Typed | Data::Tuple => typed_sum,
+            };
+            let mut probe = Probe::new(name, reader.file());
+            probe.rep(|| verify(name, reader.pass(keys), expected));
+            (name, base, reader, probe, expected)
+        })
+        .collect();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); readers.len()];
+    for round in 0..sizes.reps.max(1) {
+        for j in 0..readers.len() {
+            let i = (j + round) % readers.len();
+            let (name, _, reader, probe, expected) = &mut readers[i];
+            let t = probe.rep(|| {
                 time(|| {
                     let sum = reader.pass(keys);
-                    verify(label, black_box(sum), expected);
+                    verify(name, black_box(sum), *expected);
                 })
-            })
-        });
+            });
+            times[i].push(t);
+        }
+    }
+    for ((name, base, reader, probe, _), mut t) in readers.into_iter().zip(times) {
         probe.report(n);
         if vm::enabled() {
-            println!("  [vm] {label}: {}", reader.shape());
+            println!("  [vm] {name}: {}", reader.shape());
         }
-        ns_per(t, n)
-    };
-    let typed_base = Some("heed_typed");
-    w.add(
-        "tabula_typed",
-        || headline("tabula_typed", Box::new(TabulaReader::rows(sizes))),
-        typed_base,
-    );
-    w.add(
-        "heed_typed",
-        || {
-            headline(
-                "heed_typed",
-                Box::new(HeedReader::new(sizes, d, Data::Typed)),
-            )
-        },
-        typed_base,
-    );
-    w.add(
-        "redb_typed",
-        || headline("redb_typed", Box::new(RedbReader::new(sizes, Data::Typed))),
-        typed_base,
-    );
-    w.add(
-        "redb_tuple",
-        || headline("redb_tuple", Box::new(RedbReader::new(sizes, Data::Tuple))),
-        typed_base,
-    );
-    w.add(
-        "raw_typed",
-        || {
-            let reader = RawReader::new(sizes, custom, false, Data::Typed);
-            headline("raw_typed", Box::new(reader))
-        },
-        typed_base,
-    );
-    w.add(
-        "tabula_bytes",
-        || {
-            let reader = TabulaReader::<KvSchema>::bytes::<Kv>(sizes, d);
-            headline("tabula_bytes", Box::new(reader))
-        },
-        Some("raw"),
-    );
-    w.add(
-        "raw",
-        || {
-            headline(
-                "raw",
-                Box::new(RawReader::new(sizes, d, false, Data::Bytes)),
-            )
-        },
-        Some("raw"),
-    );
-    w.add(
-        "raw_customcmp",
-        || {
-            let reader = RawReader::new(sizes, custom, false, Data::Bytes);
-            headline("raw_customcmp", Box::new(reader))
-        },
-        Some("raw"),
-    );
-    if key == "get_hot" {
-        w.add(
-            "raw_reopen_dbi",
-            || {
-                let reader = RawReader::new(sizes, d, true, Data::Bytes);
-                headline("raw_reopen_dbi", Box::new(reader))
-            },
-            Some("raw"),
-        );
+        drop(reader);
+        t.sort();
+        let median = ns_per(t[t.len() / 2], n);
+        w.add(name, || median, Some(base));
     }
-    w.add(
-        "heed_bytes",
-        || {
-            headline(
-                "heed_bytes",
-                Box::new(HeedReader::new(sizes, d, Data::Bytes)),
-            )
-        },
-        Some("raw"),
-    );
-    w.add(
-        "redb_bytes",
-        || headline("redb_bytes", Box::new(RedbReader::new(sizes, Data::Bytes))),
-        Some("raw"),
-    );
     if key == "get_cold" && investigate {
         cold_investigation(&mut w, sizes, keys);
     }
