@@ -293,7 +293,7 @@ fn main() -> ExitCode {
         finish(workloads::scan::run(sizes.scan));
     }
     if wanted("upsert") {
-        finish(workloads::upsert::run(sizes.upsert));
+        finish(workloads::upsert::run(sizes.upsert, args.investigate));
     }
     if wanted("big_values") {
         finish(workloads::big_values::run(sizes.big));

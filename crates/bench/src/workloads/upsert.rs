@@ -42,8 +42,9 @@ struct Final {
     sum: u64,
 }
 
-/// Runs every variant, durable then without flush.
-pub fn run(sizes: UpsertSizes) -> Workload {
+/// Runs every variant, durable then without flush; with `investigate`, also Tabula without
+/// flush with a 256 MiB growth step and with `UtterlyNoSync` (where the no-flush time goes).
+pub fn run(sizes: UpsertSizes, investigate: bool) -> Workload {
     let title = format!(
         "{} random-key puts of typed rows (keys in 0..{}) into {} rows, {} per write txn",
         sizes.puts,
@@ -84,6 +85,28 @@ pub fn run(sizes: UpsertSizes) -> Workload {
             );
         }
     }
+    if investigate {
+        let nosync = tabula_options().sync(SyncMode::SafeNoSync);
+        let rows = [
+            ("tabula_nosync_grow256", nosync.clone().growth_step(256 << 20)),
+            (
+                "tabula_utterly_nosync",
+                tabula_options().sync(SyncMode::UtterlyNoSync),
+            ),
+        ];
+        for (name, options) in rows {
+            w.extra(
+                name,
+                || {
+                    let (t, got) = tabula_with(&sizes, &puts, options);
+                    assert_eq!(got.count, want.count, "{name}: entries after the puts");
+                    verify(name, got.sum, want.sum);
+                    ns_per(t, puts.len())
+                },
+                Some("raw_nosync"),
+            );
+        }
+    }
     w
 }
 
@@ -108,13 +131,21 @@ fn final_state(entries: u64, keys: &[u64]) -> Final {
 }
 
 fn tabula(sizes: &UpsertSizes, puts: &[(u64, Row)], durable: bool) -> (Duration, Final) {
-    let dir = scratch_dir("upsert-tabula");
     let sync = if durable {
         SyncMode::Durable
     } else {
         SyncMode::SafeNoSync
     };
-    let db = load::tabula(dir.path(), sizes.entries, tabula_options().sync(sync));
+    tabula_with(sizes, puts, tabula_options().sync(sync))
+}
+
+fn tabula_with(
+    sizes: &UpsertSizes,
+    puts: &[(u64, Row)],
+    options: tabula::Options,
+) -> (Duration, Final) {
+    let dir = scratch_dir("upsert-tabula");
+    let db = load::tabula(dir.path(), sizes.entries, options);
     let t = time(|| {
         for batch in puts.chunks(sizes.batch) {
             let mut tx = db.write().expect("write");
