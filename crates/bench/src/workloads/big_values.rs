@@ -13,9 +13,9 @@ use redb::{ReadableDatabase, TableDefinition};
 
 use crate::data::{big_value, fold_lines, verify};
 use crate::raw::{self, EnvFlags};
-use crate::report::{Unit, Workload};
+use crate::report::{Unit, Workload, variant_wanted};
 use crate::tables::{Blobs, BlobsSchema};
-use crate::util::{key_sequence, median_of, ns_per, time};
+use crate::util::{Pass, interleaved, key_sequence, ns_per, time};
 
 use super::{HEED_MAP_SIZE, redb_file, scratch_dir, tabula_options};
 
@@ -57,17 +57,27 @@ pub fn run(sizes: BigSizes) -> Workload {
             .iter()
             .fold(0u64, |s, &k| s.wrapping_add(per_key[k as usize]));
         let n = label(size);
-        let raw_row = format!("raw_{n}");
-        let base = Some(raw_row.as_str());
-        let timed = |label: &str, pass: &mut dyn FnMut() -> u64| {
-            let t = median_of(sizes.reps, || {
-                time(|| verify(label, black_box(pass()), expected))
-            });
-            ns_per(t, keys.len())
+        let name = |lib: &str, how: &str| {
+            if how.is_empty() {
+                format!("{lib}_{n}")
+            } else {
+                format!("{lib}_{how}_{n}")
+            }
         };
-        {
-            let dir = scratch_dir("big-tabula");
-            let db = tabula::open::<BlobsSchema>(dir.path(), tabula_options()).expect("open");
+        let want = |lib: &str| {
+            ["", "borrowed", "owned"]
+                .iter()
+                .any(|how| variant_wanted(&name(lib, how)))
+        };
+        let sum_of = |get: &mut dyn FnMut(u64) -> u64| {
+            keys.iter().fold(0u64, |s, &k| s.wrapping_add(get(k)))
+        };
+
+        // The stores (only those a wanted row reads), each with its read txn live.
+        let tabula_dir = scratch_dir("big-tabula");
+        let tabula_db = want("tabula").then(|| {
+            let db =
+                tabula::open::<BlobsSchema>(tabula_dir.path(), tabula_options()).expect("open");
             let mut tx = db.write().expect("write");
             {
                 let mut ap = tx.appender::<Blobs>().expect("appender");
@@ -76,80 +86,29 @@ pub fn run(sizes: BigSizes) -> Workload {
                 }
             }
             tx.commit().expect("commit");
-            let tx = db.read().expect("read");
-            let name = format!("tabula_borrowed_{n}");
-            w.add(
-                &name,
-                || {
-                    timed(&name, &mut || {
-                        keys.iter().fold(0u64, |s, k| {
-                            let v = tx.get_bytes::<Blobs>(k).expect("get");
-                            s.wrapping_add(v.map_or(0, fold_lines))
-                        })
-                    })
-                },
-                base,
-            );
-            let name = format!("tabula_owned_{n}");
-            w.add(
-                &name,
-                || {
-                    timed(&name, &mut || {
-                        keys.iter().fold(0u64, |s, k| {
-                            let v = tx.get::<Blobs>(k).expect("get");
-                            s.wrapping_add(v.as_deref().map_or(0, fold_lines))
-                        })
-                    })
-                },
-                base,
-            );
-        }
-        {
-            let dir = scratch_dir("big-raw");
-            let env = raw::Env::open(dir.path(), 1, EnvFlags::DEFAULT);
+            db
+        });
+        let tabula_tx = tabula_db.as_ref().map(|db| db.read().expect("read"));
+        let raw_dir = scratch_dir("big-raw");
+        let raw_env = want("raw").then(|| {
+            let env = raw::Env::open(raw_dir.path(), 1, EnvFlags::DEFAULT);
             let mut txn = env.begin(true);
             let dbi = txn.open_table_with_cmp(c"blobs", Some(raw::lexical_cmp_branchy));
             for k in 0..entries {
                 txn.put(dbi, &k.to_be_bytes(), &big_value(k, size), raw::APPEND);
             }
             txn.commit();
-            let txn = env.begin(false);
-            let name = format!("raw_{n}");
-            w.add(
-                &name,
-                || {
-                    timed(&name, &mut || {
-                        keys.iter().fold(0u64, |s, k| {
-                            let v = txn.get(dbi, &k.to_be_bytes());
-                            s.wrapping_add(v.map_or(0, fold_lines))
-                        })
-                    })
-                },
-                base,
-            );
-            let name = format!("raw_owned_{n}");
-            w.add(
-                &name,
-                || {
-                    timed(&name, &mut || {
-                        keys.iter().fold(0u64, |s, k| {
-                            let v = txn.get(dbi, &k.to_be_bytes()).map(<[u8]>::to_vec);
-                            s.wrapping_add(v.as_deref().map_or(0, fold_lines))
-                        })
-                    })
-                },
-                base,
-            );
-            txn.abort();
-        }
-        {
-            let dir = scratch_dir("big-heed");
+            (env, dbi)
+        });
+        let raw_txn = raw_env.as_ref().map(|(env, dbi)| (env.begin(false), *dbi));
+        let heed_dir = scratch_dir("big-heed");
+        let heed_store = want("heed").then(|| {
             // SAFETY: a fresh directory that nothing else opens while this env lives.
             let env = unsafe {
                 EnvOpenOptions::new()
                     .map_size(HEED_MAP_SIZE)
                     .max_dbs(1)
-                    .open(dir.path())
+                    .open(heed_dir.path())
             }
             .expect("heed open");
             let wtxn = env.write_txn().expect("heed write");
@@ -164,32 +123,15 @@ pub fn run(sizes: BigSizes) -> Workload {
                 })
                 .expect("heed create")
                 .unwrap_commit();
-            let rtxn = env.read_txn().expect("heed read");
-            for owned in [false, true] {
-                let name = format!("heed_{}_{n}", if owned { "owned" } else { "borrowed" });
-                w.add(
-                    &name,
-                    || {
-                        timed(&name, &mut || {
-                            keys.iter().fold(0u64, |s, k| {
-                                let v = db.get(&rtxn, &k.to_be_bytes()).expect("heed get");
-                                let sum = if owned {
-                                    v.map(<[u8]>::to_vec).as_deref().map_or(0, fold_lines)
-                                } else {
-                                    v.map_or(0, fold_lines)
-                                };
-                                s.wrapping_add(sum)
-                            })
-                        })
-                    },
-                    base,
-                );
-            }
-        }
-        {
-            const BLOBS: TableDefinition<u64, &[u8]> = TableDefinition::new("blobs");
-            let dir = scratch_dir("big-redb");
-            let db = redb::Database::create(redb_file(dir.path())).expect("redb create");
+            (env, db)
+        });
+        let heed_txn = heed_store
+            .as_ref()
+            .map(|(env, db)| (env.read_txn().expect("heed read"), *db));
+        const BLOBS: TableDefinition<u64, &[u8]> = TableDefinition::new("blobs");
+        let redb_dir = scratch_dir("big-redb");
+        let redb_store = want("redb").then(|| {
+            let db = redb::Database::create(redb_file(redb_dir.path())).expect("redb create");
             let wtx = db.begin_write().expect("redb write");
             {
                 let mut t = wtx.open_table(BLOBS).expect("redb table");
@@ -200,26 +142,98 @@ pub fn run(sizes: BigSizes) -> Workload {
             wtx.commit().expect("redb commit");
             let rtx = db.begin_read().expect("redb read");
             let t = rtx.open_table(BLOBS).expect("redb table");
+            (db, t)
+        });
+
+        // The passes: each returns the checksum of what it read.
+        type Read<'a> = Box<dyn FnMut() -> u64 + 'a>;
+        let mut reads: Vec<(String, Read<'_>)> = Vec::new();
+        if let Some(tx) = &tabula_tx {
+            reads.push((
+                name("tabula", "borrowed"),
+                Box::new(move || {
+                    sum_of(&mut |k| {
+                        let v = tx.get_bytes::<Blobs>(&k).expect("get");
+                        v.map_or(0, fold_lines)
+                    })
+                }),
+            ));
+            reads.push((
+                name("tabula", "owned"),
+                Box::new(move || {
+                    sum_of(&mut |k| {
+                        let v = tx.get::<Blobs>(&k).expect("get");
+                        v.as_deref().map_or(0, fold_lines)
+                    })
+                }),
+            ));
+        }
+        if let Some((txn, dbi)) = &raw_txn {
+            reads.push((
+                name("raw", ""),
+                Box::new(move || {
+                    sum_of(&mut |k| txn.get(*dbi, &k.to_be_bytes()).map_or(0, fold_lines))
+                }),
+            ));
+            reads.push((
+                name("raw", "owned"),
+                Box::new(move || {
+                    sum_of(&mut |k| {
+                        let v = txn.get(*dbi, &k.to_be_bytes()).map(<[u8]>::to_vec);
+                        v.as_deref().map_or(0, fold_lines)
+                    })
+                }),
+            ));
+        }
+        if let Some((rtxn, db)) = &heed_txn {
             for owned in [false, true] {
-                let name = format!("redb_{}_{n}", if owned { "owned" } else { "borrowed" });
-                w.add(
-                    &name,
-                    || {
-                        timed(&name, &mut || {
-                            keys.iter().fold(0u64, |s, &k| {
-                                let g = t.get(k).expect("redb get");
-                                let sum = match g {
-                                    Some(g) if owned => fold_lines(&g.value().to_vec()),
-                                    Some(g) => fold_lines(g.value()),
-                                    None => 0,
-                                };
-                                s.wrapping_add(sum)
-                            })
+                reads.push((
+                    name("heed", if owned { "owned" } else { "borrowed" }),
+                    Box::new(move || {
+                        sum_of(&mut |k| {
+                            let v = db.get(rtxn, &k.to_be_bytes()).expect("heed get");
+                            if owned {
+                                v.map(<[u8]>::to_vec).as_deref().map_or(0, fold_lines)
+                            } else {
+                                v.map_or(0, fold_lines)
+                            }
                         })
-                    },
-                    base,
-                );
+                    }),
+                ));
             }
+        }
+        if let Some((_, t)) = &redb_store {
+            for owned in [false, true] {
+                reads.push((
+                    name("redb", if owned { "owned" } else { "borrowed" }),
+                    Box::new(move || {
+                        sum_of(&mut |k| match t.get(k).expect("redb get") {
+                            Some(g) if owned => fold_lines(&g.value().to_vec()),
+                            Some(g) => fold_lines(g.value()),
+                            None => 0,
+                        })
+                    }),
+                ));
+            }
+        }
+        reads.retain(|(name, _)| variant_wanted(name));
+        let names: Vec<String> = reads.iter().map(|(n, _)| n.clone()).collect();
+        let mut passes: Vec<Pass<'_>> = reads
+            .into_iter()
+            .map(|(label, mut read)| {
+                let pass: Box<dyn FnMut() -> std::time::Duration + '_> =
+                    Box::new(move || time(|| verify(&label, black_box(read()), expected)));
+                (String::new(), pass)
+            })
+            .collect();
+        let medians = interleaved(sizes.reps, &mut passes);
+        drop(passes);
+        let base = name("raw", "");
+        for (row, t) in names.iter().zip(medians) {
+            w.add(row, || ns_per(t, keys.len()), Some(&base));
+        }
+        if let Some((txn, _)) = raw_txn {
+            txn.abort();
         }
     }
     w

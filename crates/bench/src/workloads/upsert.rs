@@ -88,7 +88,10 @@ pub fn run(sizes: UpsertSizes, investigate: bool) -> Workload {
     if investigate {
         let nosync = tabula_options().sync(SyncMode::SafeNoSync);
         let rows = [
-            ("tabula_nosync_grow256", nosync.clone().growth_step(256 << 20)),
+            (
+                "tabula_nosync_grow256",
+                nosync.clone().growth_step(256 << 20),
+            ),
             (
                 "tabula_utterly_nosync",
                 tabula_options().sync(SyncMode::UtterlyNoSync),
