@@ -247,6 +247,18 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_read_fails_the_run() {
+        let keys = [3, 5, 3];
+        let good = expected_sum(&keys, |k| row_sum(&row(k, 0)));
+        verify("ok", good, good);
+        // One value read at the wrong version (same length, other contents) must not pass.
+        let wrong =
+            expected_sum(&[3, 3], |k| row_sum(&row(k, 0))).wrapping_add(row_sum(&row(5, 1)));
+        let caught = std::panic::catch_unwind(|| verify("wrong", wrong, good));
+        assert!(caught.is_err());
+    }
+
+    #[test]
     fn the_row_is_about_sixty_bytes() {
         let n = row_bytes(&row(999_999, 0)).len();
         assert!((56..=72).contains(&n), "{n} bytes");

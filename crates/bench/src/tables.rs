@@ -128,7 +128,7 @@ pub const WIDE_MAX: usize = 10_000;
 
 /// The names `t00000`, `t00001`, … of the [`Wide`] schemas' tables (the same names as
 /// [`crate::util::table_name`]), as bytes a constant can point into.
-const WIDE_NAMES: [[u8; 6]; WIDE_MAX] = {
+static WIDE_NAMES: [[u8; 6]; WIDE_MAX] = {
     let mut names = [[0u8; 6]; WIDE_MAX];
     let mut i = 0;
     while i < WIDE_MAX {

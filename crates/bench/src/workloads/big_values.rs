@@ -208,7 +208,8 @@ pub fn run(sizes: BigSizes) -> Workload {
                     name("redb", if owned { "owned" } else { "borrowed" }),
                     Box::new(move || {
                         sum_of(&mut |k| match t.get(k).expect("redb get") {
-                            Some(g) if owned => fold_lines(&g.value().to_vec()),
+                            // The copy an owned read makes (kept: `black_box`).
+                            Some(g) if owned => fold_lines(&black_box(g.value().to_vec())),
                             Some(g) => fold_lines(g.value()),
                             None => 0,
                         })

@@ -195,7 +195,8 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
     // Every variant is loaded first, each in its own store with its read txn live, and takes
     // one untimed pass (page faults); then all are timed in interleaved rounds (the order
     // rotating each round), so neither the order nor a burst of foreign load favours a row.
-    let mut readers: Vec<(&str, &str, Box<dyn Reader>, Probe, u64)> = specs
+    type Loaded<'a> = (&'a str, &'a str, Box<dyn Reader>, Probe, u64);
+    let mut readers: Vec<Loaded<'_>> = specs
         .into_iter()
         .filter(|(name, ..)| variant_wanted(name))
         .map(|(name, base, make)| {

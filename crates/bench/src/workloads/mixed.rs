@@ -99,7 +99,8 @@ pub fn run(sizes: MixedSizes) -> Workload {
     );
     let mut w = Workload::new("mixed", title, Unit::Ns);
     let keys = key_sequence(0x5EED_0008, sizes.entries, 100_000 * READERS);
-    let libs: [(&str, fn(&MixedSizes, &[u64]) -> Figures); 4] = [
+    type Lib = fn(&MixedSizes, &[u64]) -> Figures;
+    let libs: [(&str, Lib); 4] = [
         ("tabula", tabula),
         ("raw", raw_park),
         ("heed", heed),
