@@ -15,7 +15,7 @@ use tabula::Db;
 
 use crate::data::check_value32v;
 use crate::raw::{self, EnvFlags};
-use crate::report::{Unit, Workload};
+use crate::report::{Unit, Workload, variant_wanted};
 use crate::tables::{Kv, KvSchema};
 use crate::util::{median_of, mops, time};
 
@@ -52,7 +52,6 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
     let n = keys.len();
     let reps = sizes.reps;
     let base = Some("raw_park_8");
-    let pace = Some(WRITER_PACE);
     {
         let dir = scratch_dir("short-tabula");
         let db = tabula_db(dir.path(), sizes.entries);
@@ -76,16 +75,9 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             }
             tx.commit().expect("commit");
         };
-        let (t, commits, elapsed) = with_writer(pace, commit, || {
-            median_of(reps, || tabula(&db, keys, THREADS))
+        writer_row(&mut w, "tabula_8_writer", reps, n, commit, || {
+            tabula(&db, keys, THREADS)
         });
-        w.add("tabula_8_writer", || mops(t, n), Some("raw_park_8_writer"));
-        w.extra_in(
-            "tabula_8_writer_commits",
-            Unit::PerSec,
-            || commits as f64 / elapsed.as_secs_f64(),
-            None,
-        );
     }
     {
         let dir = scratch_dir("short-tabula-reset");
@@ -123,6 +115,11 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             || mops(median_of(reps, || raw_park(&env, dbi, keys)), n),
             base,
         );
+        w.extra(
+            "raw_park_1",
+            || mops(median_of(reps, || raw_park_threads(&env, dbi, keys, 1)), n),
+            base,
+        );
     }
     {
         let dir = scratch_dir("short-raw-writer");
@@ -138,20 +135,9 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             }
             txn.commit();
         };
-        let (t, commits, elapsed) = with_writer(pace, commit, || {
-            median_of(reps, || raw_park(&env, dbi, keys))
+        writer_row(&mut w, "raw_park_8_writer", reps, n, commit, || {
+            raw_park(&env, dbi, keys)
         });
-        w.add(
-            "raw_park_8_writer",
-            || mops(t, n),
-            Some("raw_park_8_writer"),
-        );
-        w.extra_in(
-            "raw_park_8_writer_commits",
-            Unit::PerSec,
-            || commits as f64 / elapsed.as_secs_f64(),
-            None,
-        );
         let commit = |version| {
             let mut txn = env.begin(true);
             for (k, v) in write_batch(sizes.entries, version) {
@@ -159,14 +145,9 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             }
             txn.commit();
         };
-        let (t, _, _) = with_writer(pace, commit, || {
-            median_of(reps, || raw_reuse(&env, dbi, keys))
+        writer_row(&mut w, "raw_reuse_8_writer", reps, n, commit, || {
+            raw_reuse(&env, dbi, keys)
         });
-        w.add(
-            "raw_reuse_8_writer",
-            || mops(t, n),
-            Some("raw_park_8_writer"),
-        );
     }
     {
         let dir = scratch_dir("short-heed-writer");
@@ -178,10 +159,9 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
             }
             wtxn.commit().expect("heed commit");
         };
-        let (t, _, _) = with_writer(pace, commit, || {
-            median_of(reps, || heed_reads(&env, db, keys))
+        writer_row(&mut w, "heed_8_writer", reps, n, commit, || {
+            heed_reads(&env, db, keys)
         });
-        w.add("heed_8_writer", || mops(t, n), Some("raw_park_8_writer"));
     }
     w.add("heed_8", || mops(heed(sizes, keys), n), base);
     {
@@ -194,6 +174,32 @@ pub fn run(sizes: ShortSizes, keys: &[u64]) -> Workload {
         );
     }
     w
+}
+
+/// Adds row `name` (Mops/s of the eight reader threads) and `{name}_commits` (the writer's
+/// commits per second, investigation): `reads` timed while a writer thread runs `commit`
+/// once per [`WRITER_PACE`] at most. Nothing runs when both rows are filtered out.
+fn writer_row(
+    w: &mut Workload,
+    name: &str,
+    reps: usize,
+    requests: usize,
+    commit: impl FnMut(u64) + Send,
+    mut reads: impl FnMut() -> Duration,
+) {
+    let rate_row = format!("{name}_commits");
+    if !variant_wanted(name) && !variant_wanted(&rate_row) {
+        return;
+    }
+    let (t, commits, elapsed) =
+        with_writer(Some(WRITER_PACE), commit, || median_of(reps, &mut reads));
+    w.add(name, || mops(t, requests), Some("raw_park_8_writer"));
+    w.extra_in(
+        &rate_row,
+        Unit::PerSec,
+        || commits as f64 / elapsed.as_secs_f64(),
+        None,
+    );
 }
 
 fn tabula_db(path: &std::path::Path, entries: u64) -> Db<KvSchema> {
@@ -285,7 +291,11 @@ fn raw_reuse_threads(env: &raw::Env, dbi: raw::Dbi, keys: &[u64], n: usize) -> D
 /// `raw_reuse_8` with Tabula's default pooling done by hand: each thread's txn parked on the
 /// latest snapshot between requests and resumed with unpark + refresh instead of reset/renew.
 fn raw_park(env: &raw::Env, dbi: raw::Dbi, keys: &[u64]) -> Duration {
-    threads(keys, THREADS, |part| {
+    raw_park_threads(env, dbi, keys, THREADS)
+}
+
+fn raw_park_threads(env: &raw::Env, dbi: raw::Dbi, keys: &[u64], n: usize) -> Duration {
+    threads(keys, n, |part| {
         let mut txn = env.begin(false);
         txn.park_latest();
         let mut sum = 0;
