@@ -2,7 +2,7 @@
 //! and eight threads (on however many cores the machine has), against one request-serving
 //! actor thread.
 //!
-//! Values are [`value32v`]s and every request checks the one it read, word by word. The
+//! Values are [`value32v`](crate::data::value32v)s and every request checks the one it read, word by word. The
 //! `_writer` rows run the same eight threads while a writer commits a 100-entry transaction
 //! every millisecond (a parked snapshot is only free while nothing commits).
 
