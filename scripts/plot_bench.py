@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Draws the short-reads and many-tables figures of a tabula-bench JSON file as SVG.
+"""Draws one bar chart per workload of a tabula-bench JSON file as SVG.
 
     python3 scripts/plot_bench.py docs/benchmarks.json docs/
 
-writes docs/benchmarks-short-reads.svg and docs/benchmarks-many-tables.svg. Standard library
-only: the SVG is written by hand.
+writes docs/benchmarks-<workload>.svg for every workload in the file (mixed: one chart for the
+read latencies, one for the writer's commits). A log scale is used when the bars span more than
+20x. Standard library only: the SVG is written by hand.
 """
 
 import json
@@ -15,7 +16,26 @@ from xml.sax.saxutils import escape
 
 WIDTH, HEIGHT = 720, 400
 LEFT, RIGHT, TOP, BOTTOM = 80, 20, 50, 70
-COLORS = {"tabula": "#2b6cb0", "raw": "#718096", "heed": "#dd6b20", "actor": "#c53030"}
+COLORS = {
+    "tabula": "#2b6cb0",
+    "raw": "#718096",
+    "heed": "#dd6b20",
+    "redb": "#2f855a",
+    "actor": "#c53030",
+}
+
+# Workload -> (title, y-axis label); every figure's unit as the binary prints it.
+WORKLOADS = {
+    "get_hot": ("get_hot: random gets, 1,024 entries, one read txn", "ns per get"),
+    "get_cold": ("get_cold: random gets, 1M entries, one read txn", "ns per get"),
+    "append": ("append: 1M appends, 1,000 per durable txn", "ns per append"),
+    "short_reads": ("short_reads: read txn + one get per request", "million requests / s"),
+    "many_tables": ("many_tables: begin + cursor open/close + end", "ns per iteration"),
+    "scan": ("scan: iterate 1M typed rows, decoding keys and values", "ns per entry"),
+    "upsert": ("upsert: random-key puts, 1,000 per txn", "ns per put"),
+    "big_values": ("big_values: random gets of 1/16/256 KiB values", "ns per get"),
+    "open": ("open: existing file, schema of N tables", "µs per open"),
+}
 
 
 def color(name):
@@ -33,8 +53,12 @@ def fmt(v):
 
 def svg(title, ylabel, bars, log=False, unit=""):
     """bars: list of (label, value, color). Linear or log10 y axis."""
-    plot_w = WIDTH - LEFT - RIGHT
-    plot_h = HEIGHT - TOP - BOTTOM
+    width = max(WIDTH, 64 * len(bars) + LEFT + RIGHT)
+    rotate = len(bars) > 10
+    height = HEIGHT + (60 if rotate else 0)
+    bottom = BOTTOM + (60 if rotate else 0)
+    plot_w = width - LEFT - RIGHT
+    plot_h = height - TOP - bottom
     vmax = max(v for _, v, _ in bars)
     if log:
         vmin = min(v for _, v, _ in bars)
@@ -54,10 +78,10 @@ def svg(title, ylabel, bars, log=False, unit=""):
             return TOP + plot_h * (1 - v / hi)
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-        f'<text x="{WIDTH / 2}" y="24" text-anchor="middle" font-size="15" font-weight="bold">'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="15" font-weight="bold">'
         f"{escape(title)}</text>",
         f'<text transform="translate(18,{TOP + plot_h / 2}) rotate(-90)" text-anchor="middle">'
         f"{escape(ylabel)}</text>",
@@ -66,11 +90,11 @@ def svg(title, ylabel, bars, log=False, unit=""):
         ty = y(t) if (not log or t > 0) else None
         if ty is None or ty < TOP - 1 or ty > TOP + plot_h + 1:
             continue
-        out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#e2e8f0"/>')
+        out.append(f'<line x1="{LEFT}" x2="{width - RIGHT}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#e2e8f0"/>')
         out.append(f'<text x="{LEFT - 6}" y="{ty + 4:.1f}" text-anchor="end">{escape(fmt(t))}</text>')
     out.append(f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}" stroke="black"/>')
     out.append(
-        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{TOP + plot_h}" y2="{TOP + plot_h}" stroke="black"/>'
+        f'<line x1="{LEFT}" x2="{width - RIGHT}" y1="{TOP + plot_h}" y2="{TOP + plot_h}" stroke="black"/>'
     )
     slot = plot_w / len(bars)
     bar_w = slot * 0.6
@@ -85,9 +109,15 @@ def svg(title, ylabel, bars, log=False, unit=""):
             f'<text x="{x + bar_w / 2:.1f}" y="{top - 5:.1f}" text-anchor="middle">'
             f"{escape(fmt(v) + unit)}</text>"
         )
-        out.append(
-            f'<text x="{x + bar_w / 2:.1f}" y="{base + 16}" text-anchor="middle">{escape(label)}</text>'
-        )
+        if rotate:
+            out.append(
+                f'<text transform="translate({x + bar_w / 2:.1f},{base + 12}) rotate(-40)" '
+                f'text-anchor="end">{escape(label)}</text>'
+            )
+        else:
+            out.append(
+                f'<text x="{x + bar_w / 2:.1f}" y="{base + 16}" text-anchor="middle">{escape(label)}</text>'
+            )
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -97,23 +127,25 @@ def main():
         sys.exit("usage: plot_bench.py BENCH.json OUT_DIR")
     data = json.loads(Path(sys.argv[1]).read_text())
     out = Path(sys.argv[2])
-    if "short_reads" in data:
-        sr = data["short_reads"]
-        bars = [(k, v, color(k)) for k, v in sr.items()]
-        (out / "benchmarks-short-reads.svg").write_text(
-            svg("Short reads: one read txn + one get per request", "million requests / s", bars)
-        )
-    if "many_tables" in data:
-        mt = data["many_tables"]
-        bars = [(k.replace("_", " "), v, color(k)) for k, v in mt.items()]
-        (out / "benchmarks-many-tables.svg").write_text(
-            svg(
-                "begin + cursor open/close + end, 10 vs 10,000 tables (log scale)",
-                "ns per iteration",
-                bars,
-                log=True,
-            )
-        )
+    charts = []
+    for key, rows in data.items():
+        if key == "mixed":
+            lat = {k: v for k, v in rows.items() if "_read_" in k}
+            commits = {k: v for k, v in rows.items() if k.endswith("_commits")}
+            charts.append(("mixed-reads", "mixed: reader latency while one writer commits", "ns per read", lat))
+            charts.append(("mixed-commits", "mixed: writer commits while 4 threads read", "commits / s", commits))
+        elif key in WORKLOADS:
+            title, ylabel = WORKLOADS[key]
+            charts.append((key.replace("_", "-"), title, ylabel, rows))
+    for name, title, ylabel, rows in charts:
+        if not rows:
+            continue
+        bars = [(k, v, color(k)) for k, v in rows.items()]
+        values = [v for _, v, _ in bars]
+        log = max(values) / min(values) > 20
+        if log:
+            title += " (log scale)"
+        (out / f"benchmarks-{name}.svg").write_text(svg(title, ylabel, bars, log=log))
 
 
 if __name__ == "__main__":

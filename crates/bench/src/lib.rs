@@ -1,6 +1,6 @@
 //! The pieces of Tabula's benchmark binary (`src/main.rs`) and of its criterion bench
-//! (`benches/paths.rs`): raw libmdbx wrappers, the table declarations, the workloads and the
-//! report. Not published; see `docs/benchmarks.md`.
+//! (`benches/paths.rs`): raw libmdbx wrappers, the table declarations, the stored data and its
+//! checksums, the workloads and the report. Not published; see `docs/benchmarks.md`.
 //!
 //! The one crate besides `tabula-core`'s engine with `unsafe`: the raw-libmdbx baseline rows
 //! must call libmdbx directly (through Tabula they would not be a baseline). Every block
@@ -8,6 +8,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod data;
 pub mod raw;
 pub mod report;
 pub mod tables;

@@ -462,6 +462,34 @@ impl Cursor {
         );
     }
 
+    /// `mdbx_cursor_get` with `MDBX_FIRST` (`first`) or `MDBX_NEXT`: the next entry in key
+    /// order, borrowed from the txn's pages (the caller ends nothing while it holds them: the
+    /// slices live until the txn writes or ends).
+    #[inline]
+    pub fn step(&mut self, first: bool) -> Option<(&[u8], &[u8])> {
+        let mut k = EMPTY;
+        let mut v = EMPTY;
+        let op = if first {
+            sys::MDBX_FIRST
+        } else {
+            sys::MDBX_NEXT
+        };
+        // SAFETY: the cursor is open in a live txn; libmdbx writes the entry into `k`, `v`.
+        let rc = unsafe { sys::mdbx_cursor_get(self.0, &mut k, &mut v, op) };
+        if rc == sys::MDBX_NOTFOUND {
+            return None;
+        }
+        check(rc, "mdbx_cursor_get");
+        // SAFETY: on success both point at bytes inside the txn's snapshot, valid until the
+        // txn writes or ends; the borrow of `self` keeps the cursor (and so the walk) alive.
+        Some(unsafe {
+            (
+                std::slice::from_raw_parts(k.iov_base as *const u8, k.iov_len),
+                std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len),
+            )
+        })
+    }
+
     /// Closes the cursor.
     #[inline]
     pub fn close(self) {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use tabula::{Db, Options, Schema, Table, TableFlags};
+use tabula::{Db, Options, Schema, Table, TableFlags, TableInfo};
 use tabula_core::record::SchemaRecord;
 use tabula_core::startup::{self, Bootstrap, Upgrade};
 
@@ -19,6 +19,26 @@ pub struct Kv;
 /// Schema of the get and short-read workloads.
 #[derive(Schema)]
 pub struct KvSchema(Kv);
+
+/// The typed rows: the same `u64` keys, values [`Row`](crate::data::Row) through Tabula's
+/// default codec (serde + bincode 2): what `tx.get::<Rows>(&k)` decodes.
+#[derive(Table)]
+#[table(name = "rows", key = u64, value = crate::data::Row)]
+pub struct Rows;
+
+/// Schema of the typed workloads.
+#[derive(Schema)]
+pub struct RowsSchema(Rows);
+
+/// Big raw values (big_values): `u64` keys, values read with `get_bytes` (borrowed) or `get`
+/// (owned `Vec<u8>`).
+#[derive(Table)]
+#[table(name = "blobs", key = u64, value = Vec<u8>, codec = tabula::Raw)]
+pub struct Blobs;
+
+/// Schema of big_values.
+#[derive(Schema)]
+pub struct BlobsSchema(Blobs);
 
 /// [`Kv`] with `integer_key`: native-endian `u64` keys in libmdbx's integer order (get_cold
 /// investigation).
@@ -103,6 +123,54 @@ impl Upgrade for ExtraTables {
     }
 }
 
+/// The most tables a [`Wide`] schema has.
+pub const WIDE_MAX: usize = 10_000;
+
+/// The names `t00000`, `t00001`, … of the [`Wide`] schemas' tables (the same names as
+/// [`crate::util::table_name`]), as bytes a constant can point into.
+static WIDE_NAMES: [[u8; 6]; WIDE_MAX] = {
+    let mut names = [[0u8; 6]; WIDE_MAX];
+    let mut i = 0;
+    while i < WIDE_MAX {
+        let mut n = i;
+        let mut d = 5;
+        names[i][0] = b't';
+        while d > 0 {
+            names[i][d] = b'0' + (n % 10) as u8;
+            n /= 10;
+            d -= 1;
+        }
+        i += 1;
+    }
+    names
+};
+
+/// The table list of [`Wide<N>`]: `N` tables like [`Kv`] (`u64` keys, raw values) named
+/// `t00000` … as constants, so a schema of 10,000 tables needs no 10,000 table types.
+const fn wide_tables<const N: usize>() -> [TableInfo; N] {
+    assert!(N <= WIDE_MAX, "at most WIDE_MAX tables");
+    let names: &'static [[u8; 6]; WIDE_MAX] = &WIDE_NAMES;
+    let mut out = [TableInfo::of::<Kv>(); N];
+    let mut i = 0;
+    while i < N {
+        out[i].name = match std::str::from_utf8(&names[i]) {
+            Ok(s) => s,
+            Err(_) => panic!("table names are ASCII"),
+        };
+        i += 1;
+    }
+    out
+}
+
+/// A schema of `N` tables (the open workload): what `#[derive(Schema)]` over `N` tables
+/// declares, so `tabula::open::<Wide<N>>` runs the real startup step — every table found or
+/// created, checked against its record, and recorded.
+pub struct Wide<const N: usize>;
+
+impl<const N: usize> Schema for Wide<N> {
+    const TABLES: &'static [TableInfo] = &wide_tables::<N>();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +185,19 @@ mod tests {
         let tx = db.read().unwrap();
         assert_eq!(tx.get_bytes::<Kv>(&5).unwrap(), Some(&[1u8, 2, 3][..]));
         assert_eq!(KvSchema::TABLES[0].name, Kv::NAME);
+    }
+
+    #[test]
+    fn wide_schemas_open_their_tables() {
+        assert_eq!(<Wide<WIDE_MAX> as Schema>::TABLES[9_999].name, "t09999");
+        assert_eq!(
+            <Wide<12> as Schema>::TABLES[11].name,
+            crate::util::table_name(11)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        drop(tabula::open::<Wide<12>>(dir.path(), Options::new()).unwrap());
+        let db = tabula::open::<Wide<12>>(dir.path(), Options::new()).unwrap();
+        assert_eq!(db.tables().len(), 12);
+        assert_eq!(db.tables()[3].name, "t00003");
     }
 }

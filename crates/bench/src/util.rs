@@ -56,6 +56,33 @@ pub fn median_of(reps: usize, mut run: impl FnMut() -> Duration) -> Duration {
     runs[runs.len() / 2]
 }
 
+/// One variant of an [`interleaved`] measurement: its name and one timed pass.
+pub type Pass<'a> = (String, Box<dyn FnMut() -> Duration + 'a>);
+
+/// Runs every pass once untimed (page faults, allocator warm-up), then `rounds` interleaved
+/// rounds — every pass once per round, the order rotating by one each round — and returns each
+/// pass's median. Variants measured this way see the same machine: neither their order nor a
+/// burst of foreign load favours one of them.
+pub fn interleaved(rounds: usize, passes: &mut [Pass<'_>]) -> Vec<Duration> {
+    for (_, pass) in passes.iter_mut() {
+        pass();
+    }
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); passes.len()];
+    for round in 0..rounds.max(1) {
+        for j in 0..passes.len() {
+            let i = (j + round) % passes.len();
+            times[i].push((passes[i].1)());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
 /// Times one call of `f`.
 pub fn time(f: impl FnOnce()) -> Duration {
     let t = Instant::now();
@@ -91,6 +118,29 @@ pub fn table_name_static(i: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interleaved_rotates_and_takes_medians() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let mut passes: Vec<Pass<'_>> = (0..3)
+            .map(|i| {
+                let order = &order;
+                let mut n = 0u64;
+                let pass: Box<dyn FnMut() -> Duration> = Box::new(move || {
+                    order.borrow_mut().push(i);
+                    n += 1;
+                    Duration::from_millis(10 * i + n)
+                });
+                (format!("p{i}"), pass)
+            })
+            .collect();
+        let medians = interleaved(3, &mut passes);
+        // A warm-up pass each, then rounds starting at 0, 1, 2.
+        assert_eq!(*order.borrow(), [0, 1, 2, 0, 1, 2, 1, 2, 0, 2, 0, 1]);
+        // Timed calls 2..=4 of pass i return 10·i + 2..=4: the median is 10·i + 3.
+        let want: Vec<Duration> = (0..3).map(|i| Duration::from_millis(10 * i + 3)).collect();
+        assert_eq!(medians, want);
+    }
 
     #[test]
     fn key_sequence_is_deterministic_and_in_range() {

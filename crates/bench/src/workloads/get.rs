@@ -1,9 +1,17 @@
 //! Seed 000: random point gets in one read transaction, with other tables in the environment.
 //!
 //! Keys are `u64` stored big-endian (8 bytes, byte-wise comparison) in every libmdbx/LMDB
-//! variant — Tabula's default `u64` encoding — and as redb's native `u64`. Values are 32 bytes;
-//! every variant only borrows them (Tabula `get_bytes`, raw `mdbx_get`, heed `Bytes`, redb
-//! `&[u8]`) and adds up their lengths, which is checked.
+//! variant — Tabula's default `u64` encoding — and as redb's native `u64`.
+//!
+//! Two sets of rows. **Typed** (the headline): values are [`Row`], the 60-byte serde
+//! struct, each library storing it through its own serde codec and every get decoding it —
+//! Tabula `tx.get::<Rows>` (serde + bincode 2 through Tabula's checked reader), heed
+//! `SerdeBincode<Row>` (bincode 1), redb a typed table whose `Value` is bincode 2
+//! `decode_from_slice`, redb's native tuple, and raw `mdbx_get` + bincode 2 `decode_from_slice`
+//! (plain bincode, no damage guard: the floor). **Bytes**: 32-byte values only borrowed
+//! (Tabula `get_bytes`, raw `mdbx_get`, heed `Bytes`, redb `&[u8]`). Every pass folds what it
+//! read (every decoded field, or every byte) into a checksum that must equal the one computed
+//! from the data written.
 //!
 //! get_cold also has investigation rows (`docs/benchmarks-get-cold.md`): the libmdbx and LMDB
 //! variants with one environment setting changed, loaded side by side and timed in
@@ -17,16 +25,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use heed::types::Bytes;
+use heed::types::{Bytes, SerdeBincode};
 use heed::{CommitOrAbort, EnvFlags as HeedFlags, EnvOpenOptions, PutFlags, RoTxn, WithTls};
-use redb::{ReadableDatabase, TableDefinition};
-use tabula::{Contains, Db, RoTx, Schema, Table};
+use redb::{ReadOnlyTable, ReadableDatabase, TableDefinition};
+use tabula::{Contains, Db, RoTx, Schema, Table, TableStat};
 use tempfile::TempDir;
 
+use crate::data::{
+    RedbRow, RedbTuple, Row, decode_row, expected_sum, fold_words, row, row_bytes, row_parts_sum,
+    row_sum, verify,
+};
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload, variant_wanted};
-use crate::tables::{Kv, KvInt, KvIntSchema, KvSchema, open_with_extra_tables};
-use crate::util::{median_of, ns_per, table_cname, table_name, time, value32};
+use crate::tables::{Kv, KvInt, KvIntSchema, KvSchema, Rows, RowsSchema, open_with_extra_tables};
+use crate::util::{ns_per, table_cname, table_name, time, value32};
 use crate::vm::{self, Probe};
 
 use super::{HEED_MAP_SIZE, redb_file, scratch_dir, tabula_options};
@@ -42,7 +54,26 @@ pub struct GetSizes {
     pub reps: usize,
 }
 
-const REDB_KV: TableDefinition<u64, &[u8]> = TableDefinition::new("kv");
+/// What a table holds and a pass decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Data {
+    /// 32-byte values ([`value32`]), borrowed.
+    Bytes,
+    /// [`Row`]s, decoded by every get.
+    Typed,
+    /// [`Row`]s in redb's native tuple (redb only).
+    Tuple,
+}
+
+impl Data {
+    /// The checksum a pass over `keys` must return.
+    pub fn expected(self, keys: &[u64]) -> u64 {
+        match self {
+            Data::Bytes => expected_sum(keys, |k| fold_words(&value32(k))),
+            Data::Typed | Data::Tuple => expected_sum(keys, |k| row_sum(&row(k, 0))),
+        }
+    }
+}
 
 /// Environment settings an investigation row changes: the libraries' own flags, and an
 /// `madvise` the benchmark applies to the data file's whole mapping once the data is loaded
@@ -63,8 +94,8 @@ pub struct Knobs {
     pub validation: bool,
     /// `MDBX_INTEGERKEY` with native-endian keys and libmdbx's integer comparator (raw only).
     pub integer_key: bool,
-    /// A custom key comparator with libmdbx's default order ([`raw::lexical_cmp_branchy`];
-    /// raw only).
+    /// A custom key comparator with libmdbx's default order ([`raw::lexical_cmp_branchy`],
+    /// the same as the one Tabula installs; raw only).
     pub custom_cmp: bool,
 }
 
@@ -86,64 +117,127 @@ impl Knobs {
 /// get_cold also runs the rows that look for where libmdbx's wall time goes.
 pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) -> Workload {
     let title = format!(
-        "{} random gets, {} entries (8-byte keys, 32-byte values), {} other tables, one read txn",
+        "{} random gets, {} entries ({}-byte typed rows / 32-byte values, 8-byte keys), {} other tables, one read txn",
         keys.len(),
         sizes.entries,
+        row_bytes(&row(sizes.entries - 1, 0)).len(),
         sizes.other_tables
     );
     let mut w = Workload::new(key, title, Unit::Ns);
     let n = keys.len();
     let d = Knobs::DEFAULT;
-    let headline = |label: &str, mut reader: Box<dyn Reader>| {
-        let mut probe = Probe::new(label, reader.file());
-        let t = median_of(sizes.reps, || {
-            probe.rep(|| {
+    let custom = Knobs {
+        custom_cmp: true,
+        ..d
+    };
+    let typed_sum = Data::Typed.expected(keys);
+    let bytes_sum = Data::Bytes.expected(keys);
+    type Make<'a> = Box<dyn FnOnce() -> Box<dyn Reader> + 'a>;
+    let mut specs: Vec<(&str, &str, Make<'_>)> = vec![
+        (
+            "tabula_typed",
+            "heed_typed",
+            Box::new(|| Box::new(TabulaReader::rows(sizes))),
+        ),
+        (
+            "heed_typed",
+            "heed_typed",
+            Box::new(|| Box::new(HeedReader::new(sizes, d, Data::Typed))),
+        ),
+        (
+            "redb_typed",
+            "heed_typed",
+            Box::new(|| Box::new(RedbReader::new(sizes, Data::Typed))),
+        ),
+        (
+            "redb_tuple",
+            "heed_typed",
+            Box::new(|| Box::new(RedbReader::new(sizes, Data::Tuple))),
+        ),
+        (
+            "raw_typed",
+            "heed_typed",
+            Box::new(|| Box::new(RawReader::new(sizes, custom, false, Data::Typed))),
+        ),
+        (
+            "tabula_bytes",
+            "raw",
+            Box::new(|| Box::new(TabulaReader::<KvSchema>::bytes::<Kv>(sizes, d))),
+        ),
+        (
+            "raw",
+            "raw",
+            Box::new(|| Box::new(RawReader::new(sizes, d, false, Data::Bytes))),
+        ),
+        (
+            "raw_customcmp",
+            "raw",
+            Box::new(|| Box::new(RawReader::new(sizes, custom, false, Data::Bytes))),
+        ),
+        (
+            "heed_bytes",
+            "raw",
+            Box::new(|| Box::new(HeedReader::new(sizes, d, Data::Bytes))),
+        ),
+        (
+            "redb_bytes",
+            "raw",
+            Box::new(|| Box::new(RedbReader::new(sizes, Data::Bytes))),
+        ),
+    ];
+    if key == "get_hot" {
+        specs.push((
+            "raw_reopen_dbi",
+            "raw",
+            Box::new(|| Box::new(RawReader::new(sizes, d, true, Data::Bytes))),
+        ));
+    }
+    // Every variant is loaded first, each in its own store with its read txn live, and takes
+    // one untimed pass (page faults); then all are timed in interleaved rounds (the order
+    // rotating each round), so neither the order nor a burst of foreign load favours a row.
+    type Loaded<'a> = (&'a str, &'a str, Box<dyn Reader>, Probe, u64);
+    let mut readers: Vec<Loaded<'_>> = specs
+        .into_iter()
+        .filter(|(name, ..)| variant_wanted(name))
+        .map(|(name, base, make)| {
+            let mut reader = make();
+            let expected = match reader.data() {
+                Data::Bytes => bytes_sum,
+                Data::Typed | Data::Tuple => typed_sum,
+            };
+            let mut probe = Probe::new(name, reader.file());
+            probe.rep(|| verify(name, reader.pass(keys), expected));
+            (name, base, reader, probe, expected)
+        })
+        .collect();
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); readers.len()];
+    for round in 0..sizes.reps.max(1) {
+        for j in 0..readers.len() {
+            let i = (j + round) % readers.len();
+            let (name, _, reader, probe, expected) = &mut readers[i];
+            let t = probe.rep(|| {
                 time(|| {
                     let sum = reader.pass(keys);
-                    expect_all_found(black_box(sum), keys);
+                    verify(name, black_box(sum), *expected);
                 })
-            })
-        });
+            });
+            times[i].push(t);
+        }
+    }
+    for ((name, base, reader, probe, _), mut t) in readers.into_iter().zip(times) {
         probe.report(n);
         if vm::enabled() {
-            println!("  [vm] {label}: {}", reader.shape());
+            println!("  [vm] {name}: {}", reader.shape());
         }
-        ns_per(t, n)
-    };
-    w.add(
-        "tabula",
-        || {
-            let reader = TabulaReader::<KvSchema, Kv>::new(sizes, d);
-            headline("tabula", Box::new(reader))
-        },
-        Some("raw"),
-    );
-    w.add(
-        "raw",
-        || headline("raw", Box::new(RawReader::new(sizes, d, false))),
-        Some("raw"),
-    );
-    if key == "get_hot" {
-        w.add(
-            "raw_reopen_dbi",
-            || headline("raw_reopen_dbi", Box::new(RawReader::new(sizes, d, true))),
-            Some("raw"),
-        );
+        drop(reader);
+        t.sort();
+        let median = ns_per(t[t.len() / 2], n);
+        w.add(name, || median, Some(base));
     }
-    w.add(
-        "heed",
-        || headline("heed", Box::new(HeedReader::new(sizes, d))),
-        Some("raw"),
-    );
-    w.add("redb", || ns_per(redb(sizes, keys), n), Some("raw"));
     if key == "get_cold" && investigate {
         cold_investigation(&mut w, sizes, keys);
     }
     w
-}
-
-fn expect_all_found(sum: usize, keys: &[u64]) {
-    assert_eq!(sum, keys.len() * 32, "every key is present");
 }
 
 /// Which library a row reads through.
@@ -159,14 +253,11 @@ enum Lib {
 /// The most gets one investigation pass makes (the first of the workload's keys).
 const INVESTIGATION_GETS: usize = 500_000;
 
-/// get_cold's investigation rows (printed, not in the JSON): every variant is loaded first,
-/// each in its own environment with its read txn live, then all are timed in `rounds`
-/// interleaved rounds (the order rotates each round) and each row is the median of its
-/// rounds, compared with `raw.default`, the raw row's settings measured the same way.
 fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
     // A pass of 500,000 gets is long enough once the rounds are interleaved, and keeps the
     // full run's extra time to about half a minute.
     let keys = &keys[..keys.len().min(INVESTIGATION_GETS)];
+    let expected = Data::Bytes.expected(keys);
     let d = Knobs::DEFAULT;
     let advise = |a| Knobs {
         madvise: Some(a),
@@ -215,14 +306,16 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
         .filter(|(name, ..)| variant_wanted(name))
         .map(|(name, lib, k)| {
             let mut reader: Box<dyn Reader> = match lib {
-                Lib::Tabula => Box::new(TabulaReader::<KvSchema, Kv>::new(sizes, k)),
-                Lib::TabulaIntKey => Box::new(TabulaReader::<KvIntSchema, KvInt>::new(sizes, k)),
-                Lib::Raw => Box::new(RawReader::new(sizes, k, false)),
-                Lib::Heed => Box::new(HeedReader::new(sizes, k)),
+                Lib::Tabula => Box::new(TabulaReader::<KvSchema>::bytes::<Kv>(sizes, k)),
+                Lib::TabulaIntKey => {
+                    Box::new(TabulaReader::<KvIntSchema>::bytes::<KvInt>(sizes, k))
+                }
+                Lib::Raw => Box::new(RawReader::new(sizes, k, false, Data::Bytes)),
+                Lib::Heed => Box::new(HeedReader::new(sizes, k, Data::Bytes)),
             };
             let mut probe = Probe::new(name, reader.file());
             // A first pass takes the page faults; it is not timed.
-            probe.rep(|| expect_all_found(reader.pass(keys), keys));
+            probe.rep(|| verify(name, reader.pass(keys), expected));
             (name, reader, probe)
         })
         .collect();
@@ -231,11 +324,11 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
     for round in 0..rounds {
         for j in 0..readers.len() {
             let i = (j + round) % readers.len();
-            let (_, reader, probe) = &mut readers[i];
+            let (name, reader, probe) = &mut readers[i];
             let t = probe.rep(|| {
                 time(|| {
                     let sum = reader.pass(keys);
-                    expect_all_found(black_box(sum), keys);
+                    verify(name, black_box(sum), expected);
                 })
             });
             times[i].push(t);
@@ -261,8 +354,10 @@ fn cold_investigation(w: &mut Workload, sizes: GetSizes, keys: &[u64]) {
 
 /// A loaded variant with its read txn live.
 trait Reader {
-    /// One pass over `keys`: the sum of the value lengths found.
-    fn pass(&mut self, keys: &[u64]) -> usize;
+    /// One pass over `keys`: the checksum of what was read.
+    fn pass(&mut self, keys: &[u64]) -> u64;
+    /// What it reads.
+    fn data(&self) -> Data;
     /// The data file, for the mapping report.
     fn file(&self) -> PathBuf;
     /// The table's B-tree: depth, branch and leaf pages.
@@ -283,18 +378,86 @@ fn apply(k: &Knobs, file: &std::path::Path) {
     }
 }
 
-/// Tabula: `get_bytes` on a read txn of a `Db` whose environment has the other tables open;
-/// `S` is a one-table schema of `T` ([`Kv`], or [`KvInt`] in an investigation row).
-struct TabulaReader<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> {
+/// A pass through a Tabula read txn.
+type TabulaPass<S> = fn(&RoTx<'static, S>, &[u64]) -> u64;
+
+/// Tabula: a read txn of a `Db` whose environment has the other tables open; `S` is a
+/// one-table schema, `pass` reads its table (`get_bytes`, or a typed `get`).
+struct TabulaReader<S: Schema> {
     // Dropped first (see Drop): it borrows `*db`.
     tx: ManuallyDrop<RoTx<'static, S>>,
     db: Arc<Db<S>>,
     dir: TempDir,
-    table: std::marker::PhantomData<T>,
+    pass: TabulaPass<S>,
+    stat: fn(&RoTx<'static, S>) -> TableStat,
+    data: Data,
 }
 
-impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> TabulaReader<S, T> {
-    fn new(sizes: GetSizes, k: Knobs) -> Self {
+impl TabulaReader<RowsSchema> {
+    /// The typed rows: `tx.get::<Rows>(&k)`.
+    fn rows(sizes: GetSizes) -> Self {
+        TabulaReader::new(
+            sizes,
+            Knobs::DEFAULT,
+            Data::Typed,
+            |tx, entries| {
+                let mut ap = tx.appender::<Rows>().expect("appender");
+                for i in 0..entries {
+                    ap.append(&i, &row(i, 0)).expect("append");
+                }
+            },
+            |tx, keys| {
+                let mut sum = 0u64;
+                for k in keys {
+                    let r = tx.get::<Rows>(k).expect("get");
+                    sum = sum.wrapping_add(r.as_ref().map_or(0, row_sum));
+                }
+                sum
+            },
+            |tx| tx.stat::<Rows>().expect("stat"),
+        )
+    }
+}
+
+impl<S: Schema> TabulaReader<S> {
+    /// 32-byte values through `get_bytes` on table `T`.
+    fn bytes<T: Table<Key = u64, Value = Vec<u8>>>(sizes: GetSizes, k: Knobs) -> Self
+    where
+        S: Contains<T>,
+    {
+        TabulaReader::new(
+            sizes,
+            k,
+            Data::Bytes,
+            |tx, entries| {
+                let mut ap = tx.appender::<T>().expect("appender");
+                let mut value = Vec::with_capacity(32);
+                for i in 0..entries {
+                    value.clear();
+                    value.extend_from_slice(&value32(i));
+                    ap.append(&i, &value).expect("append");
+                }
+            },
+            |tx, keys| {
+                let mut sum = 0u64;
+                for k in keys {
+                    let v = tx.get_bytes::<T>(k).expect("get");
+                    sum = sum.wrapping_add(v.map_or(0, fold_words));
+                }
+                sum
+            },
+            |tx| tx.stat::<T>().expect("stat"),
+        )
+    }
+
+    fn new(
+        sizes: GetSizes,
+        k: Knobs,
+        data: Data,
+        load: fn(&mut tabula::RwTx<'_, S>, u64),
+        pass: TabulaPass<S>,
+        stat: fn(&RoTx<'static, S>) -> TableStat,
+    ) -> Self {
         let dir = scratch_dir("get-tabula");
         let mut options = tabula_options()
             .write_map(k.write_map)
@@ -310,15 +473,7 @@ impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> TabulaReader
             options,
         ));
         let mut tx = db.write().expect("write");
-        {
-            let mut ap = tx.appender::<T>().expect("appender");
-            let mut value = Vec::with_capacity(32);
-            for i in 0..sizes.entries {
-                value.clear();
-                value.extend_from_slice(&value32(i));
-                ap.append(&i, &value).expect("append");
-            }
-        }
+        load(&mut tx, sizes.entries);
         tx.commit().expect("commit");
         apply(&k, &dir.path().join("mdbx.dat"));
         // SAFETY: the `Db` lives in an `Arc` this struct holds, so its address is stable and
@@ -329,29 +484,27 @@ impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> TabulaReader
             tx,
             db,
             dir,
-            table: std::marker::PhantomData,
+            pass,
+            stat,
+            data,
         }
     }
 }
 
-impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> Drop for TabulaReader<S, T> {
+impl<S: Schema> Drop for TabulaReader<S> {
     fn drop(&mut self) {
         // SAFETY: `tx` is dropped exactly once, here, while `db` is still alive.
         unsafe { ManuallyDrop::drop(&mut self.tx) };
     }
 }
 
-impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> Reader for TabulaReader<S, T> {
-    fn pass(&mut self, keys: &[u64]) -> usize {
-        let mut sum = 0;
-        for k in keys {
-            sum += self
-                .tx
-                .get_bytes::<T>(k)
-                .expect("get")
-                .map_or(0, <[u8]>::len);
-        }
-        sum
+impl<S: Schema> Reader for TabulaReader<S> {
+    fn pass(&mut self, keys: &[u64]) -> u64 {
+        (self.pass)(&self.tx, keys)
+    }
+
+    fn data(&self) -> Data {
+        self.data
     }
 
     fn file(&self) -> PathBuf {
@@ -360,12 +513,13 @@ impl<S: Schema + Contains<T>, T: Table<Key = u64, Value = Vec<u8>>> Reader for T
 
     fn shape(&self) -> String {
         let _ = &self.db;
-        let s = self.tx.stat::<T>().expect("stat");
+        let s = (self.stat)(&self.tx);
         shape(s.depth, s.branch_pages, s.leaf_pages)
     }
 }
 
-/// Raw libmdbx: `mdbx_get` with the handle opened once (or, `reopen_dbi`, before every get).
+/// Raw libmdbx: `mdbx_get` with the handle opened once (or, `reopen_dbi`, before every get);
+/// typed: + bincode 2 `decode_from_slice`.
 struct RawReader {
     // Fields drop in order: the txn is ended in Drop, then the env closes, then the dir goes.
     txn: Option<raw::Txn>,
@@ -373,11 +527,12 @@ struct RawReader {
     dbi: raw::Dbi,
     reopen_dbi: bool,
     integer_key: bool,
+    data: Data,
     dir: TempDir,
 }
 
 impl RawReader {
-    fn new(sizes: GetSizes, k: Knobs, reopen_dbi: bool) -> Self {
+    fn new(sizes: GetSizes, k: Knobs, reopen_dbi: bool, data: Data) -> Self {
         let dir = scratch_dir("get-raw");
         let flags = EnvFlags {
             write_map: k.write_map,
@@ -403,7 +558,13 @@ impl RawReader {
             txn.open_table(c"kv", table_flags, true)
         };
         for i in 0..sizes.entries {
-            txn.put(dbi, &key_bytes(i, k.integer_key), &value32(i), raw::APPEND);
+            let key = key_bytes(i, k.integer_key);
+            match data {
+                Data::Bytes => txn.put(dbi, &key, &value32(i), raw::APPEND),
+                Data::Typed | Data::Tuple => {
+                    txn.put(dbi, &key, &row_bytes(&row(i, 0)), raw::APPEND);
+                }
+            }
         }
         txn.commit();
         apply(&k, &dir.path().join("mdbx.dat"));
@@ -414,6 +575,7 @@ impl RawReader {
             dbi,
             reopen_dbi,
             integer_key: k.integer_key,
+            data,
             dir,
         }
     }
@@ -437,9 +599,9 @@ impl Drop for RawReader {
 }
 
 impl Reader for RawReader {
-    fn pass(&mut self, keys: &[u64]) -> usize {
+    fn pass(&mut self, keys: &[u64]) -> u64 {
         let txn = self.txn.as_ref().expect("live txn");
-        let mut sum = 0;
+        let mut sum = 0u64;
         for k in keys {
             let dbi = if self.reopen_dbi {
                 // Seed 000's "before": a handle lookup by name on every get.
@@ -447,11 +609,18 @@ impl Reader for RawReader {
             } else {
                 self.dbi
             };
-            sum += txn
-                .get(dbi, &key_bytes(*k, self.integer_key))
-                .map_or(0, <[u8]>::len);
+            let v = txn.get(dbi, &key_bytes(*k, self.integer_key));
+            let s = match self.data {
+                Data::Bytes => v.map_or(0, fold_words),
+                Data::Typed | Data::Tuple => v.map_or(0, |b| row_sum(&decode_row(b))),
+            };
+            sum = sum.wrapping_add(s);
         }
         sum
+    }
+
+    fn data(&self) -> Data {
+        self.data
     }
 
     fn file(&self) -> PathBuf {
@@ -465,16 +634,22 @@ impl Reader for RawReader {
     }
 }
 
-/// heed (LMDB): `Database<Bytes, Bytes>::get`.
+/// heed's table: raw bytes, or heed's own serde codec.
+enum HeedDb {
+    Bytes(heed::Database<'static, Bytes, Bytes>),
+    Typed(heed::Database<'static, Bytes, SerdeBincode<Row>>),
+}
+
+/// heed (LMDB): `Database<Bytes, Bytes>::get`, or `Database<Bytes, SerdeBincode<Row>>::get`.
 struct HeedReader {
     // Fields drop in order: the txn (which holds its own handle on the env) first.
     txn: RoTxn<'static, WithTls>,
-    db: heed::Database<'static, Bytes, Bytes>,
+    db: HeedDb,
     dir: TempDir,
 }
 
 impl HeedReader {
-    fn new(sizes: GetSizes, k: Knobs) -> Self {
+    fn new(sizes: GetSizes, k: Knobs, data: Data) -> Self {
         let dir = scratch_dir("get-heed");
         assert!(
             k.page_size < 0 && !k.exclusive,
@@ -500,14 +675,34 @@ impl HeedReader {
                 for i in 0..sizes.other_tables {
                     opener.create_database::<Bytes, Bytes>(wtxn, Some(&table_name(i)))?;
                 }
-                let db = opener.create_database::<Bytes, Bytes>(wtxn, Some("kv"))?;
-                for i in 0..sizes.entries {
-                    db.put_with_flags(wtxn, PutFlags::APPEND, &i.to_be_bytes(), &value32(i))?;
-                }
-                Ok(CommitOrAbort::<_, ()>::Commit(db))
+                let dbs = match data {
+                    Data::Bytes => {
+                        let db = opener.create_database::<Bytes, Bytes>(wtxn, Some("kv"))?;
+                        for i in 0..sizes.entries {
+                            let (k, v) = (i.to_be_bytes(), value32(i));
+                            db.put_with_flags(wtxn, PutFlags::APPEND, &k, &v)?;
+                        }
+                        (Some(db), None)
+                    }
+                    Data::Typed | Data::Tuple => {
+                        let db =
+                            opener.create_database::<Bytes, SerdeBincode<Row>>(wtxn, Some("kv"))?;
+                        for i in 0..sizes.entries {
+                            let (k, v) = (i.to_be_bytes(), row(i, 0));
+                            db.put_with_flags(wtxn, PutFlags::APPEND, &k, &v)?;
+                        }
+                        (None, Some(db))
+                    }
+                };
+                Ok(CommitOrAbort::<_, ()>::Commit(dbs))
             })
             .expect("heed create")
             .unwrap_commit();
+        let db = match db {
+            (Some(db), _) => HeedDb::Bytes(db),
+            (None, Some(db)) => HeedDb::Typed(db),
+            (None, None) => unreachable!("one table was created"),
+        };
         apply(&k, &dir.path().join("data.mdb"));
         let txn = env.static_read_txn().expect("heed read");
         HeedReader { txn, db, dir }
@@ -515,16 +710,30 @@ impl HeedReader {
 }
 
 impl Reader for HeedReader {
-    fn pass(&mut self, keys: &[u64]) -> usize {
-        let mut sum = 0;
-        for k in keys {
-            sum += self
-                .db
-                .get(&self.txn, &k.to_be_bytes())
-                .expect("heed get")
-                .map_or(0, <[u8]>::len);
+    fn pass(&mut self, keys: &[u64]) -> u64 {
+        let mut sum = 0u64;
+        match &self.db {
+            HeedDb::Bytes(db) => {
+                for k in keys {
+                    let v = db.get(&self.txn, &k.to_be_bytes()).expect("heed get");
+                    sum = sum.wrapping_add(v.map_or(0, fold_words));
+                }
+            }
+            HeedDb::Typed(db) => {
+                for k in keys {
+                    let v = db.get(&self.txn, &k.to_be_bytes()).expect("heed get");
+                    sum = sum.wrapping_add(v.as_ref().map_or(0, row_sum));
+                }
+            }
         }
         sum
+    }
+
+    fn data(&self) -> Data {
+        match self.db {
+            HeedDb::Bytes(_) => Data::Bytes,
+            HeedDb::Typed(_) => Data::Typed,
+        }
     }
 
     fn file(&self) -> PathBuf {
@@ -532,36 +741,124 @@ impl Reader for HeedReader {
     }
 
     fn shape(&self) -> String {
-        let s = self.db.stat(&self.txn).expect("heed stat");
+        let s = match &self.db {
+            HeedDb::Bytes(db) => db.stat(&self.txn),
+            HeedDb::Typed(db) => db.stat(&self.txn),
+        }
+        .expect("heed stat");
         shape(s.depth, s.branch_pages as u64, s.leaf_pages as u64)
     }
 }
 
-fn redb(sizes: GetSizes, keys: &[u64]) -> std::time::Duration {
-    let dir = scratch_dir("get-redb");
-    let db = redb::Database::create(redb_file(dir.path())).expect("redb create");
-    let wtx = db.begin_write().expect("redb write");
-    for i in 0..sizes.other_tables {
-        let name = table_name(i);
-        let def: TableDefinition<u64, &[u8]> = TableDefinition::new(&name);
-        wtx.open_table(def).expect("redb table");
-    }
-    {
-        let mut t = wtx.open_table(REDB_KV).expect("redb table");
-        for i in 0..sizes.entries {
-            t.insert(i, &value32(i)[..]).expect("redb insert");
+/// redb's table, by what it stores.
+enum RedbTable {
+    Bytes(ReadOnlyTable<u64, &'static [u8]>),
+    Typed(ReadOnlyTable<u64, RedbRow>),
+    Tuple(ReadOnlyTable<u64, RedbTuple>),
+}
+
+/// redb: `ReadOnlyTable::get` on `&[u8]` values, typed rows ([`RedbRow`], bincode 2), or the
+/// native tuple.
+struct RedbReader {
+    table: RedbTable,
+    _db: redb::Database,
+    dir: TempDir,
+}
+
+impl RedbReader {
+    fn new(sizes: GetSizes, data: Data) -> Self {
+        let dir = scratch_dir("get-redb");
+        let db = redb::Database::create(redb_file(dir.path())).expect("redb create");
+        let wtx = db.begin_write().expect("redb write");
+        for i in 0..sizes.other_tables {
+            let name = table_name(i);
+            let def: TableDefinition<u64, &[u8]> = TableDefinition::new(&name);
+            wtx.open_table(def).expect("redb table");
+        }
+        const BYTES: TableDefinition<u64, &[u8]> = TableDefinition::new("kv");
+        const TYPED: TableDefinition<u64, RedbRow> = TableDefinition::new("kv");
+        const TUPLE: TableDefinition<u64, RedbTuple> = TableDefinition::new("kv");
+        {
+            match data {
+                Data::Bytes => {
+                    let mut t = wtx.open_table(BYTES).expect("redb table");
+                    for i in 0..sizes.entries {
+                        t.insert(i, &value32(i)[..]).expect("redb insert");
+                    }
+                }
+                Data::Typed => {
+                    let mut t = wtx.open_table(TYPED).expect("redb table");
+                    for i in 0..sizes.entries {
+                        t.insert(i, row(i, 0)).expect("redb insert");
+                    }
+                }
+                Data::Tuple => {
+                    let mut t = wtx.open_table(TUPLE).expect("redb table");
+                    for i in 0..sizes.entries {
+                        let r = row(i, 0);
+                        let v = (r.id, r.amount, r.name.as_str(), r.flags, r.hash);
+                        t.insert(i, v).expect("redb insert");
+                    }
+                }
+            }
+        }
+        wtx.commit().expect("redb commit");
+        let rtx = db.begin_read().expect("redb read");
+        let table = match data {
+            Data::Bytes => RedbTable::Bytes(rtx.open_table(BYTES).expect("redb table")),
+            Data::Typed => RedbTable::Typed(rtx.open_table(TYPED).expect("redb table")),
+            Data::Tuple => RedbTable::Tuple(rtx.open_table(TUPLE).expect("redb table")),
+        };
+        RedbReader {
+            table,
+            _db: db,
+            dir,
         }
     }
-    wtx.commit().expect("redb commit");
-    let rtx = db.begin_read().expect("redb read");
-    let t = rtx.open_table(REDB_KV).expect("redb table");
-    median_of(sizes.reps, || {
-        time(|| {
-            let mut sum = 0;
-            for &k in keys {
-                sum += t.get(k).expect("redb get").map_or(0, |g| g.value().len());
+}
+
+impl Reader for RedbReader {
+    fn pass(&mut self, keys: &[u64]) -> u64 {
+        let mut sum = 0u64;
+        match &self.table {
+            RedbTable::Bytes(t) => {
+                for &k in keys {
+                    let g = t.get(k).expect("redb get");
+                    sum = sum.wrapping_add(g.map_or(0, |g| fold_words(g.value())));
+                }
             }
-            expect_all_found(black_box(sum), keys);
-        })
-    })
+            RedbTable::Typed(t) => {
+                for &k in keys {
+                    let g = t.get(k).expect("redb get");
+                    sum = sum.wrapping_add(g.map_or(0, |g| row_sum(&g.value())));
+                }
+            }
+            RedbTable::Tuple(t) => {
+                for &k in keys {
+                    let g = t.get(k).expect("redb get");
+                    sum = sum.wrapping_add(g.map_or(0, |g| {
+                        let (id, amount, name, flags, hash) = g.value();
+                        row_parts_sum(id, amount, name.as_bytes(), flags, &hash)
+                    }));
+                }
+            }
+        }
+        sum
+    }
+
+    fn data(&self) -> Data {
+        match self.table {
+            RedbTable::Bytes(_) => Data::Bytes,
+            RedbTable::Typed(_) => Data::Typed,
+            RedbTable::Tuple(_) => Data::Tuple,
+        }
+    }
+
+    fn file(&self) -> PathBuf {
+        redb_file(self.dir.path())
+    }
+
+    fn shape(&self) -> String {
+        "redb (no B-tree statistics here)".to_string()
+    }
 }

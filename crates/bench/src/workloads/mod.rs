@@ -1,9 +1,16 @@
-//! The four seed workloads (get hot and cold are one module).
+//! The workloads: the four seed workloads (get hot and cold are one module) and the ones users
+//! run beyond them (scan, upsert, big values, mixed reads and writes, open).
 
 pub mod append;
+pub mod big_values;
 pub mod get;
+pub mod load;
 pub mod many_tables;
+pub mod mixed;
+pub mod open;
+pub mod scan;
 pub mod short_reads;
+pub mod upsert;
 
 use std::path::Path;
 
