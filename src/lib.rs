@@ -278,6 +278,7 @@ pub use tabula_core::{
     TableStat,
     Tx,
     Value,
+    ValueTrace,
     libmdbx_version,
 };
 pub use tabula_derive::{Key, Schema, Table};

@@ -33,7 +33,7 @@
 //!
 //! fn migrations() -> Migrations {
 //!     Migrations::new().step(2, "accounts-with-nonce", |m| {
-//!         m.rename_table("balances", "accounts");
+//!         m.rename_table::<Accounts>("balances");
 //!         m.transform::<Accounts, AccountV1>(|old| Account { balance: old.balance, nonce: 0 });
 //!     })
 //! }
@@ -341,11 +341,26 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     rewritten.insert(name.to_string());
                 }
                 Op::Drop { name } => {
+                    if tabula_core::__private::is_reserved(name) {
+                        plan.problems.push(format!(
+                            "step {} `{}` drops `{name}`, a name reserved for Tabula's own tables",
+                            step.version, step.name
+                        ));
+                        continue;
+                    }
                     names.remove(*name);
                     records.remove(*name);
                     plan.drop.push(name);
                 }
                 Op::Rename { from, to } => {
+                    if tabula_core::__private::is_reserved(from) {
+                        plan.problems.push(format!(
+                            "step {} `{}` renames `{from}`, a name reserved for Tabula's own \
+                             tables",
+                            step.version, step.name
+                        ));
+                        continue;
+                    }
                     names.remove(*from);
                     names.insert(to.to_string());
                     if let Some(r) = records.remove(*from) {
@@ -356,10 +371,9 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     source,
                     target,
                     record,
-                    replace,
                     ..
                 } => {
-                    let name = if *replace { source } else { target };
+                    let name = target.unwrap_or(source);
                     names.insert(name.to_string());
                     records.insert(name.to_string(), record.clone());
                     rewritten.insert(name.to_string());
@@ -373,14 +387,20 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
             operations: step.descriptions(),
         });
     }
-    for info in S::TABLES {
+    let declared = match startup::declare(S::TABLES) {
+        Ok(declared) => declared,
+        Err(e) => {
+            plan.problems.push(e.to_string());
+            S::TABLES.iter().map(TableRecord::of).collect()
+        }
+    };
+    for (info, declared) in S::TABLES.iter().zip(&declared) {
         if !names.contains(info.name) {
             plan.create.push(info.name);
             continue;
         }
-        let declared = TableRecord::of(info);
         if let Some(stored) = records.get(info.name)
-            && let Err(e) = check_record(info, stored, &declared, target + 1)
+            && let Err(e) = check_record(info, stored, declared, target + 1)
         {
             plan.problems.push(e.to_string());
         }

@@ -46,7 +46,7 @@ type ProgressFn = dyn Fn(&Progress<'_>) + Send + Sync;
 /// struct Accounts;
 ///
 /// let migrations = Migrations::new()
-///     .step(2, "rename-balances", |m| m.rename_table("balances", "accounts"))
+///     .step(2, "rename-balances", |m| m.rename_table::<Accounts>("balances"))
 ///     .step(3, "add-nonce", |m| {
 ///         m.transform::<Accounts, AccountV1>(|old| Account { balance: old.balance, nonce: 0 })
 ///     });
@@ -187,20 +187,23 @@ pub(crate) enum Op {
         from: &'static str,
         to: &'static str,
     },
-    /// Reads every entry of `source`, maps it, and writes it to `target` (a temporary table
-    /// that replaces `source` at the end when `replace` is set).
+    /// Reads every entry of `source`, maps it, and writes it to `target`, or, when `target` is
+    /// `None`, to the bootstrap's scratch table for `source`, which replaces `source` at the end.
     Rewrite {
         what: String,
         source: &'static str,
-        target: &'static str,
+        target: Option<&'static str>,
         flags: TableFlags,
         record: TableRecord,
-        replace: bool,
         in_order: bool,
         unique: bool,
         map: Box<MapFn>,
         /// The structural declaration that goes into the checksum.
         declaration: String,
+        /// The declarations Tabula releases before complete tracing gave this operation (their
+        /// shapes were `None` where serde-reflection could not finish): a step they applied is
+        /// recognised by any of these.
+        legacy: Vec<String>,
     },
     Run {
         label: &'static str,
@@ -230,17 +233,57 @@ impl Op {
         match self {
             Op::Rewrite { declaration, .. } => declaration.clone(),
             Op::Create { record, .. } => {
-                format!("{} shape {:?}", self.describe(), record.shape)
+                format!(
+                    "{} shape {:?}{}",
+                    self.describe(),
+                    record.shape,
+                    version_suffix(record.value_version)
+                )
             }
             _ => self.describe(),
         }
     }
+
+    /// What earlier releases wrote into the checksum for this operation; see `Op::Rewrite`'s
+    /// `legacy`.
+    fn legacy_declarations(&self) -> Vec<String> {
+        match self {
+            Op::Rewrite { legacy, .. } => legacy.clone(),
+            Op::Create { record, .. } => shapes_or_none(&record.shape)
+                .into_iter()
+                .map(|shape| format!("{} shape {shape:?}", self.describe()))
+                .collect(),
+            _ => vec![self.describe()],
+        }
+    }
 }
 
-fn temp_name(table: &str) -> &'static str {
-    // A handful per open at most: leaking keeps table names `&'static` like declared ones.
-    Box::leak(format!("__tabula_tmp_{table}").into_boxed_str())
+/// ` version N` for a stated value version (nothing otherwise, as in earlier releases).
+fn version_suffix(version: Option<u32>) -> String {
+    version.map(|v| format!(" version {v}")).unwrap_or_default()
 }
+
+/// The shapes an earlier release may have recorded for a shape traced now: the same, or none
+/// (where serde-reflection could not finish the type).
+fn shapes_or_none(shape: &Option<String>) -> Vec<Option<String>> {
+    match shape {
+        Some(_) => vec![shape.clone(), None],
+        None => vec![None],
+    }
+}
+
+/// FNV-1a, 64 bit, of a step's declaration: stable across Rust versions and platforms.
+fn fnv(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Legacy checksums tried per step at most (each shape-bearing operation doubles them).
+const MAX_LEGACY_CHECKSUMS: usize = 4096;
 
 impl Step {
     /// The operations, described in words.
@@ -257,13 +300,32 @@ impl Step {
             text.push_str(&op.declaration());
             text.push('\n');
         }
-        // FNV-1a, 64 bit: stable across Rust versions and platforms.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        fnv(&text)
+    }
+
+    /// Whether `recorded` is this step's checksum, as this release computes it or as a release
+    /// before complete tracing did (which recorded no shape for value types it could not trace
+    /// to the end, so its checksum of an unchanged step differs).
+    pub(crate) fn checksum_matches(&self, recorded: &str) -> bool {
+        if self.checksum() == recorded {
+            return true;
         }
-        format!("{h:016x}")
+        let mut texts = vec![format!("{}\n{}\n", self.version, self.name)];
+        for op in &self.ops {
+            let alternatives = op.legacy_declarations();
+            if texts.len() * alternatives.len() > MAX_LEGACY_CHECKSUMS {
+                return false;
+            }
+            texts = texts
+                .iter()
+                .flat_map(|text| {
+                    alternatives
+                        .iter()
+                        .map(move |alt| format!("{text}{alt}\n"))
+                })
+                .collect();
+        }
+        texts.iter().any(|text| fnv(text) == recorded)
     }
 
     /// The step's version.
@@ -292,9 +354,45 @@ impl Step {
         self.ops.push(Op::Drop { name });
     }
 
-    /// Renames a table, keeping its contents.
-    pub fn rename_table(&mut self, from: &'static str, to: &'static str) {
-        self.ops.push(Op::Rename { from, to });
+    /// Renames the stored table `from` to the name of the declared table `To`, keeping its
+    /// contents (and its recorded declaration: a value type that changed too needs a
+    /// [`transform`](Step::transform) after the rename). The new name comes from a table
+    /// declaration, so a migration step cannot create a table whose name is made at run time.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "accounts", key = u64, value = u64)]
+    /// struct Accounts;
+    ///
+    /// #[derive(Schema)]
+    /// struct App(Accounts);
+    ///
+    /// // Release 1 called the table "balances".
+    /// #[derive(Table)]
+    /// #[table(name = "balances", key = u64, value = u64)]
+    /// struct Balances;
+    /// #[derive(Schema)]
+    /// struct AppV1(Balances);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<AppV1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Balances>(&1, &100)?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "rename-balances", |m| {
+    ///     m.rename_table::<Accounts>("balances");
+    /// });
+    /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Accounts>(&1)?, Some(100));
+    /// # Ok(()) }
+    /// ```
+    pub fn rename_table<To: Table>(&mut self, from: &'static str) {
+        self.ops.push(Op::Rename { from, to: To::NAME });
     }
 
     /// Re-encodes every value of table `T`: each stored value is decoded as `Old` (serde +
@@ -314,15 +412,30 @@ impl Step {
     ) {
         let info = TableInfo::of::<T>();
         let record = TableRecord::of(&info);
+        let old_shape = C::shape();
+        let text = |old: &Option<String>, new: &Option<String>| {
+            format!(
+                "transform {} from {} shape {old:?} to {} shape {new:?} flags {}",
+                T::NAME,
+                C::DESCRIPTOR,
+                record.value,
+                T::FLAGS
+            )
+        };
         let declaration = format!(
-            "transform {} from {} shape {:?} to {} shape {:?} flags {}",
-            T::NAME,
-            C::DESCRIPTOR,
-            C::shape(),
-            record.value,
-            record.shape,
-            T::FLAGS
+            "{}{}",
+            text(&old_shape, &record.shape),
+            version_suffix(record.value_version)
         );
+        let legacy = shapes_or_none(&old_shape)
+            .iter()
+            .flat_map(|old| {
+                shapes_or_none(&record.shape)
+                    .into_iter()
+                    .map(|new| text(old, &new))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         let map = move |k: &[u8], v: &[u8]| -> Result<(Vec<u8>, Vec<u8>)> {
             let old = C::decode(v).map_err(|source| Error::Decode {
                 table: T::NAME,
@@ -336,14 +449,14 @@ impl Step {
         self.ops.push(Op::Rewrite {
             what: format!("transform values of {}", T::NAME),
             source: T::NAME,
-            target: temp_name(T::NAME),
+            target: None,
             flags: T::FLAGS,
             record,
-            replace: true,
             in_order: !T::FLAGS.dupsort,
             unique: false,
             map: Box::new(map),
             declaration,
+            legacy,
         });
     }
 
@@ -375,13 +488,13 @@ impl Step {
         self.ops.push(Op::Rewrite {
             what: format!("rekey {}", T::NAME),
             source: T::NAME,
-            target: temp_name(T::NAME),
+            target: None,
             flags: T::FLAGS,
             record,
-            replace: true,
             in_order: false,
             unique: !T::FLAGS.dupsort,
             map: Box::new(map),
+            legacy: vec![declaration.clone()],
             declaration,
         });
     }
@@ -410,13 +523,13 @@ impl Step {
         self.ops.push(Op::Rewrite {
             what: format!("copy {} into {}", From::NAME, To::NAME),
             source: From::NAME,
-            target: To::NAME,
+            target: Some(To::NAME),
             flags: To::FLAGS,
             record,
-            replace: false,
             in_order: false,
             unique: false,
             map: Box::new(map),
+            legacy: vec![declaration.clone()],
             declaration,
         });
     }

@@ -310,17 +310,6 @@ fn same_body(a: &Body, b: &Body) -> bool {
     }
 }
 
-/// The type as a short Rust-like expression: containers by name, e.g. `Option<Kind>`.
-pub(crate) fn render(s: &Structure) -> String {
-    let mut out = String::new();
-    Render {
-        stack: Vec::new(),
-        out: &mut out,
-    }
-    .short(s);
-    out
-}
-
 /// The outermost container with its fields or variants, e.g. `Event { a: u64, kinds: [Kind] }`;
 /// other structures as [`render`]. Cut at about `limit` characters.
 pub(crate) fn outline(s: &Structure, limit: usize) -> String {
