@@ -196,7 +196,7 @@ fn missing_step_is_detected_from_the_value_shape() {
         matches!(
             err,
             Error::SchemaMismatch {
-                what: "value shape",
+                what: "value structure",
                 ..
             }
         ),
