@@ -336,7 +336,10 @@ pub enum Error {
     /// derives refuse at compile time, but a hand-written `impl Table` or `impl Schema` does
     /// not), or a value type whose structure cannot be traced and that states no
     /// `value_version`.
-    #[error("table `{table}`{} cannot be opened: {problem}", rust_suffix(rust_name))]
+    #[error(
+        "table `{table}`{} cannot be opened: {problem}",
+        rust_suffix(rust_name)
+    )]
     InvalidTable {
         /// The table's name.
         table: String,

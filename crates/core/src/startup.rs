@@ -10,14 +10,14 @@ use crossbeam_queue::ArrayQueue;
 
 use std::time::Instant;
 
+use crate::codec::ValueTrace;
+use crate::codec::identity::{self, Structure};
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, MdbxCode, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
 use crate::state::{Db, Shared};
-use crate::codec::ValueTrace;
-use crate::codec::identity::{self, Structure};
 use crate::table::{Schema, TableFlags, TableInfo};
 
 /// A table's handle in the startup transaction: valid for the [`Bootstrap`] that found or
@@ -819,7 +819,9 @@ fn old_value_name(info: &TableInfo, stored: Option<&Structure>) -> String {
 /// codec declared now (a custom codec's name may itself hold `<`).
 fn stored_codec<'a>(stored: &'a str, declared_codec: &str) -> &'a str {
     match stored.strip_prefix(declared_codec) {
-        Some(rest) if rest.starts_with('<') && rest.ends_with('>') => &stored[..declared_codec.len()],
+        Some(rest) if rest.starts_with('<') && rest.ends_with('>') => {
+            &stored[..declared_codec.len()]
+        }
         _ => stored.split('<').next().unwrap_or(stored),
     }
 }
@@ -935,7 +937,10 @@ pub fn check_record(
     let old_codec = stored_codec(&stored.value, &codec);
     if old_codec != codec {
         let op = match old_codec {
-            "bincode" => format!("m.transform::<{ident}, {}>(|old| ...)", old_value_name(info, None)),
+            "bincode" => format!(
+                "m.transform::<{ident}, {}>(|old| ...)",
+                old_value_name(info, None)
+            ),
             "raw" => format!("m.transform_with::<{ident}, tabula::Raw>(|bytes| ...)"),
             _ => format!("m.transform_with::<{ident}, OldCodec>(|old| ...)"),
         };
@@ -997,11 +1002,12 @@ pub fn check_record(
                 }
                 return Ok(());
             }
+            let (changes, was, now) = identity::differences(&old, &new, 8, 200);
             mismatch(
                 "value structure",
-                identity::outline(&old, 200),
-                identity::outline(&new, 200),
-                identity::differences(&old, &new, 8),
+                was,
+                now,
+                changes,
                 transform(&old_value_name(info, Some(&old))),
             )
         }

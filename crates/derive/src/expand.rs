@@ -356,7 +356,10 @@ mod tests {
             derive_table,
             "#[table(key = u64, value = u8, value_version = 3)] struct r#T;",
         );
-        assert!(out.contains(":: core :: option :: Option :: Some (3u32)"), "{out}");
+        assert!(
+            out.contains(":: core :: option :: Option :: Some (3u32)"),
+            "{out}"
+        );
         assert!(out.contains("module_path ! () , \"::\" , \"T\""), "{out}");
         for bad in ["0", "\"1\"", "-1", "4294967296", "1.5"] {
             let out = expand(

@@ -318,11 +318,7 @@ impl Step {
             }
             texts = texts
                 .iter()
-                .flat_map(|text| {
-                    alternatives
-                        .iter()
-                        .map(move |alt| format!("{text}{alt}\n"))
-                })
+                .flat_map(|text| alternatives.iter().map(move |alt| format!("{text}{alt}\n")))
                 .collect();
         }
         texts.iter().any(|text| fnv(text) == recorded)

@@ -451,12 +451,23 @@ impl Render<'_> {
 /// rest). Paths start at the new type's name (or `value`) and go through fields (`.name`),
 /// sequence elements (`[_]`), option contents (`?`), map keys and values (`<key>`, `<value>`),
 /// tuple parts (`.0`) and enum variants (`::Name`).
-pub(crate) fn differences(old: &Structure, new: &Structure, limit: usize) -> Vec<String> {
+///
+/// Also returns the [`outline`]s (cut at `width` characters) of the innermost container holding
+/// the first change, before and after (of the whole structures when no container holds it).
+pub(crate) fn differences(
+    old: &Structure,
+    new: &Structure,
+    limit: usize,
+    width: usize,
+) -> (Vec<String>, String, String) {
     let root = new.name().or(old.name()).unwrap_or("value").to_string();
     let mut d = Diff {
         out: Vec::new(),
         old_stack: Vec::new(),
         new_stack: Vec::new(),
+        containers: Vec::new(),
+        first: None,
+        width,
     };
     d.structure(old, new, &root);
     if d.out.len() > limit {
@@ -464,16 +475,34 @@ pub(crate) fn differences(old: &Structure, new: &Structure, limit: usize) -> Vec
         d.out.truncate(limit);
         d.out.push(format!("and {rest} more change(s)"));
     }
-    d.out
+    let (was, now) = d
+        .first
+        .unwrap_or_else(|| (outline(old, width), outline(new, width)));
+    (d.out, was, now)
 }
 
-struct Diff {
+struct Diff<'s> {
     out: Vec<String>,
     old_stack: Vec<String>,
     new_stack: Vec<String>,
+    /// The containers being compared, innermost last.
+    containers: Vec<(&'s Structure, &'s Structure)>,
+    /// Outlines of the container holding the first change.
+    first: Option<(String, String)>,
+    width: usize,
 }
 
-impl Diff {
+impl<'s> Diff<'s> {
+    fn note(&mut self, change: String) {
+        if self.first.is_none() {
+            self.first = self
+                .containers
+                .last()
+                .map(|(o, n)| (outline(o, self.width), outline(n, self.width)));
+        }
+        self.out.push(change);
+    }
+
     fn render_new(&self, s: &Structure) -> String {
         let mut out = String::new();
         Render {
@@ -494,7 +523,7 @@ impl Diff {
         out
     }
 
-    fn structure(&mut self, old: &Structure, new: &Structure, path: &str) {
+    fn structure(&mut self, old: &'s Structure, new: &'s Structure, path: &str) {
         use Structure as S;
         match (old, new) {
             (S::Unknown, _) | (_, S::Unknown) => {}
@@ -515,6 +544,7 @@ impl Diff {
             (S::Container(on, ob), S::Container(nn, nb)) => {
                 self.old_stack.push(on.clone());
                 self.new_stack.push(nn.clone());
+                self.containers.push((old, new));
                 let at = if path == nn {
                     format!("`{nn}`")
                 } else {
@@ -523,22 +553,31 @@ impl Diff {
                 self.body(ob, nb, path, &at);
                 self.old_stack.pop();
                 self.new_stack.pop();
+                self.containers.pop();
             }
             (a, b) if same(a, b) => {}
             (a, b) => {
                 let (a, b) = (self.render_old(a), self.render_new(b));
-                self.out.push(format!("`{path}`: `{a}` became `{b}`"));
+                self.note(format!("`{path}`: `{a}` became `{b}`"));
             }
         }
     }
 
-    fn body(&mut self, old: &Body, new: &Body, path: &str, at: &str) {
-        let kind = |b: &Body| match b {
-            Body::Unit => "a unit struct",
-            Body::Newtype(_) => "a newtype struct",
-            Body::Tuple(_) => "a tuple struct",
-            Body::Struct(_) => "a struct",
-            Body::Enum(_) => "an enum",
+    fn body(&mut self, old: &'s Body, new: &'s Body, path: &str, at: &str) {
+        let variant = path
+            .rsplit('.')
+            .next()
+            .is_some_and(|last| last.contains("::"));
+        let kind = |b: &Body| match (b, variant) {
+            (Body::Unit, false) => "a unit struct",
+            (Body::Newtype(_), false) => "a newtype struct",
+            (Body::Tuple(_), false) => "a tuple struct",
+            (Body::Struct(_), false) => "a struct",
+            (Body::Unit, true) => "a unit variant",
+            (Body::Newtype(_), true) => "a newtype variant",
+            (Body::Tuple(_), true) => "a tuple variant",
+            (Body::Struct(_), true) => "a struct variant",
+            (Body::Enum(_), _) => "an enum",
         };
         match (old, new) {
             (Body::Unit, Body::Unit) => {}
@@ -554,16 +593,14 @@ impl Diff {
             }
             (Body::Struct(a), Body::Struct(b)) => self.fields(a, b, path, at, "field"),
             (Body::Enum(a), Body::Enum(b)) => self.variants(a, b, path, at),
-            (a, b) => self
-                .out
-                .push(format!("{at}: {} became {}", kind(a), kind(b))),
+            (a, b) => self.note(format!("{at}: {} became {}", kind(a), kind(b))),
         }
     }
 
     fn fields(
         &mut self,
-        old: &[(String, Structure)],
-        new: &[(String, Structure)],
+        old: &'s [(String, Structure)],
+        new: &'s [(String, Structure)],
         path: &str,
         at: &str,
         what: &str,
@@ -580,7 +617,7 @@ impl Diff {
             && r == a
             && same(&old[*r].1, &new[*a].1)
         {
-            self.out.push(format!(
+            self.note(format!(
                 "{at}: {what} `{}` renamed to `{}`",
                 old_names[*r], new_names[*a]
             ));
@@ -591,11 +628,11 @@ impl Diff {
             };
             for &r in &removed {
                 let field = typed(old_names[r], self.render_old(&old[r].1));
-                self.out.push(format!("{at}: {what} `{field}` removed"));
+                self.note(format!("{at}: {what} `{field}` removed"));
             }
             for &a in &added {
                 let field = typed(new_names[a], self.render_new(&new[a].1));
-                self.out.push(format!("{at}: {what} `{field}` added"));
+                self.note(format!("{at}: {what} `{field}` added"));
             }
         }
         let kept_old: Vec<&str> = old_names
@@ -609,7 +646,7 @@ impl Diff {
             .filter(|n| old_names.contains(n))
             .collect();
         if kept_old != kept_new {
-            self.out.push(format!(
+            self.note(format!(
                 "{at}: {what}s reordered from ({}) to ({})",
                 kept_old.join(", "),
                 kept_new.join(", ")
@@ -624,24 +661,32 @@ impl Diff {
 
     fn variants(
         &mut self,
-        old: &[(u32, String, Option<Body>)],
-        new: &[(u32, String, Option<Body>)],
+        old: &'s [(u32, String, Option<Body>)],
+        new: &'s [(u32, String, Option<Body>)],
         path: &str,
         at: &str,
     ) {
-        // Variants compare like fields: by name, with order and contents.
-        let as_fields = |v: &[(u32, String, Option<Body>)]| -> Vec<(String, Structure)> {
+        // Variant names compare like field names (added, removed, renamed, reordered); their
+        // contents are compared below.
+        let names = |v: &[(u32, String, Option<Body>)]| -> Vec<(String, Structure)> {
             v.iter()
                 .map(|(_, name, _)| (name.clone(), Structure::Unknown))
                 .collect()
         };
-        let mut names = Diff {
+        let (old_names, new_names) = (names(old), names(new));
+        let mut by_name = Diff {
             out: Vec::new(),
             old_stack: self.old_stack.clone(),
             new_stack: self.new_stack.clone(),
+            containers: self.containers.clone(),
+            first: None,
+            width: self.width,
         };
-        names.fields(&as_fields(old), &as_fields(new), path, at, "variant");
-        self.out.append(&mut names.out);
+        by_name.fields(&old_names, &new_names, path, at, "variant");
+        if self.first.is_none() {
+            self.first = by_name.first;
+        }
+        self.out.append(&mut by_name.out);
         for (_, name, o) in old {
             if let Some((_, _, n)) = new.iter().find(|(_, m, _)| m == name)
                 && let (Some(o), Some(n)) = (o, n)
@@ -715,7 +760,9 @@ mod tests {
         assert!(same(&a, &structure::<b::Renamed>()));
         let changed = structure::<b::Changed>();
         assert!(!same(&a, &changed));
-        let d = differences(&a, &changed, 10);
+        let (d, was, now) = differences(&a, &changed, 10, 100);
+        assert_eq!(was, "Thing { id: u64, kinds: [Kind] }");
+        assert_eq!(now, "Changed { id: u64, kinds: [Other2], extra: String }");
         assert_eq!(
             d,
             [
