@@ -737,6 +737,9 @@ pub fn declare(tables: &[TableInfo]) -> Result<Vec<TableRecord>> {
         if info.name.is_empty() {
             return invalid("a table name cannot be empty".to_string());
         }
+        if info.name.contains('\0') {
+            return invalid("a table name cannot contain a NUL byte".to_string());
+        }
         not_reserved(info.name).map_err(|e| match e {
             Error::InvalidTable { table, problem, .. } => Error::InvalidTable {
                 table,

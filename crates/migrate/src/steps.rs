@@ -287,13 +287,37 @@ const MAX_LEGACY_CHECKSUMS: usize = 4096;
 
 impl Step {
     /// The operations, described in words.
+    ///
+    /// ```
+    /// use tabula::Migrations;
+    ///
+    /// Migrations::new().step(2, "cleanup", |m| {
+    ///     m.drop_table("sessions");
+    ///     assert_eq!(m.descriptions(), ["drop table sessions"]);
+    /// });
+    /// ```
     pub fn descriptions(&self) -> Vec<String> {
         self.ops.iter().map(Op::describe).collect()
     }
 
     /// Checksum of the step's declaration: version, name, and each operation with the tables,
     /// flags and value shapes it involves (not the closures' code, which cannot be hashed: give
-    /// a step a new version when you change what its code does).
+    /// a step a new version when you change what its code does). Recorded when the step is
+    /// applied; a later open refuses a step whose declaration changed since.
+    ///
+    /// ```
+    /// use tabula::Migrations;
+    ///
+    /// let mut sums = Vec::new();
+    /// for table in ["sessions", "tokens"] {
+    ///     Migrations::new().step(2, "cleanup", |m| {
+    ///         m.drop_table(table);
+    ///         sums.push(m.checksum());
+    ///     });
+    /// }
+    /// assert_eq!(sums[0].len(), 16);
+    /// assert_ne!(sums[0], sums[1], "another table is another declaration");
+    /// ```
     pub fn checksum(&self) -> String {
         let mut text = format!("{}\n{}\n", self.version, self.name);
         for op in &self.ops {
@@ -325,17 +349,41 @@ impl Step {
     }
 
     /// The step's version.
+    ///
+    /// ```
+    /// tabula::Migrations::new().step(3, "cleanup", |m| assert_eq!(m.version(), 3));
+    /// ```
     pub fn version(&self) -> u32 {
         self.version
     }
 
     /// The step's name.
+    ///
+    /// ```
+    /// tabula::Migrations::new().step(3, "cleanup", |m| assert_eq!(m.name(), "cleanup"));
+    /// ```
     pub fn name(&self) -> &'static str {
         self.name
     }
 
     /// Creates table `T` (with its declared flags) if it does not exist. Tables of the schema
     /// are created by `open` anyway; this is for tables a later operation of the step fills.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "archive", key = u64, value = String, dupsort)]
+    /// struct Archive;
+    ///
+    /// Migrations::new().step(2, "archive", |m| {
+    ///     m.create_table::<Archive>();
+    ///     assert_eq!(
+    ///         m.descriptions(),
+    ///         ["create table archive (flags dupsort; key u64; value bincode<String>)"]
+    ///     );
+    /// });
+    /// ```
     pub fn create_table<T: Table>(&mut self) {
         let info = TableInfo::of::<T>();
         self.ops.push(Op::Create {
@@ -345,7 +393,32 @@ impl Step {
         });
     }
 
-    /// Deletes a table and everything in it.
+    /// Deletes the stored table `name` and everything in it (a table the code may no longer
+    /// declare). Names reserved for Tabula's own tables (`__tabula…`) are refused when the step
+    /// runs.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "sessions", key = u64, value = String)]
+    /// struct Sessions;
+    /// #[derive(Table)]
+    /// #[table(name = "users", key = u64, value = String)]
+    /// struct Users;
+    /// #[derive(Schema)]
+    /// struct V1(Users, Sessions);
+    /// #[derive(Schema)]
+    /// struct V2(Users);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// drop(tabula::open::<V1>(dir.path(), Options::new())?);
+    /// let migrations = Migrations::new().step(2, "no-sessions", |m| m.drop_table("sessions"));
+    /// let (_, report) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(report.applied, [(2, "no-sessions")]);
+    /// # Ok(()) }
+    /// ```
     pub fn drop_table(&mut self, name: &'static str) {
         self.ops.push(Op::Drop { name });
     }
@@ -393,7 +466,45 @@ impl Step {
 
     /// Re-encodes every value of table `T`: each stored value is decoded as `Old` (serde +
     /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay.
-    /// Runs in batches and resumes after an interruption.
+    /// Runs in batches and resumes after an interruption. This is the step the startup step's
+    /// advice names when a table's value type changed.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Serialize, Deserialize)]
+    /// struct OldUser { name: String }
+    /// #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    /// struct User { name: String, admin: bool }
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "users", key = u64, value = OldUser)]
+    /// struct UsersV1;
+    /// #[derive(Schema)]
+    /// struct V1(UsersV1);
+    /// #[derive(Table)]
+    /// #[table(name = "users", key = u64, value = User)]
+    /// struct Users;
+    /// #[derive(Schema)]
+    /// struct V2(Users);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<UsersV1>(&1, &OldUser { name: "ann".into() })?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "users-v2", |m| {
+    ///     m.transform::<Users, OldUser>(|old| User { name: old.name, admin: false })
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// let user = db.read()?.get::<Users>(&1)?;
+    /// assert_eq!(user, Some(User { name: "ann".into(), admin: false }));
+    /// # Ok(()) }
+    /// ```
     pub fn transform<T: Table, Old: DeserializeOwned + serde::Serialize + 'static>(
         &mut self,
         f: impl Fn(Old) -> T::Value + Send + Sync + 'static,
@@ -401,7 +512,38 @@ impl Step {
         self.transform_with::<T, Bincode<Old>>(f);
     }
 
-    /// [`transform`](Step::transform) with the old values stored by codec `C`.
+    /// [`transform`](Step::transform) with the old values stored by codec `C`, e.g. raw bytes
+    /// that become serde values.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Raw, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "sizes", key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct RawSizes;
+    /// #[derive(Schema)]
+    /// struct V1(RawSizes);
+    /// #[derive(Table)]
+    /// #[table(name = "sizes", key = u64, value = u32)]
+    /// struct Sizes;
+    /// #[derive(Schema)]
+    /// struct V2(Sizes);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<RawSizes>(&1, &7u32.to_le_bytes().to_vec())?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "sizes-as-numbers", |m| {
+    ///     m.transform_with::<Sizes, Raw>(|bytes| u32::from_le_bytes(bytes.try_into().unwrap()))
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Sizes>(&1)?, Some(7));
+    /// # Ok(()) }
+    /// ```
     pub fn transform_with<T: Table, C: Value + 'static>(
         &mut self,
         f: impl Fn(C::Item) -> T::Value + Send + Sync + 'static,
@@ -459,6 +601,36 @@ impl Step {
     /// Changes the key of every entry of table `T`: each stored key is decoded as `OldKey` and
     /// replaced by `f(old)`; values stay. Two old keys mapping to one new key is an error (in a
     /// table without `dupsort`). Runs in batches and resumes after an interruption.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "blocks", key = u32, value = String)]
+    /// struct BlocksV1;
+    /// #[derive(Schema)]
+    /// struct V1(BlocksV1);
+    /// #[derive(Table)]
+    /// #[table(name = "blocks", key = u64, value = String)]
+    /// struct Blocks;
+    /// #[derive(Schema)]
+    /// struct V2(Blocks);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<BlocksV1>(&7, &"seven".to_string())?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "wide-heights", |m| {
+    ///     m.rekey::<Blocks, u32>(u64::from)
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Blocks>(&7)?, Some("seven".to_string()));
+    /// # Ok(()) }
+    /// ```
     pub fn rekey<T: Table, OldKey: Key + 'static>(
         &mut self,
         f: impl Fn(OldKey) -> T::Key + Send + Sync + 'static,
@@ -497,6 +669,36 @@ impl Step {
 
     /// Copies every entry of table `From` into table `To` (created if missing), decoding with
     /// `From`'s codecs and encoding with `To`'s. `From` is left as it is.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "prices", key = u64, value = u64)]
+    /// struct Prices;
+    /// #[derive(Table)]
+    /// #[table(name = "prices_by_number", key = u64, value = u64, integer_key)]
+    /// struct PricesByNumber;
+    /// #[derive(Schema)]
+    /// struct V1(Prices);
+    /// #[derive(Schema)]
+    /// struct V2(Prices, PricesByNumber);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Prices>(&3, &30)?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "integer-keyed-prices", |m| {
+    ///     m.copy::<Prices, PricesByNumber>()
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<PricesByNumber>(&3)?, Some(30));
+    /// # Ok(()) }
+    /// ```
     pub fn copy<From: Table, To: Table<Key = From::Key, Value = From::Value>>(&mut self) {
         let info = TableInfo::of::<To>();
         let record = TableRecord::of(&info);
@@ -533,6 +735,27 @@ impl Step {
     /// Runs arbitrary code on the startup write transaction, with typed access to any table by
     /// its type ([`MigrationTx`](crate::MigrationTx)). `label` names it in plans and in the
     /// step's checksum.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "settings", key = String, value = String)]
+    /// struct Settings;
+    /// #[derive(Schema)]
+    /// struct App(Settings);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // A database from before version 2 (a new one starts at the latest version).
+    /// drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let migrations = Migrations::new().step(2, "default-theme", |m| {
+    ///     m.run("set the theme", |tx| tx.put::<Settings>(&"theme".into(), &"dark".into()))
+    /// });
+    /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Settings>("theme")?, Some("dark".to_string()));
+    /// # Ok(()) }
+    /// ```
     pub fn run(
         &mut self,
         label: &'static str,
