@@ -260,6 +260,7 @@ pub use tabula_core::{
     KeyBuf,
     KeyHex,
     MdbxCode,
+    MismatchDetail,
     Mode,
     Options,
     Part,

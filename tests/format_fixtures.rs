@@ -216,7 +216,7 @@ fn header(i: u64) -> Header {
         } else {
             Kind::Child(i - 1)
         },
-        extra: (i % 2 == 0).then_some(i as u32 * 7),
+        extra: i.is_multiple_of(2).then_some(i as u32 * 7),
     }
 }
 
@@ -302,7 +302,7 @@ fn wallets_v1() -> Vec<(u64, WalletV1)> {
 }
 
 fn wallet(old: WalletV1) -> Wallet {
-    let history = if old.balance % 2 == 0 {
+    let history = if old.balance.is_multiple_of(2) {
         vec![Event::Deposit(old.balance)]
     } else {
         vec![Event::Deposit(old.balance + 1), Event::Withdraw(1)]
@@ -427,7 +427,7 @@ fn write_all(out: &Path) {
         if file.exists() {
             std::fs::remove_file(&file).unwrap();
         }
-        UntypedDb::open(&scratch.path().join(name))
+        UntypedDb::open(scratch.path().join(name))
             .unwrap()
             .copy_to(&file, true)
             .unwrap();

@@ -53,9 +53,10 @@ fn refused_then_migrated<T1, S1, T2, S2>(
         .expect_err("a changed value type opened without a migration step");
     let msg = err.to_string();
     println!("{msg}");
-    let Error::SchemaMismatch { what, changes, .. } = &err else {
+    let Error::SchemaMismatch { what, detail, .. } = &err else {
         panic!("not a schema mismatch: {msg}")
     };
+    let changes = &detail.changes;
     assert_eq!(*what, "value structure", "{msg}");
     for needle in expected {
         assert!(
@@ -72,7 +73,7 @@ fn refused_then_migrated<T1, S1, T2, S2>(
         "the advice names the exact step: {msg}"
     );
     let plan = tabula::plan::<S2>(dir.path(), &Migrations::new()).unwrap();
-    assert_eq!(plan.problems, [msg.clone()], "{plan}");
+    assert_eq!(plan.problems, std::slice::from_ref(&msg), "{plan}");
 
     let steps = Migrations::new().step(2, "values-v2", |m| m.transform::<T2, T1::Value>(convert));
     let (db, report) = tabula::open_with::<S2>(dir.path(), Options::new(), &steps).unwrap();

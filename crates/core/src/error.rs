@@ -311,14 +311,12 @@ pub enum Error {
     #[error(
         "table `{table}`{}: stored {what} is `{stored}` but the code declares `{declared}`{}; \
          {advice}",
-        rust_suffix(rust_name),
-        changes_suffix(changes)
+        rust_suffix(detail.rust_name),
+        changes_suffix(&detail.changes)
     )]
     SchemaMismatch {
         /// The table.
         table: String,
-        /// The table struct's path (`module::Name`; empty when unknown).
-        rust_name: &'static str,
         /// What differs: `flags`, `key encoding`, `value encoding` (the codec), `value type`,
         /// `value version` or `value structure`.
         what: &'static str,
@@ -326,10 +324,10 @@ pub enum Error {
         stored: String,
         /// What the code declares.
         declared: String,
-        /// What changed, one sentence each, naming the field or variant (for `value structure`).
-        changes: Vec<String>,
         /// What to do: the migration step to add, or the declaration to restore.
         advice: String,
+        /// The table struct and what changed (boxed: errors stay small).
+        detail: Box<MismatchDetail>,
     },
 
     /// A table's declaration cannot be used as it is: a reserved or repeated name (which the
@@ -478,6 +476,23 @@ fn env_advice(code: MdbxCode) -> &'static str {
              the failed transaction was written"
         }
         _ => "",
+    }
+}
+
+/// What an [`Error::SchemaMismatch`] tells beyond the stored and declared forms.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MismatchDetail {
+    /// The table struct's path (`module::Name`; empty when unknown).
+    pub rust_name: &'static str,
+    /// What changed, one sentence each, naming the field or variant (for `value structure`).
+    pub changes: Vec<String>,
+}
+
+impl MismatchDetail {
+    /// The detail of a mismatch of table struct `rust_name`.
+    pub fn new(rust_name: &'static str, changes: Vec<String>) -> Box<Self> {
+        Box::new(MismatchDetail { rust_name, changes })
     }
 }
 

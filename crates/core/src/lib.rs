@@ -34,7 +34,7 @@ pub use codec::{
 };
 pub use cursor::{Appender, Cursor, Iter};
 pub use db::{CheckReport, DbInfo, libmdbx_version};
-pub use error::{Error, KeyHex, MdbxCode, Part, ReaderPin, Result};
+pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};

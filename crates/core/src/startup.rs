@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::codec::ValueTrace;
 use crate::codec::identity::{self, Structure};
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
-use crate::error::{At, Error, MdbxCode, Result, fail};
+use crate::error::{At, Error, MdbxCode, MismatchDetail, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
@@ -781,11 +781,10 @@ fn check_flags(info: &TableInfo, existing: &ExistingTable, next_version: u32) ->
     }
     Err(Error::SchemaMismatch {
         table: info.name.to_string(),
-        rust_name: info.rust_name,
         what: "flags",
         stored: describe_flag_bits(existing.flags),
         declared: info.flags.to_string(),
-        changes: Vec::new(),
+        detail: MismatchDetail::new(info.rust_name, Vec::new()),
         advice: if existing.entries == 0 {
             format!(
                 "the table is empty: add a migration step that drops it (the startup step then \
@@ -898,12 +897,11 @@ pub fn check_record(
                     advice: String| {
         Err(Error::SchemaMismatch {
             table: info.name.to_string(),
-            rust_name: info.rust_name,
             what,
             stored,
             declared,
-            changes,
             advice,
+            detail: MismatchDetail::new(info.rust_name, changes),
         })
     };
     let step = |op: String| {
