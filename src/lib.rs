@@ -83,9 +83,10 @@
 //! ## Opening: the one startup step
 //!
 //! [`open`] (or [`open_with_report`]) is the only way to get a [`Db`]. It runs one transaction
-//! that creates missing tables, checks the stored flags and key/value descriptors of existing
-//! ones against the declarations (refusing a mismatch with an error naming the table, what is
-//! stored and what is declared), records the schema in the reserved `__tabula_meta` table,
+//! that creates missing tables, checks the stored flags, key encodings and value structures of
+//! existing ones against the declarations (refusing a mismatch with an error naming the table,
+//! what changed and the migration step to add; a value type is identified by its structure, not
+//! by how its name is spelled), records the schema in the reserved `__tabula_meta` table,
 //! commits, and then fills the handle array. [`Options::read_only`] verifies instead of creating.
 //! [`Options`] also sets the size bounds, reader slots and [`SyncMode`]; a value libmdbx would
 //! refuse is [`Error::InvalidOption`], naming the option and its range, before anything is

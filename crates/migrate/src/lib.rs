@@ -61,10 +61,14 @@
 //! - A database at a newer version than the code's last step is refused: no accidental
 //!   downgrade. A recorded step whose name or checksum differs from the code's step of the same
 //!   version is refused too: released steps must not change (add a new step instead).
-//! - A table whose stored key or value descriptor — or, for serde values, its structural shape
-//!   (field names and types, traced with `serde-reflection`) — differs from the declaration, with
-//!   no step covering it, is refused with an error naming the table, both descriptors and the
-//!   step to add. A changed field is caught even if nobody bumped a version.
+//! - A table whose stored key encoding, value codec, value version or — for serde values — value
+//!   structure (every field and every variant of every enum, wherever it sits, traced at open)
+//!   differs from the declaration, with no step covering it, is refused with an error naming the
+//!   table and its struct, what changed (`Event.kinds[_]` (`Kind`): variant `C` added) and the
+//!   step to add. A changed field is caught even if nobody bumped a version; a value type moved,
+//!   renamed, imported differently or aliased is not a change when its structure is the same.
+//!   A value type whose structure cannot be traced must state `#[table(value_version = N)]`, and
+//!   raise it (with a step) when it changes.
 //! - Long operations (transform, rekey, copy) run in batches of
 //!   [`batch_size`](Migrations::batch_size) entries. Each batch commits together with the
 //!   operation's progress (the last key done) in the meta table, so a crash or kill resumes after
