@@ -491,6 +491,12 @@ pub struct MismatchDetail {
 
 impl MismatchDetail {
     /// The detail of a mismatch of table struct `rust_name`.
+    ///
+    /// ```
+    /// let detail = tabula::MismatchDetail::new("app::Events", vec!["`Event`: field `b` added".into()]);
+    /// assert_eq!(detail.rust_name, "app::Events");
+    /// assert_eq!(detail.changes.len(), 1);
+    /// ```
     pub fn new(rust_name: &'static str, changes: Vec<String>) -> Box<Self> {
         Box::new(MismatchDetail { rust_name, changes })
     }

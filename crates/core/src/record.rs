@@ -155,6 +155,23 @@ impl TableRecord {
     }
 
     /// The record of a declared table whose value type traced as `trace`.
+    ///
+    /// ```
+    /// use tabula::{Table, TableInfo, Value, ValueTrace};
+    /// use tabula_core::record::TableRecord;
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "notes", key = u64, value = String, value_version = 2)]
+    /// struct Notes;
+    ///
+    /// let info = TableInfo::of::<Notes>();
+    /// let record = TableRecord::traced(&info, &(info.value_trace)());
+    /// assert_eq!(record.value, "bincode<String>");
+    /// assert_eq!(record.value_version, Some(2));
+    /// assert!(record.shape.is_some() && record.partial_shape.is_none());
+    /// let opaque = TableRecord::traced(&info, &ValueTrace::Opaque);
+    /// assert_eq!(opaque.shape, None);
+    /// ```
     pub fn traced(info: &TableInfo, trace: &ValueTrace) -> Self {
         let (shape, partial_shape) = match trace {
             ValueTrace::Opaque => (None, None),

@@ -277,6 +277,24 @@ impl Bootstrap {
     /// when `fresh`. Returns its name and handle; [`replace_with_scratch`](Self::replace_with_scratch)
     /// puts it in `table`'s place.
     ///
+    /// ```
+    /// use tabula::{Options, TableFlags};
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let old = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", old, b"k", b"old", false)?;
+    /// let (name, new) = boot.scratch_table("notes", TableFlags::NONE, true)?;
+    /// assert_eq!(name, "__tabula_tmp_notes");
+    /// boot.put_raw(name, new, b"k", b"new", false)?;
+    /// boot.replace_with_scratch("notes")?;
+    /// let notes = boot.find_table("notes")?.expect("the scratch table took its place");
+    /// assert_eq!(boot.get_raw("notes", notes.handle, b"k")?, Some(b"new".to_vec()));
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`Error::InvalidTable`] when `table` is reserved; [`Error::Mdbx`] when libmdbx fails.
@@ -301,6 +319,23 @@ impl Bootstrap {
 
     /// Replaces `table` (dropped with its contents) by its scratch table
     /// ([`scratch_table`](Self::scratch_table)), which takes its name.
+    ///
+    /// ```
+    /// use tabula::{Options, TableFlags};
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// boot.create_table("notes", TableFlags::NONE)?;
+    /// // Without a scratch table there is nothing to put in its place.
+    /// assert!(boot.replace_with_scratch("notes").is_err());
+    /// boot.scratch_table("notes", TableFlags { dupsort: true, integer_key: false }, true)?;
+    /// boot.replace_with_scratch("notes")?;
+    /// let notes = boot.find_table("notes")?.expect("renamed");
+    /// assert_eq!(notes.flags, Bootstrap::flag_bits(TableFlags { dupsort: true, integer_key: false }));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -720,6 +755,20 @@ pub fn open<S: Schema>(
 /// [`Table`](crate::Table) or [`Schema`]: an empty or reserved (`__tabula…`) name, a name used
 /// twice, and a value type whose structure cannot be traced to the end without a stated
 /// `value_version` (Tabula could not see it change).
+///
+/// ```
+/// use tabula::{Schema, Table};
+///
+/// #[derive(Table)]
+/// #[table(name = "notes", key = u64, value = String)]
+/// struct Notes;
+/// #[derive(Schema)]
+/// struct App(Notes);
+///
+/// let records = tabula_core::startup::declare(App::TABLES)?;
+/// assert_eq!(records[0].key, "u64");
+/// # Ok::<(), tabula::Error>(())
+/// ```
 ///
 /// # Errors
 ///

@@ -125,6 +125,18 @@ impl TableInfo {
 
     /// The table struct's name for messages and advice: the last segment of
     /// [`rust_name`](TableInfo::rust_name), or the table's name when that is unknown.
+    ///
+    /// ```
+    /// use tabula::{Table, TableInfo};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "headers", key = u64, value = String)]
+    /// struct Headers;
+    ///
+    /// let info = TableInfo::of::<Headers>();
+    /// assert!(info.rust_name.ends_with("::Headers"));
+    /// assert_eq!(info.rust_ident(), "Headers");
+    /// ```
     pub fn rust_ident(&self) -> &'static str {
         match self.rust_name.rsplit("::").next() {
             Some(ident) if !ident.is_empty() => ident,
