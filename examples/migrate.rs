@@ -56,7 +56,7 @@ mod v2 {
         Migrations::new()
             .batch_size(2_000)
             .step(2, "users-with-email", |m| {
-                m.rename_table("people", "users");
+                m.rename_table::<Users>("people");
                 m.transform::<Users, v1::User>(|old| User {
                     email: old
                         .name

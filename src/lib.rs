@@ -83,10 +83,11 @@
 //! ## Opening: the one startup step
 //!
 //! [`open`], [`open_with_report`] and [`open_with`] (with migration steps) are the only ways to
-//! get a [`Db`]. Each runs one startup transaction
-//! that creates missing tables, checks the stored flags and key/value descriptors of existing
-//! ones against the declarations (refusing a mismatch with an error naming the table, what is
-//! stored and what is declared), records the schema in the reserved `__tabula_meta` table,
+//! get a [`Db`]. Each runs one startup transaction that creates missing tables, checks the stored
+//! flags, key encodings and value structures of existing ones against the declarations (refusing
+//! a mismatch with an error naming the table, what changed and the migration step to add; a value
+//! type is identified by its structure, not by how its name is spelled), records the schema in
+//! the reserved `__tabula_meta` table,
 //! commits, and then fills the handle array. [`Options::read_only`] verifies instead of creating.
 //! [`Options`] also sets the size bounds, reader slots and [`SyncMode`]; a value libmdbx would
 //! refuse is [`Error::InvalidOption`], naming the option and its range, before anything is
@@ -272,6 +273,7 @@ pub use tabula_core::{
     KeyBuf,
     KeyHex,
     MdbxCode,
+    MismatchDetail,
     Mode,
     Options,
     Part,
@@ -290,6 +292,7 @@ pub use tabula_core::{
     TableStat,
     Tx,
     Value,
+    ValueTrace,
     libmdbx_version,
 };
 pub use tabula_derive::{Key, Schema, Table};

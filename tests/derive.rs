@@ -138,7 +138,9 @@ fn schema_tables_in_id_order() {
             },
             value: Descriptor::Bincode,
             value_type: "Vec<u8>",
-            value_shape: || None, // not compared
+            value_version: None,
+            rust_name: "derive::Storage",
+            value_trace: || tabula::ValueTrace::Opaque, // not compared
         }
     );
     assert_eq!(Chain::TABLES[2].key, Descriptor::NativeInteger(32));

@@ -125,7 +125,7 @@ fn next_release() -> Migrations {
     Migrations::new()
         .batch_size(BATCH)
         .step(2, WALLETS_STEP, |m| {
-            m.rename_table("accounts", "wallets");
+            m.rename_table::<Wallets>("accounts");
             m.transform::<Wallets, OldVal>(upgrade);
         })
 }

@@ -45,7 +45,7 @@ struct V2(Accounts, Audit);
 
 fn v2_migrations() -> Migrations {
     Migrations::new().step(2, "accounts-with-nonce", |m| {
-        m.rename_table("balances", "accounts");
+        m.rename_table::<Accounts>("balances");
         m.transform::<Accounts, AccountV1>(|old| Account {
             balance: old.balance,
             nonce: (old.balance % 7) as u32,
@@ -150,13 +150,13 @@ fn changed_step_is_refused() {
     drop(tabula::open_with::<V2>(dir.path(), Options::new(), &v2_migrations()).unwrap());
 
     let renamed = Migrations::new().step(2, "something-else", |m| {
-        m.rename_table("balances", "accounts");
+        m.rename_table::<Accounts>("balances");
     });
     let err = tabula::open_with::<V2>(dir.path(), Options::new(), &renamed).unwrap_err();
     assert!(err.to_string().contains("`something-else`"), "{err}");
 
     let changed = Migrations::new().step(2, "accounts-with-nonce", |m| {
-        m.rename_table("balances", "accounts");
+        m.rename_table::<Accounts>("balances");
         m.transform::<Accounts, AccountV1>(|old| Account {
             balance: old.balance,
             nonce: 0,
@@ -196,7 +196,7 @@ fn missing_step_is_detected_from_the_value_shape() {
         matches!(
             err,
             Error::SchemaMismatch {
-                what: "value shape",
+                what: "value structure",
                 ..
             }
         ),

@@ -74,7 +74,7 @@ const COPY_OP: usize = 1;
 fn migrations() -> Migrations {
     Migrations::new()
         .step(2, "accounts-with-nonce", |m| {
-            m.rename_table("balances", "accounts");
+            m.rename_table::<Accounts>("balances");
             m.transform::<Accounts, AccountV1>(|old| Account {
                 balance: old.balance,
                 nonce: (old.balance % 7) as u32,

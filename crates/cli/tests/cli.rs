@@ -433,7 +433,7 @@ fn a_migrated_database_shows_its_version_steps_and_new_shape() {
         tx.commit().unwrap();
     }
     let migrations = Migrations::new().step(2, "wallets", |m| {
-        m.rename_table("balances", "wallets");
+        m.rename_table::<Wallets>("balances");
         m.transform::<Wallets, BalanceV1>(|old| wallet(old.balance));
     });
     drop(tabula::open_with::<V2>(dir.path(), Options::new(), &migrations).unwrap());

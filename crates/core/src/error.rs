@@ -307,22 +307,44 @@ pub enum Error {
         problem: String,
     },
 
-    /// A table's stored flags or codec descriptors differ from its declaration.
+    /// A table's stored flags, key encoding or values differ from its declaration.
     #[error(
-        "table `{table}`: stored {what} is `{stored}` but the schema declares `{declared}`; \
-         {advice}"
+        "table `{table}`{}: stored {what} is `{stored}` but the code declares `{declared}`{}; \
+         {advice}",
+        rust_suffix(detail.rust_name),
+        changes_suffix(&detail.changes)
     )]
     SchemaMismatch {
         /// The table.
         table: String,
-        /// What differs: `flags`, `key encoding` or `value encoding`.
+        /// What differs: `flags`, `key encoding`, `value encoding` (the codec), `value type`,
+        /// `value version` or `value structure`.
         what: &'static str,
         /// What the file holds.
         stored: String,
         /// What the code declares.
         declared: String,
-        /// What to do.
+        /// What to do: the migration step to add, or the declaration to restore.
         advice: String,
+        /// The table struct and what changed (boxed: errors stay small).
+        detail: Box<MismatchDetail>,
+    },
+
+    /// A table's declaration cannot be used as it is: a reserved or repeated name (which the
+    /// derives refuse at compile time, but a hand-written `impl Table` or `impl Schema` does
+    /// not), or a value type whose structure cannot be traced and that states no
+    /// `value_version`.
+    #[error(
+        "table `{table}`{} cannot be opened: {problem}",
+        rust_suffix(rust_name)
+    )]
+    InvalidTable {
+        /// The table's name.
+        table: String,
+        /// The table struct's path (`module::Name`; empty when unknown).
+        rust_name: &'static str,
+        /// What is wrong and what to do.
+        problem: String,
     },
 
     /// A migration step cannot run, or the database's migration history does not fit the code.
@@ -454,6 +476,45 @@ fn env_advice(code: MdbxCode) -> &'static str {
              the failed transaction was written"
         }
         _ => "",
+    }
+}
+
+/// What an [`Error::SchemaMismatch`] tells beyond the stored and declared forms.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MismatchDetail {
+    /// The table struct's path (`module::Name`; empty when unknown).
+    pub rust_name: &'static str,
+    /// What changed, one sentence each, naming the field or variant (for `value structure`).
+    pub changes: Vec<String>,
+}
+
+impl MismatchDetail {
+    /// The detail of a mismatch of table struct `rust_name`.
+    ///
+    /// ```
+    /// let detail = tabula::MismatchDetail::new("app::Events", vec!["`Event`: field `b` added".into()]);
+    /// assert_eq!(detail.rust_name, "app::Events");
+    /// assert_eq!(detail.changes.len(), 1);
+    /// ```
+    pub fn new(rust_name: &'static str, changes: Vec<String>) -> Box<Self> {
+        Box::new(MismatchDetail { rust_name, changes })
+    }
+}
+
+fn rust_suffix(rust_name: &str) -> String {
+    if rust_name.is_empty() {
+        String::new()
+    } else {
+        format!(" (`{rust_name}`)")
+    }
+}
+
+fn changes_suffix(changes: &[String]) -> String {
+    if changes.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", changes.join("; "))
     }
 }
 

@@ -30,11 +30,11 @@ pub use bulk::{
 };
 pub use codec::{
     AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
-    Value,
+    Value, ValueTrace,
 };
 pub use cursor::{Appender, Cursor, Iter};
 pub use db::{CheckReport, DbInfo, libmdbx_version};
-pub use error::{Error, KeyHex, MdbxCode, Part, ReaderPin, Result};
+pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
@@ -46,13 +46,15 @@ pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheTh
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
-    /// Implemented only by `#[derive(Table)]`; seals [`Table`](crate::Table).
+    /// Implemented only by `#[derive(Table)]`; seals [`Table`](crate::Table). Its name is what
+    /// a hand-written `impl Table` has to write out, so that no one bypasses the derive by
+    /// accident (the derive is what checks names, key types and codecs at compile time).
     #[diagnostic::on_unimplemented(
         message = "`Table` can only be implemented by `#[derive(Table)]`",
         label = "hand-written `impl Table` is not allowed",
         note = "write `#[derive(Table)]` with `#[table(key = .., value = ..)]` on a unit struct instead"
     )]
-    pub trait Sealed {}
+    pub trait ImplementedByDeriveTableOnly {}
 
     /// Byte-wise string equality usable in constants.
     pub const fn str_eq(a: &str, b: &str) -> bool {
@@ -84,7 +86,7 @@ pub mod __private {
 
     /// Whether `name` starts with the prefix reserved for Tabula's own tables.
     pub const fn is_reserved(name: &str) -> bool {
-        let (n, p) = (name.as_bytes(), crate::RESERVED_PREFIX.as_bytes());
+        let (n, p) = (name.as_bytes(), crate::table::RESERVED_PREFIX.as_bytes());
         if n.len() < p.len() {
             return false;
         }
@@ -191,8 +193,7 @@ pub mod __private {
     }
 }
 
-/// Table names starting with this prefix are reserved for Tabula's own tables (the meta table).
-pub const RESERVED_PREFIX: &str = "__tabula";
+pub use table::RESERVED_PREFIX;
 
 #[cfg(test)]
 mod tests {
@@ -221,7 +222,9 @@ mod tests {
             key: crate::Descriptor::Unsigned(64),
             value: crate::Descriptor::Raw,
             value_type: "Vec<u8>",
-            value_shape: || None,
+            value_version: None,
+            rust_name: "",
+            value_trace: || crate::codec::ValueTrace::Opaque,
         };
         let tables = [info("a"), info("b"), info("a")];
         assert!(!name_repeats_earlier(&tables, 0));

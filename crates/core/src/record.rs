@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::codec::ValueTrace;
 use crate::table::TableInfo;
 
 /// The meta-table key of the schema record.
@@ -131,22 +132,60 @@ pub struct TableRecord {
     pub integer_key: bool,
     /// The key encoding, e.g. `(str, u64)`.
     pub key: String,
-    /// The value codec and type, e.g. `bincode<Header>`.
+    /// The value codec and type, e.g. `bincode<Header>`. The codec part is compared; the type
+    /// as written is shown, not compared (the [`shape`](TableRecord::shape) identifies it).
     pub value: String,
-    /// The value type's structural shape (serde data model as JSON), when the codec has one.
+    /// The value type's structural shape (serde data model as JSON), when the codec has one and
+    /// it was traced to the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<String>,
+    /// The version of the stored values the declaration states (`#[table(value_version = N)]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_version: Option<u32>,
+    /// What a trace of the value type that could not finish saw (Tabula's own structure JSON,
+    /// unreached parts unknown); only for such types, which must state a `value_version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_shape: Option<String>,
 }
 
 impl TableRecord {
-    /// The record of a declared table.
+    /// The record of a declared table (traces its value type: see [`TableRecord::traced`]).
     pub fn of(info: &TableInfo) -> Self {
+        TableRecord::traced(info, &(info.value_trace)())
+    }
+
+    /// The record of a declared table whose value type traced as `trace`.
+    ///
+    /// ```
+    /// use tabula::{Table, TableInfo, Value, ValueTrace};
+    /// use tabula_core::record::TableRecord;
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "notes", key = u64, value = String, value_version = 2)]
+    /// struct Notes;
+    ///
+    /// let info = TableInfo::of::<Notes>();
+    /// let record = TableRecord::traced(&info, &(info.value_trace)());
+    /// assert_eq!(record.value, "bincode<String>");
+    /// assert_eq!(record.value_version, Some(2));
+    /// assert!(record.shape.is_some() && record.partial_shape.is_none());
+    /// let opaque = TableRecord::traced(&info, &ValueTrace::Opaque);
+    /// assert_eq!(opaque.shape, None);
+    /// ```
+    pub fn traced(info: &TableInfo, trace: &ValueTrace) -> Self {
+        let (shape, partial_shape) = match trace {
+            ValueTrace::Opaque => (None, None),
+            ValueTrace::Complete(shape) => (Some(shape.clone()), None),
+            ValueTrace::Partial { structure, .. } => (None, Some(structure.clone())),
+        };
         TableRecord {
             dupsort: info.flags.dupsort,
             integer_key: info.flags.integer_key,
             key: info.key_descriptor(),
             value: info.value_descriptor(),
-            shape: (info.value_shape)(),
+            shape,
+            value_version: info.value_version,
+            partial_shape,
         }
     }
 }

@@ -10,8 +10,10 @@ use crossbeam_queue::ArrayQueue;
 
 use std::time::Instant;
 
+use crate::codec::ValueTrace;
+use crate::codec::identity::{self, Structure};
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
-use crate::error::{At, Error, MdbxCode, Result, fail};
+use crate::error::{At, Error, MdbxCode, MismatchDetail, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
@@ -55,6 +57,30 @@ pub struct Bootstrap {
 
 /// The reserved table holding Tabula's schema record and migration log.
 pub const META_TABLE: &str = "__tabula_meta";
+
+/// The prefix of the scratch tables migration steps rewrite tables into.
+const SCRATCH_PREFIX: &str = "__tabula_tmp_";
+
+fn scratch_name(table: &str) -> &'static str {
+    // A handful per open at most; table names are `&'static` throughout (errors carry them).
+    Box::leak(format!("{SCRATCH_PREFIX}{table}").into_boxed_str())
+}
+
+/// Refuses a reserved name (`__tabula…`) for a table reached by name.
+fn not_reserved(name: &str) -> Result<()> {
+    if crate::__private::is_reserved(name) {
+        return Err(Error::InvalidTable {
+            table: name.to_string(),
+            rust_name: "",
+            problem: format!(
+                "names starting with `{}` are reserved for Tabula's own tables; give the \
+                 table another name",
+                crate::table::RESERVED_PREFIX
+            ),
+        });
+    }
+    Ok(())
+}
 
 impl Bootstrap {
     /// Opens the environment at `path`, sized for `schema_tables` tables, and begins the startup
@@ -116,8 +142,10 @@ impl Bootstrap {
     ///
     /// # Errors
     ///
-    /// [`Error::Mdbx`] when libmdbx fails.
+    /// [`Error::InvalidTable`] for a reserved name (`__tabula…`: Tabula's own tables are not
+    /// reachable through a bootstrap); [`Error::Mdbx`] when libmdbx fails.
     pub fn find_table(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
+        not_reserved(name)?;
         self.find_table_as(name, None)
     }
 
@@ -129,12 +157,13 @@ impl Bootstrap {
     ///
     /// # Errors
     ///
-    /// [`Error::Mdbx`] when libmdbx fails.
+    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails.
     pub fn find_schema_table(
         &mut self,
         name: &'static str,
         declared: crate::table::TableFlags,
     ) -> Result<Option<ExistingTable>> {
+        not_reserved(name)?;
         self.find_table_as(name, Some(declared))
     }
 
@@ -172,8 +201,18 @@ impl Bootstrap {
     ///
     /// # Errors
     ///
-    /// [`Error::Mdbx`] when libmdbx fails (e.g. `MDBX_DBS_FULL`).
+    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails (e.g.
+    /// `MDBX_DBS_FULL`).
     pub fn create_table(
+        &mut self,
+        name: &'static str,
+        flags: crate::table::TableFlags,
+    ) -> Result<TableHandle> {
+        not_reserved(name)?;
+        self.create_any(name, flags)
+    }
+
+    fn create_any(
         &mut self,
         name: &'static str,
         flags: crate::table::TableFlags,
@@ -197,9 +236,14 @@ impl Bootstrap {
     ///
     /// # Errors
     ///
-    /// [`Error::Mdbx`] when libmdbx fails.
+    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails.
     pub fn drop_table(&mut self, name: &'static str) -> Result<bool> {
-        let Some(t) = self.find_table(name)? else {
+        not_reserved(name)?;
+        self.drop_any(name)
+    }
+
+    fn drop_any(&mut self, name: &'static str) -> Result<bool> {
+        let Some(t) = self.find_table_as(name, None)? else {
             return Ok(false);
         };
         self.txn()
@@ -212,9 +256,16 @@ impl Bootstrap {
     ///
     /// # Errors
     ///
-    /// [`Error::Mdbx`] when `from` is missing, `to` exists, or libmdbx fails.
+    /// [`Error::InvalidTable`] when either name is reserved; [`Error::Mdbx`] when `from` is
+    /// missing, `to` exists, or libmdbx fails.
     pub fn rename_table(&mut self, from: &'static str, to: &'static str) -> Result<()> {
-        let t = self.find_table(from)?.ok_or(Error::Mdbx {
+        not_reserved(from)?;
+        not_reserved(to)?;
+        self.rename_any(from, to)
+    }
+
+    fn rename_any(&mut self, from: &'static str, to: &'static str) -> Result<()> {
+        let t = self.find_table_as(from, None)?.ok_or(Error::Mdbx {
             table: from,
             op: "rename (the table does not exist)",
             key: None,
@@ -223,6 +274,81 @@ impl Bootstrap {
         self.txn()
             .rename_table(t.handle.0, to)
             .map_err(|c| self.fail(c, At::table(from, "rename")))
+    }
+
+    /// The scratch table a migration step rewrites `table` into (`__tabula_tmp_<table>`, the
+    /// one reserved name a bootstrap hands out), created with `flags` when missing and emptied
+    /// when `fresh`. Returns its name and handle; [`replace_with_scratch`](Self::replace_with_scratch)
+    /// puts it in `table`'s place.
+    ///
+    /// ```
+    /// use tabula::{Options, TableFlags};
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let old = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", old, b"k", b"old", false)?;
+    /// let (name, new) = boot.scratch_table("notes", TableFlags::NONE, true)?;
+    /// assert_eq!(name, "__tabula_tmp_notes");
+    /// boot.put_raw(name, new, b"k", b"new", false)?;
+    /// boot.replace_with_scratch("notes")?;
+    /// let notes = boot.find_table("notes")?.expect("the scratch table took its place");
+    /// assert_eq!(boot.get_raw("notes", notes.handle, b"k")?, Some(b"new".to_vec()));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] when `table` is reserved; [`Error::Mdbx`] when libmdbx fails.
+    pub fn scratch_table(
+        &mut self,
+        table: &'static str,
+        flags: crate::table::TableFlags,
+        fresh: bool,
+    ) -> Result<(&'static str, TableHandle)> {
+        not_reserved(table)?;
+        let name = scratch_name(table);
+        let handle = match self.find_table_as(name, None)? {
+            Some(t) if fresh => {
+                self.clear_table(name, t.handle)?;
+                t.handle
+            }
+            Some(t) => t.handle,
+            None => self.create_any(name, flags)?,
+        };
+        Ok((name, handle))
+    }
+
+    /// Replaces `table` (dropped with its contents) by its scratch table
+    /// ([`scratch_table`](Self::scratch_table)), which takes its name.
+    ///
+    /// ```
+    /// use tabula::{Options, TableFlags};
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// boot.create_table("notes", TableFlags::NONE)?;
+    /// // Without a scratch table there is nothing to put in its place.
+    /// assert!(boot.replace_with_scratch("notes").is_err());
+    /// boot.scratch_table("notes", TableFlags { dupsort: true, integer_key: false }, true)?;
+    /// boot.replace_with_scratch("notes")?;
+    /// let notes = boot.find_table("notes")?.expect("renamed");
+    /// assert_eq!(notes.flags, Bootstrap::flag_bits(TableFlags { dupsort: true, integer_key: false }));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] when `table` is reserved; [`Error::Mdbx`] when there is no scratch
+    /// table or libmdbx fails.
+    pub fn replace_with_scratch(&mut self, table: &'static str) -> Result<()> {
+        not_reserved(table)?;
+        self.drop_any(table)?;
+        self.rename_any(scratch_name(table), table)
     }
 
     /// Empties a table.
@@ -543,14 +669,18 @@ pub struct Report {
 /// The startup path: opens the database at `path` with schema `S`, runs `upgrade` (the pending
 /// migration steps), then opens every table of `S` in ID order (`S::TABLES[id]` is the table
 /// whose `Contains::ID` is `id`: `#[derive(Schema)]` numbers them by position), creating the
-/// missing ones (read-write) and checking the stored flags and descriptors of the others
-/// against their declarations, records the schema, commits, and only then publishes the `Db`
-/// with its handle array filled. Nothing opens a table after this.
+/// missing ones (read-write) and checking the stored flags, key encoding and values of the
+/// others against their declarations ([`check_record`]), records the schema, commits, and only
+/// then publishes the `Db` with its handle array filled. Nothing opens a table after this.
+///
+/// Before the file is opened, every declaration is checked ([`declare`]): names, and the value
+/// types' structures, traced here.
 ///
 /// # Errors
 ///
-/// Those of [`Bootstrap::begin`]; [`Error::SchemaMismatch`] naming the table, what is stored
-/// and what is declared; [`Error::TableMissing`] when a read-only open lacks a declared table;
+/// Those of [`Bootstrap::begin`]; [`Error::InvalidTable`] for a declaration that cannot be
+/// used; [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
+/// [`Error::TableMissing`] when a read-only open lacks a declared table;
 /// [`Error::SchemaRecord`]; whatever `upgrade` refuses. Nothing is published then, and nothing
 /// is written but what `upgrade` committed.
 pub fn open<S: Schema>(
@@ -559,6 +689,8 @@ pub fn open<S: Schema>(
     upgrade: &dyn Upgrade,
 ) -> Result<(Db<S>, Report)> {
     let started = Instant::now();
+    let declared = declare(S::TABLES)?;
+    let traced_us = started.elapsed().as_micros() as u64;
     let mut boot = Bootstrap::begin(path, options, S::TABLES.len())?;
     let stored = boot.read_record()?;
     let mut record = stored.clone().unwrap_or_else(SchemaRecord::empty);
@@ -568,8 +700,7 @@ pub fn open<S: Schema>(
     };
     let next_version = record.version.max(upgrade.version()) + 1;
     let mut handles = Vec::with_capacity(S::TABLES.len());
-    for info in S::TABLES {
-        let declared = TableRecord::of(info);
+    for (info, declared) in S::TABLES.iter().zip(declared) {
         let handle = match boot.find_schema_table(info.name, info.flags)? {
             Some(existing) => {
                 check_flags(info, &existing, next_version)?;
@@ -614,10 +745,86 @@ pub fn open<S: Schema>(
         verified = report.verified.len(),
         migrations = report.applied.len(),
         version = report.version,
+        traced_us,
         elapsed_us = started.elapsed().as_micros() as u64,
         "opened database"
     );
     Ok((db, report))
+}
+
+/// Checks the declarations of a schema's tables before anything is opened, and returns what the
+/// schema record will hold for each (value types traced, [`TableRecord::traced`]).
+///
+/// The derives refuse these mistakes at compile time; this catches them whatever implemented
+/// [`Table`](crate::Table) or [`Schema`]: an empty or reserved (`__tabula…`) name, a name used
+/// twice, and a value type whose structure cannot be traced to the end without a stated
+/// `value_version` (Tabula could not see it change).
+///
+/// ```
+/// use tabula::{Schema, Table};
+///
+/// #[derive(Table)]
+/// #[table(name = "notes", key = u64, value = String)]
+/// struct Notes;
+/// #[derive(Schema)]
+/// struct App(Notes);
+///
+/// let records = tabula_core::startup::declare(App::TABLES)?;
+/// assert_eq!(records[0].key, "u64");
+/// # Ok::<(), tabula::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidTable`] naming the table, its struct and what to do.
+pub fn declare(tables: &[TableInfo]) -> Result<Vec<TableRecord>> {
+    let mut records = Vec::with_capacity(tables.len());
+    for (at, info) in tables.iter().enumerate() {
+        let invalid = |problem: String| {
+            Err(Error::InvalidTable {
+                table: info.name.to_string(),
+                rust_name: info.rust_name,
+                problem,
+            })
+        };
+        if info.name.is_empty() {
+            return invalid("a table name cannot be empty".to_string());
+        }
+        if info.name.contains('\0') {
+            return invalid("a table name cannot contain a NUL byte".to_string());
+        }
+        not_reserved(info.name).map_err(|e| match e {
+            Error::InvalidTable { table, problem, .. } => Error::InvalidTable {
+                table,
+                rust_name: info.rust_name,
+                problem,
+            },
+            e => e,
+        })?;
+        if let Some(first) = tables[..at].iter().find(|t| t.name == info.name) {
+            return invalid(format!(
+                "the schema lists another table with this name{}; table names must be unique",
+                match first.rust_name {
+                    "" => String::new(),
+                    rust => format!(" (`{rust}`)"),
+                }
+            ));
+        }
+        let trace = (info.value_trace)();
+        if let ValueTrace::Partial { problem, .. } = &trace
+            && info.value_version.is_none()
+        {
+            return invalid(format!(
+                "its value type `{}` cannot be traced to the end ({problem}), so Tabula cannot \
+                 see when a release changes it: state the version of its values with \
+                 `#[table(.., value_version = 1)]` and raise it, with a migration step that \
+                 converts the values, whenever the type changes",
+                info.value_type
+            ));
+        }
+        records.push(TableRecord::traced(info, &trace));
+    }
+    Ok(records)
 }
 
 /// Refuses a table whose stored flags differ from its declaration.
@@ -630,22 +837,101 @@ fn check_flags(info: &TableInfo, existing: &ExistingTable, next_version: u32) ->
         what: "flags",
         stored: describe_flag_bits(existing.flags),
         declared: info.flags.to_string(),
+        detail: MismatchDetail::new(info.rust_name, Vec::new()),
         advice: if existing.entries == 0 {
             format!(
-                "the table is empty: add a migration step that drops it, e.g. \
-                 `.step({next_version}, \"recreate-{0}\", |m| m.drop_table(\"{0}\"))`",
+                "the table is empty: add a migration step that drops it (the startup step then \
+                 creates it with the new flags): `.step({next_version}, \"recreate-{0}\", |m| \
+                 m.drop_table(\"{0}\"))`",
                 info.name
             )
         } else {
-            "changing flags needs a migration step that rewrites the table \
-             (`transform` or `rekey`) into the new flags"
-                .to_string()
+            format!(
+                "changing flags needs a migration step that rewrites the table into the new \
+                 flags, e.g. `.step({next_version}, \"{0}-flags\", |m| m.transform::<{1}, {2}>(\
+                 |old| old))`, or restore the previous flags",
+                info.name,
+                info.rust_ident(),
+                old_value_name(info, None)
+            )
         },
     })
 }
 
-/// Refuses a table whose recorded key or value descriptor (or value shape) differs from its
-/// declaration; the advice names the step to add (`next_version`).
+/// A name for the previous value type in advice: `Old` and the value type's name when it is a
+/// plain path (`Old<last segment>`), else `OldValue`.
+fn old_value_name(info: &TableInfo, stored: Option<&Structure>) -> String {
+    let declared = info.value_type.rsplit("::").next().unwrap_or_default();
+    let plain = !declared.is_empty() && declared.chars().all(|c| c.is_alphanumeric() || c == '_');
+    match stored.and_then(Structure::name) {
+        Some(name) if !name.contains('#') => format!("Old{name}"),
+        _ if plain => format!("Old{declared}"),
+        _ => "OldValue".to_string(),
+    }
+}
+
+/// The codec part of a recorded value descriptor (`bincode` of `bincode<Header>`), given the
+/// codec declared now (a custom codec's name may itself hold `<`).
+fn stored_codec<'a>(stored: &'a str, declared_codec: &str) -> &'a str {
+    match stored.strip_prefix(declared_codec) {
+        Some(rest) if rest.starts_with('<') && rest.ends_with('>') => {
+            &stored[..declared_codec.len()]
+        }
+        _ => stored.split('<').next().unwrap_or(stored),
+    }
+}
+
+/// A key descriptor without the names of `#[derive(Key)]` structs (`SlotKey { a: u64 }` →
+/// `{ a: u64 }`): renaming a key struct changes nothing stored.
+fn key_structure(descriptor: &str) -> String {
+    let mut out = String::with_capacity(descriptor.len());
+    let mut word = String::new();
+    let mut chars = descriptor.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        let names_a_struct = c == ' ' && chars.peek() == Some(&'{');
+        if !names_a_struct {
+            out.push_str(&word);
+        }
+        word.clear();
+        out.push(c);
+    }
+    out.push_str(&word);
+    out
+}
+
+/// The structure a record holds for its values: the complete shape, or what a partial trace
+/// saw. `None` when it holds neither (a codec without structure, or a record from a Tabula that
+/// could not trace the type); `Err` when it holds one that cannot be read.
+fn recorded_structure(record: &TableRecord) -> std::result::Result<Option<Structure>, String> {
+    match (&record.shape, &record.partial_shape) {
+        (Some(shape), _) => Structure::of_shape(shape).map(Some),
+        (None, Some(partial)) => Structure::of_partial(partial).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Refuses a table whose recorded key encoding or values differ from its declaration; the
+/// advice names the table struct and the migration step to add (at `next_version`).
+///
+/// What is compared, in order:
+///
+/// 1. the key encoding, without the names of `#[derive(Key)]` structs;
+/// 2. the value codec (`bincode`, `raw`, `custom <name>`);
+/// 3. the value version (`#[table(value_version = N)]`; not stated counts as 1);
+/// 4. the value type's structure ([`Value::trace`](crate::Value::trace)): serde's data model
+///    with field and variant names, without type names — so a value type moved, renamed,
+///    imported differently or aliased is the same type when its structure is. Parts a partial
+///    trace did not reach agree with anything.
+///
+/// A record written by a Tabula from before complete tracing may hold no structure for a type
+/// that release could not trace (an enum reached only through a `Vec`, `Option` or map). It is
+/// trusted as that release trusted it: the value type must be spelled as recorded (then this
+/// open records the structure, and later opens compare structures); a different spelling cannot
+/// be checked and is refused, with the way out in the advice.
 ///
 /// # Errors
 ///
@@ -656,64 +942,159 @@ pub fn check_record(
     declared: &TableRecord,
     next_version: u32,
 ) -> Result<()> {
-    let mismatch = |what: &'static str, stored: &str, declared: &str, advice: String| {
+    let ident = info.rust_ident();
+    let mismatch = |what: &'static str,
+                    stored: String,
+                    declared: String,
+                    changes: Vec<String>,
+                    advice: String| {
         Err(Error::SchemaMismatch {
             table: info.name.to_string(),
             what,
-            stored: stored.to_string(),
-            declared: declared.to_string(),
+            stored,
+            declared,
             advice,
+            detail: MismatchDetail::new(info.rust_name, changes),
         })
     };
-    let next = next_version;
-    if stored.key != declared.key {
+    let step = |op: String| {
+        format!(
+            "`.step({next_version}, \"{0}-v{next_version}\", |m| {op})`",
+            info.name
+        )
+    };
+    let transform = |old: &str| {
+        format!(
+            "add a migration step that converts the stored values: keep the previous value \
+             type as `{old}` and add {} to the `Migrations` you open with, or restore the \
+             previous declaration",
+            step(format!("m.transform::<{ident}, {old}>(|old| ...)"))
+        )
+    };
+
+    if stored.key != declared.key && key_structure(&stored.key) != key_structure(&declared.key) {
         return mismatch(
             "key encoding",
-            &stored.key,
-            &declared.key,
+            stored.key.clone(),
+            declared.key.clone(),
+            Vec::new(),
             format!(
-                "no migration step covers this change: add one that re-keys the table, e.g. \
-                 `.step({next}, \"rekey-{0}\", |m| m.rekey::<{0}Table, OldKey>(|old| ...))`, or \
-                 restore the old declaration",
-                info.name
+                "add a migration step that re-keys the table: keep the previous key type as \
+                 `OldKey` and add {} to the `Migrations` you open with, or restore the previous \
+                 key type",
+                step(format!("m.rekey::<{ident}, OldKey>(|old| ...)"))
             ),
         );
     }
-    let shape_changed = matches!((&stored.shape, &declared.shape), (Some(a), Some(b)) if a != b);
-    if stored.value != declared.value || shape_changed {
-        let (s, d) = if stored.value != declared.value {
-            (stored.value.clone(), declared.value.clone())
-        } else {
-            (
-                format!(
-                    "{} with shape {}",
-                    stored.value,
-                    stored.shape.as_deref().unwrap_or("")
-                ),
-                format!(
-                    "{} with shape {}",
-                    declared.value,
-                    declared.shape.as_deref().unwrap_or("")
-                ),
-            )
+
+    let codec = info.value.to_string();
+    let old_codec = stored_codec(&stored.value, &codec);
+    if old_codec != codec {
+        let op = match old_codec {
+            "bincode" => format!(
+                "m.transform::<{ident}, {}>(|old| ...)",
+                old_value_name(info, None)
+            ),
+            "raw" => format!("m.transform_with::<{ident}, tabula::Raw>(|bytes| ...)"),
+            _ => format!("m.transform_with::<{ident}, OldCodec>(|old| ...)"),
         };
         return mismatch(
-            if shape_changed && stored.value == declared.value {
-                "value shape"
-            } else {
-                "value encoding"
-            },
-            &s,
-            &d,
+            "value encoding",
+            stored.value.clone(),
+            declared.value.clone(),
+            Vec::new(),
             format!(
-                "no migration step covers this change: add one that re-encodes the values, e.g. \
-                 `.step({next}, \"upgrade-{0}\", |m| m.transform::<{0}Table, OldValue>(|old| ...))`, \
-                 or restore the old declaration",
-                info.name
+                "add a migration step that re-encodes the stored values: {} (with the previous \
+                 codec), or restore the previous codec",
+                step(op)
             ),
         );
     }
-    Ok(())
+
+    let (old_version, new_version) = (
+        stored.value_version.unwrap_or(1),
+        declared.value_version.unwrap_or(1),
+    );
+    if old_version != new_version {
+        return mismatch(
+            "value version",
+            old_version.to_string(),
+            new_version.to_string(),
+            Vec::new(),
+            transform(&old_value_name(info, None)),
+        );
+    }
+
+    // The common case, and the only one that costs nothing: the same shape text.
+    if stored.shape.is_some() && stored.shape == declared.shape {
+        return Ok(());
+    }
+    let (old, new) = match (recorded_structure(stored), recorded_structure(declared)) {
+        (Ok(old), Ok(new)) => (old, new),
+        // A structure too large to compare (or unreadable): the recorded text must match.
+        _ if stored.shape == declared.shape && stored.partial_shape == declared.partial_shape => {
+            return Ok(());
+        }
+        (Err(problem), _) | (_, Err(problem)) => {
+            return mismatch(
+                "value structure",
+                stored.value.clone(),
+                declared.value.clone(),
+                vec![problem],
+                transform(&old_value_name(info, None)),
+            );
+        }
+    };
+    match (old, new) {
+        (Some(old), Some(new)) => {
+            if identity::same(&old, &new) {
+                if stored.value != declared.value {
+                    tracing::info!(
+                        table = info.name,
+                        stored = %stored.value,
+                        declared = %declared.value,
+                        "value type spelled differently, same structure"
+                    );
+                }
+                return Ok(());
+            }
+            let (changes, was, now) = identity::differences(&old, &new, 8, 200);
+            mismatch(
+                "value structure",
+                was,
+                now,
+                changes,
+                transform(&old_value_name(info, Some(&old))),
+            )
+        }
+        // A record from a Tabula that could not trace the type: trusted by its spelling.
+        (None, Some(_)) if stored.value != declared.value => {
+            let spelled = |v: &str| {
+                v.strip_prefix(old_codec)
+                    .and_then(|t| t.strip_prefix('<'))
+                    .and_then(|t| t.strip_suffix('>'))
+                    .unwrap_or(v)
+                    .to_string()
+            };
+            let (was, now) = (spelled(&stored.value), spelled(&declared.value));
+            mismatch(
+                "value type",
+                stored.value.clone(),
+                declared.value.clone(),
+                Vec::new(),
+                format!(
+                    "the schema record was written by a Tabula that could not trace this value \
+                     type, so it holds no structure to compare and the new spelling cannot be \
+                     checked: if `{now}` is the same type as `{was}`, open the database once \
+                     with the previous declaration `value = {was}` (this Tabula then records \
+                     the structure, and a later open compares structures, not spellings); \
+                     otherwise {}",
+                    transform(&old_value_name(info, None))
+                ),
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Stored libmdbx flag bits as the schema spells flags (`dupsort, integer_key`), with any

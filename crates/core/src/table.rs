@@ -1,17 +1,19 @@
 //! Tables and schemas: the compile-time description of a database.
 
-use crate::codec::{Descriptor, Key, Value};
+use crate::codec::{Descriptor, Key, Value, ValueTrace};
 
 /// A table: its name, flags, key type and value codec, all compile-time constants.
 ///
-/// Implemented only by `#[derive(Table)]` (the trait is sealed), so every table name in a program
-/// is a constant the schema can check at compile time.
+/// Implemented only by `#[derive(Table)]`: the trait is sealed by a hidden trait whose name says
+/// so, so every table name in a program is a constant the schema can check at compile time. The
+/// startup step checks names again when it runs (a reserved or repeated name is refused there
+/// whatever implemented the trait).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a table",
     label = "not a table",
     note = "declare tables with `#[derive(Table)]` and `#[table(key = .., value = ..)]`"
 )]
-pub trait Table: crate::__private::Sealed + 'static {
+pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// The table's name in the database file.
     const NAME: &'static str;
     /// `dupsort` and `integer_key`.
@@ -22,8 +24,16 @@ pub trait Table: crate::__private::Sealed + 'static {
     type Value;
     /// How values become bytes ([`Bincode<Value>`](crate::Bincode) unless `codec = ..` is given).
     type Codec: Value<Item = Self::Value>;
-    /// The value type's name as written in `#[table(value = ..)]`, recorded in the schema.
+    /// The value type's name as written in `#[table(value = ..)]`: recorded in the schema and
+    /// shown in messages, not compared (a value type is identified by its structure).
     const VALUE_TYPE: &'static str;
+    /// `#[table(value_version = N)]`: a version of the stored values that the declaration
+    /// states. Changing it is a change of the table's values that needs a migration step, like
+    /// a change of the value type's structure; a value type whose structure cannot be traced
+    /// must have one (`None`: not stated, the same as 1).
+    const VALUE_VERSION: Option<u32> = None;
+    /// The table struct's path, `module::Name`, for messages.
+    const RUST_NAME: &'static str = "";
 }
 
 /// The flags of a table.
@@ -67,12 +77,16 @@ pub struct TableInfo {
     pub value: Descriptor,
     /// The value type as written in the declaration.
     pub value_type: &'static str,
-    /// Computes the value codec's structural shape ([`Value::shape`]).
-    pub value_shape: fn() -> Option<String>,
+    /// The declared version of the stored values ([`Table::VALUE_VERSION`]).
+    pub value_version: Option<u32>,
+    /// The table struct's path ([`Table::RUST_NAME`]; empty when unknown).
+    pub rust_name: &'static str,
+    /// Traces the value codec's structure ([`Value::trace`]).
+    pub value_trace: fn() -> ValueTrace,
 }
 
 impl PartialEq for TableInfo {
-    /// Compares everything but `value_shape` (a function, determined by the codec, which the
+    /// Compares everything but `value_trace` (a function, determined by the codec, which the
     /// `value` descriptor and `value_type` already identify).
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
@@ -80,6 +94,8 @@ impl PartialEq for TableInfo {
             && self.key == other.key
             && self.value == other.value
             && self.value_type == other.value_type
+            && self.value_version == other.value_version
+            && self.rust_name == other.rust_name
     }
 }
 
@@ -101,7 +117,30 @@ impl TableInfo {
             },
             value: <T::Codec as Value>::DESCRIPTOR,
             value_type: T::VALUE_TYPE,
-            value_shape: <T::Codec as Value>::shape,
+            value_version: T::VALUE_VERSION,
+            rust_name: T::RUST_NAME,
+            value_trace: <T::Codec as Value>::trace,
+        }
+    }
+
+    /// The table struct's name for messages and advice: the last segment of
+    /// [`rust_name`](TableInfo::rust_name), or the table's name when that is unknown.
+    ///
+    /// ```
+    /// use tabula::{Table, TableInfo};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "headers", key = u64, value = String)]
+    /// struct Headers;
+    ///
+    /// let info = TableInfo::of::<Headers>();
+    /// assert!(info.rust_name.ends_with("::Headers"));
+    /// assert_eq!(info.rust_ident(), "Headers");
+    /// ```
+    pub fn rust_ident(&self) -> &'static str {
+        match self.rust_name.rsplit("::").next() {
+            Some(ident) if !ident.is_empty() => ident,
+            _ => self.name,
         }
     }
 
@@ -135,3 +174,6 @@ pub trait Contains<T: Table>: Schema {
     /// The table's position in [`Schema::TABLES`], which indexes the handle array.
     const ID: usize;
 }
+
+/// Table names starting with this prefix are reserved for Tabula's own tables (the meta table).
+pub const RESERVED_PREFIX: &str = "__tabula";

@@ -31,9 +31,11 @@ pub const CODEC: Symbol = Symbol("codec");
 pub const DUPSORT: Symbol = Symbol("dupsort");
 /// `integer_key`: native-endian `u32`/`u64` keys.
 pub const INTEGER_KEY: Symbol = Symbol("integer_key");
+/// `value_version = N`: the stated version of the stored values.
+pub const VALUE_VERSION: Symbol = Symbol("value_version");
 
 /// Every key `#[table(..)]` accepts, in the order the error message lists them.
-const TABLE_KEYS: [Symbol; 6] = [KEY, VALUE, NAME, CODEC, DUPSORT, INTEGER_KEY];
+const TABLE_KEYS: [Symbol; 7] = [KEY, VALUE, NAME, CODEC, DUPSORT, INTEGER_KEY, VALUE_VERSION];
 
 impl PartialEq<Symbol> for Path {
     fn eq(&self, word: &Symbol) -> bool {
@@ -57,6 +59,8 @@ pub struct Table<'a> {
     pub codec: Option<Type>,
     pub dupsort: bool,
     pub integer_key: bool,
+    /// `value_version = N`, checked to be a `u32` of at least 1.
+    pub value_version: Option<u32>,
 }
 
 impl<'a> Table<'a> {
@@ -68,6 +72,7 @@ impl<'a> Table<'a> {
         let mut codec = Attr::none(cx, CODEC);
         let mut dupsort = Attr::none(cx, DUPSORT);
         let mut integer_key = Attr::none(cx, INTEGER_KEY);
+        let mut value_version = Attr::none(cx, VALUE_VERSION);
         let mut first = None;
 
         for attr in attrs.iter().filter(|attr| *attr.path() == TABLE) {
@@ -89,6 +94,10 @@ impl<'a> Table<'a> {
                 } else if meta.path == INTEGER_KEY {
                     parse_flag(cx, &meta, INTEGER_KEY)?;
                     integer_key.set(&meta.path, ());
+                } else if meta.path == VALUE_VERSION {
+                    if let Some(version) = parse_version(cx, &meta)? {
+                        value_version.set(&meta.path, version);
+                    }
                 } else {
                     let expected = TABLE_KEYS.map(|k| format!("`{k}`")).join(", ");
                     cx.error_spanned_by(
@@ -115,6 +124,7 @@ impl<'a> Table<'a> {
             codec: codec.get(),
             dupsort: dupsort.get().is_some(),
             integer_key: integer_key.get().is_some(),
+            value_version: value_version.get(),
         }
     }
 }
@@ -165,6 +175,25 @@ fn parse_name(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<LitStr>> 
         Ok(lit) => Ok(Some(lit)),
         Err(_) => {
             cx.error_spanned_by(tokens, "expected a string: `name = \"...\"`");
+            Ok(None)
+        }
+    }
+}
+
+/// `value_version = N`: an integer literal from 1 to `u32::MAX`. `Ok(None)` after reporting a bad
+/// value.
+fn parse_version(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u32>> {
+    let eq: Token![=] = meta.input.parse()?;
+    let tokens = value_tokens(meta.input)?;
+    let expected = "expected a version number of at least 1: `value_version = 1`";
+    if tokens.is_empty() {
+        cx.error_spanned_by(quote::quote!(#eq), expected);
+        return Ok(None);
+    }
+    match syn::parse2::<syn::LitInt>(tokens.clone()).map(|lit| lit.base10_parse::<u32>()) {
+        Ok(Ok(version)) if version >= 1 => Ok(Some(version)),
+        _ => {
+            cx.error_spanned_by(tokens, expected);
             Ok(None)
         }
     }

@@ -70,6 +70,11 @@ fn table_impl(table: &ast::Table) -> TokenStream {
         None => quote_spanned!(value.span()=> ::tabula::Bincode<#value>),
     };
     let value_type = ast::type_to_string(value);
+    let rust_name = ident.unraw().to_string();
+    let value_version = match attrs.value_version {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    };
 
     // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
     // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
@@ -91,7 +96,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::__private::Sealed for #ident {}
+            impl ::tabula::__private::ImplementedByDeriveTableOnly for #ident {}
 
             #[automatically_derived]
             impl ::tabula::Table for #ident {
@@ -104,6 +109,10 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                 type Value = #value;
                 type Codec = #codec;
                 const VALUE_TYPE: &'static ::core::primitive::str = #value_type;
+                const VALUE_VERSION: ::core::option::Option<::core::primitive::u32> =
+                    #value_version;
+                const RUST_NAME: &'static ::core::primitive::str =
+                    ::core::concat!(::core::module_path!(), "::", #rust_name);
             }
 
             #assert_integer_key
@@ -338,7 +347,30 @@ mod tests {
         let out = expand(derive_table, "#[table(key = u64)] struct T;");
         assert!(out.contains("compile_error"));
         assert!(out.contains("impl :: tabula :: Table for T"));
-        assert!(out.contains("impl :: tabula :: __private :: Sealed for T"));
+        assert!(out.contains("impl :: tabula :: __private :: ImplementedByDeriveTableOnly for T"));
+    }
+
+    #[test]
+    fn value_version_and_rust_name_are_constants() {
+        let out = expand(
+            derive_table,
+            "#[table(key = u64, value = u8, value_version = 3)] struct r#T;",
+        );
+        assert!(
+            out.contains(":: core :: option :: Option :: Some (3u32)"),
+            "{out}"
+        );
+        assert!(out.contains("module_path ! () , \"::\" , \"T\""), "{out}");
+        for bad in ["0", "\"1\"", "-1", "4294967296", "1.5"] {
+            let out = expand(
+                derive_table,
+                &format!("#[table(key = u64, value = u8, value_version = {bad})] struct T;"),
+            );
+            assert!(
+                out.contains("expected a version number of at least 1"),
+                "{bad}: {out}"
+            );
+        }
     }
 
     #[test]

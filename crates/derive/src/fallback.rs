@@ -22,7 +22,7 @@ pub fn table(input: &DeriveInput) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::__private::Sealed for #ident {}
+            impl ::tabula::__private::ImplementedByDeriveTableOnly for #ident {}
 
             #[automatically_derived]
             impl ::tabula::Table for #ident {

@@ -43,12 +43,15 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `codec = C` | the value codec, `C: tabula::Value<Item = V>` (default: `tabula::Bincode<V>`, which needs `V: Serialize + DeserializeOwned`) |
 /// | `dupsort` | several sorted values per key (`MDBX_DUPSORT`) |
 /// | `integer_key` | native-endian integer keys (`MDBX_INTEGERKEY`); `K` must be `u32` or `u64` |
+/// | `value_version = N` | the version of the stored values (`N ≥ 1`): raise it, with a migration step, when the values change in a way their structure does not show; required when the value type's structure cannot be traced |
 ///
-/// The derive implements `tabula::Table` (and its seal: `Table` cannot be implemented by hand),
-/// with the name, flags, types and the value type as written (`VALUE_TYPE`, recorded in the
-/// schema) as constants. Mistakes are compile errors pointing at the offending token: an unknown
-/// or repeated key, a missing `key`/`value`, a `name` that is not a string literal or is reserved,
-/// a key type that is not a `Key`, a value type the codec cannot encode.
+/// The derive implements `tabula::Table` (and its seal, `__private::ImplementedByDeriveTableOnly`:
+/// `Table` is not meant to be implemented by hand), with the name, flags, types, the value type
+/// as written (`VALUE_TYPE`, shown in the schema record), the value version and the struct's
+/// path (`RUST_NAME`, for messages) as constants. Mistakes are compile errors pointing at the
+/// offending token: an unknown or repeated key, a missing `key`/`value`, a `name` that is not a
+/// string literal or is reserved, a `value_version` that is not a number of at least 1, a key
+/// type that is not a `Key`, a value type the codec cannot encode.
 #[proc_macro_derive(Table, attributes(table))]
 pub fn derive_table(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

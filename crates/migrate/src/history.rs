@@ -49,7 +49,7 @@ pub(crate) fn pending_steps<'m>(
                 });
             }
             let checksum = step.checksum();
-            if checksum != applied.checksum {
+            if !step.checksum_matches(&applied.checksum) {
                 return Err(Error::Migration {
                     version: applied.version,
                     step: applied.name.clone(),
@@ -171,7 +171,7 @@ pub(crate) fn resume_state(
         });
     }
     let checksum = step.checksum();
-    if checksum != progress.checksum {
+    if !step.checksum_matches(&progress.checksum) {
         return Err(Error::Migration {
             version,
             step: name.to_string(),

@@ -33,7 +33,7 @@
 //!
 //! fn migrations() -> Migrations {
 //!     Migrations::new().step(2, "accounts-with-nonce", |m| {
-//!         m.rename_table("balances", "accounts");
+//!         m.rename_table::<Accounts>("balances");
 //!         m.transform::<Accounts, AccountV1>(|old| Account { balance: old.balance, nonce: 0 });
 //!     })
 //! }
@@ -61,10 +61,14 @@
 //! - A database at a newer version than the code's last step is refused: no accidental
 //!   downgrade. A recorded step whose name or checksum differs from the code's step of the same
 //!   version is refused too: released steps must not change (add a new step instead).
-//! - A table whose stored key or value descriptor — or, for serde values, its structural shape
-//!   (field names and types, traced with `serde-reflection`) — differs from the declaration, with
-//!   no step covering it, is refused with an error naming the table, both descriptors and the
-//!   step to add. A changed field is caught even if nobody bumped a version.
+//! - A table whose stored key encoding, value codec, value version or — for serde values — value
+//!   structure (every field and every variant of every enum, wherever it sits, traced at open)
+//!   differs from the declaration, with no step covering it, is refused with an error naming the
+//!   table and its struct, what changed (`Event.kinds[_]` (`Kind`): variant `C` added) and the
+//!   step to add. A changed field is caught even if nobody bumped a version; a value type moved,
+//!   renamed, imported differently or aliased is not a change when its structure is the same.
+//!   A value type whose structure cannot be traced must state `#[table(value_version = N)]`, and
+//!   raise it (with a step) when it changes.
 //! - Long operations (transform, rekey, copy) run in batches of
 //!   [`batch_size`](Migrations::batch_size) entries. Each batch commits together with the
 //!   operation's progress (the last key done) in the meta table, so a crash or kill resumes after
@@ -341,11 +345,26 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     rewritten.insert(name.to_string());
                 }
                 Op::Drop { name } => {
+                    if tabula_core::__private::is_reserved(name) {
+                        plan.problems.push(format!(
+                            "step {} `{}` drops `{name}`, a name reserved for Tabula's own tables",
+                            step.version, step.name
+                        ));
+                        continue;
+                    }
                     names.remove(*name);
                     records.remove(*name);
                     plan.drop.push(name);
                 }
                 Op::Rename { from, to } => {
+                    if tabula_core::__private::is_reserved(from) {
+                        plan.problems.push(format!(
+                            "step {} `{}` renames `{from}`, a name reserved for Tabula's own \
+                             tables",
+                            step.version, step.name
+                        ));
+                        continue;
+                    }
                     names.remove(*from);
                     names.insert(to.to_string());
                     if let Some(r) = records.remove(*from) {
@@ -356,10 +375,9 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     source,
                     target,
                     record,
-                    replace,
                     ..
                 } => {
-                    let name = if *replace { source } else { target };
+                    let name = target.unwrap_or(source);
                     names.insert(name.to_string());
                     records.insert(name.to_string(), record.clone());
                     rewritten.insert(name.to_string());
@@ -373,14 +391,20 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
             operations: step.descriptions(),
         });
     }
-    for info in S::TABLES {
+    let declared = match startup::declare(S::TABLES) {
+        Ok(declared) => declared,
+        Err(e) => {
+            plan.problems.push(e.to_string());
+            S::TABLES.iter().map(TableRecord::of).collect()
+        }
+    };
+    for (info, declared) in S::TABLES.iter().zip(&declared) {
         if !names.contains(info.name) {
             plan.create.push(info.name);
             continue;
         }
-        let declared = TableRecord::of(info);
         if let Some(stored) = records.get(info.name)
-            && let Err(e) = check_record(info, stored, &declared, target + 1)
+            && let Err(e) = check_record(info, stored, declared, target + 1)
         {
             plan.problems.push(e.to_string());
         }

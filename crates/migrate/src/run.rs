@@ -35,7 +35,7 @@ pub(crate) fn apply_step(
     let started = Instant::now();
     debug_assert!(resume.as_ref().is_none_or(|p| p.version == step.version
         && p.name == step.name
-        && p.checksum == step.checksum()));
+        && step.checksum_matches(&p.checksum)));
     let first_op = resume.as_ref().map_or(0, |p| p.op);
     // Every commit before the step is recorded as applied carries this marker.
     record.in_progress = Some(resume.clone().unwrap_or_else(|| StepProgress {
@@ -55,7 +55,13 @@ pub(crate) fn apply_step(
     let mut entries = 0u64;
     for (index, op) in step.ops.iter().enumerate().skip(first_op) {
         let from = resume.as_ref().filter(|p| p.op == index);
-        entries += apply_op(a, step, index, op, record, from, migrations)?;
+        entries += apply_op(a, step, index, op, record, from, migrations).map_err(|e| match e {
+            // A reserved name in a step's declaration: say which step.
+            Error::InvalidTable { table, problem, .. } => {
+                step_error(step, format!("table `{table}`: {problem}"))
+            }
+            e => e,
+        })?;
     }
     record.version = step.version;
     record.in_progress = None;
@@ -137,7 +143,6 @@ fn apply_op(
             target,
             flags,
             record: rec,
-            replace,
             in_order,
             unique,
             map,
@@ -149,15 +154,15 @@ fn apply_op(
                     format!("cannot {what}: table `{source}` does not exist"),
                 ));
             };
-            let dst = match a.find_table(target)? {
-                // A leftover temporary table without this operation's progress holds nothing
+            let replace = target.is_none();
+            let (target, dst) = match target {
+                // A leftover scratch table without this operation's progress holds nothing
                 // committed that counts: start it afresh.
-                Some(t) if *replace && resume.is_none() => {
-                    a.clear_table(target, t.handle)?;
-                    t.handle
-                }
-                Some(t) => t.handle,
-                None => a.create_table(target, *flags)?,
+                None => a.scratch_table(source, *flags, resume.is_none())?,
+                Some(target) => match a.find_table(target)? {
+                    Some(t) => (*target, t.handle),
+                    None => (*target, a.create_table(target, *flags)?),
+                },
             };
             let total = src.entries;
             let mut after = resume.and_then(|p| p.after.clone());
@@ -204,9 +209,8 @@ fn apply_op(
                     });
                 }
             }
-            if *replace {
-                a.drop_table(source)?;
-                a.rename_table(target, source)?;
+            if replace {
+                a.replace_with_scratch(source)?;
                 record.tables.insert(source.to_string(), rec.clone());
             } else {
                 record.tables.insert(target.to_string(), rec.clone());

@@ -46,7 +46,7 @@ type ProgressFn = dyn Fn(&Progress<'_>) + Send + Sync;
 /// struct Accounts;
 ///
 /// let migrations = Migrations::new()
-///     .step(2, "rename-balances", |m| m.rename_table("balances", "accounts"))
+///     .step(2, "rename-balances", |m| m.rename_table::<Accounts>("balances"))
 ///     .step(3, "add-nonce", |m| {
 ///         m.transform::<Accounts, AccountV1>(|old| Account { balance: old.balance, nonce: 0 })
 ///     });
@@ -114,7 +114,7 @@ impl Migrations {
     /// struct V2(Accounts);
     ///
     /// let migrations = Migrations::new().step(2, "rename-balances", |m| {
-    ///     m.rename_table("balances", "accounts");
+    ///     m.rename_table::<Accounts>("balances");
     /// });
     /// // A database at version 1 (with a `balances` table) is migrated when it is opened.
     /// let (db, report) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
@@ -305,20 +305,23 @@ pub(crate) enum Op {
         from: &'static str,
         to: &'static str,
     },
-    /// Reads every entry of `source`, maps it, and writes it to `target` (a temporary table
-    /// that replaces `source` at the end when `replace` is set).
+    /// Reads every entry of `source`, maps it, and writes it to `target`, or, when `target` is
+    /// `None`, to the bootstrap's scratch table for `source`, which replaces `source` at the end.
     Rewrite {
         what: String,
         source: &'static str,
-        target: &'static str,
+        target: Option<&'static str>,
         flags: TableFlags,
         record: TableRecord,
-        replace: bool,
         in_order: bool,
         unique: bool,
         map: Box<MapFn>,
         /// The structural declaration that goes into the checksum.
         declaration: String,
+        /// The declarations Tabula releases before complete tracing gave this operation (their
+        /// shapes were `None` where serde-reflection could not finish): a step they applied is
+        /// recognised by any of these.
+        legacy: Vec<String>,
     },
     Run {
         label: &'static str,
@@ -348,54 +351,157 @@ impl Op {
         match self {
             Op::Rewrite { declaration, .. } => declaration.clone(),
             Op::Create { record, .. } => {
-                format!("{} shape {:?}", self.describe(), record.shape)
+                format!(
+                    "{} shape {:?}{}",
+                    self.describe(),
+                    record.shape,
+                    version_suffix(record.value_version)
+                )
             }
             _ => self.describe(),
         }
     }
+
+    /// What earlier releases wrote into the checksum for this operation; see `Op::Rewrite`'s
+    /// `legacy`.
+    fn legacy_declarations(&self) -> Vec<String> {
+        match self {
+            Op::Rewrite { legacy, .. } => legacy.clone(),
+            Op::Create { record, .. } => shapes_or_none(&record.shape)
+                .into_iter()
+                .map(|shape| format!("{} shape {shape:?}", self.describe()))
+                .collect(),
+            _ => vec![self.describe()],
+        }
+    }
 }
 
-fn temp_name(table: &str) -> &'static str {
-    // A handful per open at most: leaking keeps table names `&'static` like declared ones.
-    Box::leak(format!("__tabula_tmp_{table}").into_boxed_str())
+/// ` version N` for a stated value version (nothing otherwise, as in earlier releases).
+fn version_suffix(version: Option<u32>) -> String {
+    version.map(|v| format!(" version {v}")).unwrap_or_default()
 }
+
+/// The shapes an earlier release may have recorded for a shape traced now: the same, or none
+/// (where serde-reflection could not finish the type).
+fn shapes_or_none(shape: &Option<String>) -> Vec<Option<String>> {
+    match shape {
+        Some(_) => vec![shape.clone(), None],
+        None => vec![None],
+    }
+}
+
+/// FNV-1a, 64 bit, of a step's declaration: stable across Rust versions and platforms.
+fn fnv(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Legacy checksums tried per step at most (each shape-bearing operation doubles them).
+const MAX_LEGACY_CHECKSUMS: usize = 4096;
 
 impl Step {
     /// The operations, described in words.
+    ///
+    /// ```
+    /// use tabula::Migrations;
+    ///
+    /// Migrations::new().step(2, "cleanup", |m| {
+    ///     m.drop_table("sessions");
+    ///     assert_eq!(m.descriptions(), ["drop table sessions"]);
+    /// });
+    /// ```
     pub fn descriptions(&self) -> Vec<String> {
         self.ops.iter().map(Op::describe).collect()
     }
 
     /// Checksum of the step's declaration: version, name, and each operation with the tables,
     /// flags and value shapes it involves (not the closures' code, which cannot be hashed: give
-    /// a step a new version when you change what its code does).
+    /// a step a new version when you change what its code does). Recorded when the step is
+    /// applied; a later open refuses a step whose declaration changed since.
+    ///
+    /// ```
+    /// use tabula::Migrations;
+    ///
+    /// let mut sums = Vec::new();
+    /// for table in ["sessions", "tokens"] {
+    ///     Migrations::new().step(2, "cleanup", |m| {
+    ///         m.drop_table(table);
+    ///         sums.push(m.checksum());
+    ///     });
+    /// }
+    /// assert_eq!(sums[0].len(), 16);
+    /// assert_ne!(sums[0], sums[1], "another table is another declaration");
+    /// ```
     pub fn checksum(&self) -> String {
         let mut text = format!("{}\n{}\n", self.version, self.name);
         for op in &self.ops {
             text.push_str(&op.declaration());
             text.push('\n');
         }
-        // FNV-1a, 64 bit: stable across Rust versions and platforms.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in text.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        fnv(&text)
+    }
+
+    /// Whether `recorded` is this step's checksum, as this release computes it or as a release
+    /// before complete tracing did (which recorded no shape for value types it could not trace
+    /// to the end, so its checksum of an unchanged step differs).
+    pub(crate) fn checksum_matches(&self, recorded: &str) -> bool {
+        if self.checksum() == recorded {
+            return true;
         }
-        format!("{h:016x}")
+        let mut texts = vec![format!("{}\n{}\n", self.version, self.name)];
+        for op in &self.ops {
+            let alternatives = op.legacy_declarations();
+            if texts.len() * alternatives.len() > MAX_LEGACY_CHECKSUMS {
+                return false;
+            }
+            texts = texts
+                .iter()
+                .flat_map(|text| alternatives.iter().map(move |alt| format!("{text}{alt}\n")))
+                .collect();
+        }
+        texts.iter().any(|text| fnv(text) == recorded)
     }
 
     /// The step's version.
+    ///
+    /// ```
+    /// tabula::Migrations::new().step(3, "cleanup", |m| assert_eq!(m.version(), 3));
+    /// ```
     pub fn version(&self) -> u32 {
         self.version
     }
 
     /// The step's name.
+    ///
+    /// ```
+    /// tabula::Migrations::new().step(3, "cleanup", |m| assert_eq!(m.name(), "cleanup"));
+    /// ```
     pub fn name(&self) -> &'static str {
         self.name
     }
 
     /// Creates table `T` (with its declared flags) if it does not exist. Tables of the schema
     /// are created by `open` anyway; this is for tables a later operation of the step fills.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "archive", key = u64, value = String, dupsort)]
+    /// struct Archive;
+    ///
+    /// Migrations::new().step(2, "archive", |m| {
+    ///     m.create_table::<Archive>();
+    ///     assert_eq!(
+    ///         m.descriptions(),
+    ///         ["create table archive (flags dupsort; key u64; value bincode<String>)"]
+    ///     );
+    /// });
+    /// ```
     pub fn create_table<T: Table>(&mut self) {
         let info = TableInfo::of::<T>();
         self.ops.push(Op::Create {
@@ -405,19 +511,118 @@ impl Step {
         });
     }
 
-    /// Deletes a table and everything in it.
+    /// Deletes the stored table `name` and everything in it (a table the code may no longer
+    /// declare). Names reserved for Tabula's own tables (`__tabula…`) are refused when the step
+    /// runs.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "sessions", key = u64, value = String)]
+    /// struct Sessions;
+    /// #[derive(Table)]
+    /// #[table(name = "users", key = u64, value = String)]
+    /// struct Users;
+    /// #[derive(Schema)]
+    /// struct V1(Users, Sessions);
+    /// #[derive(Schema)]
+    /// struct V2(Users);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// drop(tabula::open::<V1>(dir.path(), Options::new())?);
+    /// let migrations = Migrations::new().step(2, "no-sessions", |m| m.drop_table("sessions"));
+    /// let (_, report) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(report.applied, [(2, "no-sessions")]);
+    /// # Ok(()) }
+    /// ```
     pub fn drop_table(&mut self, name: &'static str) {
         self.ops.push(Op::Drop { name });
     }
 
-    /// Renames a table, keeping its contents.
-    pub fn rename_table(&mut self, from: &'static str, to: &'static str) {
-        self.ops.push(Op::Rename { from, to });
+    /// Renames the stored table `from` to the name of the declared table `To`, keeping its
+    /// contents (and its recorded declaration: a value type that changed too needs a
+    /// [`transform`](Step::transform) after the rename). The new name comes from a table
+    /// declaration, so a migration step cannot create a table whose name is made at run time.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "accounts", key = u64, value = u64)]
+    /// struct Accounts;
+    ///
+    /// #[derive(Schema)]
+    /// struct App(Accounts);
+    ///
+    /// // Release 1 called the table "balances".
+    /// #[derive(Table)]
+    /// #[table(name = "balances", key = u64, value = u64)]
+    /// struct Balances;
+    /// #[derive(Schema)]
+    /// struct AppV1(Balances);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<AppV1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Balances>(&1, &100)?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "rename-balances", |m| {
+    ///     m.rename_table::<Accounts>("balances");
+    /// });
+    /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Accounts>(&1)?, Some(100));
+    /// # Ok(()) }
+    /// ```
+    pub fn rename_table<To: Table>(&mut self, from: &'static str) {
+        self.ops.push(Op::Rename { from, to: To::NAME });
     }
 
     /// Re-encodes every value of table `T`: each stored value is decoded as `Old` (serde +
     /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay.
-    /// Runs in batches and resumes after an interruption.
+    /// Runs in batches and resumes after an interruption. This is the step the startup step's
+    /// advice names when a table's value type changed.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Serialize, Deserialize)]
+    /// struct OldUser { name: String }
+    /// #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    /// struct User { name: String, admin: bool }
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "users", key = u64, value = OldUser)]
+    /// struct UsersV1;
+    /// #[derive(Schema)]
+    /// struct V1(UsersV1);
+    /// #[derive(Table)]
+    /// #[table(name = "users", key = u64, value = User)]
+    /// struct Users;
+    /// #[derive(Schema)]
+    /// struct V2(Users);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<UsersV1>(&1, &OldUser { name: "ann".into() })?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "users-v2", |m| {
+    ///     m.transform::<Users, OldUser>(|old| User { name: old.name, admin: false })
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// let user = db.read()?.get::<Users>(&1)?;
+    /// assert_eq!(user, Some(User { name: "ann".into(), admin: false }));
+    /// # Ok(()) }
+    /// ```
     pub fn transform<T: Table, Old: DeserializeOwned + serde::Serialize + 'static>(
         &mut self,
         f: impl Fn(Old) -> T::Value + Send + Sync + 'static,
@@ -425,22 +630,68 @@ impl Step {
         self.transform_with::<T, Bincode<Old>>(f);
     }
 
-    /// [`transform`](Step::transform) with the old values stored by codec `C`.
+    /// [`transform`](Step::transform) with the old values stored by codec `C`, e.g. raw bytes
+    /// that become serde values.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Raw, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "sizes", key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct RawSizes;
+    /// #[derive(Schema)]
+    /// struct V1(RawSizes);
+    /// #[derive(Table)]
+    /// #[table(name = "sizes", key = u64, value = u32)]
+    /// struct Sizes;
+    /// #[derive(Schema)]
+    /// struct V2(Sizes);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<RawSizes>(&1, &7u32.to_le_bytes().to_vec())?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "sizes-as-numbers", |m| {
+    ///     m.transform_with::<Sizes, Raw>(|bytes| u32::from_le_bytes(bytes.try_into().unwrap()))
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Sizes>(&1)?, Some(7));
+    /// # Ok(()) }
+    /// ```
     pub fn transform_with<T: Table, C: Value + 'static>(
         &mut self,
         f: impl Fn(C::Item) -> T::Value + Send + Sync + 'static,
     ) {
         let info = TableInfo::of::<T>();
         let record = TableRecord::of(&info);
+        let old_shape = C::shape();
+        let text = |old: &Option<String>, new: &Option<String>| {
+            format!(
+                "transform {} from {} shape {old:?} to {} shape {new:?} flags {}",
+                T::NAME,
+                C::DESCRIPTOR,
+                record.value,
+                T::FLAGS
+            )
+        };
         let declaration = format!(
-            "transform {} from {} shape {:?} to {} shape {:?} flags {}",
-            T::NAME,
-            C::DESCRIPTOR,
-            C::shape(),
-            record.value,
-            record.shape,
-            T::FLAGS
+            "{}{}",
+            text(&old_shape, &record.shape),
+            version_suffix(record.value_version)
         );
+        let legacy = shapes_or_none(&old_shape)
+            .iter()
+            .flat_map(|old| {
+                shapes_or_none(&record.shape)
+                    .into_iter()
+                    .map(|new| text(old, &new))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         let map = move |k: &[u8], v: &[u8]| -> Result<(Vec<u8>, Vec<u8>)> {
             let old = C::decode(v).map_err(|source| Error::Decode {
                 table: T::NAME,
@@ -454,20 +705,50 @@ impl Step {
         self.ops.push(Op::Rewrite {
             what: format!("transform values of {}", T::NAME),
             source: T::NAME,
-            target: temp_name(T::NAME),
+            target: None,
             flags: T::FLAGS,
             record,
-            replace: true,
             in_order: !T::FLAGS.dupsort,
             unique: false,
             map: Box::new(map),
             declaration,
+            legacy,
         });
     }
 
     /// Changes the key of every entry of table `T`: each stored key is decoded as `OldKey` and
     /// replaced by `f(old)`; values stay. Two old keys mapping to one new key is an error (in a
     /// table without `dupsort`). Runs in batches and resumes after an interruption.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "blocks", key = u32, value = String)]
+    /// struct BlocksV1;
+    /// #[derive(Schema)]
+    /// struct V1(BlocksV1);
+    /// #[derive(Table)]
+    /// #[table(name = "blocks", key = u64, value = String)]
+    /// struct Blocks;
+    /// #[derive(Schema)]
+    /// struct V2(Blocks);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<BlocksV1>(&7, &"seven".to_string())?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "wide-heights", |m| {
+    ///     m.rekey::<Blocks, u32>(u64::from)
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Blocks>(&7)?, Some("seven".to_string()));
+    /// # Ok(()) }
+    /// ```
     pub fn rekey<T: Table, OldKey: Key + 'static>(
         &mut self,
         f: impl Fn(OldKey) -> T::Key + Send + Sync + 'static,
@@ -493,19 +774,49 @@ impl Step {
         self.ops.push(Op::Rewrite {
             what: format!("rekey {}", T::NAME),
             source: T::NAME,
-            target: temp_name(T::NAME),
+            target: None,
             flags: T::FLAGS,
             record,
-            replace: true,
             in_order: false,
             unique: !T::FLAGS.dupsort,
             map: Box::new(map),
+            legacy: vec![declaration.clone()],
             declaration,
         });
     }
 
     /// Copies every entry of table `From` into table `To` (created if missing), decoding with
     /// `From`'s codecs and encoding with `To`'s. `From` is left as it is.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "prices", key = u64, value = u64)]
+    /// struct Prices;
+    /// #[derive(Table)]
+    /// #[table(name = "prices_by_number", key = u64, value = u64, integer_key)]
+    /// struct PricesByNumber;
+    /// #[derive(Schema)]
+    /// struct V1(Prices);
+    /// #[derive(Schema)]
+    /// struct V2(Prices, PricesByNumber);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Prices>(&3, &30)?;
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "integer-keyed-prices", |m| {
+    ///     m.copy::<Prices, PricesByNumber>()
+    /// });
+    /// let (db, _) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<PricesByNumber>(&3)?, Some(30));
+    /// # Ok(()) }
+    /// ```
     pub fn copy<From: Table, To: Table<Key = From::Key, Value = From::Value>>(&mut self) {
         let info = TableInfo::of::<To>();
         let record = TableRecord::of(&info);
@@ -528,13 +839,13 @@ impl Step {
         self.ops.push(Op::Rewrite {
             what: format!("copy {} into {}", From::NAME, To::NAME),
             source: From::NAME,
-            target: To::NAME,
+            target: Some(To::NAME),
             flags: To::FLAGS,
             record,
-            replace: false,
             in_order: false,
             unique: false,
             map: Box::new(map),
+            legacy: vec![declaration.clone()],
             declaration,
         });
     }
@@ -542,6 +853,27 @@ impl Step {
     /// Runs arbitrary code on the startup write transaction, with typed access to any table by
     /// its type ([`MigrationTx`](crate::MigrationTx)). `label` names it in plans and in the
     /// step's checksum.
+    ///
+    /// ```
+    /// use tabula::{Migrations, Options, Schema, Table};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "settings", key = String, value = String)]
+    /// struct Settings;
+    /// #[derive(Schema)]
+    /// struct App(Settings);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // A database from before version 2 (a new one starts at the latest version).
+    /// drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let migrations = Migrations::new().step(2, "default-theme", |m| {
+    ///     m.run("set the theme", |tx| tx.put::<Settings>(&"theme".into(), &"dark".into()))
+    /// });
+    /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Settings>("theme")?, Some("dark".to_string()));
+    /// # Ok(()) }
+    /// ```
     pub fn run(
         &mut self,
         label: &'static str,

@@ -9,7 +9,7 @@ use tabula_core::{Bincode, Contains, Error, Options, Raw, Schema, Table, TableFl
 macro_rules! table {
     ($ty:ident, $name:literal, $key:ty, $codec:ty, $value:ty, $dupsort:literal, $int:literal) => {
         struct $ty;
-        impl tabula_core::__private::Sealed for $ty {}
+        impl tabula_core::__private::ImplementedByDeriveTableOnly for $ty {}
         impl Table for $ty {
             const NAME: &'static str = $name;
             const FLAGS: TableFlags = TableFlags {
@@ -20,6 +20,7 @@ macro_rules! table {
             type Value = $value;
             type Codec = $codec;
             const VALUE_TYPE: &'static str = stringify!($value);
+            const RUST_NAME: &'static str = stringify!($ty);
         }
     };
 }
@@ -153,14 +154,15 @@ fn value_encoding_change_is_refused() {
         matches!(
             err,
             Error::SchemaMismatch {
-                what: "value encoding",
+                what: "value structure",
                 ..
             }
         ),
         "{msg}"
     );
     assert!(
-        msg.contains("bincode<(u32, u32)>") && msg.contains("bincode<(u64, u32)>"),
+        msg.contains("`[u32; 2]` became `(u64, u32)`")
+            && msg.contains("m.transform::<BlocksV2, OldValue>"),
         "{msg}"
     );
 }

@@ -7,13 +7,15 @@
 mod bincode_de;
 mod descriptor;
 mod dyn_value;
+pub(crate) mod identity;
 mod key;
+mod trace;
 mod value;
 
 pub use descriptor::Descriptor;
 pub use dyn_value::{DynValue, ValueShape};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
-pub use value::{Bincode, Raw, Value};
+pub use value::{Bincode, Raw, Value, ValueTrace};
 
 use std::fmt;
 

@@ -4,6 +4,7 @@ use std::marker::PhantomData;
 
 use serde::{Serialize, de::DeserializeOwned};
 
+use super::identity::Structure;
 use super::{DecodeError, Descriptor, EncodeError};
 
 /// How a table's values become bytes and back: the codec named by `#[table(codec = ..)]`.
@@ -71,6 +72,47 @@ pub trait Value {
     fn shape() -> Option<String> {
         None
     }
+
+    /// What the startup step records to recognise this codec's stored format: by default the
+    /// [`shape`](Value::shape) when there is one, otherwise [`ValueTrace::Opaque`] (the
+    /// [`DESCRIPTOR`](Value::DESCRIPTOR) alone identifies the format: bump a
+    /// [`Descriptor::Custom`] name when the format changes).
+    ///
+    /// ```
+    /// use tabula_core::codec::ValueTrace;
+    /// use tabula_core::{Bincode, Raw, Value};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize)]
+    /// enum Kind { A, B(u8) }
+    ///
+    /// assert!(matches!(Bincode::<Vec<Kind>>::trace(), ValueTrace::Complete(_)));
+    /// assert_eq!(Raw::trace(), ValueTrace::Opaque);
+    /// ```
+    fn trace() -> ValueTrace {
+        match Self::shape() {
+            Some(shape) => ValueTrace::Complete(shape),
+            None => ValueTrace::Opaque,
+        }
+    }
+}
+
+/// What [`Value::trace`] found about a codec's stored format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ValueTrace {
+    /// The codec has no structure to trace (raw bytes, a custom codec): its descriptor
+    /// identifies the format.
+    Opaque,
+    /// The whole structure: serde-reflection's `(Format, Registry)` as JSON, as
+    /// [`Value::shape`] returns it.
+    Complete(String),
+    /// The trace stopped before seeing every part of the type.
+    Partial {
+        /// What it saw, with the parts it did not reach left unknown (Tabula's own JSON form).
+        structure: String,
+        /// Why it stopped.
+        problem: String,
+    },
 }
 
 /// The default value codec: serde + bincode 2 (standard configuration: little-endian,
@@ -99,63 +141,31 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
         super::bincode_de::decode(bytes)
     }
 
-    /// The serde data model of `T` as traced by `serde-reflection`, as JSON.
-    ///
-    /// serde-reflection completes a top-level enum in one call, but an enum nested inside `T`
-    /// gains one variant per pass and only when its "incomplete" mark is cleared between passes
-    /// (otherwise the tracer keeps revisiting its first variant). The names of such enums are
-    /// learned from `MissingVariants` and the trace is redone, clearing their marks after each
-    /// pass until every variant is known. A type with no nested enum completes on the first pass.
-    /// `None` when some enum cannot be completed (one inside a `Vec`, map or `Option`).
+    /// The serde data model of `T` as JSON (serde-reflection's `(Format, Registry)`), traced
+    /// to the end: every variant of every enum, wherever it sits (`codec/trace.rs`). `None` when
+    /// the trace cannot finish ([`trace`](Value::trace) says why).
     fn shape() -> Option<String> {
-        use serde_reflection::{Error as TraceError, Tracer, TracerConfig};
-        let mut nested: Vec<String> = Vec::new();
-        for _attempt in 0..64 {
-            let mut tracer = Tracer::new(TracerConfig::default());
-            let mut format = tracer.trace_simple_type::<T>().ok()?.0;
-            for _pass in 0..4096 {
-                let mut incomplete = false;
-                for name in &nested {
-                    incomplete |= tracer.check_incomplete_enum(name).is_some();
-                }
-                if !incomplete {
-                    break;
-                }
-                format = tracer.trace_simple_type::<T>().ok()?.0;
-            }
-            match tracer.registry() {
-                // An enum reached only through a sequence, map or option is visited in the
-                // first pass alone, so its variants may stay unknown or provisionally numbered:
-                // no shape then, rather than a wrong one.
-                Ok(registry) if !enums_complete(&registry) => return None,
-                Ok(registry) => return serde_json::to_string(&(format, registry)).ok(),
-                Err(TraceError::MissingVariants(names)) => {
-                    let known = nested.len();
-                    for name in names {
-                        if !nested.contains(&name) {
-                            nested.push(name);
-                        }
-                    }
-                    if nested.len() == known {
-                        return None;
-                    }
-                }
-                Err(_) => return None,
-            }
+        match Self::trace() {
+            ValueTrace::Complete(shape) => Some(shape),
+            _ => None,
         }
-        None
     }
-}
 
-/// Whether every enum in `registry` has its variants numbered `0..n`, as bincode numbers them.
-fn enums_complete(registry: &serde_reflection::Registry) -> bool {
-    registry.values().all(|c| match c {
-        serde_reflection::ContainerFormat::Enum(variants) => variants
-            .keys()
-            .enumerate()
-            .all(|(i, &index)| index as usize == i),
-        _ => true,
-    })
+    fn trace() -> ValueTrace {
+        let traced = super::trace::trace::<T>();
+        match traced.problem {
+            None => ValueTrace::Complete(
+                serde_json::to_string(&(traced.format, traced.registry))
+                    .expect("a complete shape holds no variables and serialises"),
+            ),
+            Some(problem) => ValueTrace::Partial {
+                structure: Structure::of_formats(&traced.format, &traced.registry)
+                    .unwrap_or(Structure::Unknown)
+                    .to_partial(),
+                problem,
+            },
+        }
+    }
 }
 
 /// Values stored as the bytes given: `Vec<u8>` in and out, no encoding.
@@ -182,6 +192,56 @@ impl Value for Raw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What Tabula recorded before the complete tracer (issue 13): serde-reflection's trace,
+    /// repeated while clearing the "incomplete" mark of nested enums; `None` when an enum stayed
+    /// incomplete (one reached only through a sequence, map or option) or the trace failed.
+    fn legacy_shape<T: Serialize + DeserializeOwned>() -> Option<String> {
+        use serde_reflection::{Error as TraceError, Tracer, TracerConfig};
+        let mut nested: Vec<String> = Vec::new();
+        for _attempt in 0..64 {
+            let mut tracer = Tracer::new(TracerConfig::default());
+            let mut format = tracer.trace_simple_type::<T>().ok()?.0;
+            for _pass in 0..4096 {
+                let mut incomplete = false;
+                for name in &nested {
+                    incomplete |= tracer.check_incomplete_enum(name).is_some();
+                }
+                if !incomplete {
+                    break;
+                }
+                format = tracer.trace_simple_type::<T>().ok()?.0;
+            }
+            match tracer.registry() {
+                Ok(registry) if !enums_complete(&registry) => return None,
+                Ok(registry) => return serde_json::to_string(&(format, registry)).ok(),
+                Err(TraceError::MissingVariants(names)) => {
+                    let known = nested.len();
+                    for name in names {
+                        if !nested.contains(&name) {
+                            nested.push(name);
+                        }
+                    }
+                    if nested.len() == known {
+                        return None;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// Whether every enum in `registry` has its variants numbered `0..n`, as bincode numbers them.
+    fn enums_complete(registry: &serde_reflection::Registry) -> bool {
+        registry.values().all(|c| match c {
+            serde_reflection::ContainerFormat::Enum(variants) => variants
+                .keys()
+                .enumerate()
+                .all(|(i, &index)| index as usize == i),
+            _ => true,
+        })
+    }
 
     /// Regression: a damaged length prefix used to make bincode allocate what it claimed
     /// (`u64::MAX` bytes for a `String`), aborting the process instead of returning an error.
@@ -304,8 +364,203 @@ mod tests {
         list: Vec<Inner>,
     }
 
+    /// Regression (issue 13): serde-reflection stops entering a `Vec`, `Option` or map once it
+    /// knows the element's type name, so an enum reached only through one never completed and
+    /// the table recorded no shape at all: a changed type then opened unnoticed.
     #[test]
-    fn an_enum_only_inside_a_sequence_gives_no_shape_rather_than_a_wrong_one() {
-        assert_eq!(Bincode::<InSeq>::shape(), None);
+    fn an_enum_only_inside_a_sequence_has_a_complete_shape() {
+        let shape = Bincode::<InSeq>::shape().expect("complete");
+        for variant in ["\"A\"", "\"B\"", "\"C\"", "\"D\""] {
+            assert!(shape.contains(variant), "{variant} missing from {shape}");
+        }
+        assert_eq!(legacy_shape::<InSeq>(), None, "what was recorded before");
+    }
+
+    mod twins {
+        pub mod a {
+            #[derive(serde::Serialize, serde::Deserialize)]
+            pub struct Same {
+                pub x: u8,
+            }
+        }
+        pub mod b {
+            #[derive(serde::Serialize, serde::Deserialize)]
+            pub struct Same {
+                pub y: String,
+            }
+        }
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    enum List {
+        Cons(u8, Box<List>),
+        Nil,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Tree {
+        children: Vec<Tree>,
+        label: Option<Box<Tree>>,
+        kind: Inner,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    enum Never {}
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Shapes {
+        unit: (),
+        unit_struct: UnitS,
+        newtype: NewT,
+        tuple_struct: TupleS,
+        arrays: ([u8; 4], (u16, u16), [Option<Inner>; 2]),
+        map: std::collections::BTreeMap<String, (Inner, u8)>,
+        floats: (f32, f64),
+        wide: (i128, u128, char, bool),
+        never: Option<Never>,
+        nested: Option<Vec<std::collections::BTreeMap<u8, Inner>>>,
+        twins: (twins::a::Same, twins::b::Same),
+        non_zero: std::num::NonZeroU64,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct UnitS;
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct NewT(u32);
+    #[derive(serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct TupleS(u8, String);
+
+    /// Records written before the complete tracer hold serde-reflection's shape wherever it had
+    /// one: the tracer must give exactly that text for such types, so those records compare.
+    #[test]
+    fn the_shape_is_serde_reflections_wherever_serde_reflection_had_one() {
+        fn check<T: Serialize + DeserializeOwned>(expect_legacy: bool) {
+            let legacy = legacy_shape::<T>();
+            assert_eq!(
+                legacy.is_some(),
+                expect_legacy,
+                "{}",
+                std::any::type_name::<T>()
+            );
+            let shape = Bincode::<T>::shape().unwrap_or_else(|| {
+                panic!(
+                    "{}: {:?}",
+                    std::any::type_name::<T>(),
+                    Bincode::<T>::trace()
+                )
+            });
+            if let Some(legacy) = legacy {
+                assert_eq!(shape, legacy, "{}", std::any::type_name::<T>());
+            }
+        }
+        check::<V1>(true);
+        check::<V2>(true);
+        check::<Outer>(true);
+        check::<Inner>(true);
+        check::<(u32, String, Vec<u8>)>(true);
+        check::<[u8; 3]>(true);
+        check::<(u8, [u8; 3], Vec<(u8, u8)>)>(true);
+        check::<Option<u64>>(true);
+        check::<std::collections::BTreeMap<String, u32>>(true);
+        check::<UnitS>(true);
+        check::<NewT>(true);
+        check::<TupleS>(true);
+        check::<()>(true);
+        check::<Box<Outer>>(true);
+        // Where serde-reflection gave up, the tracer finishes.
+        check::<std::num::NonZeroU64>(false);
+        check::<InSeq>(false);
+        // (serde-reflection recurses into `Cons` until the stack overflows on `List`.)
+        check::<Tree>(true);
+        check::<Shapes>(false);
+    }
+
+    #[test]
+    fn recursive_and_unusual_types_are_traced_completely() {
+        for (shape, needles) in [
+            (Bincode::<List>::shape(), &["\"Cons\"", "\"Nil\""][..]),
+            (
+                Bincode::<Tree>::shape(),
+                &["\"children\"", "\"label\"", "\"D\""][..],
+            ),
+            (
+                Bincode::<Shapes>::shape(),
+                &["\"Same\"", "\"Same#2\"", "\"Never\"", "\"TUPLEARRAY\""][..],
+            ),
+        ] {
+            let shape = shape.expect("complete");
+            for needle in needles {
+                assert!(shape.contains(needle), "{needle} missing from {shape}");
+            }
+        }
+        // The recorded shape decodes what bincode writes, through the schema-less reader.
+        let value = Tree {
+            children: vec![Tree {
+                children: vec![],
+                label: None,
+                kind: Inner::D(1, 2),
+            }],
+            label: Some(Box::new(Tree {
+                children: vec![],
+                label: None,
+                kind: Inner::C {
+                    x: Some(Box::new(Inner::A)),
+                },
+            })),
+            kind: Inner::B(7),
+        };
+        let mut scratch = Vec::new();
+        let bytes = Bincode::<Tree>::encode(&value, &mut scratch)
+            .unwrap()
+            .to_vec();
+        let shape = crate::codec::ValueShape::of_record(
+            "bincode<Tree>",
+            Bincode::<Tree>::shape().as_deref(),
+        )
+        .unwrap()
+        .unwrap();
+        let decoded = shape.decode(&bytes).unwrap();
+        assert_eq!(shape.encode(&decoded).unwrap(), bytes);
+    }
+
+    /// A type whose `Deserialize` refuses every sample cannot be traced to the end: the trace
+    /// says what it saw and why it stopped, and there is no shape.
+    #[test]
+    fn a_type_refusing_every_sample_is_a_partial_trace() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        #[serde(try_from = "String")]
+        struct Code(String);
+        impl TryFrom<String> for Code {
+            type Error = &'static str;
+            fn try_from(s: String) -> Result<Self, &'static str> {
+                if s.len() == 7 && s.starts_with('#') {
+                    Ok(Code(s))
+                } else {
+                    Err("not a colour code")
+                }
+            }
+        }
+        #[derive(serde::Serialize, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Paint {
+            name: String,
+            code: Code,
+            layers: u8,
+        }
+        assert_eq!(Bincode::<Paint>::shape(), None);
+        let ValueTrace::Partial { structure, problem } = Bincode::<Paint>::trace() else {
+            panic!("a partial trace")
+        };
+        assert!(problem.contains("not a colour code"), "{problem}");
+        assert!(
+            structure.contains("\"name\"") && structure.contains("\"layers\""),
+            "{structure}"
+        );
     }
 }
