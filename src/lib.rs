@@ -292,6 +292,10 @@ pub use tabula_core::{
     Value,
     libmdbx_version,
 };
+// Dupsort tables: the table traits, their value codecs, write cursors.
+pub use tabula_core::{
+    DupSort, HasSubKey, Ordered, OrderedValue, SubKeyed, WriteCursor, WriteCursors,
+};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,

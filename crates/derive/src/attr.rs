@@ -31,9 +31,11 @@ pub const CODEC: Symbol = Symbol("codec");
 pub const DUPSORT: Symbol = Symbol("dupsort");
 /// `integer_key`: native-endian `u32`/`u64` keys.
 pub const INTEGER_KEY: Symbol = Symbol("integer_key");
+/// `subkey = S`: a dupsort table's values are `(S, V)` pairs sorted by `S`.
+pub const SUBKEY: Symbol = Symbol("subkey");
 
 /// Every key `#[table(..)]` accepts, in the order the error message lists them.
-const TABLE_KEYS: [Symbol; 6] = [KEY, VALUE, NAME, CODEC, DUPSORT, INTEGER_KEY];
+const TABLE_KEYS: [Symbol; 7] = [KEY, SUBKEY, VALUE, NAME, CODEC, DUPSORT, INTEGER_KEY];
 
 impl PartialEq<Symbol> for Path {
     fn eq(&self, word: &Symbol) -> bool {
@@ -57,6 +59,8 @@ pub struct Table<'a> {
     pub codec: Option<Type>,
     pub dupsort: bool,
     pub integer_key: bool,
+    /// `subkey = S`, with the keyword where errors about it point.
+    pub subkey: Option<(Path, Type)>,
 }
 
 impl<'a> Table<'a> {
@@ -68,6 +72,7 @@ impl<'a> Table<'a> {
         let mut codec = Attr::none(cx, CODEC);
         let mut dupsort = Attr::none(cx, DUPSORT);
         let mut integer_key = Attr::none(cx, INTEGER_KEY);
+        let mut subkey = Attr::none(cx, SUBKEY);
         let mut first = None;
 
         for attr in attrs.iter().filter(|attr| *attr.path() == TABLE) {
@@ -86,6 +91,8 @@ impl<'a> Table<'a> {
                 } else if meta.path == DUPSORT {
                     parse_flag(cx, &meta, DUPSORT)?;
                     dupsort.set(&meta.path, ());
+                } else if meta.path == SUBKEY {
+                    subkey.set(&meta.path, (meta.path.clone(), meta.value()?.parse()?));
                 } else if meta.path == INTEGER_KEY {
                     parse_flag(cx, &meta, INTEGER_KEY)?;
                     integer_key.set(&meta.path, ());
@@ -115,6 +122,7 @@ impl<'a> Table<'a> {
             codec: codec.get(),
             dupsort: dupsort.get().is_some(),
             integer_key: integer_key.get().is_some(),
+            subkey: subkey.get(),
         }
     }
 }

@@ -13,6 +13,7 @@ mod ast;
 mod attr;
 mod check;
 mod ctxt;
+mod dupsort;
 mod expand;
 mod fallback;
 

@@ -352,6 +352,15 @@ impl RawTxn {
         Ok(cursor)
     }
 
+    /// Lends the write transaction to cursors that write ([`LentTxn::cursor`]) for as long as
+    /// it is borrowed.
+    pub fn lend(&mut self) -> LentTxn<'_> {
+        LentTxn {
+            ptr: self.ptr,
+            _txn: PhantomData,
+        }
+    }
+
     /// A cursor for writing; borrows the transaction exclusively.
     pub fn write_cursor(&mut self, dbi: Dbi) -> Result<RawWriteCursor<'_>, Code> {
         let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
