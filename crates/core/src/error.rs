@@ -334,7 +334,8 @@ pub enum Error {
     SchemaMismatch {
         /// The table.
         table: String,
-        /// What differs: `flags`, `key encoding` or `value encoding`.
+        /// What differs: `flags`, `key encoding`, `value encoding`, `value shape` or `dup value
+        /// encoding` (a dupsort table written with bincode values).
         what: &'static str,
         /// What the file holds.
         stored: String,
