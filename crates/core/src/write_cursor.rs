@@ -58,6 +58,8 @@ pub struct WriteCursor<'t, T: Table> {
     raw: RawCursorMut<'t>,
     scratch: Vec<u8>,
     shared: &'t Shared,
+    /// The last thing done was a delete: `current` is then the entry that followed.
+    after_delete: bool,
     _table: PhantomData<fn() -> T>,
 }
 
@@ -70,6 +72,7 @@ impl<'t, T: Table> WriteCursor<'t, T> {
             raw,
             scratch: Vec::new(),
             shared,
+            after_delete: false,
             _table: PhantomData,
         }
     }
@@ -84,6 +87,7 @@ impl<'t, T: Table> WriteCursor<'t, T> {
         value: Option<&[u8]>,
         name: &'static str,
     ) -> Result<Found<T>> {
+        self.after_delete = false;
         match self.raw.get_with(op, key, value, decode_entry::<T>) {
             Ok(Some(entry)) => entry.map(Some),
             Ok(None) => Ok(None),
@@ -247,6 +251,12 @@ impl<'t, T: Table> WriteCursor<'t, T> {
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
     pub fn current(&mut self) -> Result<Found<T>> {
+        if self.after_delete {
+            // libmdbx's `MDBX_GET_CURRENT` after deleting the last value of a key that keeps
+            // others finds no next value of that key and reports none; `MDBX_NEXT` moves to
+            // the entry that followed in every case.
+            return self.go(op::NEXT, None, None, "write cursor current");
+        }
         self.go(op::GET_CURRENT, None, None, "write cursor current")
     }
 
@@ -325,6 +335,7 @@ impl<'t, T: Table> WriteCursor<'t, T> {
             shared,
             ..
         } = self;
+        self.after_delete = false;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T>(k, value, scratch)?;
             match raw.put(k, v, flags) {
@@ -453,7 +464,10 @@ impl<'t, T: Table> WriteCursor<'t, T> {
 
     fn delete(&mut self, flags: u32, name: &'static str) -> Result<()> {
         match self.raw.del(flags) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.after_delete = true;
+                Ok(())
+            }
             Err(code) => Err(self.shared.fail(code, At::of::<T>(name))),
         }
     }
@@ -518,8 +532,8 @@ impl<'t, T: Table> WriteCursor<'t, T> {
                 self.delete(del::CURRENT, "delete_range")?;
                 deleted += 1;
             }
-            // After a delete the cursor is on the entry that followed.
-            on_entry = seek(self, op::GET_CURRENT, None)?;
+            // After a delete, `MDBX_NEXT` lands on the entry that followed.
+            on_entry = seek(self, op::NEXT, None)?;
         }
         Ok(deleted)
     }
@@ -914,6 +928,7 @@ impl<'t, T: HasSubKey> WriteCursor<'t, T> {
         subkey: &(impl AsKey<T::SubKey> + ?Sized),
         value: &T::SubValue,
     ) -> Result<()> {
+        self.after_delete = false;
         let WriteCursor {
             raw,
             scratch,
