@@ -313,9 +313,9 @@ fn write_cursors_delete_while_walking_without_skipping_or_repeating() {
     assert!(db.check().unwrap().is_ok());
 }
 
-/// Regression: libmdbx's `MDBX_GET_CURRENT` right after deleting the last value of a key that
-/// has others reports no entry (it looks for the next value of that key only), so `current`
-/// returned `None` where `next` returned the following entry.
+/// Regression: right after deleting the last value of a key that keeps others, libmdbx
+/// 0.14.4's `MDBX_GET_CURRENT` looks only among that key's values and returned the value before
+/// the deleted one, so `current` gave `(1, 1)` where `next` gives the entry that followed.
 #[test]
 fn current_after_deleting_a_keys_last_value_is_the_entry_that_followed() {
     let (_d, db) = open();

@@ -252,9 +252,9 @@ impl<'t, T: Table> WriteCursor<'t, T> {
     /// [`Error::Decode`] or [`Error::Mdbx`].
     pub fn current(&mut self) -> Result<Found<T>> {
         if self.after_delete {
-            // libmdbx's `MDBX_GET_CURRENT` after deleting the last value of a key that keeps
-            // others finds no next value of that key and reports none; `MDBX_NEXT` moves to
-            // the entry that followed in every case.
+            // After deleting the last value of a key that keeps others, libmdbx 0.14.4's
+            // `MDBX_GET_CURRENT` looks only among that key's values and returns the one before
+            // the deleted value; `MDBX_NEXT` lands on the entry that followed in every case.
             return self.go(op::NEXT, None, None, "write cursor current");
         }
         self.go(op::GET_CURRENT, None, None, "write cursor current")
