@@ -294,7 +294,7 @@ impl<'t, T: Table> Cursor<'t, T> {
 }
 
 /// The moves among the values of a key, and the seeks by subkey, of a [`DupSort`] table.
-impl<'t, T: DupSort> Cursor<'t, T> {
+impl<'t, T: Table> Cursor<'t, T> {
     /// Moves to the first value of the current key.
     ///
     /// ```
@@ -321,7 +321,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`]. `None` when the cursor is not on a key.
-    pub fn first_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+    pub fn first_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         self.dup_step(op::FIRST_DUP, "cursor first_dup")
     }
 
@@ -351,7 +354,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`]. `None` when the cursor is not on a key.
-    pub fn last_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+    pub fn last_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         self.dup_step(op::LAST_DUP, "cursor last_dup")
     }
 
@@ -383,7 +389,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn next_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+    pub fn next_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         self.dup_step(op::NEXT_DUP, "cursor next_dup")
     }
 
@@ -414,7 +423,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn prev_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+    pub fn prev_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         self.dup_step(op::PREV_DUP, "cursor prev_dup")
     }
 
@@ -446,7 +458,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn next_no_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+    pub fn next_no_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         self.step(op::NEXT_NODUP, "cursor next_no_dup")
     }
 
@@ -477,7 +492,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn prev_no_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
+    pub fn prev_no_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         self.step(op::PREV_NODUP, "cursor prev_no_dup")
     }
 
@@ -513,7 +531,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Result<Option<(T::Key, T::Value)>> {
+    ) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         let raw = &mut self.raw;
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |s| {
@@ -557,7 +578,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Result<Option<(T::Key, T::Value)>> {
+    ) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
         let raw = &mut self.raw;
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |s| {
@@ -598,7 +622,10 @@ impl<'t, T: DupSort> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Mdbx`], also when the cursor is not on a key.
-    pub fn dup_count(&mut self) -> Result<u64> {
+    pub fn dup_count(&mut self) -> Result<u64>
+    where
+        T: DupSort,
+    {
         self.raw
             .count()
             .map(|n| n as u64)

@@ -541,7 +541,7 @@ impl<'t, T: Table> WriteCursor<'t, T> {
 
 /// The moves among the values of a key, the seeks by subkey and the dup writes of a
 /// [`DupSort`] table.
-impl<'t, T: DupSort> WriteCursor<'t, T> {
+impl<'t, T: Table> WriteCursor<'t, T> {
     /// Moves to the first value of the current key.
     ///
     /// ```
@@ -566,7 +566,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`]. `None` when the cursor is not on a key.
-    pub fn first_dup(&mut self) -> Result<Found<T>> {
+    pub fn first_dup(&mut self) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         self.go(op::FIRST_DUP, None, None, "write cursor first_dup")
     }
 
@@ -594,7 +597,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`]. `None` when the cursor is not on a key.
-    pub fn last_dup(&mut self) -> Result<Found<T>> {
+    pub fn last_dup(&mut self) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         self.go(op::LAST_DUP, None, None, "write cursor last_dup")
     }
 
@@ -623,7 +629,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn next_dup(&mut self) -> Result<Found<T>> {
+    pub fn next_dup(&mut self) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         self.go(op::NEXT_DUP, None, None, "write cursor next_dup")
     }
 
@@ -652,7 +661,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn prev_dup(&mut self) -> Result<Found<T>> {
+    pub fn prev_dup(&mut self) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         self.go(op::PREV_DUP, None, None, "write cursor prev_dup")
     }
 
@@ -681,7 +693,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn next_no_dup(&mut self) -> Result<Found<T>> {
+    pub fn next_no_dup(&mut self) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         self.go(op::NEXT_NODUP, None, None, "write cursor next_no_dup")
     }
 
@@ -710,7 +725,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn prev_no_dup(&mut self) -> Result<Found<T>> {
+    pub fn prev_no_dup(&mut self) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         self.go(op::PREV_NODUP, None, None, "write cursor prev_no_dup")
     }
 
@@ -743,7 +761,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Result<Found<T>> {
+    ) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |s| {
                 self.go(op::GET_BOTH_RANGE, Some(k), Some(s), "write cursor seek_dup")
@@ -780,7 +801,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Result<Found<T>> {
+    ) -> Result<Found<T>>
+    where
+        T: DupSort,
+    {
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |s| {
                 let exact = |k: &[u8], v: &[u8]| {
@@ -820,7 +844,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Mdbx`], also when the cursor is not on a key.
-    pub fn dup_count(&mut self) -> Result<u64> {
+    pub fn dup_count(&mut self) -> Result<u64>
+    where
+        T: DupSort,
+    {
         self.raw
             .count()
             .map(|n| n as u64)
@@ -858,7 +885,10 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &T::Value,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        T: DupSort,
+    {
         self.write(key, value, put::APPENDDUP_STRICT, "append_dup")
     }
 
@@ -890,13 +920,16 @@ impl<'t, T: DupSort> WriteCursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Mdbx`], also when the cursor is not on a key.
-    pub fn delete_current_dups(&mut self) -> Result<()> {
+    pub fn delete_current_dups(&mut self) -> Result<()>
+    where
+        T: DupSort,
+    {
         self.delete(del::ALLDUPS, "delete_current_dups")
     }
 }
 
 /// The subkey writes of a table declared with `subkey = ..`.
-impl<'t, T: HasSubKey> WriteCursor<'t, T> {
+impl<'t, T: Table> WriteCursor<'t, T> {
     /// Sets the value of `subkey` under `key`: the values of `key` with this subkey are
     /// replaced by `(subkey, value)` (added when there is none). Leaves the cursor on it.
     ///
@@ -927,7 +960,10 @@ impl<'t, T: HasSubKey> WriteCursor<'t, T> {
         key: &(impl AsKey<T::Key> + ?Sized),
         subkey: &(impl AsKey<T::SubKey> + ?Sized),
         value: &T::SubValue,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        T: HasSubKey,
+    {
         self.after_delete = false;
         let WriteCursor {
             raw,
