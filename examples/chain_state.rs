@@ -55,7 +55,12 @@ struct BlockAddress {
 struct StorageChangeSets;
 
 #[derive(Schema)]
-struct Chain(PlainAccountState, PlainStorageState, AccountChangeSets, StorageChangeSets);
+struct Chain(
+    PlainAccountState,
+    PlainStorageState,
+    AccountChangeSets,
+    StorageChangeSets,
+);
 
 /// The state as plain maps: what the database must hold.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -128,7 +133,9 @@ fn random_block(rng: &mut Rng, state: &State) -> Block {
         );
     }
     for _ in 0..rng.below(8) {
-        block.storage.insert((rng.address(), rng.slot()), rng.word());
+        block
+            .storage
+            .insert((rng.address(), rng.slot()), rng.word());
     }
     block
 }
@@ -141,8 +148,7 @@ fn import(tx: &mut tabula::RwTx<'_, Chain>, number: u64, block: &Block) -> tabul
         tx.append_dup::<AccountChangeSets>(&number, &(*address, before))?;
         tx.put::<PlainAccountState>(address, account)?;
     }
-    let (mut storage, mut changes) =
-        tx.cursors_mut::<(PlainStorageState, StorageChangeSets)>()?;
+    let (mut storage, mut changes) = tx.cursors_mut::<(PlainStorageState, StorageChangeSets)>()?;
     for ((address, slot), value) in &block.storage {
         let before = match storage.get_dup(address, slot)? {
             Some((_, (_, before))) => before,
@@ -166,7 +172,9 @@ fn import(tx: &mut tabula::RwTx<'_, Chain>, number: u64, block: &Block) -> tabul
 }
 
 fn apply(state: &mut State, block: &Block) {
-    state.accounts.extend(block.accounts.iter().map(|(a, v)| (*a, *v)));
+    state
+        .accounts
+        .extend(block.accounts.iter().map(|(a, v)| (*a, *v)));
     for ((address, slot), value) in &block.storage {
         let slots = state.storage.entry(*address).or_default();
         if *value == ZERO {
@@ -184,8 +192,7 @@ fn apply(state: &mut State, block: &Block) {
 /// entry, restores what each entry recorded, and deletes the entry. Returns the entries undone.
 fn unwind(tx: &mut tabula::RwTx<'_, Chain>, target: u64) -> tabula::Result<(u64, u64)> {
     let mut undone = (0, 0);
-    let (mut changes, mut accounts) =
-        tx.cursors_mut::<(AccountChangeSets, PlainAccountState)>()?;
+    let (mut changes, mut accounts) = tx.cursors_mut::<(AccountChangeSets, PlainAccountState)>()?;
     let mut change = changes.last()?;
     while let Some((block, (address, before))) = change {
         if block <= target {
@@ -205,8 +212,7 @@ fn unwind(tx: &mut tabula::RwTx<'_, Chain>, target: u64) -> tabula::Result<(u64,
     }
     drop((changes, accounts));
 
-    let (mut changes, mut storage) =
-        tx.cursors_mut::<(StorageChangeSets, PlainStorageState)>()?;
+    let (mut changes, mut storage) = tx.cursors_mut::<(StorageChangeSets, PlainStorageState)>()?;
     let mut change = changes.last()?;
     while let Some((key, (slot, before))) = change {
         if key.block <= target {
@@ -236,7 +242,11 @@ fn read_state(db: &tabula::Db<Chain>) -> tabula::Result<State> {
     }
     for entry in tx.iter::<PlainStorageState>() {
         let (address, (slot, value)) = entry?;
-        state.storage.entry(address).or_default().insert(slot, value);
+        state
+            .storage
+            .entry(address)
+            .or_default()
+            .insert(slot, value);
     }
     Ok(state)
 }
@@ -267,7 +277,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         tx.commit()?;
-        assert!(read_state(&db)? == model, "state after block {}", first + 99);
+        assert!(
+            read_state(&db)? == model,
+            "state after block {}",
+            first + 99
+        );
     }
     let tx = db.read()?;
     println!(
@@ -282,15 +296,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Storage lookups by address and slot: exact, and the first slot at or after one.
     let mut checked = 0;
     for (address, slot) in &changed_slots {
-        let want = model.storage.get(address).and_then(|s| s.get(slot)).copied();
-        let got = tx.get_dup::<PlainStorageState>(address, slot)?.map(|(_, v)| v);
+        let want = model
+            .storage
+            .get(address)
+            .and_then(|s| s.get(slot))
+            .copied();
+        let got = tx
+            .get_dup::<PlainStorageState>(address, slot)?
+            .map(|(_, v)| v);
         assert_eq!(got, want, "slot lookup");
         let want = model
             .storage
             .get(address)
             .and_then(|s| s.range(*slot..).next())
             .map(|(s, v)| (*s, *v));
-        assert_eq!(tx.seek_dup::<PlainStorageState>(address, slot)?, want, "slot seek");
+        assert_eq!(
+            tx.seek_dup::<PlainStorageState>(address, slot)?,
+            want,
+            "slot seek"
+        );
         checked += 1;
     }
     println!("looked up {checked} storage slots by address and slot: all match the model");

@@ -87,7 +87,11 @@ fn dup_values_come_back_in_the_value_types_order() {
     }
     tx.commit().unwrap();
     let tx = db.read().unwrap();
-    let got: Vec<u64> = tx.dups::<Numbers>(&1).values().map(Result::unwrap).collect();
+    let got: Vec<u64> = tx
+        .dups::<Numbers>(&1)
+        .values()
+        .map(Result::unwrap)
+        .collect();
     let mut want = numbers.to_vec();
     want.sort();
     assert_eq!(got, want);
@@ -96,7 +100,12 @@ fn dup_values_come_back_in_the_value_types_order() {
     let got: Vec<i64> = tx.dups::<Signed>(&1).values().map(Result::unwrap).collect();
     assert_eq!(got, [i64::MIN, -300, -1, 0, 1, 300, i64::MAX]);
     // From the back too.
-    let got: Vec<u64> = tx.dups::<Numbers>(&1).values().rev().map(Result::unwrap).collect();
+    let got: Vec<u64> = tx
+        .dups::<Numbers>(&1)
+        .values()
+        .rev()
+        .map(Result::unwrap)
+        .collect();
     want.reverse();
     assert_eq!(got, want);
 }
@@ -126,15 +135,42 @@ fn appender_and_tx_append_dup_both_refuse_an_equal_pair() {
     let mut tx = db.write().unwrap();
     tx.append_dup::<Numbers>(&1, &7).unwrap();
     let err = tx.append_dup::<Numbers>(&1, &7).unwrap_err();
-    assert!(matches!(err, Error::AppendDupOutOfOrder { table: "numbers", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::AppendDupOutOfOrder {
+                table: "numbers",
+                ..
+            }
+        ),
+        "{err}"
+    );
     let mut appender = tx.appender::<Numbers>().unwrap();
     appender.append_dup(&2, &7).unwrap();
     let err = appender.append_dup(&2, &7).unwrap_err();
-    assert!(matches!(err, Error::AppendDupOutOfOrder { table: "numbers", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::AppendDupOutOfOrder {
+                table: "numbers",
+                ..
+            }
+        ),
+        "{err}"
+    );
     // A single value under a key too (libmdbx keeps it outside a nested tree).
     appender.append_dup(&3, &1).unwrap();
     let err = appender.append_dup(&3, &1).unwrap_err();
-    assert!(matches!(err, Error::AppendDupOutOfOrder { table: "numbers", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::AppendDupOutOfOrder {
+                table: "numbers",
+                ..
+            }
+        ),
+        "{err}"
+    );
     drop(appender);
     assert_eq!(tx.len::<Numbers>().unwrap(), 3);
 }
@@ -159,13 +195,19 @@ fn a_subkey_table_keeps_pairs_sorted_by_subkey_and_seeks_by_subkey() {
         tx.get_dup::<Storage>(&address(1), &slot(256)).unwrap(),
         Some((slot(256), note(256)))
     );
-    assert_eq!(tx.get_dup::<Storage>(&address(1), &slot(257)).unwrap(), None);
+    assert_eq!(
+        tx.get_dup::<Storage>(&address(1), &slot(257)).unwrap(),
+        None
+    );
     assert_eq!(
         tx.seek_dup::<Storage>(&address(1), &slot(257)).unwrap(),
         Some((slot(300), note(300)))
     );
     // Past the key's last slot: nothing, not the next key's first.
-    assert_eq!(tx.seek_dup::<Storage>(&address(1), &slot(70001)).unwrap(), None);
+    assert_eq!(
+        tx.seek_dup::<Storage>(&address(1), &slot(70001)).unwrap(),
+        None
+    );
     assert_eq!(tx.seek_dup::<Storage>(&address(3), &slot(0)).unwrap(), None);
     // `dups_from`, from both ends.
     let from = tx.dups_from::<Storage>(&address(1), &slot(256));
@@ -200,19 +242,37 @@ fn a_subkey_table_keeps_pairs_sorted_by_subkey_and_seeks_by_subkey() {
 fn variable_length_subkeys_match_exactly() {
     let (_d, db) = open();
     let mut tx = db.write().unwrap();
-    for (tag, value) in [("ab", b"x".to_vec()), ("a", vec![]), ("b", vec![0, 0]), ("a\0", vec![1])] {
+    for (tag, value) in [
+        ("ab", b"x".to_vec()),
+        ("a", vec![]),
+        ("b", vec![0, 0]),
+        ("a\0", vec![1]),
+    ] {
         tx.put::<Tags>(&1, &(tag.to_string(), value)).unwrap();
     }
     let tags: Vec<String> = tx.dups::<Tags>(&1).values().map(|v| v.unwrap().0).collect();
     assert_eq!(tags, ["a", "a\0", "ab", "b"]);
-    assert_eq!(tx.get_dup::<Tags>(&1, "a").unwrap(), Some(("a".into(), vec![])));
-    assert_eq!(tx.get_dup::<Tags>(&1, "a\0").unwrap(), Some(("a\0".into(), vec![1])));
+    assert_eq!(
+        tx.get_dup::<Tags>(&1, "a").unwrap(),
+        Some(("a".into(), vec![]))
+    );
+    assert_eq!(
+        tx.get_dup::<Tags>(&1, "a\0").unwrap(),
+        Some(("a\0".into(), vec![1]))
+    );
     assert_eq!(tx.get_dup::<Tags>(&1, "aa").unwrap(), None);
-    assert_eq!(tx.seek_dup::<Tags>(&1, "aa").unwrap(), Some(("ab".into(), b"x".to_vec())));
-    assert_eq!(tx.seek_dup::<Tags>(&1, "").unwrap(), Some(("a".into(), vec![])));
+    assert_eq!(
+        tx.seek_dup::<Tags>(&1, "aa").unwrap(),
+        Some(("ab".into(), b"x".to_vec()))
+    );
+    assert_eq!(
+        tx.seek_dup::<Tags>(&1, "").unwrap(),
+        Some(("a".into(), vec![]))
+    );
     // A derived key type as the value of a table without a subkey: field order.
     for (major, minor) in [(1, 5), (0, 9), (1, -2), (0, -1)] {
-        tx.put::<Versions>("crate", &Version { major, minor }).unwrap();
+        tx.put::<Versions>("crate", &Version { major, minor })
+            .unwrap();
     }
     let versions: Vec<(u16, i32)> = tx
         .dups::<Versions>("crate")
@@ -220,8 +280,22 @@ fn variable_length_subkeys_match_exactly() {
         .map(|v| v.map(|v| (v.major, v.minor)).unwrap())
         .collect();
     assert_eq!(versions, [(0, -1), (0, 9), (1, -2), (1, 5)]);
-    let at_least = tx.seek_dup::<Versions>("crate", &Version { major: 1, minor: -3 }).unwrap();
-    assert_eq!(at_least, Some(Version { major: 1, minor: -2 }));
+    let at_least = tx
+        .seek_dup::<Versions>(
+            "crate",
+            &Version {
+                major: 1,
+                minor: -3,
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        at_least,
+        Some(Version {
+            major: 1,
+            minor: -2
+        })
+    );
 }
 
 #[test]
@@ -240,13 +314,20 @@ fn upsert_dup_replaces_every_value_of_the_subkey() {
     c.upsert_dup(&address(1), &slot(3), &note(3)).unwrap(); // a new subkey
     c.upsert_dup(&address(1), &slot(3), &note(3)).unwrap(); // the same value again
     drop(c);
-    let values: Vec<([u8; 32], Slot)> =
-        tx.dups::<Storage>(&address(1)).values().map(Result::unwrap).collect();
+    let values: Vec<([u8; 32], Slot)> = tx
+        .dups::<Storage>(&address(1))
+        .values()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(
         values,
         [(slot(1), note(9)), (slot(2), note(2)), (slot(3), note(3))]
     );
-    assert_eq!(tx.dup_count::<Storage>(&address(2)).unwrap(), 1, "other keys untouched");
+    assert_eq!(
+        tx.dup_count::<Storage>(&address(2)).unwrap(),
+        1,
+        "other keys untouched"
+    );
 }
 
 /// Deleting while walking, in both directions, over enough entries to span many pages:
@@ -382,16 +463,31 @@ fn write_cursor_refusals_name_the_table_and_what_to_do() {
     assert!(err.to_string().contains("table `words`"), "{err}");
     c.append(&5, &"e".to_string()).unwrap();
     let err = c.append(&4, &"d".to_string()).unwrap_err();
-    assert!(matches!(err, Error::AppendOutOfOrder { table: "words", .. }), "{err}");
-    assert!(err.to_string().contains("last key 0x0000000000000005"), "{err}");
+    assert!(
+        matches!(err, Error::AppendOutOfOrder { table: "words", .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("last key 0x0000000000000005"),
+        "{err}"
+    );
     let err = c.insert(&5, &"f".to_string()).unwrap_err();
-    assert!(matches!(err, Error::KeyExists { table: "words", .. }), "{err}");
+    assert!(
+        matches!(err, Error::KeyExists { table: "words", .. }),
+        "{err}"
+    );
     c.append_dup(&5, &"f".to_string()).unwrap();
     let err = c.append_dup(&5, &"a".to_string()).unwrap_err();
     // The message names the value and the key's last value, as stored ("a" and "f").
     let message = err.to_string();
-    assert!(matches!(err, Error::AppendDupOutOfOrder { table: "words", .. }), "{message}");
-    assert!(message.contains("value 0x61 is not greater than the last value 0x66"), "{message}");
+    assert!(
+        matches!(err, Error::AppendDupOutOfOrder { table: "words", .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains("value 0x61 is not greater than the last value 0x66"),
+        "{message}"
+    );
     assert!(message.contains("of key 0x0000000000000005"), "{message}");
 }
 
@@ -402,7 +498,14 @@ fn the_schema_less_reader_decodes_dup_values() {
     use tabula::untyped::{DynKey, DynValue, UntypedDb};
     let (dir, db) = open();
     let mut tx = db.write().unwrap();
-    tx.put::<Versions>("crate", &Version { major: 1, minor: -2 }).unwrap();
+    tx.put::<Versions>(
+        "crate",
+        &Version {
+            major: 1,
+            minor: -2,
+        },
+    )
+    .unwrap();
     tx.put::<Storage>(&address(1), &(slot(3), note(3))).unwrap();
     tx.put::<Signed>(&1, &-5).unwrap();
     tx.commit().unwrap();
@@ -420,7 +523,9 @@ fn the_schema_less_reader_decodes_dup_values() {
             ("minor".into(), DynValue::Signed(-2)),
         ])]
     );
-    let got = tx.get(&storage, &DynKey::Bytes(address(1).to_vec())).unwrap();
+    let got = tx
+        .get(&storage, &DynKey::Bytes(address(1).to_vec()))
+        .unwrap();
     assert_eq!(
         got,
         [DynValue::Tuple(vec![
@@ -431,9 +536,15 @@ fn the_schema_less_reader_decodes_dup_values() {
             ]),
         ])]
     );
-    assert_eq!(tx.get(&signed, &DynKey::Unsigned(1)).unwrap(), [DynValue::Signed(-5)]);
+    assert_eq!(
+        tx.get(&signed, &DynKey::Unsigned(1)).unwrap(),
+        [DynValue::Signed(-5)]
+    );
     // And they encode back to the stored bytes.
     let shape = storage.value_shape().unwrap();
     let raw = tx.get_raw(&storage, &address(1)).unwrap();
-    assert_eq!(shape.encode(&shape.decode(&raw[0]).unwrap()).unwrap(), raw[0]);
+    assert_eq!(
+        shape.encode(&shape.decode(&raw[0]).unwrap()).unwrap(),
+        raw[0]
+    );
 }

@@ -383,7 +383,11 @@ fn in_range(k: u8, lo: Bound<u8>, hi: Bound<u8>) -> bool {
 }
 
 /// Runs one operation on table `T` and its model `m`.
-fn apply<T: Side>(tx: &mut Tx<'_>, m: &mut Values<T::Sk, T::V>, op: &Op) -> Result<(), TestCaseError>
+fn apply<T: Side>(
+    tx: &mut Tx<'_>,
+    m: &mut Values<T::Sk, T::V>,
+    op: &Op,
+) -> Result<(), TestCaseError>
 where
     DupSchema: Contains<T>,
 {
@@ -391,7 +395,10 @@ where
         Op::Put(_, k, s, v) => {
             let (s, v) = (T::sk(s), T::v(v));
             // One value per subkey in the model: `put` adds a pair, so only where that keeps it.
-            if m.get(&k).and_then(|vs| vs.get(&s)).is_none_or(|old| *old == v) {
+            if m.get(&k)
+                .and_then(|vs| vs.get(&s))
+                .is_none_or(|old| *old == v)
+            {
                 tx.put::<T>(&k, &T::value(s, v)).unwrap();
                 m.entry(k).or_default().insert(s, v);
             }
@@ -455,7 +462,11 @@ where
         }
         Op::Dups(_, k, rev) => {
             let it = tx.dups::<T>(&k).values().map(|v| T::split(v.unwrap()));
-            let got: Vec<_> = if rev { it.rev().collect() } else { it.collect() };
+            let got: Vec<_> = if rev {
+                it.rev().collect()
+            } else {
+                it.collect()
+            };
             let mut want: Vec<_> = m
                 .get(&k)
                 .into_iter()
@@ -475,7 +486,11 @@ where
                 assert_eq!(key, k);
                 T::split(value)
             });
-            let got: Vec<_> = if rev { it.rev().collect() } else { it.collect() };
+            let got: Vec<_> = if rev {
+                it.rev().collect()
+            } else {
+                it.collect()
+            };
             let mut want: Vec<_> = m
                 .get(&k)
                 .map(|vs| vs.range(s..).map(|(s, v)| (*s, *v)).collect())
@@ -495,7 +510,13 @@ where
                 let Some(at) = pos else { break };
                 pos = model_move(&entries, at, mv);
                 let got = found::<T>(move_cursor(&mut c, mv));
-                prop_assert_eq!(got, pos.map(|p| entries[p]), "{:?} from {:?}", mv, entries[at]);
+                prop_assert_eq!(
+                    got,
+                    pos.map(|p| entries[p]),
+                    "{:?} from {:?}",
+                    mv,
+                    entries[at]
+                );
             }
         }
         Op::WriteWalk(_, start, ref steps) => {
@@ -525,7 +546,13 @@ where
                     let Some(at) = pos else { break };
                     pos = model_move(&entries, at, mv);
                     let got = found::<T>(move_write(&mut c, mv));
-                    prop_assert_eq!(got, pos.map(|p| entries[p]), "{:?} from {:?}", mv, entries[at]);
+                    prop_assert_eq!(
+                        got,
+                        pos.map(|p| entries[p]),
+                        "{:?} from {:?}",
+                        mv,
+                        entries[at]
+                    );
                 }
                 let Some(at) = pos else { break };
                 match act {
@@ -562,7 +589,9 @@ where
             prop_assert_eq!(deleted, want, "delete_range {:?}..{:?}", lo, hi);
         }
         Op::Retain(_, modulus) => {
-            let keep = |k: u8, s: T::Sk| (i64::from(k) + T::sk_number(s)).rem_euclid(i64::from(modulus)) != 0;
+            let keep = |k: u8, s: T::Sk| {
+                (i64::from(k) + T::sk_number(s)).rem_euclid(i64::from(modulus)) != 0
+            };
             let deleted = tx
                 .retain::<T>(|k, value| {
                     let (s, _) = T::split(value.clone());
@@ -659,7 +688,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 (_, Some(Which::Sets)) => apply::<Sets>(tx, &mut pending.sets, op)?,
                 (Op::UpsertDup(k, s, v), _) => {
                     let (s, v) = (Storage::sk(*s), Storage::v(*v));
-                    tx.cursor_mut::<Storage>().unwrap().upsert_dup(k, &s, &v).unwrap();
+                    tx.cursor_mut::<Storage>()
+                        .unwrap()
+                        .upsert_dup(k, &s, &v)
+                        .unwrap();
                     pending.storage.entry(*k).or_default().insert(s, v);
                 }
                 (Op::MoveSets(k), _) => {
@@ -674,14 +706,20 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                             break;
                         }
                         let slot = (value + 12) as u16;
-                        storage.upsert_dup(k, &slot, &(value as i32 as u32)).unwrap();
+                        storage
+                            .upsert_dup(k, &slot, &(value as i32 as u32))
+                            .unwrap();
                         sets.delete_current().unwrap();
                         entry = sets.prev().unwrap();
                     }
                     if let Some(values) = pending.sets.remove(k) {
                         for value in values.into_keys() {
                             let slot = (value + 12) as u16;
-                            pending.storage.entry(*k).or_default().insert(slot, value as i32 as u32);
+                            pending
+                                .storage
+                                .entry(*k)
+                                .or_default()
+                                .insert(slot, value as i32 as u32);
                         }
                     }
                 }

@@ -26,7 +26,10 @@ struct Current(Numbers, Words, Storage, Plain);
 
 fn fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let from = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/dupsort-0.1.0/mdbx.dat");
+    let from = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/dupsort-0.1.0/mdbx.dat"
+    );
     std::fs::copy(from, dir.path().join("mdbx.dat")).unwrap();
     dir
 }
@@ -55,13 +58,23 @@ fn bincode_dup_values_are_refused_with_the_step_that_reencodes_them() {
         panic!("{err}");
     };
     assert_eq!((table.as_str(), *what), ("numbers", "dup value encoding"));
-    assert_eq!((stored.as_str(), declared.as_str()), ("bincode<u64>", "ordered<u64>"));
+    assert_eq!(
+        (stored.as_str(), declared.as_str()),
+        ("bincode<u64>", "ordered<u64>")
+    );
     let message = err.to_string();
-    for part in ["Tabula 0.1.0", "bincode's byte order", "m.reencode_dups::<numbersTable>()"] {
+    for part in [
+        "Tabula 0.1.0",
+        "bincode's byte order",
+        "m.reencode_dups::<numbersTable>()",
+    ] {
         assert!(message.contains(part), "{part:?} missing from: {message}");
     }
     // Nothing was recorded: the schema record is as Tabula 0.1.0 left it.
-    assert!(record() == before, "the refused open changed the schema record");
+    assert!(
+        record() == before,
+        "the refused open changed the schema record"
+    );
 
     // A subkey table written as bincode tuples gets the same refusal and advice.
     #[derive(Schema)]
@@ -69,8 +82,14 @@ fn bincode_dup_values_are_refused_with_the_step_that_reencodes_them() {
     let err = tabula::open::<StorageOnly>(dir.path(), options()).unwrap_err();
     let message = err.to_string();
     assert!(message.contains("table `storage`"), "{message}");
-    assert!(message.contains("reencode_dups::<storageTable>"), "{message}");
-    assert!(message.contains("m.transform::<storageTable, OldValue>"), "{message}");
+    assert!(
+        message.contains("reencode_dups::<storageTable>"),
+        "{message}"
+    );
+    assert!(
+        message.contains("m.transform::<storageTable, OldValue>"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -89,9 +108,16 @@ fn the_reencoding_step_puts_every_value_in_its_order() {
             .map(|n| n + k)
             .to_vec();
         want.sort();
-        let got: Vec<u64> = tx.dups::<Numbers>(&k).values().map(Result::unwrap).collect();
+        let got: Vec<u64> = tx
+            .dups::<Numbers>(&k)
+            .values()
+            .map(Result::unwrap)
+            .collect();
         assert_eq!(got, want, "numbers {k}");
-        assert_eq!(tx.seek_dup::<Numbers>(&k, &(256 + k)).unwrap(), Some(256 + k));
+        assert_eq!(
+            tx.seek_dup::<Numbers>(&k, &(256 + k)).unwrap(),
+            Some(256 + k)
+        );
 
         let mut words: Vec<String> = ["pear", "fig", "apple", "banana", "kiwi"]
             .map(|w| format!("{w}{k}"))
@@ -100,12 +126,19 @@ fn the_reencoding_step_puts_every_value_in_its_order() {
         let got: Vec<String> = tx.dups::<Words>(&k).values().map(Result::unwrap).collect();
         assert_eq!(got, words, "words {k}");
 
-        let slots: Vec<(u64, u64)> = tx.dups::<Storage>(&k).values().map(Result::unwrap).collect();
+        let slots: Vec<(u64, u64)> = tx
+            .dups::<Storage>(&k)
+            .values()
+            .map(Result::unwrap)
+            .collect();
         let want: Vec<(u64, u64)> = [5u64, 255, 256, 300, 70000]
             .map(|slot| (slot, slot * 10 + k))
             .to_vec();
         assert_eq!(slots, want, "storage {k}");
-        assert_eq!(tx.get_dup::<Storage>(&k, &256).unwrap(), Some((256, 2560 + k)));
+        assert_eq!(
+            tx.get_dup::<Storage>(&k, &256).unwrap(),
+            Some((256, 2560 + k))
+        );
         assert_eq!(tx.get::<Plain>(&k).unwrap(), Some(format!("plain {k}")));
     }
     assert!(db.check().unwrap().is_ok());
@@ -115,4 +148,3 @@ fn the_reencoding_step_puts_every_value_in_its_order() {
     let (_db, report) = tabula::open_with::<Current>(dir.path(), options(), &migrations).unwrap();
     assert!(report.applied.is_empty());
 }
-

@@ -828,9 +828,7 @@ impl<'t, T: Table> Iter<'t, T> {
                 Bound::Unbounded => cur.get(op::FIRST, None, None),
                 Bound::Included(k) => match &self.bounds.lower_dup {
                     None => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
-                    Some(d) => {
-                        cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice()))
-                    }
+                    Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice())),
                 },
                 Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
                     Ok(Some((found, _))) if Self::cmp_keys(found, k.as_slice()).is_eq() => {

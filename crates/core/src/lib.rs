@@ -35,7 +35,6 @@ pub use codec::{
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 pub use cursor::{Appender, Cursor, Iter};
-pub use write_cursor::{WriteCursor, WriteCursors};
 pub use db::{CheckReport, DbInfo, libmdbx_version};
 pub use error::{Error, KeyHex, MdbxCode, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
@@ -43,6 +42,7 @@ pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
+pub use write_cursor::{WriteCursor, WriteCursors};
 // The names the compiler shows when a transaction is sent or shared across threads.
 #[doc(hidden)]
 pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};

@@ -1289,7 +1289,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::Decode`] when an entry does not decode (entries before it are already
     /// judged), [`Error::Mdbx`].
-    pub fn retain<T: Table>(&mut self, mut keep: impl FnMut(&T::Key, &T::Value) -> bool) -> Result<u64>
+    pub fn retain<T: Table>(
+        &mut self,
+        mut keep: impl FnMut(&T::Key, &T::Value) -> bool,
+    ) -> Result<u64>
     where
         S: Contains<T>,
     {

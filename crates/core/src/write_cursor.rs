@@ -767,7 +767,12 @@ impl<'t, T: Table> WriteCursor<'t, T> {
     {
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |s| {
-                self.go(op::GET_BOTH_RANGE, Some(k), Some(s), "write cursor seek_dup")
+                self.go(
+                    op::GET_BOTH_RANGE,
+                    Some(k),
+                    Some(s),
+                    "write cursor seek_dup",
+                )
             })
         })
     }
@@ -807,10 +812,12 @@ impl<'t, T: Table> WriteCursor<'t, T> {
     {
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |s| {
-                let exact = |k: &[u8], v: &[u8]| {
-                    has_subkey::<T>(v, s).then(|| decode_entry::<T>(k, v))
-                };
-                match self.raw.get_with(op::GET_BOTH_RANGE, Some(k), Some(s), exact) {
+                let exact =
+                    |k: &[u8], v: &[u8]| has_subkey::<T>(v, s).then(|| decode_entry::<T>(k, v));
+                match self
+                    .raw
+                    .get_with(op::GET_BOTH_RANGE, Some(k), Some(s), exact)
+                {
                     Ok(Some(Some(entry))) => entry.map(Some),
                     Ok(_) => Ok(None),
                     Err(code) if code == Code::ENODATA => Ok(None),
@@ -978,18 +985,17 @@ impl<'t, T: Table> WriteCursor<'t, T> {
                 loop {
                     let same = |_: &[u8], old: &[u8]| has_subkey::<T>(old, front);
                     match raw.get_with(op::GET_BOTH_RANGE, Some(k), Some(front), same) {
-                        Ok(Some(true)) => raw.del(del::CURRENT).map_err(|code| {
-                            shared.fail(code, At::of::<T>("upsert_dup").key(k))
-                        })?,
+                        Ok(Some(true)) => raw
+                            .del(del::CURRENT)
+                            .map_err(|code| shared.fail(code, At::of::<T>("upsert_dup").key(k)))?,
                         Ok(_) => break,
                         Err(code) if code == Code::ENODATA => break,
                         Err(code) => return Err(cursor_error::<T>("upsert_dup", code)),
                     }
                 }
                 let v = encode_subkey_value::<T>(k, subkey, value, scratch)?;
-                raw.put(k, v, put::UPSERT).map_err(|code| {
-                    shared.fail(code, At::of::<T>("upsert_dup").entry(k, v.len()))
-                })
+                raw.put(k, v, put::UPSERT)
+                    .map_err(|code| shared.fail(code, At::of::<T>("upsert_dup").entry(k, v.len())))
             })
         })
     }

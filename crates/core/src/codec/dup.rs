@@ -30,7 +30,21 @@ macro_rules! ordered_value {
 }
 
 ordered_value!(
-    u8, u16, u32, u64, u128, i8, i16, i32, i64, i128, bool, char, (), Vec<u8>, String
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    bool,
+    char,
+    (),
+    Vec<u8>,
+    String
 );
 
 impl<const N: usize> OrderedValue for [u8; N] {}
@@ -187,12 +201,13 @@ pub(super) fn shape_of_record(
         return Ok(None);
     }
     let Some(shape) = shape else { return Ok(None) };
-    let parts: serde_json::Value = serde_json::from_str(shape).map_err(|e| {
-        DecodeError::new(format!("the recorded subkey shape does not parse ({e})"))
-    })?;
+    let parts: serde_json::Value = serde_json::from_str(shape)
+        .map_err(|e| DecodeError::new(format!("the recorded subkey shape does not parse ({e})")))?;
     let text = |field: &str| {
         parts[field].as_str().map(str::to_string).ok_or_else(|| {
-            DecodeError::new(format!("the recorded subkey shape has no `{field}`: {shape}"))
+            DecodeError::new(format!(
+                "the recorded subkey shape has no `{field}`: {shape}"
+            ))
         })
     };
     let subkey = KeyShape::parse(&text("subkey")?)?;
@@ -276,7 +291,9 @@ pub(super) fn value_key(shape: &KeyShape, value: &DynValue) -> Result<DynKey, En
                     .collect::<Result<_, _>>()?,
             )
         }
-        (KeyShape::Struct { fields, .. }, DynValue::Struct(named)) if fields.len() == named.len() => {
+        (KeyShape::Struct { fields, .. }, DynValue::Struct(named))
+            if fields.len() == named.len() =>
+        {
             DynKey::Tuple(
                 fields
                     .iter()
@@ -310,15 +327,24 @@ mod tests {
         let mut by_bytes = signed.map(|n| stored::<Ordered<i64>>(&n));
         signed.sort();
         by_bytes.sort();
-        assert_eq!(by_bytes.map(|b| Ordered::<i64>::decode(&b).unwrap()), signed);
+        assert_eq!(
+            by_bytes.map(|b| Ordered::<i64>::decode(&b).unwrap()),
+            signed
+        );
         let mut words = ["pear", "fig", "apple", "banana", "kiwi", ""].map(String::from);
         let mut by_bytes = words.clone().map(|w| stored::<Ordered<String>>(&w));
         words.sort();
         by_bytes.sort();
-        assert_eq!(by_bytes.map(|b| Ordered::<String>::decode(&b).unwrap()), words);
+        assert_eq!(
+            by_bytes.map(|b| Ordered::<String>::decode(&b).unwrap()),
+            words
+        );
         assert_eq!(Ordered::<u64>::shape().as_deref(), Some("u64"));
         assert_eq!(Ordered::<(String, u32)>::DESCRIPTOR.to_string(), "ordered");
-        assert_eq!(Ordered::<(String, u32)>::shape().as_deref(), Some("(str, u32)"));
+        assert_eq!(
+            Ordered::<(String, u32)>::shape().as_deref(),
+            Some("(str, u32)")
+        );
     }
 
     #[test]

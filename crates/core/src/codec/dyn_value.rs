@@ -226,7 +226,10 @@ impl ValueShape {
                 ))),
             },
             Repr::Ordered(key) => key.encode(&super::dup::value_key(key, value)?),
-            Repr::SubKeyed { subkey, value: shape } => match value {
+            Repr::SubKeyed {
+                subkey,
+                value: shape,
+            } => match value {
                 DynValue::Tuple(parts) if parts.len() == 2 => {
                     let key = super::dup::value_key(subkey, &parts[0])?;
                     let mut out = super::KeyBuf::new();
