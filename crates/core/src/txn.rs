@@ -560,12 +560,13 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// # }
     /// # tx.commit()?;
     /// let tx = db.read()?;
-    /// let slots = |it: tabula::Iter<'_, Storage>| {
-    ///     it.values().map(|v| v.map(|(slot, _)| slot)).collect::<tabula::Result<Vec<u32>>>()
-    /// };
-    /// assert_eq!(slots(tx.dups_from::<Storage>(&1, &15))?, [20, 30]);
-    /// assert_eq!(slots(tx.dups_from::<Storage>(&1, &15).rev())?, [30, 20]);
-    /// assert_eq!(slots(tx.dups_from::<Storage>(&1, &31))?, []); // not key 2's values
+    /// let slot = |entry: tabula::Result<(u64, (u32, String))>| entry.map(|(_, (slot, _))| slot);
+    /// let slots: Vec<u32> = tx.dups_from::<Storage>(&1, &15).map(slot).collect::<Result<_, _>>()?;
+    /// assert_eq!(slots, [20, 30]);
+    /// let back: Vec<u32> =
+    ///     tx.dups_from::<Storage>(&1, &15).rev().map(slot).collect::<Result<_, _>>()?;
+    /// assert_eq!(back, [30, 20]);
+    /// assert_eq!(tx.dups_from::<Storage>(&1, &31).count(), 0); // not key 2's values
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn dups_from<T: DupSort>(
