@@ -30,7 +30,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// pub struct Headers;
 ///
 /// #[derive(Table)]
-/// #[table(name = "storage", key = SlotKey, value = U256, dupsort)]
+/// #[table(name = "storage", key = Address, subkey = Slot, value = U256, dupsort)]
 /// pub struct Storage;
 /// ```
 ///
@@ -42,8 +42,12 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `value = V` | the value type (required) |
 /// | `name = "..."` | the table's name in the file (default: the struct's name); names starting with `__tabula` are reserved |
 /// | `codec = C` | the value codec, `C: tabula::Value<Item = V>` (default: `tabula::Bincode<V>`, which needs `V: Serialize + DeserializeOwned`) |
-/// | `dupsort` | several sorted values per key (`MDBX_DUPSORT`) |
+/// | `dupsort` | several values per key (`MDBX_DUPSORT`), stored in an order-preserving encoding: `V` must be a `tabula::OrderedValue` (a key type), and `codec` is not allowed |
+/// | `subkey = S` | with `dupsort`: the values are `(S, V)` pairs, stored as `S`'s key encoding then `V` in its codec, sorted and sought by `S` |
 /// | `integer_key` | native-endian integer keys (`MDBX_INTEGERKEY`); `K` must be `u32` or `u64` |
+///
+/// With `dupsort` it also implements `tabula::DupSort` (and, with `subkey`, `tabula::HasSubKey`),
+/// which the dup operations require.
 ///
 /// The derive implements `tabula::Table` (and its seal: `Table` cannot be implemented by hand),
 /// with the name, flags, types and the value type as written (`VALUE_TYPE`, recorded in the
@@ -99,7 +103,8 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 /// The derive implements `tabula::AsKey<Self>`, `tabula::Key` (a `Descriptor::Struct` naming the
 /// fields; a fixed size when every field has one) and `tabula::HasPrefix<P>` for each proper
 /// prefix of the fields: the first field's type, then tuples of the first 2, 3, .. field types,
-/// for prefix scans. Every field type must be a `tabula::Key`. Generic structs are not supported.
+/// for prefix scans, and `tabula::OrderedValue`, so the struct can be the value of a `dupsort`
+/// table. Every field type must be a `tabula::Key`. Generic structs are not supported.
 #[proc_macro_derive(Key)]
 pub fn derive_key(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
