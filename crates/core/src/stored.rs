@@ -111,7 +111,9 @@ pub(crate) fn with_subkey<T: DupSort, Q: AsKey<T::SubKey> + ?Sized, R>(
     subkey: &Q,
     f: impl FnOnce(&[u8]) -> R,
 ) -> R {
-    if T::HAS_SUBKEY {
+    // A fixed-size encoding is the same in every position, so the whole-key form (on the stack
+    // or borrowed) serves for a subkey too; the branch is on constants.
+    if T::HAS_SUBKEY && <T::SubKey as Key>::FIXED_SIZE.is_none() {
         let mut front = KeyBuf::new();
         subkey.encode_part(&mut front, false);
         f(front.as_slice())

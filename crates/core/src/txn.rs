@@ -5,7 +5,7 @@ use std::ops::RangeBounds;
 
 use crate::codec::{AsKey, Key, Value};
 use crate::cursor::{Appender, Cursor, Iter, Positions};
-use crate::engine::{self, Code, Dbi, RawTxn, op};
+use crate::engine::{self, Code, Dbi, RawTxn};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
 use crate::stored::{dbi_of, decode_value, has_subkey, with_key, with_subkey};
@@ -619,8 +619,8 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     /// The first value of `key` whose subkey is `>= subkey` (in a table without a subkey: the
-    /// first value `>= subkey`), with one `MDBX_GET_BOTH_RANGE`; `None` when `key` has no such
-    /// value.
+    /// first value `>= subkey`), found with one search of libmdbx's B-tree (no walk over the
+    /// key's values); `None` when `key` has no such value.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -656,7 +656,10 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         self.find_dup::<T>(key, subkey, false, "seek_dup")
     }
 
-    /// `get_dup` (`exact`) and `seek_dup`: one `MDBX_GET_BOTH_RANGE` on a pooled cursor.
+    /// `get_dup` (`exact`) and `seek_dup`: one lower-bound search over (key, value) pairs
+    /// (`mdbx_get_equal_or_great`, which finds what `MDBX_GET_BOTH_RANGE` finds when the key
+    /// has such a value, with a cursor on libmdbx's stack instead of a bound one), and a check
+    /// that it landed on `key`.
     fn find_dup<T: DupSort>(
         &self,
         key: &(impl AsKey<T::Key> + ?Sized),
@@ -668,20 +671,13 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db);
-        let shared = &self.db.shared;
-        let mut cursor = self
-            .raw()
-            .cursor_cached(dbi, &shared.cursors)
-            .map_err(|code| shared.fail(code, At::of::<T>("open cursor")))?;
         with_key::<T, _, _>(key, |k| {
-            with_subkey::<T, _, _>(subkey, |s| {
-                match cursor.get(op::GET_BOTH_RANGE, Some(k), Some(s)) {
-                    Ok(Some((_, v))) if !exact || has_subkey::<T>(v, s) => {
-                        decode_value::<T>(k, v).map(Some)
-                    }
-                    Ok(_) => Ok(None),
-                    Err(code) => Err(shared.fail(code, At::of::<T>(name).key(k))),
+            with_subkey::<T, _, _>(subkey, |s| match self.raw().get_lower_bound(dbi, k, s) {
+                Ok(Some((found, v))) if found == k && (!exact || has_subkey::<T>(v, s)) => {
+                    decode_value::<T>(k, v).map(Some)
                 }
+                Ok(_) => Ok(None),
+                Err(code) => Err(self.db.shared.fail(code, At::of::<T>(name).key(k))),
             })
         })
     }
@@ -714,17 +710,11 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db);
-        let shared = &self.db.shared;
-        let mut cursor = self
-            .raw()
-            .cursor_cached(dbi, &shared.cursors)
-            .map_err(|code| shared.fail(code, At::of::<T>("open cursor")))?;
         with_key::<T, _, _>(key, |k| {
-            let fail = |code| shared.fail(code, At::of::<T>("dup_count").key(k));
-            match cursor.get(op::SET_KEY, Some(k), None).map_err(fail)? {
-                Some(_) => cursor.count().map(|n| n as u64).map_err(fail),
-                None => Ok(0),
-            }
+            self.raw()
+                .count_values(dbi, k)
+                .map(|n| n as u64)
+                .map_err(|code| self.db.shared.fail(code, At::of::<T>("dup_count").key(k)))
         })
     }
 

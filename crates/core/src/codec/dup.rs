@@ -156,9 +156,16 @@ pub(crate) fn encode_subkeyed<'a, S: Key, C: Value>(
     value: &'a C::Item,
     scratch: &'a mut Vec<u8>,
 ) -> Result<&'a [u8], EncodeError> {
-    let mut front = KeyBuf::new();
-    subkey.encode_part(&mut front, false);
-    let front = front.as_slice();
+    // A fixed-size encoding is the same in every position (see `stored::with_subkey`).
+    let whole;
+    let mut part = KeyBuf::new();
+    let front = if S::FIXED_SIZE.is_some() {
+        whole = subkey.encode();
+        whole.as_ref()
+    } else {
+        subkey.encode_part(&mut part, false);
+        part.as_slice()
+    };
     // `C` either writes into `scratch` or borrows bytes the value holds. Where the bytes are is
     // learnt from their address (no borrow is kept), then the subkey goes in front of them.
     let (at, len) = {
