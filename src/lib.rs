@@ -173,7 +173,8 @@
 //!   `(subkey, value)` pairs.
 //!
 //! [`seek_dup`](Tx::seek_dup) finds a key's first value whose subkey (or value) is `>=` the one
-//! given with one `MDBX_GET_BOTH_RANGE`, [`get_dup`](Tx::get_dup) the exact one;
+//! given with one search of the B-tree (`MDBX_GET_BOTH_RANGE` on a cursor,
+//! [`Cursor::seek_dup`]), [`get_dup`](Tx::get_dup) the exact one;
 //! [`dups`](Tx::dups) and [`dups_from`](Tx::dups_from) iterate a key's values from either end.
 //! These, the cursors' `first_dup` / `last_dup` / `next_dup` / `prev_dup` / `next_no_dup` /
 //! `prev_no_dup`, and `append_dup`, compile only for tables declared `dupsort` ([`DupSort`]);

@@ -542,7 +542,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     /// The values of `key` from the first whose subkey is `>= subkey` (in a table without a
-    /// subkey: the first value `>= subkey`), found with one `MDBX_GET_BOTH_RANGE`. Double-ended:
+    /// subkey: the first value `>= subkey`), found with `MDBX_GET_BOTH_RANGE`. Double-ended:
     /// from the back it ends at that value.
     ///
     /// ```
