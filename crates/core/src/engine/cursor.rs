@@ -187,7 +187,8 @@ impl<'t> LentTxn<'t> {
 
 /// A cursor that reads and writes in a [`LentTxn`]. Another cursor of the same transaction may
 /// write between two calls on this one, so what a move finds is handed to a closure and never
-/// outlives the call: no slice into the transaction's pages escapes.
+/// outlives the call: no slice into the transaction's pages escapes. The closure must not write
+/// to the transaction (through another cursor) while it runs.
 pub(crate) struct RawCursorMut<'t> {
     ptr: NonNull<sys::MDBX_cursor>,
     cache: Option<&'t CursorCache>,
@@ -212,9 +213,9 @@ impl RawCursorMut<'_> {
         let rc = unsafe { sys::mdbx_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, op) };
         if check_found(rc)? {
             // SAFETY: a successful get: both point into pages that stay unchanged until the next
-            // write to the txn, and no write can happen while `f` runs (every write needs
-            // `&mut` of a cursor, and `f` cannot keep the slices: its result does not borrow
-            // them).
+            // write to the txn. `f` cannot keep the slices (its result does not borrow them),
+            // and the callers' closures only decode or copy them, never write through another
+            // cursor of the txn while they hold them.
             let (k, v) = unsafe { (slice(&k), slice(&v)) };
             Ok(Some(f(k, v)))
         } else {
