@@ -49,7 +49,8 @@
 //! | `value = V` | the value type (required) |
 //! | `name = "..."` | the table's name in the file (default: the struct's name) |
 //! | `codec = C` | how values are stored: a [`Value`] codec (default [`Bincode<V>`]; [`Raw`] for bytes) |
-//! | `dupsort` | several sorted values per key |
+//! | `dupsort` | several values per key, kept in their order (see [Dupsort tables](#dupsort-tables)) |
+//! | `subkey = S` | with `dupsort`: each value is a `(S, V)` pair, sorted and sought by `S` |
 //! | `integer_key` | native-endian `u32`/`u64` keys compared as integers (`MDBX_INTEGERKEY`) |
 //!
 //! Names starting with `__tabula` are reserved. [`Table`] is sealed: only the derive implements
@@ -116,13 +117,21 @@
 //!
 //! Reads: [`get`](Tx::get), [`get_bytes`](Tx::get_bytes), [`contains_key`](Tx::contains_key),
 //! [`len`](Tx::len), [`stat`](Tx::stat), [`iter`](Tx::iter), [`range`](Tx::range) (any
-//! `RangeBounds` of the key), [`prefix`](Tx::prefix), [`dups`](Tx::dups) and
-//! [`cursor`](Tx::cursor). Iterators are double-ended: `.rev()` walks from the end.
+//! `RangeBounds` of the key), [`prefix`](Tx::prefix) and [`cursor`](Tx::cursor); on dupsort
+//! tables also [`dups`](Tx::dups), [`dups_from`](Tx::dups_from), [`get_dup`](Tx::get_dup),
+//! [`seek_dup`](Tx::seek_dup) and [`dup_count`](Tx::dup_count). Iterators are double-ended:
+//! `.rev()` walks from the end. A [`Cursor`] moves explicitly: [`seek`](Cursor::seek) finds
+//! the first key `>=` the one given (libmdbx's `MDBX_SET_RANGE`),
+//! [`seek_exact`](Cursor::seek_exact) the key itself.
 //!
 //! Writes: [`put`](Tx::put), [`insert`](Tx::insert) (fails if present),
 //! [`append`](Tx::append) and [`appender`](Tx::appender) (sorted appends in one transaction; a
-//! key out of order is a clear error; see [Bulk loading](#bulk-loading) for large loads), [`append_dup`](Tx::append_dup), [`delete`](Tx::delete),
-//! [`delete_dup`](Tx::delete_dup), [`clear`](Tx::clear).
+//! key out of order is a clear error; see [Bulk loading](#bulk-loading) for large loads),
+//! [`delete`](Tx::delete), [`clear`](Tx::clear), [`delete_range`](Tx::delete_range),
+//! [`retain`](Tx::retain), [`pop_first`](Tx::pop_first), [`pop_last`](Tx::pop_last); on
+//! dupsort tables [`append_dup`](Tx::append_dup) and [`delete_dup`](Tx::delete_dup). A
+//! [`WriteCursor`] ([`cursor_mut`](Tx::cursor_mut), several at once with
+//! [`cursors_mut`](Tx::cursors_mut)) reads and writes at its position.
 //!
 //! ```
 //! # use tabula::{Options, Schema, Table};
@@ -148,6 +157,111 @@
 //! assert_eq!(tags, ["first-7", "second-7"]);
 //! # Ok(()) }
 //! ```
+//!
+//! ## Dupsort tables
+//!
+//! A `dupsort` table keeps several values per key. libmdbx sorts a key's values by their bytes,
+//! so Tabula stores them in an order-preserving encoding, and a key's values come back in their
+//! type's order. There are two shapes:
+//!
+//! - **Without a subkey** (`#[table(key = K, value = V, dupsort)]`): the value itself is what
+//!   the values sort by. It is stored in its key encoding ([`Ordered`]), so `V` must be a key
+//!   type ([`OrderedValue`]: integers, `String`, `[u8; N]`, tuples, `#[derive(Key)]` structs...);
+//!   a serde struct is a compile error that says so.
+//! - **With a subkey** (`#[table(key = K, subkey = S, value = V, dupsort)]`, the shape of reth's
+//!   and Erigon's storage tables): each value is a `(S, V)` pair, stored as `S`'s key encoding
+//!   followed by `V` in its codec ([`SubKeyed`]), sorted by `S`. Typed calls take and return
+//!   `(subkey, value)` pairs.
+//!
+//! [`seek_dup`](Tx::seek_dup) finds a key's first value whose subkey (or value) is `>=` the one
+//! given with one search of the B-tree (`MDBX_GET_BOTH_RANGE` on a cursor,
+//! [`Cursor::seek_dup`]), [`get_dup`](Tx::get_dup) the exact one;
+//! [`dups`](Tx::dups) and [`dups_from`](Tx::dups_from) iterate a key's values from either end.
+//! These, the cursors' `first_dup` / `last_dup` / `next_dup` / `prev_dup` / `next_no_dup` /
+//! `prev_no_dup`, and `append_dup`, compile only for tables declared `dupsort` ([`DupSort`]);
+//! [`WriteCursor::upsert_dup`], which replaces a subkey's value, only with a subkey
+//! ([`HasSubKey`]).
+//!
+//! ```
+//! use tabula::{Options, Schema, Table};
+//!
+//! /// Address -> (slot, value), sorted by slot.
+//! #[derive(Table)]
+//! #[table(key = [u8; 20], subkey = u64, value = u128, dupsort)]
+//! struct Storage;
+//!
+//! /// Block -> the heights it references, sorted as numbers.
+//! #[derive(Table)]
+//! #[table(key = u64, value = u64, dupsort)]
+//! struct Refs;
+//!
+//! #[derive(Schema)]
+//! struct State(Storage, Refs);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = tabula::open::<State>(dir.path(), Options::new())?;
+//! let alice = [0xa1; 20];
+//! let mut tx = db.write()?;
+//! for (slot, value) in [(300, 3), (5, 1), (256, 2)] {
+//!     tx.put::<Storage>(&alice, &(slot, value))?;
+//! }
+//! for height in [256u64, 255, 70_000] {
+//!     tx.put::<Refs>(&1, &height)?;
+//! }
+//! tx.append_dup::<Refs>(&1, &70_001)?; // greater than every value of key 1
+//! tx.commit()?;
+//!
+//! let tx = db.read()?;
+//! let slots: Vec<(u64, u128)> = tx.dups::<Storage>(&alice).values().collect::<Result<_, _>>()?;
+//! assert_eq!(slots, [(5, 1), (256, 2), (300, 3)]);
+//! assert_eq!(tx.get_dup::<Storage>(&alice, &256)?, Some((256, 2)));
+//! assert_eq!(tx.seek_dup::<Storage>(&alice, &257)?, Some((300, 3))); // first slot >= 257
+//! let heights: Vec<u64> = tx.dups::<Refs>(&1).values().collect::<Result<_, _>>()?;
+//! assert_eq!(heights, [255, 256, 70_000, 70_001]);
+//! # Ok(()) }
+//! ```
+//!
+//! A [`WriteCursor`] reads owned entries and writes where it stands, so a table can be pruned
+//! while it is walked: after [`delete_current`](WriteCursor::delete_current),
+//! [`next`](WriteCursor::next) returns the entry that followed, nothing skipped or repeated.
+//! [`Tx::cursors_mut`] opens cursors on several tables at once, to walk a changeset table
+//! backwards while restoring the state it records (`examples/chain_state.rs` unwinds blocks that
+//! way).
+//!
+//! ```
+//! # use tabula::{Options, Schema, Table};
+//! # #[derive(Table)]
+//! # #[table(key = [u8; 20], subkey = u64, value = u128, dupsort)]
+//! # struct Storage;
+//! # #[derive(Schema)]
+//! # struct State(Storage);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let db = tabula::open::<State>(dir.path(), Options::new())?;
+//! let mut tx = db.write()?;
+//! let mut storage = tx.cursor_mut::<Storage>()?;
+//! for slot in 0..10u64 {
+//!     storage.upsert_dup(&[1; 20], &slot, &u128::from(slot))?;
+//! }
+//! storage.upsert_dup(&[1; 20], &3, &333)?; // replaces slot 3's value
+//! // Delete the even slots while walking.
+//! let mut entry = storage.first()?;
+//! while let Some((_, (slot, _))) = entry {
+//!     if slot % 2 == 0 {
+//!         storage.delete_current()?;
+//!     }
+//!     entry = storage.next()?;
+//! }
+//! drop(storage);
+//! let left: Vec<(u64, u128)> =
+//!     tx.dups::<Storage>(&[1; 20]).values().collect::<Result<_, _>>()?;
+//! assert_eq!(left, [(1, 1), (3, 333), (5, 5), (7, 7), (9, 9)]);
+//! # Ok(()) }
+//! ```
+//!
+//! A database whose dupsort tables were written by Tabula 0.1.0 (values stored with bincode, so
+//! in bincode's byte order) is refused at open with the migration step that re-encodes them:
+//! [`Step::reencode_dups`].
 //!
 //! ## Bulk loading
 //!
@@ -207,8 +321,9 @@
 //!
 //! A table that is not in the schema, `put` on a read transaction, a key of the wrong type, a
 //! value type without serde impls, a hand-written `impl Table`, a borrowed value or cursor that
-//! outlives its transaction, and a write transaction sent to another thread are all compile
-//! errors; the `tests/ui` directory holds one example of each with the message it produces.
+//! outlives its transaction, a write transaction sent to another thread, a dup operation on a
+//! table without `dupsort`, a subkey operation on a table without a subkey, and a dupsort
+//! value type without an order-preserving encoding are all compile errors; the `tests/ui` directory holds one example of each with the message it produces.
 //!
 //! ## Errors
 //!
@@ -294,6 +409,10 @@ pub use tabula_core::{
     Value,
     ValueTrace,
     libmdbx_version,
+};
+// Dupsort tables: the table traits, their value codecs, write cursors.
+pub use tabula_core::{
+    DupSort, HasSubKey, Ordered, OrderedValue, SubKeyed, WriteCursor, WriteCursors,
 };
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{

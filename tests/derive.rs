@@ -136,7 +136,8 @@ fn schema_tables_in_id_order() {
                     ("slot", Descriptor::Signed(32))
                 ],
             },
-            value: Descriptor::Bincode,
+            // A dupsort table stores its values in their key encoding.
+            value: Descriptor::Ordered(&Descriptor::Bytes),
             value_type: "Vec<u8>",
             value_version: None,
             rust_name: "derive::Storage",

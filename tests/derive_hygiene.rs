@@ -29,15 +29,23 @@ pub struct Header(::core::primitive::u64);
 pub struct Headers;
 
 #[derive(tabula::Table)]
-#[table(name = "pairs", key = Pair, value = Header, dupsort)]
+#[table(name = "pairs", key = Pair, subkey = TuplePair, value = Header, dupsort)]
 pub struct Pairs;
+
+#[derive(tabula::Table)]
+#[table(name = "sets", key = ::core::primitive::u64, value = Pair, dupsort)]
+pub struct Sets;
+
+// The dupsort derives expand too, with and without a subkey.
+const _: () = ::core::assert!(<Pairs as tabula::DupSort>::HAS_SUBKEY);
+const _: () = ::core::assert!(!<Sets as tabula::DupSort>::HAS_SUBKEY);
 
 #[derive(tabula::Table)]
 #[table(key = ::core::primitive::u32, value = Header, integer_key)]
 pub struct ByNumber;
 
 #[derive(tabula::Schema)]
-pub struct Chain(Headers, Pairs, ByNumber);
+pub struct Chain(Headers, Pairs, ByNumber, Sets);
 
 #[derive(tabula::Key, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pair {
@@ -81,7 +89,7 @@ fn derives_expand_with_everything_shadowed() {
 
     ::core::assert_eq!(Headers::NAME, "Headers");
     ::core::assert_eq!(<Chain as Contains<ByNumber>>::ID, 2);
-    ::core::assert_eq!(Chain::TABLES.len(), 3);
+    ::core::assert_eq!(Chain::TABLES.len(), 4);
     ::core::assert_eq!(Pair::FIXED_SIZE, ::core::option::Option::Some(12));
     ::core::assert_eq!(TuplePair::FIXED_SIZE, ::core::option::Option::Some(3));
     ::core::assert_eq!(no_prelude::Blobs::NAME, "Blobs");

@@ -62,3 +62,34 @@ fn migrate_example_upgrades_once() {
     );
     assert!(out.trim_end().ends_with("applied []"), "{out}");
 }
+
+#[test]
+fn chain_state_imports_looks_up_and_unwinds_against_its_model() {
+    // The example checks every step against its in-memory model and panics on a mismatch.
+    let out = run("chain_state");
+    assert!(out.contains("imported 3000 blocks"), "{out}");
+    assert!(
+        out.contains("storage slots by address and slot: all match the model"),
+        "{out}"
+    );
+    assert!(
+        out.contains("unwound 100 blocks to block 2900")
+            && out.contains("the state matches the model at block 2900"),
+        "{out}"
+    );
+    // Another seed and length.
+    let out = Command::new(example("chain_state"))
+        .args(["700", "7"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("unwound 100 blocks to block 600"),
+        "{stdout}"
+    );
+}

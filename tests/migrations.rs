@@ -242,7 +242,7 @@ mod dup_flags {
     use super::*;
 
     #[derive(Table)]
-    #[table(name = "balances", key = u64, value = AccountV1, dupsort)]
+    #[table(name = "balances", key = u64, value = u64, dupsort)]
     pub struct BalancesDup;
 
     #[derive(Schema)]

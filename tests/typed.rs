@@ -328,10 +328,12 @@ fn cursor_moves() {
     assert_eq!(c.next().unwrap().unwrap().0, 20);
     assert_eq!(c.last().unwrap().unwrap().0, 30);
     assert_eq!(c.prev().unwrap().unwrap().0, 20);
-    assert_eq!(c.seek(&20).unwrap().unwrap().1, header(20));
-    assert!(c.seek(&25).unwrap().is_none());
-    assert_eq!(c.seek_range(&25).unwrap().unwrap().0, 30);
-    assert!(c.seek_range(&31).unwrap().is_none());
+    // `seek_exact` finds the key itself, `seek` the first key `>=` it.
+    assert_eq!(c.seek_exact(&20).unwrap().unwrap().1, header(20));
+    assert!(c.seek_exact(&25).unwrap().is_none());
+    assert_eq!(c.seek(&25).unwrap().unwrap().0, 30);
+    assert_eq!(c.seek(&20).unwrap().unwrap().0, 20);
+    assert!(c.seek(&31).unwrap().is_none());
 }
 
 #[test]

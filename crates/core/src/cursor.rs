@@ -7,27 +7,25 @@ use std::ops::{Bound, RangeBounds};
 use crate::codec::{AsKey, Key, KeyBuf, Value};
 use crate::engine::{Code, Dbi, RawCursor, RawTxn, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::stored::{decode_key, decode_value, with_key};
-use crate::table::Table;
+use crate::stored::{
+    cmp_keys, cursor_error, decode_entry, decode_key, decode_value, has_subkey, with_key,
+    with_subkey,
+};
+use crate::table::{DupSort, Table};
 
 type Entry<'t> = (&'t [u8], &'t [u8]);
 
 /// Decodes a raw entry of table `T`.
 fn decode<T: Table>((k, v): Entry<'_>) -> Result<(T::Key, T::Value)> {
-    Ok((decode_key::<T>(k)?, decode_value::<T>(k, v)?))
-}
-
-fn cursor_error<T: Table>(op: &'static str, code: Code) -> Error {
-    Error::Mdbx {
-        table: T::NAME,
-        op,
-        key: None,
-        code: code.into(),
-    }
+    decode_entry::<T>(k, v)
 }
 
 /// A cursor over one table, positioned explicitly. Every move returns the entry it lands on,
 /// decoded, or `None` when there is none.
+///
+/// In a [`DupSort`] table the cursor also moves among the values of a key (`first_dup`,
+/// `next_dup`, `next_no_dup`, ...) and seeks by key and subkey ([`seek_dup`](Cursor::seek_dup)).
+/// To write while walking, use a [`WriteCursor`](crate::WriteCursor).
 pub struct Cursor<'t, T: Table> {
     raw: RawCursor<'t>,
     _table: PhantomData<fn() -> T>,
@@ -45,6 +43,17 @@ impl<'t, T: Table> Cursor<'t, T> {
         match self.raw.get(op, None, None) {
             Ok(Some(e)) => decode::<T>(e).map(Some),
             Ok(None) => Ok(None),
+            Err(code) => Err(cursor_error::<T>(name, code)),
+        }
+    }
+
+    /// A move among the values of a key: `None` also when the cursor is not on a key
+    /// (libmdbx's `MDBX_ENODATA`).
+    fn dup_step(&mut self, op: op::Op, name: &'static str) -> Result<Option<(T::Key, T::Value)>> {
+        match self.raw.get(op, None, None) {
+            Ok(Some(e)) => decode::<T>(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) if code == Code::ENODATA => Ok(None),
             Err(code) => Err(cursor_error::<T>(name, code)),
         }
     }
@@ -191,7 +200,7 @@ impl<'t, T: Table> Cursor<'t, T> {
     /// # tx.commit()?;
     /// let tx = db.read()?;
     /// let mut cursor = tx.cursor::<Names>()?;
-    /// cursor.seek(&2)?;
+    /// cursor.seek_exact(&2)?;
     /// assert_eq!(cursor.current()?, Some((2, "two".to_string()))); // does not move
     /// assert_eq!(cursor.current()?, Some((2, "two".to_string())));
     /// # Ok::<(), tabula::Error>(())
@@ -204,7 +213,156 @@ impl<'t, T: Table> Cursor<'t, T> {
         self.step(op::GET_CURRENT, "cursor current")
     }
 
-    /// In a `dupsort` table, the next value of the current key.
+    /// Moves to the first entry whose key is `>= key` (libmdbx's `MDBX_SET_RANGE`); `None`
+    /// when every key is smaller. [`seek_exact`](Cursor::seek_exact) finds only `key` itself.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(10, "ten"), (20, "twenty")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.seek(&10)?, Some((10, "ten".to_string())));
+    /// assert_eq!(cursor.seek(&11)?, Some((20, "twenty".to_string())));
+    /// assert_eq!(cursor.seek(&21)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn seek(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<(T::Key, T::Value)>> {
+        let raw = &mut self.raw;
+        with_key::<T, _, _>(key, |k| match raw.get(op::SET_RANGE, Some(k), None) {
+            Ok(Some(e)) => decode::<T>(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(cursor_error::<T>("cursor seek", code)),
+        })
+    }
+
+    /// Moves to `key` exactly (its first value, in a `dupsort` table); `None` when it is
+    /// absent. [`seek`](Cursor::seek) finds the first key `>=` the one given.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Names>()?;
+    /// assert_eq!(cursor.seek_exact(&2)?, Some((2, "two".to_string())));
+    /// assert_eq!(cursor.seek_exact(&9)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn seek_exact(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<(T::Key, T::Value)>> {
+        let raw = &mut self.raw;
+        with_key::<T, _, _>(key, |k| match raw.get(op::SET_KEY, Some(k), None) {
+            Ok(Some(e)) => decode::<T>(e).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(cursor_error::<T>("cursor seek_exact", code)),
+        })
+    }
+}
+
+/// The moves among the values of a key, and the seeks by subkey, of a [`DupSort`] table.
+impl<'t, T: Table> Cursor<'t, T> {
+    /// Moves to the first value of the current key.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (1, "c"), (2, "d")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// cursor.seek_dup(&1, "b")?;
+    /// assert_eq!(cursor.first_dup()?, Some((1, "a".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`]. `None` when the cursor is not on a key.
+    pub fn first_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        self.dup_step(op::FIRST_DUP, "cursor first_dup")
+    }
+
+    /// Moves to the last value of the current key.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (1, "c"), (2, "d")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// cursor.first()?;
+    /// assert_eq!(cursor.last_dup()?, Some((1, "c".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`]. `None` when the cursor is not on a key.
+    pub fn last_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        self.dup_step(op::LAST_DUP, "cursor last_dup")
+    }
+
+    /// Moves to the next value of the current key; `None` after its last value (the cursor
+    /// stays there).
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -231,11 +389,48 @@ impl<'t, T: Table> Cursor<'t, T> {
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn next_dup(&mut self) -> Result<Option<(T::Key, T::Value)>> {
-        self.step(op::NEXT_DUP, "cursor next_dup")
+    pub fn next_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        self.dup_step(op::NEXT_DUP, "cursor next_dup")
     }
 
-    /// The first entry of the next key (skipping the remaining values of this one).
+    /// Moves to the previous value of the current key; `None` before its first value.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// cursor.seek_dup(&1, "b")?;
+    /// assert_eq!(cursor.prev_dup()?, Some((1, "a".to_string())));
+    /// assert_eq!(cursor.prev_dup()?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn prev_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        self.dup_step(op::PREV_DUP, "cursor prev_dup")
+    }
+
+    /// Moves to the first value of the next key, skipping the rest of this key's values.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -254,20 +449,23 @@ impl<'t, T: Table> Cursor<'t, T> {
     /// let tx = db.read()?;
     /// let mut cursor = tx.cursor::<Topics>()?;
     /// assert_eq!(cursor.first()?, Some((1, "a".to_string())));
-    /// assert_eq!(cursor.next_key()?, Some((2, "c".to_string()))); // skips (1, "b")
-    /// assert_eq!(cursor.next_key()?, Some((3, "d".to_string())));
-    /// assert_eq!(cursor.next_key()?, None);
+    /// assert_eq!(cursor.next_no_dup()?, Some((2, "c".to_string()))); // skips (1, "b")
+    /// assert_eq!(cursor.next_no_dup()?, Some((3, "d".to_string())));
+    /// assert_eq!(cursor.next_no_dup()?, None);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn next_key(&mut self) -> Result<Option<(T::Key, T::Value)>> {
-        self.step(op::NEXT_NODUP, "cursor next_key")
+    pub fn next_no_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        self.step(op::NEXT_NODUP, "cursor next_no_dup")
     }
 
-    /// The last entry of the previous key.
+    /// Moves to the last value of the previous key.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -286,93 +484,152 @@ impl<'t, T: Table> Cursor<'t, T> {
     /// let tx = db.read()?;
     /// let mut cursor = tx.cursor::<Topics>()?;
     /// assert_eq!(cursor.last()?, Some((3, "e".to_string())));
-    /// assert_eq!(cursor.prev_key()?, Some((2, "c".to_string()))); // skips (3, "d")
-    /// assert_eq!(cursor.prev_key()?, Some((1, "b".to_string()))); // the last value of key 1
+    /// assert_eq!(cursor.prev_no_dup()?, Some((2, "c".to_string()))); // skips (3, "d")
+    /// assert_eq!(cursor.prev_no_dup()?, Some((1, "b".to_string()))); // the last value of key 1
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
     ///
     /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn prev_key(&mut self) -> Result<Option<(T::Key, T::Value)>> {
-        self.step(op::PREV_NODUP, "cursor prev_key")
+    pub fn prev_no_dup(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        self.step(op::PREV_NODUP, "cursor prev_no_dup")
     }
 
-    /// Moves to `key` exactly; `None` (cursor unpositioned) when it is absent.
+    /// Moves to the first value of `key` whose subkey is `>= subkey` (in a table without a
+    /// subkey: the first value `>= subkey`), with one `MDBX_GET_BOTH_RANGE`; `None` when `key`
+    /// has no such value.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
+    /// struct Storage;
+    /// # #[derive(Schema)]
+    /// # struct App(Storage);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
+    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Storage>()?;
+    /// assert_eq!(cursor.seek_dup(&1, &15)?, Some((1, (20, "b".to_string()))));
+    /// assert_eq!(cursor.seek_dup(&1, &21)?, None); // not the next key's values
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn seek_dup(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    ) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        let raw = &mut self.raw;
+        with_key::<T, _, _>(key, |k| {
+            with_subkey::<T, _, _>(subkey, |s| {
+                match raw.get(op::GET_BOTH_RANGE, Some(k), Some(s)) {
+                    Ok(Some(e)) => decode::<T>(e).map(Some),
+                    Ok(None) => Ok(None),
+                    Err(code) => Err(cursor_error::<T>("cursor seek_dup", code)),
+                }
+            })
+        })
+    }
+
+    /// Moves to the value of `key` with exactly this subkey (in a table without a subkey: the
+    /// value equal to `subkey`); `None` when there is none.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
+    /// struct Storage;
+    /// # #[derive(Schema)]
+    /// # struct App(Storage);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
+    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut cursor = tx.cursor::<Storage>()?;
+    /// assert_eq!(cursor.get_dup(&1, &20)?, Some((1, (20, "b".to_string()))));
+    /// assert_eq!(cursor.get_dup(&1, &15)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn get_dup(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    ) -> Result<Option<(T::Key, T::Value)>>
+    where
+        T: DupSort,
+    {
+        let raw = &mut self.raw;
+        with_key::<T, _, _>(key, |k| {
+            with_subkey::<T, _, _>(subkey, |s| {
+                match raw.get(op::GET_BOTH_RANGE, Some(k), Some(s)) {
+                    Ok(Some(e)) if has_subkey::<T>(e.1, s) => decode::<T>(e).map(Some),
+                    Ok(_) => Ok(None),
+                    Err(code) => Err(cursor_error::<T>("cursor get_dup", code)),
+                }
+            })
+        })
+    }
+
+    /// Number of values of the key under the cursor.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
     /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
     /// # #[derive(Schema)]
-    /// # struct App(Names);
+    /// # struct App(Topics);
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # for (k, v) in [(1, "a"), (1, "b"), (1, "c"), (2, "d")] {
+    /// #     tx.put::<Topics>(&k, &v.to_string())?;
     /// # }
     /// # tx.commit()?;
     /// let tx = db.read()?;
-    /// let mut cursor = tx.cursor::<Names>()?;
-    /// assert_eq!(cursor.seek(&2)?, Some((2, "two".to_string())));
-    /// assert_eq!(cursor.seek(&9)?, None);
+    /// let mut cursor = tx.cursor::<Topics>()?;
+    /// cursor.first()?;
+    /// assert_eq!(cursor.dup_count()?, 3);
+    /// cursor.next_no_dup()?;
+    /// assert_eq!(cursor.dup_count()?, 1);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn seek(
-        &mut self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<(T::Key, T::Value)>> {
-        let raw = &mut self.raw;
-        with_key::<T, _, _>(key, |k| match raw.get(op::SET_KEY, Some(k), None) {
-            Ok(Some(e)) => decode::<T>(e).map(Some),
-            Ok(None) => Ok(None),
-            Err(code) => Err(cursor_error::<T>("cursor seek", code)),
-        })
-    }
-
-    /// Moves to the first entry whose key is `>= key`.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(10, "ten"), (20, "twenty")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let mut cursor = tx.cursor::<Names>()?;
-    /// assert_eq!(cursor.seek_range(&10)?, Some((10, "ten".to_string())));
-    /// assert_eq!(cursor.seek_range(&11)?, Some((20, "twenty".to_string())));
-    /// assert_eq!(cursor.seek_range(&21)?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn seek_range(
-        &mut self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<(T::Key, T::Value)>> {
-        let raw = &mut self.raw;
-        with_key::<T, _, _>(key, |k| match raw.get(op::SET_RANGE, Some(k), None) {
-            Ok(Some(e)) => decode::<T>(e).map(Some),
-            Ok(None) => Ok(None),
-            Err(code) => Err(cursor_error::<T>("cursor seek_range", code)),
-        })
+    /// [`Error::Mdbx`], also when the cursor is not on a key.
+    pub fn dup_count(&mut self) -> Result<u64>
+    where
+        T: DupSort,
+    {
+        self.raw
+            .count()
+            .map(|n| n as u64)
+            .map_err(|code| cursor_error::<T>("cursor dup_count", code))
     }
 }
 
@@ -380,6 +637,9 @@ impl<'t, T: Table> Cursor<'t, T> {
 pub(crate) struct Positions {
     lower: Bound<KeyBuf>,
     upper: Bound<KeyBuf>,
+    /// With an exact key (`lower` = `upper`, included): the stored value the front starts at
+    /// (the first value `>=` it, found with `MDBX_GET_BOTH_RANGE`) and the back stops before.
+    lower_dup: Option<KeyBuf>,
 }
 
 fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyBuf> {
@@ -402,6 +662,7 @@ impl Positions {
         Positions {
             lower: Bound::Unbounded,
             upper: Bound::Unbounded,
+            lower_dup: None,
         }
     }
 
@@ -409,6 +670,7 @@ impl Positions {
         Positions {
             lower: encode_bound::<T, T::Key>(r.start_bound()),
             upper: encode_bound::<T, T::Key>(r.end_bound()),
+            lower_dup: None,
         }
     }
 
@@ -417,7 +679,23 @@ impl Positions {
         Positions {
             lower: b.clone(),
             upper: b,
+            lower_dup: None,
         }
+    }
+
+    /// The values of `key` from the first whose subkey is `>= subkey` (a dupsort table).
+    pub(crate) fn dups_from<T: DupSort, Q, P>(key: &Q, subkey: &P) -> Self
+    where
+        Q: AsKey<T::Key> + ?Sized,
+        P: AsKey<T::SubKey> + ?Sized,
+    {
+        let mut positions = Self::exact::<T, Q>(key);
+        positions.lower_dup = Some(with_subkey::<T, _, _>(subkey, |s| {
+            let mut buf = KeyBuf::new();
+            buf.extend_from_slice(s);
+            buf
+        }));
+        positions
     }
 
     /// `[prefix, successor(prefix))`: every key that starts with the prefix's encoding.
@@ -439,6 +717,7 @@ impl Positions {
         Positions {
             lower: Bound::Included(start),
             upper,
+            lower_dup: None,
         }
     }
 }
@@ -447,7 +726,8 @@ impl Positions {
 ///
 /// Yields `Result<(key, value)>`: a decode error is reported for its entry and iteration can go
 /// on. Created by [`Tx::iter`](crate::Tx::iter), [`range`](crate::Tx::range),
-/// [`prefix`](crate::Tx::prefix) and [`dups`](crate::Tx::dups).
+/// [`prefix`](crate::Tx::prefix), [`dups`](crate::Tx::dups) and
+/// [`dups_from`](crate::Tx::dups_from).
 pub struct Iter<'t, T: Table> {
     txn: &'t RawTxn,
     cursors: &'t crate::engine::CursorCache,
@@ -488,15 +768,7 @@ impl<'t, T: Table> Iter<'t, T> {
 
     /// Compares stored keys in the table's order.
     fn cmp_keys(a: &[u8], b: &[u8]) -> Ordering {
-        if T::FLAGS.integer_key && a.len() == b.len() && a.len() <= 8 {
-            let mut x = [0u8; 8];
-            let mut y = [0u8; 8];
-            x[..a.len()].copy_from_slice(a);
-            y[..b.len()].copy_from_slice(b);
-            u64::from_ne_bytes(x).cmp(&u64::from_ne_bytes(y))
-        } else {
-            a.cmp(b)
-        }
+        cmp_keys::<T>(a, b)
     }
 
     /// Compares entries: by key, then (dupsort) by value bytes.
@@ -518,10 +790,20 @@ impl<'t, T: Table> Iter<'t, T> {
         }
     }
 
-    fn above_lower(&self, key: &[u8]) -> bool {
+    fn above_lower(&self, (key, value): Entry<'_>) -> bool {
         match &self.bounds.lower {
             Bound::Unbounded => true,
-            Bound::Included(l) => Self::cmp_keys(key, l.as_slice()) != Ordering::Less,
+            Bound::Included(l) => match Self::cmp_keys(key, l.as_slice()) {
+                Ordering::Less => false,
+                // libmdbx orders a dupsort table's values by their bytes (`memcmp`, then the
+                // shorter first), as slices compare.
+                Ordering::Equal => self
+                    .bounds
+                    .lower_dup
+                    .as_ref()
+                    .is_none_or(|d| value >= d.as_slice()),
+                Ordering::Greater => true,
+            },
             Bound::Excluded(l) => Self::cmp_keys(key, l.as_slice()) == Ordering::Greater,
         }
     }
@@ -544,7 +826,10 @@ impl<'t, T: Table> Iter<'t, T> {
         } else {
             match &self.bounds.lower {
                 Bound::Unbounded => cur.get(op::FIRST, None, None),
-                Bound::Included(k) => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
+                Bound::Included(k) => match &self.bounds.lower_dup {
+                    None => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
+                    Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice())),
+                },
                 Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
                     Ok(Some((found, _))) if Self::cmp_keys(found, k.as_slice()).is_eq() => {
                         cur.get(op::NEXT_NODUP, None, None)
@@ -637,7 +922,7 @@ impl<'t, T: Table> Iter<'t, T> {
         let past_front = self
             .front_last
             .is_some_and(|f| Self::cmp_entries(entry, f) != Ordering::Greater);
-        if past_front || !self.above_lower(entry.0) {
+        if past_front || !self.above_lower(entry) {
             self.done = true;
             return Ok(None);
         }
@@ -862,7 +1147,8 @@ impl<'t, T: Table> Appender<'t, T> {
         self.put(key, value, put::APPEND_STRICT)
     }
 
-    /// In a `dupsort` table, appends a value greater than every value of the last key.
+    /// In a `dupsort` table, appends `value` as the new greatest value of `key`: it must sort
+    /// after every value the key has (a key without values takes any).
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -879,7 +1165,9 @@ impl<'t, T: Table> Appender<'t, T> {
     /// appender.append_dup(&1, &"b".to_string())?;
     /// appender.append(&2, &"a".to_string())?;
     /// let late = appender.append_dup(&2, &"0".to_string()); // sorts before "a"
-    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// assert!(matches!(late, Err(tabula::Error::AppendDupOutOfOrder { .. })));
+    /// let again = appender.append_dup(&2, &"a".to_string()); // equal to the last value
+    /// assert!(matches!(again, Err(tabula::Error::AppendDupOutOfOrder { .. })));
     /// drop(appender);
     /// assert_eq!(tx.len::<Topics>()?, 3);
     /// # Ok::<(), tabula::Error>(())
@@ -887,13 +1175,18 @@ impl<'t, T: Table> Appender<'t, T> {
     ///
     /// # Errors
     ///
-    /// As [`append`](Appender::append).
+    /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
+    /// the value does not sort after it (an equal value included); otherwise as
+    /// [`append`](Appender::append).
     pub fn append_dup(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &T::Value,
-    ) -> Result<()> {
-        self.put(key, value, put::APPENDDUP)
+    ) -> Result<()>
+    where
+        T: DupSort,
+    {
+        self.put(key, value, put::APPENDDUP_STRICT)
     }
 
     #[inline]
@@ -919,7 +1212,11 @@ impl<'t, T: Table> Appender<'t, T> {
             match cursor.put(k, v, flags) {
                 Ok(()) => Ok(()),
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                    Err(append_out_of_order::<T>(cursor, k))
+                    Err(if flags == put::APPENDDUP_STRICT {
+                        append_dup_out_of_order::<T>(cursor, k, v)
+                    } else {
+                        append_out_of_order::<T>(cursor, k)
+                    })
                 }
                 Err(code) => Err(shared.fail(code, At::of::<T>("append").entry(k, v.len()))),
             }
@@ -939,6 +1236,30 @@ pub(crate) fn append_out_of_order<T: Table>(cursor: &mut RawWriteCursor<'_>, key
     Error::AppendOutOfOrder {
         table: T::NAME,
         key: KeyHex::new(key),
+        last,
+    }
+}
+
+/// The error for an `append_dup` of `(key, value)` that libmdbx refused as out of order,
+/// naming the key's last value.
+#[cold]
+pub(crate) fn append_dup_out_of_order<T: Table>(
+    cursor: &mut RawWriteCursor<'_>,
+    key: &[u8],
+    value: &[u8],
+) -> Error {
+    let last = match cursor.get_at(op::SET_KEY, Some(key)) {
+        Ok(Some(_)) => cursor
+            .get_at(op::LAST_DUP, None)
+            .ok()
+            .flatten()
+            .map(|(_, lv)| KeyHex::new(lv)),
+        _ => None,
+    };
+    Error::AppendDupOutOfOrder {
+        table: T::NAME,
+        key: KeyHex::new(key),
+        value: KeyHex::new(value),
         last,
     }
 }

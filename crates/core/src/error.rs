@@ -161,6 +161,25 @@ pub enum Error {
         last: Option<KeyHex>,
     },
 
+    /// `append_dup` was given a value that does not sort after the last value of its key (in a
+    /// `dupsort` table, whose values are kept in their encoded order).
+    #[error(
+        "table `{table}`: append_dup out of order: value {value} is not greater than the last \
+         value{} of key {key}; append_dup takes each key's values in strictly increasing order \
+         (use `put` for others)",
+        last.as_ref().map(|l| format!(" {l}")).unwrap_or_default()
+    )]
+    AppendDupOutOfOrder {
+        /// The table.
+        table: &'static str,
+        /// The key given.
+        key: KeyHex,
+        /// The value given, as stored.
+        value: KeyHex,
+        /// The key's last value as stored, when it could be read.
+        last: Option<KeyHex>,
+    },
+
     /// Stored bytes did not decode as the declared key or value type.
     #[error("table `{table}`: cannot decode the {part} at key {key}: {source}")]
     Decode {
@@ -318,7 +337,8 @@ pub enum Error {
         /// The table.
         table: String,
         /// What differs: `flags`, `key encoding`, `value encoding` (the codec), `value type`,
-        /// `value version` or `value structure`.
+        /// `value version`, `value structure` or `dup value encoding` (a dupsort table written
+        /// with bincode values).
         what: &'static str,
         /// What the file holds.
         stored: String,

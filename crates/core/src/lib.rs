@@ -24,6 +24,7 @@ mod stored;
 pub mod table;
 mod txn;
 pub mod untyped;
+mod write_cursor;
 
 pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
@@ -32,13 +33,16 @@ pub use codec::{
     AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
     Value, ValueTrace,
 };
+pub use codec::{Ordered, OrderedValue, SubKeyed};
 pub use cursor::{Appender, Cursor, Iter};
 pub use db::{CheckReport, DbInfo, libmdbx_version};
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
+pub use table::{DupSort, HasSubKey};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
+pub use write_cursor::{WriteCursor, WriteCursors};
 // The names the compiler shows when a transaction is sent or shared across threads.
 #[doc(hidden)]
 pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
@@ -55,6 +59,14 @@ pub mod __private {
         note = "write `#[derive(Table)]` with `#[table(key = .., value = ..)]` on a unit struct instead"
     )]
     pub trait ImplementedByDeriveTableOnly {}
+
+    /// Implemented only by `#[derive(Table)]`; seals [`DupSort`](crate::DupSort).
+    #[diagnostic::on_unimplemented(
+        message = "`DupSort` can only be implemented by `#[derive(Table)]`",
+        label = "hand-written `impl DupSort` is not allowed",
+        note = "declare the table with `#[derive(Table)]` and `#[table(.., dupsort)]` instead"
+    )]
+    pub trait DupSealed {}
 
     /// Byte-wise string equality usable in constants.
     pub const fn str_eq(a: &str, b: &str) -> bool {

@@ -705,6 +705,7 @@ pub fn open<S: Schema>(
             Some(existing) => {
                 check_flags(info, &existing, next_version)?;
                 if let Some(old) = record.tables.get(info.name) {
+                    check_dup_encoding(info, old, &declared, next_version)?;
                     check_record(info, old, &declared, next_version)?;
                 }
                 tracing::debug!(
@@ -1095,6 +1096,51 @@ pub fn check_record(
         }
         _ => Ok(()),
     }
+}
+
+/// Refuses a `dupsort` table whose values were stored with bincode (by Tabula 0.1.0, before
+/// dup values were stored in an order-preserving encoding) when the declaration stores them
+/// ordered: libmdbx keeps them in bincode's byte order, so reading them as ordered values
+/// would give wrong seeks and appends. The advice names the migration step that re-encodes it.
+fn check_dup_encoding(
+    info: &TableInfo,
+    stored: &TableRecord,
+    declared: &TableRecord,
+    next_version: u32,
+) -> Result<()> {
+    let ordered = |value: &str| value.starts_with("ordered<") || value.starts_with("subkey ");
+    if !(info.flags.dupsort && stored.dupsort)
+        || ordered(&stored.value)
+        || !ordered(&declared.value)
+    {
+        return Ok(());
+    }
+    let ident = info.rust_ident();
+    let step = if declared.value.starts_with("subkey ") {
+        format!(
+            "`.step({next_version}, \"reencode-{0}\", |m| m.reencode_dups::<{ident}>())` when \
+             the old value was the (subkey, value) pair as a tuple or struct of those two fields, \
+             or `m.transform::<{ident}, OldValue>(|old| (subkey, value))` otherwise",
+            info.name
+        )
+    } else {
+        format!(
+            "`.step({next_version}, \"reencode-{0}\", |m| m.reencode_dups::<{ident}>())`",
+            info.name
+        )
+    };
+    Err(Error::SchemaMismatch {
+        table: info.name.to_string(),
+        what: "dup value encoding",
+        stored: stored.value.clone(),
+        declared: declared.value.clone(),
+        advice: format!(
+            "this dupsort table was written by Tabula 0.1.0, which stored a key's values with \
+             bincode, so libmdbx keeps them in bincode's byte order instead of the values' order; \
+             re-encode them with a migration step: {step}"
+        ),
+        detail: MismatchDetail::new(info.rust_name, Vec::new()),
+    })
 }
 
 /// Stored libmdbx flag bits as the schema spells flags (`dupsort, integer_key`), with any

@@ -2,11 +2,13 @@
 //! `integer_key` tables, and decode errors that name the table and key. Shared by every typed
 //! path (transactions, cursors, iterators, the appender, the bulk load, migrations).
 
-use crate::codec::{AsKey, Key, Value};
-use crate::engine::Dbi;
+use std::cmp::Ordering;
+
+use crate::codec::{AsKey, Key, KeyBuf, Value, encode_subkeyed};
+use crate::engine::{Code, Dbi};
 use crate::error::{Error, KeyHex, Part, Result};
 use crate::state::Db;
-use crate::table::{Contains, Table};
+use crate::table::{Contains, DupSort, HasSubKey, Table};
 
 /// The handle of table `T` in `db`: an array index by a compile-time constant.
 #[inline]
@@ -64,6 +66,100 @@ pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result
     <T::Codec as Value>::decode(stored).map_err(|source| Error::Decode {
         table: T::NAME,
         part: Part::Value,
+        key: KeyHex::new(stored_key),
+        source,
+    })
+}
+
+/// Decodes a stored entry of table `T`.
+#[inline]
+pub(crate) fn decode_entry<T: Table>(key: &[u8], value: &[u8]) -> Result<(T::Key, T::Value)> {
+    Ok((decode_key::<T>(key)?, decode_value::<T>(key, value)?))
+}
+
+/// A cursor operation of table `T` that libmdbx failed.
+#[cold]
+pub(crate) fn cursor_error<T: Table>(op: &'static str, code: Code) -> Error {
+    Error::Mdbx {
+        table: T::NAME,
+        op,
+        key: None,
+        code: code.into(),
+    }
+}
+
+/// Compares stored keys of table `T` in the table's order: as integers for `integer_key`
+/// tables (native-endian), as bytes otherwise.
+#[inline]
+pub(crate) fn cmp_keys<T: Table>(a: &[u8], b: &[u8]) -> Ordering {
+    if T::FLAGS.integer_key && a.len() == b.len() && a.len() <= 8 {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x[..a.len()].copy_from_slice(a);
+        y[..b.len()].copy_from_slice(b);
+        u64::from_ne_bytes(x).cmp(&u64::from_ne_bytes(y))
+    } else {
+        a.cmp(b)
+    }
+}
+
+/// Encodes `subkey` as the front of the stored values of dupsort table `T` it selects, and hands
+/// the bytes to `f`: a subkey in its self-delimiting form (every stored value with that subkey
+/// starts with these bytes, and sorts after them), a plain dupsort table's value whole.
+#[inline]
+pub(crate) fn with_subkey<T: DupSort, Q: AsKey<T::SubKey> + ?Sized, R>(
+    subkey: &Q,
+    f: impl FnOnce(&[u8]) -> R,
+) -> R {
+    // A fixed-size encoding is the same in every position, so the whole-key form (on the stack
+    // or borrowed) serves for a subkey too; the branch is on constants.
+    if T::HAS_SUBKEY && <T::SubKey as Key>::FIXED_SIZE.is_none() {
+        let mut front = KeyBuf::new();
+        subkey.encode_part(&mut front, false);
+        f(front.as_slice())
+    } else {
+        f(subkey.encode().as_ref())
+    }
+}
+
+/// Whether the stored value `stored` of dupsort table `T` has the subkey whose encoding
+/// ([`with_subkey`]) is `subkey`.
+#[inline]
+pub(crate) fn has_subkey<T: DupSort>(stored: &[u8], subkey: &[u8]) -> bool {
+    if T::HAS_SUBKEY {
+        // The subkey's encoding is self-delimiting: no other subkey's starts with it.
+        stored.starts_with(subkey)
+    } else {
+        stored == subkey
+    }
+}
+
+/// Encodes the value `(subkey, value)` of table `T` (which has a subkey) as the table stores it.
+#[inline]
+pub(crate) fn encode_subkey_value<'a, T: HasSubKey>(
+    stored_key: &[u8],
+    subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    value: &'a T::SubValue,
+    scratch: &'a mut Vec<u8>,
+) -> Result<&'a [u8]> {
+    encode_subkeyed::<T::SubKey, T::SubCodec>(subkey, value, scratch).map_err(|source| {
+        Error::Encode {
+            table: T::NAME,
+            key: KeyHex::new(stored_key),
+            source,
+        }
+    })
+}
+
+/// Encodes a value of table `T` with its codec.
+#[inline]
+pub(crate) fn encode_value<'a, T: Table>(
+    stored_key: &[u8],
+    value: &'a T::Value,
+    scratch: &'a mut Vec<u8>,
+) -> Result<&'a [u8]> {
+    <T::Codec as Value>::encode(value, scratch).map_err(|source| Error::Encode {
+        table: T::NAME,
         key: KeyHex::new(stored_key),
         source,
     })

@@ -177,3 +177,41 @@ pub trait Contains<T: Table>: Schema {
 
 /// Table names starting with this prefix are reserved for Tabula's own tables (the meta table).
 pub const RESERVED_PREFIX: &str = "__tabula";
+
+/// A `dupsort` table: several values per key, kept sorted. `#[derive(Table)]` implements it for
+/// tables declared with `dupsort`, and the dup operations ([`dups`](crate::Tx::dups),
+/// [`seek_dup`](crate::Tx::seek_dup), [`append_dup`](crate::Tx::append_dup), the cursors'
+/// `next_dup`, ...) require it, so they do not compile on a table without `dupsort`.
+///
+/// A key's values are sorted and sought by the [`SubKey`](DupSort::SubKey): for a table declared
+/// with `subkey = S` it is `S` (values are `(subkey, value)` pairs, stored with
+/// [`SubKeyed`](crate::SubKeyed)); otherwise it is the value itself (stored with
+/// [`Ordered`](crate::Ordered)).
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` is not a `dupsort` table",
+    label = "declared without `dupsort`",
+    note = "dup operations work on tables with several sorted values per key: declare `#[table(key = .., value = .., dupsort)]`, or `#[table(key = .., subkey = .., value = .., dupsort)]` for values sorted by a subkey"
+)]
+pub trait DupSort: Table + crate::__private::DupSealed {
+    /// What the values of a key are sorted and sought by: the subkey of a table declared with
+    /// `subkey = ..`, otherwise the value type.
+    type SubKey: Key;
+    /// Whether the table has a subkey (each stored value starts with the subkey's encoding).
+    const HAS_SUBKEY: bool;
+}
+
+/// A `dupsort` table with a subkey (`#[table(key = K, subkey = S, value = V, dupsort)]`): its
+/// values are `(S, V)` pairs sorted by `S`, the shape of reth's and Erigon's storage tables.
+/// Subkey operations such as [`WriteCursor::upsert_dup`](crate::WriteCursor::upsert_dup)
+/// require it.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` has no subkey",
+    label = "declared without `subkey = ..`",
+    note = "subkey operations work on tables whose values are (subkey, value) pairs: declare `#[table(key = .., subkey = .., value = .., dupsort)]`"
+)]
+pub trait HasSubKey: DupSort {
+    /// The value stored after the subkey (`V` of `subkey = S, value = V`).
+    type SubValue;
+    /// How that value becomes bytes ([`Bincode<V>`](crate::Bincode) unless `codec = ..`).
+    type SubCodec: Value<Item = Self::SubValue>;
+}

@@ -8,8 +8,9 @@ use crate::cursor::{Appender, Cursor, Iter, Positions};
 use crate::engine::{self, Code, Dbi, RawTxn};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
-use crate::stored::{dbi_of, decode_value, with_key};
-use crate::table::{Contains, Schema, Table};
+use crate::stored::{dbi_of, decode_value, has_subkey, with_key, with_subkey};
+use crate::table::{Contains, DupSort, Schema, Table};
+use crate::write_cursor::{Opener, WriteCursor, WriteCursors};
 
 mod sealed {
     pub trait Sealed {}
@@ -509,8 +510,8 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         self.iter_between::<T>(Positions::prefix::<P>(prefix))
     }
 
-    /// The values stored under `key` in a `dupsort` table, in their sorted order (for other
-    /// tables, the one value). Yields `(key, value)` pairs like the other iterators.
+    /// The values of `key` in a `dupsort` table, in their order (by subkey, for a table with
+    /// one). Yields `(key, value)` pairs like the other iterators; double-ended.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -528,14 +529,193 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// let tx = db.read()?;
     /// let topics: Vec<String> = tx.dups::<Topics>(&1).values().collect::<Result<_, _>>()?;
     /// assert_eq!(topics, ["a", "b", "c"]); // sorted by value
+    /// let last = tx.dups::<Topics>(&1).values().next_back().transpose()?;
+    /// assert_eq!(last.as_deref(), Some("c"));
     /// assert_eq!(tx.dups::<Topics>(&3).count(), 0);
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn dups<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
+    pub fn dups<T: DupSort>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
     where
         S: Contains<T>,
     {
         self.iter_between::<T>(Positions::exact::<T, _>(key))
+    }
+
+    /// The values of `key` from the first whose subkey is `>= subkey` (in a table without a
+    /// subkey: the first value `>= subkey`), found with `MDBX_GET_BOTH_RANGE`. Double-ended:
+    /// from the back it ends at that value.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
+    /// struct Storage;
+    /// # #[derive(Schema)]
+    /// # struct App(Storage);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (1, 30, "c"), (2, 5, "d")] {
+    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let slot = |entry: tabula::Result<(u64, (u32, String))>| entry.map(|(_, (slot, _))| slot);
+    /// let slots: Vec<u32> = tx.dups_from::<Storage>(&1, &15).map(slot).collect::<Result<_, _>>()?;
+    /// assert_eq!(slots, [20, 30]);
+    /// let back: Vec<u32> =
+    ///     tx.dups_from::<Storage>(&1, &15).rev().map(slot).collect::<Result<_, _>>()?;
+    /// assert_eq!(back, [30, 20]);
+    /// assert_eq!(tx.dups_from::<Storage>(&1, &31).count(), 0); // not key 2's values
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn dups_from<T: DupSort>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    ) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+    {
+        self.iter_between::<T>(Positions::dups_from::<T, _, _>(key, subkey))
+    }
+
+    /// The value of `key` with exactly this subkey (in a table without a subkey: the value
+    /// equal to `subkey`), or `None`.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
+    /// struct Storage;
+    /// # #[derive(Schema)]
+    /// # struct App(Storage);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
+    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get_dup::<Storage>(&1, &20)?, Some((20, "b".to_string())));
+    /// assert_eq!(tx.get_dup::<Storage>(&1, &15)?, None);
+    /// assert_eq!(tx.get_dup::<Storage>(&3, &20)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn get_dup<T: DupSort>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    ) -> Result<Option<T::Value>>
+    where
+        S: Contains<T>,
+    {
+        self.find_dup::<T>(key, subkey, true, "get_dup")
+    }
+
+    /// The first value of `key` whose subkey is `>= subkey` (in a table without a subkey: the
+    /// first value `>= subkey`), found with one search of libmdbx's B-tree (no walk over the
+    /// key's values); `None` when `key` has no such value.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
+    /// struct Storage;
+    /// # #[derive(Schema)]
+    /// # struct App(Storage);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
+    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.seek_dup::<Storage>(&1, &15)?, Some((20, "b".to_string())));
+    /// assert_eq!(tx.seek_dup::<Storage>(&1, &21)?, None); // key 2's values do not count
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] or [`Error::Mdbx`].
+    pub fn seek_dup<T: DupSort>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    ) -> Result<Option<T::Value>>
+    where
+        S: Contains<T>,
+    {
+        self.find_dup::<T>(key, subkey, false, "seek_dup")
+    }
+
+    /// `get_dup` (`exact`) and `seek_dup`: one lower-bound search over (key, value) pairs
+    /// (`mdbx_get_equal_or_great`, which finds what `MDBX_GET_BOTH_RANGE` finds when the key
+    /// has such a value, with a cursor on libmdbx's stack instead of a bound one), and a check
+    /// that it landed on `key`.
+    fn find_dup<T: DupSort>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+        exact: bool,
+        name: &'static str,
+    ) -> Result<Option<T::Value>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        with_key::<T, _, _>(key, |k| {
+            with_subkey::<T, _, _>(subkey, |s| match self.raw().get_lower_bound(dbi, k, s) {
+                Ok(Some((found, v))) if found == k && (!exact || has_subkey::<T>(v, s)) => {
+                    decode_value::<T>(k, v).map(Some)
+                }
+                Ok(_) => Ok(None),
+                Err(code) => Err(self.db.shared.fail(code, At::of::<T>(name).key(k))),
+            })
+        })
+    }
+
+    /// Number of values of `key` in a `dupsort` table (0 when it is absent).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, dupsort)]
+    /// # struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.dup_count::<Topics>(&1)?, 3);
+    /// assert_eq!(tx.dup_count::<Topics>(&2)?, 0);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn dup_count<T: DupSort>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        with_key::<T, _, _>(key, |k| {
+            self.raw()
+                .count_values(dbi, k)
+                .map(|n| n as u64)
+                .map_err(|code| self.db.shared.fail(code, At::of::<T>("dup_count").key(k)))
+        })
     }
 
     fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
@@ -582,6 +762,15 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                     Error::KeyExists {
                         table: T::NAME,
                         key: KeyHex::new(k),
+                    }
+                } else if flags == engine::put::APPENDDUP_STRICT
+                    && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST)
+                {
+                    Error::AppendDupOutOfOrder {
+                        table: T::NAME,
+                        key: KeyHex::new(k),
+                        value: KeyHex::new(v),
+                        last: last_value(raw, dbi, k),
                     }
                 } else if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
                     Error::AppendOutOfOrder {
@@ -709,31 +898,35 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         self.put_with::<T>(key, value, engine::put::APPEND_STRICT, "append")
     }
 
-    /// In a `dupsort` table, adds `value` as the new greatest value of `key` (which must be the
-    /// table's last key or a new greatest key).
+    /// In a `dupsort` table, adds `value` as the new greatest value of `key`: it must sort after
+    /// every value the key has (a key without values takes any), in the values' order (by
+    /// subkey first, for a table with one).
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
     /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
+    /// # #[table(key = u64, value = u64, dupsort)]
+    /// # struct Heights;
     /// # #[derive(Schema)]
-    /// # struct App(Topics);
+    /// # struct App(Heights);
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
-    /// tx.append_dup::<Topics>(&1, &"a".to_string())?;
-    /// tx.append_dup::<Topics>(&1, &"b".to_string())?;
-    /// let late = tx.append_dup::<Topics>(&1, &"a".to_string()); // not after "b"
-    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
-    /// assert_eq!(tx.len::<Topics>()?, 2);
+    /// tx.append_dup::<Heights>(&1, &255)?;
+    /// tx.append_dup::<Heights>(&1, &256)?; // values rise in their own order
+    /// let late = tx.append_dup::<Heights>(&1, &7); // not after 256
+    /// assert!(matches!(late, Err(tabula::Error::AppendDupOutOfOrder { .. })));
+    /// let again = tx.append_dup::<Heights>(&1, &256); // equal to the last value
+    /// assert!(matches!(again, Err(tabula::Error::AppendDupOutOfOrder { .. })));
+    /// assert_eq!(tx.len::<Heights>()?, 2);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`Error::AppendOutOfOrder`] when the pair does not sort after the last one.
-    pub fn append_dup<T: Table>(
+    /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
+    /// the value does not sort after it (an equal value included); otherwise as [`put`](Tx::put).
+    pub fn append_dup<T: DupSort>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &T::Value,
@@ -741,7 +934,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.put_with::<T>(key, value, engine::put::APPENDDUP, "append_dup")
+        self.put_with::<T>(key, value, engine::put::APPENDDUP_STRICT, "append_dup")
     }
 
     /// Deletes `key` (in a `dupsort` table, all its values). Returns whether it was present.
@@ -809,7 +1002,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Encode`], [`Error::Mdbx`].
-    pub fn delete_dup<T: Table>(
+    pub fn delete_dup<T: DupSort>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &T::Value,
@@ -948,6 +1141,237 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         Ok(Appender::new(cursor, scratch, shared))
     }
 
+    /// A write cursor over table `T`: it moves like a [`Cursor`] and writes at its position
+    /// (`upsert`, `insert`, `append`, `append_dup`, `delete_current`, ...). Its reads return
+    /// owned values, so entries can be deleted while walking. Borrows the transaction; for
+    /// cursors over several tables at once, see [`cursors_mut`](Tx::cursors_mut).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut cursor = tx.cursor_mut::<Names>()?;
+    /// cursor.upsert(&1, &"one".to_string())?;
+    /// cursor.upsert(&2, &"two".to_string())?;
+    /// assert_eq!(cursor.first()?, Some((1, "one".to_string())));
+    /// cursor.delete_current()?;
+    /// drop(cursor);
+    /// assert_eq!(tx.len::<Names>()?, 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when the cursor cannot be opened.
+    pub fn cursor_mut<T: Table>(&mut self) -> Result<WriteCursor<'_, T>>
+    where
+        S: Contains<T>,
+    {
+        let db = self.db;
+        Opener::new(self.raw_mut().lend(), db).cursor::<T>()
+    }
+
+    /// Write cursors over two to four tables at once, in the one write transaction: say,
+    /// walking a changeset table backwards while restoring the state it describes. `C` is a
+    /// tuple of tables, the result the tuple of their [`WriteCursor`]s.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = u64)]
+    /// struct Balances;
+    /// #[derive(Table)]
+    /// #[table(key = u64, subkey = u64, value = u64, dupsort)]
+    /// struct Changes; // block -> (account, balance before the block)
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, Changes);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Balances>(&7, &30)?; // after block 2
+    /// tx.put::<Changes>(&1, &(7, 0))?;
+    /// tx.put::<Changes>(&2, &(7, 10))?;
+    /// // Unwind block 2: restore what it changed and drop its changes.
+    /// let (mut balances, mut changes) = tx.cursors_mut::<(Balances, Changes)>()?;
+    /// let mut change = changes.last()?;
+    /// while let Some((2, (account, before))) = change {
+    ///     balances.upsert(&account, &before)?;
+    ///     changes.delete_current()?;
+    ///     change = changes.prev()?;
+    /// }
+    /// drop((balances, changes));
+    /// assert_eq!(tx.get::<Balances>(&7)?, Some(10));
+    /// assert_eq!(tx.len::<Changes>()?, 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when a cursor cannot be opened.
+    pub fn cursors_mut<C: WriteCursors<S>>(&mut self) -> Result<C::Cursors<'_>> {
+        let db = self.db;
+        C::open(&Opener::new(self.raw_mut().lend(), db))
+    }
+
+    /// Deletes every entry whose key falls in `range` (in a `dupsort` table, every value of
+    /// those keys), walking the range once with a write cursor. Returns how many (key, value)
+    /// pairs were deleted.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = u64)]
+    /// # struct Numbers;
+    /// # #[derive(Schema)]
+    /// # struct App(Numbers);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// for n in 1..=10u64 {
+    ///     tx.put::<Numbers>(&n, &n)?;
+    /// }
+    /// assert_eq!(tx.delete_range::<Numbers>(3..=5)?, 3);
+    /// assert_eq!(tx.delete_range::<Numbers>(9..)?, 2);
+    /// let left: Vec<u64> = tx.iter::<Numbers>().keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(left, [1, 2, 6, 7, 8]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure.
+    pub fn delete_range<T: Table>(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        self.cursor_mut::<T>()?.delete_range(range)
+    }
+
+    /// Keeps only the entries for which `keep(&key, &value)` is true (in a `dupsort` table,
+    /// judged value by value), walking the table once with a write cursor. Returns how many
+    /// were deleted.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = u64)]
+    /// # struct Numbers;
+    /// # #[derive(Schema)]
+    /// # struct App(Numbers);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// for n in 1..=10u64 {
+    ///     tx.put::<Numbers>(&n, &(n * n))?;
+    /// }
+    /// assert_eq!(tx.retain::<Numbers>(|_, square| square % 2 == 0)?, 5);
+    /// let left: Vec<u64> = tx.iter::<Numbers>().keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(left, [2, 4, 6, 8, 10]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] when an entry does not decode (entries before it are already
+    /// judged), [`Error::Mdbx`].
+    pub fn retain<T: Table>(
+        &mut self,
+        mut keep: impl FnMut(&T::Key, &T::Value) -> bool,
+    ) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        let mut cursor = self.cursor_mut::<T>()?;
+        let mut deleted = 0;
+        let mut entry = cursor.first()?;
+        while let Some((key, value)) = entry {
+            if !keep(&key, &value) {
+                cursor.delete_current()?;
+                deleted += 1;
+            }
+            // After a delete, the entry that followed the deleted one.
+            entry = cursor.next()?;
+        }
+        Ok(deleted)
+    }
+
+    /// Removes and returns the first entry (in a `dupsort` table, the first value of the first
+    /// key); `None` when the table is empty.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Queue;
+    /// # #[derive(Schema)]
+    /// # struct App(Queue);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Queue>(&2, &"second".to_string())?;
+    /// tx.put::<Queue>(&1, &"first".to_string())?;
+    /// assert_eq!(tx.pop_first::<Queue>()?, Some((1, "first".to_string())));
+    /// assert_eq!(tx.pop_first::<Queue>()?, Some((2, "second".to_string())));
+    /// assert_eq!(tx.pop_first::<Queue>()?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] (nothing is removed then), [`Error::Mdbx`].
+    pub fn pop_first<T: Table>(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        S: Contains<T>,
+    {
+        let mut cursor = self.cursor_mut::<T>()?;
+        let first = cursor.first()?;
+        if first.is_some() {
+            cursor.delete_current()?;
+        }
+        Ok(first)
+    }
+
+    /// Removes and returns the last entry (in a `dupsort` table, the last value of the last
+    /// key); `None` when the table is empty.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Stack;
+    /// # #[derive(Schema)]
+    /// # struct App(Stack);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Stack>(&1, &"bottom".to_string())?;
+    /// tx.put::<Stack>(&2, &"top".to_string())?;
+    /// assert_eq!(tx.pop_last::<Stack>()?, Some((2, "top".to_string())));
+    /// assert_eq!(tx.len::<Stack>()?, 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] (nothing is removed then), [`Error::Mdbx`].
+    pub fn pop_last<T: Table>(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    where
+        S: Contains<T>,
+    {
+        let mut cursor = self.cursor_mut::<T>()?;
+        let last = cursor.last()?;
+        if last.is_some() {
+            cursor.delete_current()?;
+        }
+        Ok(last)
+    }
+
     /// Commits: every write becomes visible to later transactions, durably per the
     /// [`SyncMode`](crate::SyncMode).
     ///
@@ -1010,6 +1434,14 @@ fn warn_long_read(txn_id: u64, age_ms: u64) {
          `Options::long_read_warning`)",
         age_ms as f64 / 1000.0
     );
+}
+
+/// The last value of `key`, for error messages.
+fn last_value(raw: &mut RawTxn, dbi: Dbi, key: &[u8]) -> Option<KeyHex> {
+    let mut c = raw.write_cursor(dbi).ok()?;
+    c.get_at(engine::op::SET_KEY, Some(key)).ok()??;
+    let (_, v) = c.get(engine::op::LAST_DUP).ok()??;
+    Some(KeyHex::new(v))
 }
 
 /// The table's last key, for error messages.

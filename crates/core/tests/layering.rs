@@ -25,6 +25,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("state", 4),
     ("stored", 5),
     ("cursor", 6),
+    // Write cursors sit beside the read cursors; the transaction makes both.
+    ("write_cursor", 6),
     ("txn", 7),
     ("bulk", 8),
     ("db", 8),

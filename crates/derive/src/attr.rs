@@ -33,9 +33,20 @@ pub const DUPSORT: Symbol = Symbol("dupsort");
 pub const INTEGER_KEY: Symbol = Symbol("integer_key");
 /// `value_version = N`: the stated version of the stored values.
 pub const VALUE_VERSION: Symbol = Symbol("value_version");
+/// `subkey = S`: a dupsort table's values are `(S, V)` pairs sorted by `S`.
+pub const SUBKEY: Symbol = Symbol("subkey");
 
 /// Every key `#[table(..)]` accepts, in the order the error message lists them.
-const TABLE_KEYS: [Symbol; 7] = [KEY, VALUE, NAME, CODEC, DUPSORT, INTEGER_KEY, VALUE_VERSION];
+const TABLE_KEYS: [Symbol; 8] = [
+    KEY,
+    SUBKEY,
+    VALUE,
+    NAME,
+    CODEC,
+    DUPSORT,
+    INTEGER_KEY,
+    VALUE_VERSION,
+];
 
 impl PartialEq<Symbol> for Path {
     fn eq(&self, word: &Symbol) -> bool {
@@ -61,6 +72,8 @@ pub struct Table<'a> {
     pub integer_key: bool,
     /// `value_version = N`, checked to be a `u32` of at least 1.
     pub value_version: Option<u32>,
+    /// `subkey = S`, with the keyword where errors about it point.
+    pub subkey: Option<(Path, Type)>,
 }
 
 impl<'a> Table<'a> {
@@ -73,6 +86,7 @@ impl<'a> Table<'a> {
         let mut dupsort = Attr::none(cx, DUPSORT);
         let mut integer_key = Attr::none(cx, INTEGER_KEY);
         let mut value_version = Attr::none(cx, VALUE_VERSION);
+        let mut subkey = Attr::none(cx, SUBKEY);
         let mut first = None;
 
         for attr in attrs.iter().filter(|attr| *attr.path() == TABLE) {
@@ -91,6 +105,8 @@ impl<'a> Table<'a> {
                 } else if meta.path == DUPSORT {
                     parse_flag(cx, &meta, DUPSORT)?;
                     dupsort.set(&meta.path, ());
+                } else if meta.path == SUBKEY {
+                    subkey.set(&meta.path, (meta.path.clone(), meta.value()?.parse()?));
                 } else if meta.path == INTEGER_KEY {
                     parse_flag(cx, &meta, INTEGER_KEY)?;
                     integer_key.set(&meta.path, ());
@@ -125,6 +141,7 @@ impl<'a> Table<'a> {
             dupsort: dupsort.get().is_some(),
             integer_key: integer_key.get().is_some(),
             value_version: value_version.get(),
+            subkey: subkey.get(),
         }
     }
 }

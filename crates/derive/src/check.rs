@@ -92,3 +92,29 @@ fn no_generics(cx: &Ctxt, generics: &Generics, message: &str) {
         cx.error_spanned_by(where_clause, message);
     }
 }
+
+/// The rules of `dupsort` and `subkey = ..`: a subkey needs `dupsort`, and a dupsort table
+/// without a subkey stores its values in their key encoding, so it takes no `codec`.
+pub fn dupsort(cx: &Ctxt, table: &ast::Table) {
+    let attrs = &table.attrs;
+    if let Some((keyword, _)) = &attrs.subkey
+        && !attrs.dupsort
+    {
+        cx.error_spanned_by(
+            keyword,
+            "`subkey` sorts the values of a key, which needs `dupsort`: write \
+             `#[table(key = .., subkey = .., value = .., dupsort)]`",
+        );
+    }
+    if attrs.dupsort
+        && attrs.subkey.is_none()
+        && let Some(codec) = &attrs.codec
+    {
+        cx.error_spanned_by(
+            codec,
+            "a `dupsort` table without a subkey stores each value in its order-preserving key \
+             encoding, so libmdbx keeps a key's values in their order: remove `codec = ..`, or \
+             sort the values by a subkey (`subkey = S`) and the codec encodes what follows it",
+        );
+    }
+}

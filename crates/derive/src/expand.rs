@@ -15,12 +15,14 @@ use syn::spanned::Spanned;
 use crate::ast;
 use crate::check;
 use crate::ctxt::Ctxt;
+use crate::dupsort;
 use crate::fallback;
 
 pub fn derive_table(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::new();
     let table = ast::Table::from_syn(&cx, input);
     check::table(&cx, &table);
+    check::dupsort(&cx, &table);
     match cx.check() {
         Ok(()) => table_impl(&table),
         Err(errors) => with_fallback(errors, fallback::table(input)),
@@ -75,6 +77,9 @@ fn table_impl(table: &ast::Table) -> TokenStream {
         Some(v) => quote!(::core::option::Option::Some(#v)),
         None => quote!(::core::option::Option::None),
     };
+    // A dupsort table stores its values in an ordered form (`dupsort.rs`).
+    let (value, codec) = dupsort::value_and_codec(attrs).unwrap_or((quote!(#value), codec));
+    let dup_impls = dupsort::impls(ident, attrs);
 
     // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
     // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
@@ -115,6 +120,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
             }
 
+            #dup_impls
             #assert_integer_key
             #assert_not_reserved
         };
@@ -246,6 +252,9 @@ fn key_impl(key: &ast::Key) -> TokenStream {
                     #(#encode_parts)*
                 }
             }
+
+            #[automatically_derived]
+            impl ::tabula::OrderedValue for #ident {}
 
             #[automatically_derived]
             impl ::tabula::Key for #ident {

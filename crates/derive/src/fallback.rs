@@ -92,6 +92,9 @@ pub fn key(input: &DeriveInput) -> TokenStream {
             }
 
             #[automatically_derived]
+            impl ::tabula::OrderedValue for #ident {}
+
+            #[automatically_derived]
             impl ::tabula::Key for #ident {
                 const DESCRIPTOR: ::tabula::Descriptor = ::tabula::Descriptor::Unit;
                 const FIXED_SIZE: ::core::option::Option<::core::primitive::usize> =

@@ -13,6 +13,7 @@ mod ast;
 mod attr;
 mod check;
 mod ctxt;
+mod dupsort;
 mod expand;
 mod fallback;
 
@@ -29,7 +30,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// pub struct Headers;
 ///
 /// #[derive(Table)]
-/// #[table(name = "storage", key = SlotKey, value = U256, dupsort)]
+/// #[table(name = "storage", key = Address, subkey = Slot, value = U256, dupsort)]
 /// pub struct Storage;
 /// ```
 ///
@@ -41,7 +42,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// | `value = V` | the value type (required) |
 /// | `name = "..."` | the table's name in the file (default: the struct's name); names starting with `__tabula` are reserved |
 /// | `codec = C` | the value codec, `C: tabula::Value<Item = V>` (default: `tabula::Bincode<V>`, which needs `V: Serialize + DeserializeOwned`) |
-/// | `dupsort` | several sorted values per key (`MDBX_DUPSORT`) |
+/// | `dupsort` | several values per key (`MDBX_DUPSORT`), stored in an order-preserving encoding: `V` must be a `tabula::OrderedValue` (a key type), and `codec` is not allowed |
+/// | `subkey = S` | with `dupsort`: the values are `(S, V)` pairs, stored as `S`'s key encoding then `V` in its codec, sorted and sought by `S` |
 /// | `integer_key` | native-endian integer keys (`MDBX_INTEGERKEY`); `K` must be `u32` or `u64` |
 /// | `value_version = N` | the version of the stored values (`N ≥ 1`): raise it, with a migration step, when the values change in a way their structure does not show; required when the value type's structure cannot be traced |
 ///
@@ -52,6 +54,9 @@ use syn::{DeriveInput, parse_macro_input};
 /// offending token: an unknown or repeated key, a missing `key`/`value`, a `name` that is not a
 /// string literal or is reserved, a `value_version` that is not a number of at least 1, a key
 /// type that is not a `Key`, a value type the codec cannot encode.
+///
+/// With `dupsort` it also implements `tabula::DupSort` (and, with `subkey`, `tabula::HasSubKey`),
+/// which the dup operations require.
 #[proc_macro_derive(Table, attributes(table))]
 pub fn derive_table(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -101,7 +106,8 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 /// The derive implements `tabula::AsKey<Self>`, `tabula::Key` (a `Descriptor::Struct` naming the
 /// fields; a fixed size when every field has one) and `tabula::HasPrefix<P>` for each proper
 /// prefix of the fields: the first field's type, then tuples of the first 2, 3, .. field types,
-/// for prefix scans. Every field type must be a `tabula::Key`. Generic structs are not supported.
+/// for prefix scans, and `tabula::OrderedValue`, so the struct can be the value of a `dupsort`
+/// table. Every field type must be a `tabula::Key`. Generic structs are not supported.
 #[proc_macro_derive(Key)]
 pub fn derive_key(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

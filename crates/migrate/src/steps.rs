@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 use tabula_core::__private::{
     decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
 };
-use tabula_core::{Bincode, Error, Key, KeyHex, Part, Result, Table, TableFlags, TableInfo, Value};
+use tabula_core::{
+    Bincode, DupSort, Error, Key, KeyHex, Part, Result, Table, TableFlags, TableInfo, Value,
+};
 
 use tabula_core::record::TableRecord;
 
@@ -498,7 +500,7 @@ impl Step {
     ///     m.create_table::<Archive>();
     ///     assert_eq!(
     ///         m.descriptions(),
-    ///         ["create table archive (flags dupsort; key u64; value bincode<String>)"]
+    ///         ["create table archive (flags dupsort; key u64; value ordered<String>)"]
     ///     );
     /// });
     /// ```
@@ -714,6 +716,37 @@ impl Step {
             declaration,
             legacy,
         });
+    }
+
+    /// Re-encodes a `dupsort` table written by Tabula 0.1.0, which stored a key's values with
+    /// bincode (so libmdbx kept them in bincode's byte order): each value is decoded with
+    /// bincode as `T::Value` and stored in the table's order-preserving encoding. For a table
+    /// with a subkey, `T::Value` is the `(subkey, value)` pair, which decodes what bincode wrote
+    /// for a tuple or a struct of those two fields; for another old shape use
+    /// [`transform`](Step::transform). The startup step refuses such a table until this runs.
+    ///
+    /// ```
+    /// # use tabula::{Migrations, Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(name = "topics", key = u64, value = String, dupsort)]
+    /// struct Topics;
+    /// # #[derive(Schema)]
+    /// # struct App(Topics);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let migrations = Migrations::new().step(2, "reencode-topics", |m| {
+    ///     m.reencode_dups::<Topics>();
+    /// });
+    /// // A new database starts at version 2; one written by Tabula 0.1.0 is re-encoded.
+    /// let (db, report) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(report.version, 2);
+    /// # let _ = db;
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn reencode_dups<T: DupSort>(&mut self)
+    where
+        T::Value: DeserializeOwned + serde::Serialize + 'static,
+    {
+        self.transform::<T, T::Value>(|value| value);
     }
 
     /// Changes the key of every entry of table `T`: each stored key is decoded as `OldKey` and

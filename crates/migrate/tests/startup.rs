@@ -46,6 +46,12 @@ table!(
 );
 table!(Blobs, "blobs", u32, Raw, Vec<u8>, false, true);
 table!(Tags, "tags", u64, Raw, Vec<u8>, true, false);
+// Raw values are their bytes, which is `Vec<u8>`'s key encoding: sorted and sought as such.
+impl tabula_core::__private::DupSealed for Tags {}
+impl tabula_core::DupSort for Tags {
+    type SubKey = Vec<u8>;
+    const HAS_SUBKEY: bool = false;
+}
 // Same name as Blocks, other flags / other value type.
 table!(
     BlocksDup,

@@ -43,6 +43,17 @@ pub enum Descriptor {
     Raw,
     /// A hand-written codec, named by its author; bump the name when the format changes.
     Custom(&'static str),
+    /// The values of a `dupsort` table stored in this key encoding
+    /// ([`Ordered`](crate::Ordered)), so they sort in their type's order.
+    Ordered(&'static Descriptor),
+    /// The values of a `dupsort` table with a subkey ([`SubKeyed`](crate::SubKeyed)): the
+    /// subkey in this key encoding, then the value in this codec's.
+    SubKeyed {
+        /// The subkey's key encoding.
+        subkey: &'static Descriptor,
+        /// The value's codec.
+        value: &'static Descriptor,
+    },
 }
 
 impl fmt::Display for Descriptor {
@@ -84,6 +95,9 @@ impl fmt::Display for Descriptor {
             Descriptor::Bincode => f.write_str("bincode"),
             Descriptor::Raw => f.write_str("raw"),
             Descriptor::Custom(name) => write!(f, "custom {name}"),
+            // The key encoding is recorded as the value's shape (`Ordered::shape`).
+            Descriptor::Ordered(_) => f.write_str("ordered"),
+            Descriptor::SubKeyed { subkey, value } => write!(f, "subkey {subkey} + {value}"),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde_reflection::{ContainerFormat, Format, Named, Registry, VariantFormat};
 
-use super::{DecodeError, EncodeError};
+use super::{DecodeError, EncodeError, KeyShape};
 
 /// How a table's values are encoded, known at run time; see [`ValueShape::of_record`].
 ///
@@ -45,9 +45,19 @@ pub struct ValueShape {
 }
 
 #[derive(Clone, PartialEq)]
-enum Repr {
+pub(super) enum Repr {
     Raw,
-    Bincode { format: Format, registry: Registry },
+    Bincode {
+        format: Format,
+        registry: Registry,
+    },
+    /// A dupsort table's values in their key encoding ([`Ordered`](super::Ordered)).
+    Ordered(KeyShape),
+    /// A dupsort table's `(subkey, value)` pairs ([`SubKeyed`](super::SubKeyed)).
+    SubKeyed {
+        subkey: KeyShape,
+        value: Box<ValueShape>,
+    },
 }
 
 impl fmt::Debug for ValueShape {
@@ -55,6 +65,10 @@ impl fmt::Debug for ValueShape {
         match &self.repr {
             Repr::Raw => f.write_str("ValueShape(raw)"),
             Repr::Bincode { format, .. } => write!(f, "ValueShape(bincode {format:?})"),
+            Repr::Ordered(key) => write!(f, "ValueShape(ordered {key})"),
+            Repr::SubKeyed { subkey, value } => {
+                write!(f, "ValueShape(subkey {subkey} + {value:?})")
+            }
         }
     }
 }
@@ -133,6 +147,9 @@ impl ValueShape {
     ///
     /// [`DecodeError`] when the recorded structure does not parse.
     pub fn of_record(descriptor: &str, shape: Option<&str>) -> Result<Option<Self>, DecodeError> {
+        if let Some(repr) = super::dup::shape_of_record(descriptor, shape)? {
+            return Ok(Some(ValueShape { repr }));
+        }
         let codec = descriptor.split('<').next().unwrap_or_default();
         match (codec, shape) {
             ("raw", _) => Ok(Some(ValueShape::raw())),
@@ -165,6 +182,12 @@ impl ValueShape {
         let (format, registry) = match &self.repr {
             Repr::Raw => return Ok(DynValue::Bytes(bytes.to_vec())),
             Repr::Bincode { format, registry } => (format, registry),
+            Repr::Ordered(key) => return super::dup::decode_ordered(key, bytes),
+            Repr::SubKeyed { subkey, value } => {
+                let mut input = bytes;
+                let subkey = super::dup::key_value(subkey, subkey.decode_part(&mut input, false)?);
+                return Ok(DynValue::Tuple(vec![subkey, value.decode(input)?]));
+            }
         };
         let mut d = Decoder {
             input: bytes,
@@ -200,6 +223,23 @@ impl ValueShape {
                 DynValue::Bytes(b) => Ok(b.clone()),
                 other => Err(EncodeError::new(format!(
                     "a raw value is bytes, not {other:?}"
+                ))),
+            },
+            Repr::Ordered(key) => key.encode(&super::dup::value_key(key, value)?),
+            Repr::SubKeyed {
+                subkey,
+                value: shape,
+            } => match value {
+                DynValue::Tuple(parts) if parts.len() == 2 => {
+                    let key = super::dup::value_key(subkey, &parts[0])?;
+                    let mut out = super::KeyBuf::new();
+                    subkey.encode_part(&key, &mut out, false)?;
+                    let mut bytes = out.as_slice().to_vec();
+                    bytes.extend_from_slice(&shape.encode(&parts[1])?);
+                    Ok(bytes)
+                }
+                other => Err(EncodeError::new(format!(
+                    "a value with a subkey is a (subkey, value) pair, not {other:?}"
                 ))),
             },
             Repr::Bincode { format, registry } => {

@@ -129,7 +129,8 @@ pub trait Key: Ord + Sized + AsKey<Self> {
     /// The shape of the encoding, recorded in the schema.
     const DESCRIPTOR: Descriptor;
 
-    /// `Some(n)` when every value of the type encodes to exactly `n` bytes in any position.
+    /// `Some(n)` when every value of the type encodes to exactly `n` bytes, the same bytes in any
+    /// position (last part of a key or not).
     const FIXED_SIZE: Option<usize>;
 
     /// Decodes one key part from the front of `input`, advancing it past the bytes consumed.

@@ -6,6 +6,7 @@
 
 mod bincode_de;
 mod descriptor;
+mod dup;
 mod dyn_value;
 pub(crate) mod identity;
 mod key;
@@ -13,6 +14,8 @@ mod trace;
 mod value;
 
 pub use descriptor::Descriptor;
+pub(crate) use dup::encode_subkeyed;
+pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use dyn_value::{DynValue, ValueShape};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value, ValueTrace};

@@ -37,6 +37,14 @@ impl<'t> RawCursor<'t> {
             Ok(None)
         }
     }
+
+    /// Number of values of the key under the cursor (1 outside a `dupsort` table).
+    pub fn count(&self) -> Result<usize, Code> {
+        let mut n = 0usize;
+        // SAFETY: the cursor is open in a live txn; `n` is an out-parameter.
+        check(unsafe { sys::mdbx_cursor_count(self.ptr.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
 }
 
 impl Drop for RawCursor<'_> {
@@ -111,10 +119,16 @@ impl RawWriteCursor<'_> {
 
     /// Moves the cursor; the returned bytes are valid until the next call on this cursor.
     pub fn get(&mut self, op: op::Op) -> Result<Option<Pair<'_>>, Code> {
-        let mut k = EMPTY;
+        self.get_at(op, None)
+    }
+
+    /// [`get`](Self::get) with a key for the ops that take one (`MDBX_SET_KEY`, ...).
+    pub fn get_at(&mut self, op: op::Op, key: Option<&[u8]>) -> Result<Option<Pair<'_>>, Code> {
+        let mut k = key.map_or(EMPTY, val);
         let mut v = EMPTY;
-        // SAFETY: open cursor in a live txn; the result borrows `self` mutably, so no write can
-        // happen through this cursor (or the exclusively borrowed txn) while it lives.
+        // SAFETY: open cursor in a live txn; the input key points into a buffer alive for the
+        // call; the result borrows `self` mutably, so no write can happen through this cursor
+        // (or the exclusively borrowed txn) while it lives.
         let rc = unsafe { sys::mdbx_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, op) };
         if check_found(rc)? {
             // SAFETY: successful get; valid until the next modification, which needs `&mut self`.
@@ -128,6 +142,128 @@ impl RawWriteCursor<'_> {
 impl Drop for RawWriteCursor<'_> {
     fn drop(&mut self) {
         // SAFETY: the cursor is owned and open; its txn is alive (borrowed for 't).
+        unsafe { sys::mdbx_cursor_close(self.ptr.as_ptr()) }
+    }
+}
+
+/// A write transaction lent to cursors that write: made from `&'t mut RawTxn`, so nothing else
+/// uses the transaction for `'t`, and copied into every [`RawCursorMut`] opened from it, so
+/// several of them (on one table or several) can read and write in turn.
+#[derive(Clone, Copy)]
+pub(crate) struct LentTxn<'t> {
+    pub(super) ptr: NonNull<sys::MDBX_txn>,
+    pub(super) _txn: PhantomData<&'t mut RawTxn>,
+}
+
+impl<'t> LentTxn<'t> {
+    /// Opens a cursor on `dbi`, reusing a cursor object from `cache` when it holds one (as
+    /// [`RawTxn::cursor_cached`] does); on drop it goes back there.
+    pub fn cursor(self, dbi: Dbi, cache: &'t CursorCache) -> Result<RawCursorMut<'t>, Code> {
+        if let Some(c) = cache.take() {
+            // SAFETY: `c` is an unbound cursor object owned here (taken out of the cache); the
+            // txn is live for 't, which the returned cursor does not outlive.
+            let rc = unsafe { sys::mdbx_cursor_bind(self.ptr.as_ptr(), c.as_ptr(), dbi) };
+            if rc == sys::MDBX_SUCCESS {
+                return Ok(RawCursorMut {
+                    ptr: c,
+                    cache: Some(cache),
+                    _txn: PhantomData,
+                });
+            }
+            // SAFETY: the cursor object is owned here and bound to nothing usable.
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) };
+            return Err(Code(rc));
+        }
+        let mut c: *mut sys::MDBX_cursor = ptr::null_mut();
+        // SAFETY: the txn is live for 't; `c` is an out-parameter.
+        check(unsafe { sys::mdbx_cursor_open(self.ptr.as_ptr(), dbi, &mut c) })?;
+        Ok(RawCursorMut {
+            ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
+            cache: Some(cache),
+            _txn: PhantomData,
+        })
+    }
+}
+
+/// A cursor that reads and writes in a [`LentTxn`]. Another cursor of the same transaction may
+/// write between two calls on this one, so what a move finds is handed to a closure and never
+/// outlives the call: no slice into the transaction's pages escapes. The closure must not write
+/// to the transaction (through another cursor) while it runs.
+pub(crate) struct RawCursorMut<'t> {
+    ptr: NonNull<sys::MDBX_cursor>,
+    cache: Option<&'t CursorCache>,
+    _txn: PhantomData<&'t mut RawTxn>,
+}
+
+impl RawCursorMut<'_> {
+    /// Moves the cursor and hands the entry it lands on to `f`; `Ok(None)` when there is none.
+    #[inline]
+    pub fn get_with<R>(
+        &mut self,
+        op: op::Op,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        f: impl for<'a> FnOnce(&'a [u8], &'a [u8]) -> R,
+    ) -> Result<Option<R>, Code> {
+        let mut k = key.map_or(EMPTY, val);
+        let mut v = value.map_or(EMPTY, val);
+        // SAFETY: the cursor is open in a live txn lent to it for 't; the input key/value point
+        // into buffers alive for the call; libmdbx overwrites `k`/`v` with pointers into the
+        // txn's pages.
+        let rc = unsafe { sys::mdbx_cursor_get(self.ptr.as_ptr(), &mut k, &mut v, op) };
+        if check_found(rc)? {
+            // SAFETY: a successful get: both point into pages that stay unchanged until the next
+            // write to the txn. `f` cannot keep the slices (its result does not borrow them),
+            // and the callers' closures only decode or copy them, never write through another
+            // cursor of the txn while they hold them.
+            let (k, v) = unsafe { (slice(&k), slice(&v)) };
+            Ok(Some(f(k, v)))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// `mdbx_cursor_put`: writes `(key, value)` with `flags`, leaving the cursor on it.
+    #[inline]
+    pub fn put(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<(), Code> {
+        let k = val(key);
+        let mut v = val(value);
+        // SAFETY: open cursor in a live write txn lent to it; key/value buffers are alive for
+        // the call and copied by libmdbx; no slice into the txn's pages is alive (reads hand
+        // them only to closures that return before this can be called).
+        check(unsafe { sys::mdbx_cursor_put(self.ptr.as_ptr(), &k, &mut v, flags) })
+    }
+
+    /// `mdbx_cursor_del`: deletes the entry under the cursor (`del::CURRENT`) or every value of
+    /// its key (`del::ALLDUPS`). Afterwards `MDBX_NEXT` and `MDBX_GET_CURRENT` return the entry
+    /// that followed it, `MDBX_PREV` the one before it.
+    #[inline]
+    pub fn del(&mut self, flags: u32) -> Result<(), Code> {
+        // SAFETY: as for `put`.
+        check(unsafe { sys::mdbx_cursor_del(self.ptr.as_ptr(), flags) })
+    }
+
+    /// Number of values of the key under the cursor (1 outside a `dupsort` table).
+    pub fn count(&self) -> Result<usize, Code> {
+        let mut n = 0usize;
+        // SAFETY: open cursor in a live txn; `n` is an out-parameter.
+        check(unsafe { sys::mdbx_cursor_count(self.ptr.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+}
+
+impl Drop for RawCursorMut<'_> {
+    fn drop(&mut self) {
+        if let Some(cache) = self.cache {
+            // SAFETY: the cursor is owned and bound to a txn that is still alive (lent for 't);
+            // unbinding detaches it, after which it belongs to no txn.
+            if unsafe { sys::mdbx_cursor_unbind(self.ptr.as_ptr()) } == sys::MDBX_SUCCESS
+                && cache.put(self.ptr)
+            {
+                return;
+            }
+        }
+        // SAFETY: the cursor is owned and open; its txn, if any, is still alive.
         unsafe { sys::mdbx_cursor_close(self.ptr.as_ptr()) }
     }
 }

@@ -52,6 +52,19 @@ pub(crate) mod put {
     /// an equal pair is refused (`MDBX_NODUPDATA` gives `MDBX_KEYEXIST`).
     pub const APPEND_PAIR_STRICT: u32 =
         sys::MDBX_APPEND | sys::MDBX_APPENDDUP | sys::MDBX_NODUPDATA;
+    /// For `dupsort` tables: a new greatest value of its key. `MDBX_APPENDDUP` alone accepts a
+    /// value equal to the key's only value (nothing is written); with `MDBX_NODUPDATA` an
+    /// equal pair is refused (`MDBX_KEYEXIST`) whether the key has one value or several.
+    pub const APPENDDUP_STRICT: u32 = sys::MDBX_APPENDDUP | sys::MDBX_NODUPDATA;
+}
+
+/// Cursor delete flags (`mdbx_cursor_del`).
+pub(crate) mod del {
+    use super::sys;
+    /// Only the entry under the cursor.
+    pub const CURRENT: u32 = sys::MDBX_CURRENT;
+    /// Every value of the key under the cursor (a `dupsort` table).
+    pub const ALLDUPS: u32 = sys::MDBX_ALLDUPS;
 }
 
 /// Cursor operations.
@@ -69,4 +82,8 @@ pub(crate) mod op {
     pub const NEXT_NODUP: Op = sys::MDBX_NEXT_NODUP;
     pub const PREV_NODUP: Op = sys::MDBX_PREV_NODUP;
     pub const LAST_DUP: Op = sys::MDBX_LAST_DUP;
+    pub const FIRST_DUP: Op = sys::MDBX_FIRST_DUP;
+    pub const PREV_DUP: Op = sys::MDBX_PREV_DUP;
+    /// The key's first value `>=` the given one.
+    pub const GET_BOTH_RANGE: Op = sys::MDBX_GET_BOTH_RANGE;
 }

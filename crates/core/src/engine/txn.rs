@@ -268,6 +268,43 @@ impl RawTxn {
         }
     }
 
+    /// Number of values of `key` (0 when it is absent; at most 1 outside a dupsort table).
+    pub fn count_values(&self, dbi: Dbi, key: &[u8]) -> Result<usize, Code> {
+        let mut k = val(key);
+        let mut v = EMPTY;
+        let mut count = 0usize;
+        // SAFETY: the txn is live; `k` points into `key`, alive for the call; `v` and `count`
+        // are out-parameters (the value slice is not used).
+        let rc = unsafe { sys::mdbx_get_ex(self.ptr.as_ptr(), dbi, &mut k, &mut v, &mut count) };
+        Ok(if check_found(rc)? { count } else { 0 })
+    }
+
+    /// The first (key, value) pair `>=` (`key`, `value`) in table order, values of a dupsort
+    /// key included (`mdbx_get_equal_or_great`, libmdbx's `MDBX_SET_LOWERBOUND` on a cursor it
+    /// keeps on the stack); `Ok(None)` when there is none.
+    #[inline]
+    pub fn get_lower_bound<'t>(
+        &'t self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<Option<Pair<'t>>, Code> {
+        let mut k = val(key);
+        let mut v = val(value);
+        // SAFETY: the txn is live and, being borrowed shared for 't, is not written to while the
+        // returned slices live; `k`/`v` point into buffers alive for the call, and libmdbx
+        // overwrites them with pointers into the txn's pages.
+        let rc = unsafe { sys::mdbx_get_equal_or_great(self.ptr.as_ptr(), dbi, &mut k, &mut v) };
+        // `MDBX_RESULT_TRUE`: a greater pair was found, not an error.
+        if rc == sys::MDBX_RESULT_TRUE || check_found(rc)? {
+            // SAFETY: a successful search; both point into pages valid while the txn is alive
+            // and unmodified, which the shared borrow 't guarantees.
+            Ok(Some(unsafe { (slice(&k), slice(&v)) }))
+        } else {
+            Ok(None)
+        }
+    }
+
     #[inline]
     pub fn put(&mut self, dbi: Dbi, key: &[u8], value: &[u8], flags: u32) -> Result<(), Code> {
         let k = val(key);
@@ -350,6 +387,15 @@ impl RawTxn {
         let mut cursor = self.cursor(dbi)?;
         cursor.cache = Some(cache);
         Ok(cursor)
+    }
+
+    /// Lends the write transaction to cursors that write ([`LentTxn::cursor`]) for as long as
+    /// it is borrowed.
+    pub fn lend(&mut self) -> LentTxn<'_> {
+        LentTxn {
+            ptr: self.ptr,
+            _txn: PhantomData,
+        }
     }
 
     /// A cursor for writing; borrows the transaction exclusively.

@@ -126,7 +126,11 @@ impl KeyShape {
                     .collect::<Option<_>>()?,
             },
             Descriptor::NativeInteger(bits) => KeyShape::NativeInteger(*bits),
-            Descriptor::Bincode | Descriptor::Raw | Descriptor::Custom(_) => return None,
+            Descriptor::Bincode
+            | Descriptor::Raw
+            | Descriptor::Custom(_)
+            | Descriptor::Ordered(_)
+            | Descriptor::SubKeyed { .. } => return None,
         })
     }
 

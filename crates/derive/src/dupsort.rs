@@ -1,0 +1,84 @@
+//! What `dupsort` and `subkey = ..` add to `#[derive(Table)]`: the value type and codec the
+//! table stores (values in their order-preserving key encoding, or `(subkey, value)` pairs
+//! behind the subkey's encoding), and the `DupSort` / `HasSubKey` impls the dup operations
+//! require.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::attr;
+
+/// `type Value` and `type Codec` of a dupsort table; `None` for a table without `dupsort`.
+///
+/// - no subkey: `V` stored by `Ordered<V>`, which needs `V: OrderedValue` (the error message
+///   says what to declare instead);
+/// - `subkey = S`: `(S, V)` stored by `SubKeyed<S, C>`, `C` the declared codec or `Bincode<V>`.
+pub fn value_and_codec(attrs: &attr::Table) -> Option<(TokenStream, TokenStream)> {
+    if !attrs.dupsort {
+        return None;
+    }
+    let value = attrs.value.as_ref()?;
+    Some(match &attrs.subkey {
+        None => (
+            quote!(#value),
+            quote_spanned!(value.span()=> ::tabula::Ordered<#value>),
+        ),
+        Some((_, subkey)) => {
+            let codec = match &attrs.codec {
+                Some(codec) => quote!(#codec),
+                None => quote_spanned!(value.span()=> ::tabula::Bincode<#value>),
+            };
+            (
+                quote!((#subkey, #value)),
+                quote_spanned!(subkey.span()=> ::tabula::SubKeyed<#subkey, #codec>),
+            )
+        }
+    })
+}
+
+/// `DupSort` (and, with a subkey, `HasSubKey`) for a dupsort table; nothing otherwise.
+pub fn impls(ident: &syn::Ident, attrs: &attr::Table) -> TokenStream {
+    if !attrs.dupsort {
+        return TokenStream::new();
+    }
+    let Some(value) = &attrs.value else {
+        return TokenStream::new();
+    };
+    let dup_sort = |subkey: TokenStream, has_subkey: bool| {
+        quote! {
+            #[automatically_derived]
+            impl ::tabula::__private::DupSealed for #ident {}
+
+            #[automatically_derived]
+            impl ::tabula::DupSort for #ident {
+                type SubKey = #subkey;
+                const HAS_SUBKEY: ::core::primitive::bool = #has_subkey;
+            }
+        }
+    };
+    match &attrs.subkey {
+        // The values sort and are sought as themselves. `Ordered<V>` already asks for
+        // `V: OrderedValue`; the subkey is spelled through it so that a value type without an
+        // ordered encoding is reported once, with that trait's message.
+        None => dup_sort(
+            quote_spanned!(value.span()=> <::tabula::Ordered<#value> as ::tabula::Value>::Item),
+            false,
+        ),
+        Some((_, subkey)) => {
+            let codec = match &attrs.codec {
+                Some(codec) => quote!(#codec),
+                None => quote_spanned!(value.span()=> ::tabula::Bincode<#value>),
+            };
+            let mut out = dup_sort(quote!(#subkey), true);
+            out.extend(quote! {
+                #[automatically_derived]
+                impl ::tabula::HasSubKey for #ident {
+                    type SubValue = #value;
+                    type SubCodec = #codec;
+                }
+            });
+            out
+        }
+    }
+}
