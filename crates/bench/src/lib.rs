@@ -9,6 +9,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod data;
+pub mod lmdb;
 pub mod raw;
 pub mod report;
 pub mod tables;
