@@ -330,7 +330,7 @@ fn main() -> ExitCode {
         finish(workloads::open::run(sizes.open));
     }
     if wanted("dup_seek") {
-        finish(workloads::dup_seek::run(sizes.dup_seek));
+        finish(workloads::dup_seek::run(sizes.dup_seek, args.investigate));
     }
     if wanted("prune") {
         finish(workloads::prune::run(sizes.prune));

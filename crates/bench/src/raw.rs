@@ -589,10 +589,60 @@ pub unsafe extern "C" fn lexical_cmp_branchy(
         }
         return 0;
     }
-    match a.cmp(b) {
-        std::cmp::Ordering::Less => -1,
+    // Other lengths (dup_seek's 20-byte keys): 8-byte words, then the tail, then the length,
+    // each decided by a branch — the way Tabula's comparator (`engine::byte_key_cmp`) walks
+    // them, so the raw rows compare keys at the same cost.
+    let common = a.len().min(b.len());
+    let (a8, b8) = (a[..common].chunks_exact(8), b[..common].chunks_exact(8));
+    let (a_tail, b_tail) = (a8.remainder(), b8.remainder());
+    for (x, y) in a8.zip(b8) {
+        let x = u64::from_be_bytes(x.try_into().expect("8 bytes"));
+        let y = u64::from_be_bytes(y.try_into().expect("8 bytes"));
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    for (x, y) in a_tail.iter().zip(b_tail) {
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    match a.len().cmp(&b.len()) {
+        std::cmp::Ordering::Less => std::hint::black_box(-1),
         std::cmp::Ordering::Equal => 0,
-        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Greater => std::hint::black_box(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The branchy comparator orders keys of every length as byte slices do (libmdbx's
+    /// default order), so a raw table with it holds the same order as Tabula's.
+    #[test]
+    fn the_branchy_comparator_orders_like_bytes() {
+        let mut rng = crate::util::XorShift::new(0xC0FFEE);
+        // Lengths 0..24 and few distinct byte values, so equal prefixes and keys are common.
+        let mut key = || -> Vec<u8> {
+            let len = rng.below(24) as usize;
+            (0..len).map(|_| rng.below(3) as u8 * 0x7F).collect()
+        };
+        for _ in 0..20_000 {
+            let (a, b) = (key(), key());
+            let (va, vb) = (val(&a), val(&b));
+            // SAFETY: both values point into live vectors for the call.
+            let got = unsafe { lexical_cmp_branchy(&va, &vb) };
+            assert_eq!(got.cmp(&0), a.cmp(&b), "{a:?} vs {b:?}");
+        }
     }
 }
 

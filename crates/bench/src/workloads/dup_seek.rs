@@ -150,8 +150,9 @@ fn dup_bytes(subkey: &Word, value: &Word) -> [u8; 64] {
 const REDB_SLOTS: TableDefinition<(Addr, Word), Word> = TableDefinition::new("slots");
 
 /// Runs every variant: every store is loaded first, each with its read txn live, then all
-/// seek passes are timed in interleaved rounds ([`interleaved`]).
-pub fn run(sizes: DupSeekSizes) -> Workload {
+/// seek passes are timed in interleaved rounds ([`interleaved`]). `investigate` adds
+/// `raw_defaultcmp` (raw libmdbx with its own key comparator; printed, not in the JSON).
+pub fn run(sizes: DupSeekSizes, investigate: bool) -> Workload {
     let n = sizes.keys;
     let title = format!(
         "{} random seek_dup on {n} keys × {SUBKEYS} subkeys (20-byte keys, 32-byte subkeys, \
@@ -168,8 +169,14 @@ pub fn run(sizes: DupSeekSizes) -> Workload {
     let tabula_db = want(&["tabula", "tabula_cursor"]).then(|| load_tabula(tabula_dir.path(), n));
     let tabula_tx = tabula_db.as_ref().map(|db| db.read().expect("read"));
     let raw_dir = scratch_dir("dup_seek-raw");
-    let raw_store = want(&["raw"]).then(|| load_raw(raw_dir.path(), n));
+    let raw_store = want(&["raw"]).then(|| load_raw(raw_dir.path(), n, true));
     let raw_txn = raw_store
+        .as_ref()
+        .map(|(env, dbi)| (env.begin(false), *dbi));
+    let default_dir = scratch_dir("dup_seek-raw-defaultcmp");
+    let default_store =
+        (investigate && want(&["raw_defaultcmp"])).then(|| load_raw(default_dir.path(), n, false));
+    let default_txn = default_store
         .as_ref()
         .map(|(env, dbi)| (env.begin(false), *dbi));
     let lmdb_dir = scratch_dir("dup_seek-lmdb");
@@ -225,23 +232,10 @@ pub fn run(sizes: DupSeekSizes) -> Workload {
         ));
     }
     if let Some((txn, dbi)) = &raw_txn {
-        seeks.push((
-            "raw",
-            "raw",
-            Box::new(move || {
-                let (mut hits, mut sum) = (0, 0u64);
-                let mut c = txn.cursor(*dbi);
-                for (k, q) in qs {
-                    if let Some(d) = c.get_both_range(k, q) {
-                        let (s, v) = split_dup(d);
-                        hits += 1;
-                        sum = sum.wrapping_add(hit_sum(&s, &v));
-                    }
-                }
-                c.close();
-                (hits, sum)
-            }),
-        ));
+        seeks.push(("raw", "raw", raw_seeks(txn, *dbi, qs)));
+    }
+    if let Some((txn, dbi)) = &default_txn {
+        seeks.push(("raw_defaultcmp", "raw", raw_seeks(txn, *dbi, qs)));
     }
     if let Some((txn, dbi)) = &lmdb_txn {
         seeks.push((
@@ -328,15 +322,41 @@ pub fn run(sizes: DupSeekSizes) -> Workload {
     let medians = interleaved(sizes.reps, &mut passes);
     drop(passes);
     for ((name, base), t) in labels.into_iter().zip(medians) {
-        w.add(name, || ns_per(t, count), Some(base));
+        if ROWS.contains(&name) {
+            w.add(name, || ns_per(t, count), Some(base));
+        } else {
+            w.extra(name, || ns_per(t, count), Some(base));
+        }
     }
-    if let Some((txn, _)) = raw_txn {
+    for (txn, _) in [raw_txn, default_txn].into_iter().flatten() {
         txn.abort();
     }
     if let Some((txn, _)) = lmdb_txn {
         txn.abort();
     }
     w
+}
+
+/// Raw libmdbx's pass: one cursor, `MDBX_GET_BOTH_RANGE` per query, the subkey and value
+/// copied out; returns (hits, checksum).
+fn raw_seeks<'a>(
+    txn: &'a raw::Txn,
+    dbi: raw::Dbi,
+    qs: &'a [(Addr, Word)],
+) -> Box<dyn FnMut() -> (usize, u64) + 'a> {
+    Box::new(move || {
+        let (mut hits, mut sum) = (0, 0u64);
+        let mut c = txn.cursor(dbi);
+        for (k, q) in qs {
+            if let Some(d) = c.get_both_range(k, q) {
+                let (s, v) = split_dup(d);
+                hits += 1;
+                sum = sum.wrapping_add(hit_sum(&s, &v));
+            }
+        }
+        c.close();
+        (hits, sum)
+    })
 }
 
 /// A stored dup's subkey and value, copied out.
@@ -370,11 +390,16 @@ fn load_tabula(dir: &std::path::Path, n: u64) -> tabula::Db<SlotsSchema> {
     db
 }
 
-/// Raw libmdbx: a dupsort table with the key comparator Tabula installs, the same stored bytes.
-fn load_raw(dir: &std::path::Path, n: u64) -> (raw::Env, raw::Dbi) {
+/// Raw libmdbx: a dupsort table of the same stored bytes, with the key comparator Tabula
+/// installs (`custom_cmp`) or libmdbx's own.
+fn load_raw(dir: &std::path::Path, n: u64, custom_cmp: bool) -> (raw::Env, raw::Dbi) {
     let env = raw::Env::open(dir, 1, raw::EnvFlags::DEFAULT);
     let txn = env.begin(true);
-    let dbi = txn.open_table_with_cmp_flags(c"slots", raw::DUPSORT, Some(raw::lexical_cmp_branchy));
+    let dbi = if custom_cmp {
+        txn.open_table_with_cmp_flags(c"slots", raw::DUPSORT, Some(raw::lexical_cmp_branchy))
+    } else {
+        txn.open_table(c"slots", raw::DUPSORT, true)
+    };
     let mut c = txn.cursor(dbi);
     for_each_entry(n, |k, s, v, first| {
         let flags = if first { raw::APPEND } else { raw::APPENDDUP };
@@ -475,13 +500,25 @@ mod tests {
     /// report's targets name.
     #[test]
     fn every_row_runs_and_is_named_in_rows() {
-        let w = run(DupSeekSizes {
-            keys: 300,
-            seeks: 2_000,
-            reps: 1,
-        });
-        let names: Vec<&str> = w.rows.iter().map(|r| r.name.as_str()).collect();
+        let w = run(
+            DupSeekSizes {
+                keys: 300,
+                seeks: 2_000,
+                reps: 1,
+            },
+            true,
+        );
+        let names: Vec<&str> = w
+            .rows
+            .iter()
+            .filter(|r| r.json)
+            .map(|r| r.name.as_str())
+            .collect();
         assert_eq!(names, ROWS);
+        assert!(
+            w.get("raw_defaultcmp").is_some(),
+            "the investigation row ran"
+        );
         assert!(w.invalid().is_empty(), "{:?}", w.invalid());
     }
 }
