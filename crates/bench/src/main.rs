@@ -100,11 +100,11 @@ impl Sizes {
             dup_seek: DupSeekSizes {
                 keys: 100_000,
                 seeks: 1_000_000,
-                reps: 3,
+                reps: 5,
             },
             prune: PruneSizes {
                 entries: 1_000_000,
-                reps: 15,
+                reps: 9,
             },
         }
     }
@@ -158,7 +158,7 @@ impl Sizes {
             dup_seek: DupSeekSizes {
                 keys: 10_000,
                 seeks: 100_000,
-                reps: 3,
+                reps: 9,
             },
             prune: PruneSizes {
                 entries: 100_000,

@@ -589,9 +589,20 @@ pub unsafe extern "C" fn lexical_cmp_branchy(
         }
         return 0;
     }
-    // Other lengths (dup_seek's 20-byte keys): 8-byte words, then the tail, then the length,
-    // each decided by a branch — the way Tabula's comparator (`engine::byte_key_cmp`) walks
-    // them, so the raw rows compare keys at the same cost.
+    // Other lengths (dup_seek's 20-byte keys) the way Tabula's comparator
+    // (`engine::byte_key_cmp`) walks them, so the raw rows compare keys at the same cost: the
+    // first 8-byte words (which decide almost every comparison of random keys), then every
+    // 8-byte word, the tail, and the length, each decided by a branch.
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
     let common = a.len().min(b.len());
     let (a8, b8) = (a[..common].chunks_exact(8), b[..common].chunks_exact(8));
     let (a_tail, b_tail) = (a8.remainder(), b8.remainder());
