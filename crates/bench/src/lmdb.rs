@@ -18,7 +18,7 @@ pub use ffi::MDB_dbi as Dbi;
 #[inline]
 #[track_caller]
 fn check(rc: i32, what: &str) {
-    if rc != ffi::MDB_SUCCESS as i32 {
+    if rc != ffi::MDB_SUCCESS {
         // SAFETY: mdb_strerror returns a pointer to a static NUL-terminated string for any code.
         let msg = unsafe { CStr::from_ptr(ffi::mdb_strerror(rc)) };
         panic!("{what}: LMDB error {rc}: {}", msg.to_string_lossy());

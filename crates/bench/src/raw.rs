@@ -633,6 +633,17 @@ pub unsafe extern "C" fn lexical_cmp_branchy(
     }
 }
 
+/// `MDBX_INTEGERKEY`.
+pub const INTEGER_KEY: sys::MDBX_db_flags_t = sys::MDBX_INTEGERKEY;
+/// Default table flags.
+pub const NO_FLAGS: sys::MDBX_db_flags_t = sys::MDBX_DB_DEFAULTS;
+/// `MDBX_APPEND`.
+pub const APPEND: sys::MDBX_put_flags_t = sys::MDBX_APPEND;
+/// `MDBX_APPENDDUP`.
+pub const APPENDDUP: sys::MDBX_put_flags_t = sys::MDBX_APPENDDUP;
+/// `MDBX_DUPSORT`.
+pub const DUPSORT: sys::MDBX_db_flags_t = sys::MDBX_DUPSORT;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -656,14 +667,3 @@ mod tests {
         }
     }
 }
-
-/// `MDBX_INTEGERKEY`.
-pub const INTEGER_KEY: sys::MDBX_db_flags_t = sys::MDBX_INTEGERKEY;
-/// Default table flags.
-pub const NO_FLAGS: sys::MDBX_db_flags_t = sys::MDBX_DB_DEFAULTS;
-/// `MDBX_APPEND`.
-pub const APPEND: sys::MDBX_put_flags_t = sys::MDBX_APPEND;
-/// `MDBX_APPENDDUP`.
-pub const APPENDDUP: sys::MDBX_put_flags_t = sys::MDBX_APPENDDUP;
-/// `MDBX_DUPSORT`.
-pub const DUPSORT: sys::MDBX_db_flags_t = sys::MDBX_DUPSORT;

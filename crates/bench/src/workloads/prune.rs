@@ -131,7 +131,8 @@ pub fn run(sizes: PruneSizes) -> Workload {
     let redb_dir = scratch_dir("prune-redb");
     let redb_db = want(&["redb"]).then(|| load_redb(redb_dir.path(), n));
 
-    let mut passes: Vec<(&str, &str, Box<dyn FnMut() -> Duration + '_>)> = Vec::new();
+    type Timed<'a> = Box<dyn FnMut() -> Duration + 'a>;
+    let mut passes: Vec<(&str, &str, Timed<'_>)> = Vec::new();
     if let Some(db) = &tabula_db {
         passes.push((
             "tabula",
