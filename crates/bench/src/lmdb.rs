@@ -33,11 +33,6 @@ fn val(bytes: &[u8]) -> ffi::MDB_val {
     }
 }
 
-const EMPTY: ffi::MDB_val = ffi::MDB_val {
-    mv_size: 0,
-    mv_data: ptr::null_mut(),
-};
-
 /// `MDB_DUPSORT`.
 pub const DUPSORT: u32 = ffi::MDB_DUPSORT;
 /// `MDB_APPEND`.
@@ -173,27 +168,6 @@ impl Cursor {
         // txn: valid until it ends); the borrow of `self` keeps the cursor, and so its txn's
         // use, alive while the slice lives.
         Some(unsafe { std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size) })
-    }
-
-    /// `mdb_cursor_get(MDB_FIRST / MDB_NEXT)`: the next entry, borrowed (for checks after
-    /// loading).
-    pub fn step(&mut self, first: bool) -> Option<(&[u8], &[u8])> {
-        let (mut k, mut v) = (EMPTY, EMPTY);
-        let op = if first { ffi::MDB_FIRST } else { ffi::MDB_NEXT };
-        // SAFETY: the cursor is open in a live txn; LMDB writes the entry into `k`, `v`.
-        let rc = unsafe { ffi::mdb_cursor_get(self.0, &mut k, &mut v, op) };
-        if rc == ffi::MDB_NOTFOUND {
-            return None;
-        }
-        check(rc, "mdb_cursor_get(MDB_NEXT)");
-        // SAFETY: on success both point at bytes inside the txn's snapshot, valid until the
-        // txn writes or ends; the borrow of `self` keeps the cursor alive meanwhile.
-        Some(unsafe {
-            (
-                std::slice::from_raw_parts(k.mv_data as *const u8, k.mv_size),
-                std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size),
-            )
-        })
     }
 
     /// Closes the cursor.
