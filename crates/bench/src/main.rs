@@ -1,5 +1,5 @@
 //! Tabula's benchmarks: the four seed workloads and the new ones (scan, upsert, big values,
-//! mixed, open), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
+//! mixed, open, dup_seek, prune), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
 //!
 //! ```text
 //! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]]
@@ -19,10 +19,12 @@ use std::process::ExitCode;
 use tabula_bench::report::{self, Verdict, Workload};
 use tabula_bench::workloads::append::AppendSizes;
 use tabula_bench::workloads::big_values::BigSizes;
+use tabula_bench::workloads::dup_seek::DupSeekSizes;
 use tabula_bench::workloads::get::GetSizes;
 use tabula_bench::workloads::many_tables::ManySizes;
 use tabula_bench::workloads::mixed::MixedSizes;
 use tabula_bench::workloads::open::OpenSizes;
+use tabula_bench::workloads::prune::PruneSizes;
 use tabula_bench::workloads::scan::ScanSizes;
 use tabula_bench::workloads::short_reads::ShortSizes;
 use tabula_bench::workloads::upsert::UpsertSizes;
@@ -41,6 +43,8 @@ struct Sizes {
     big: BigSizes,
     mixed: MixedSizes,
     open: OpenSizes,
+    dup_seek: DupSeekSizes,
+    prune: PruneSizes,
 }
 
 impl Sizes {
@@ -93,6 +97,15 @@ impl Sizes {
                 reps: 3,
             },
             open: OpenSizes { reps: 3 },
+            dup_seek: DupSeekSizes {
+                keys: 100_000,
+                seeks: 1_000_000,
+                reps: 5,
+            },
+            prune: PruneSizes {
+                entries: 1_000_000,
+                reps: 9,
+            },
         }
     }
 
@@ -142,6 +155,15 @@ impl Sizes {
                 reps: 1,
             },
             open: OpenSizes { reps: 1 },
+            dup_seek: DupSeekSizes {
+                keys: 10_000,
+                seeks: 100_000,
+                reps: 9,
+            },
+            prune: PruneSizes {
+                entries: 100_000,
+                reps: 15,
+            },
         }
     }
 }
@@ -158,11 +180,12 @@ impl Sizes {
         self.upsert.puts = s(self.upsert.puts).max(self.upsert.batch);
         self.big.read = s(self.big.read);
         self.mixed.duration = self.mixed.duration.mul_f64(f);
+        self.dup_seek.seeks = s(self.dup_seek.seeks);
         self
     }
 }
 
-const WORKLOADS: [&str; 10] = [
+const WORKLOADS: [&str; 12] = [
     "get_hot",
     "get_cold",
     "append",
@@ -173,6 +196,8 @@ const WORKLOADS: [&str; 10] = [
     "big_values",
     "mixed",
     "open",
+    "dup_seek",
+    "prune",
 ];
 
 struct Args {
@@ -303,6 +328,12 @@ fn main() -> ExitCode {
     }
     if wanted("open") {
         finish(workloads::open::run(sizes.open));
+    }
+    if wanted("dup_seek") {
+        finish(workloads::dup_seek::run(sizes.dup_seek, args.investigate));
+    }
+    if wanted("prune") {
+        finish(workloads::prune::run(sizes.prune));
     }
     println!("\n== targets");
     let targets = report::targets(&done);

@@ -324,6 +324,35 @@ impl Txn {
         dbi
     }
 
+    /// Opens (creating) the named table with `flags` (say [`DUPSORT`]) and a custom key
+    /// comparator (`mdbx_dbi_open_ex`, the way Tabula opens its tables; values keep libmdbx's
+    /// default comparator, as in Tabula).
+    pub fn open_table_with_cmp_flags(
+        &self,
+        name: &CStr,
+        flags: sys::MDBX_db_flags_t,
+        cmp: sys::MDBX_cmp_func,
+    ) -> Dbi {
+        let mut dbi: Dbi = 0;
+        // SAFETY: the txn is live; `name` is NUL-terminated and alive for the call; `cmp` is a
+        // comparator valid for the life of the process; libmdbx writes the handle into `dbi`.
+        #[allow(deprecated)]
+        check(
+            unsafe {
+                sys::mdbx_dbi_open_ex(
+                    self.0,
+                    name.as_ptr(),
+                    flags | sys::MDBX_CREATE,
+                    &mut dbi,
+                    cmp,
+                    None,
+                )
+            },
+            "mdbx_dbi_open_ex",
+        );
+        dbi
+    }
+
     /// The table's B-tree shape: (depth, branch pages, leaf pages).
     pub fn tree_shape(&self, dbi: Dbi) -> (u32, u64, u64) {
         // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
@@ -490,6 +519,38 @@ impl Cursor {
         })
     }
 
+    /// `mdbx_cursor_get(MDBX_GET_BOTH_RANGE)`: in a dupsort table, the first value of `key`
+    /// that is `>= value`, borrowed from the txn's pages; `None` when `key` is absent or has
+    /// no such value.
+    #[inline]
+    pub fn get_both_range(&mut self, key: &[u8], value: &[u8]) -> Option<&[u8]> {
+        let mut k = val(key);
+        let mut v = val(value);
+        // SAFETY: the cursor is open in a live txn; `k` and `v` point into `key` and `value`,
+        // alive for the call; on success libmdbx points `v` at the value found.
+        let rc = unsafe { sys::mdbx_cursor_get(self.0, &mut k, &mut v, sys::MDBX_GET_BOTH_RANGE) };
+        if rc == sys::MDBX_NOTFOUND {
+            return None;
+        }
+        check(rc, "mdbx_cursor_get(MDBX_GET_BOTH_RANGE)");
+        // SAFETY: on success `v` points at `iov_len` bytes inside the txn's snapshot, valid
+        // until the txn writes or ends; the borrow of `self` keeps the cursor alive meanwhile.
+        Some(unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) })
+    }
+
+    /// `mdbx_cursor_del(MDBX_CURRENT)`: deletes the entry under the cursor (what Tabula's
+    /// `WriteCursor::delete_current` calls); a following `MDBX_NEXT` lands on the entry after
+    /// it.
+    #[inline]
+    pub fn del_current(&mut self) {
+        // SAFETY: the cursor is open in a live write txn and positioned (callers delete only
+        // after a move found an entry); no slice read through it is alive (`&mut self`).
+        check(
+            unsafe { sys::mdbx_cursor_del(self.0, sys::MDBX_CURRENT) },
+            "mdbx_cursor_del",
+        );
+    }
+
     /// Closes the cursor.
     #[inline]
     pub fn close(self) {
@@ -528,10 +589,47 @@ pub unsafe extern "C" fn lexical_cmp_branchy(
         }
         return 0;
     }
-    match a.cmp(b) {
-        std::cmp::Ordering::Less => -1,
+    // Other lengths (dup_seek's 20-byte keys) the way Tabula's comparator
+    // (`engine::byte_key_cmp`) walks them, so the raw rows compare keys at the same cost: the
+    // first 8-byte words (which decide almost every comparison of random keys), then every
+    // 8-byte word, the tail, and the length, each decided by a branch.
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    let common = a.len().min(b.len());
+    let (a8, b8) = (a[..common].chunks_exact(8), b[..common].chunks_exact(8));
+    let (a_tail, b_tail) = (a8.remainder(), b8.remainder());
+    for (x, y) in a8.zip(b8) {
+        let x = u64::from_be_bytes(x.try_into().expect("8 bytes"));
+        let y = u64::from_be_bytes(y.try_into().expect("8 bytes"));
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    for (x, y) in a_tail.iter().zip(b_tail) {
+        if x != y {
+            return if x < y {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    match a.len().cmp(&b.len()) {
+        std::cmp::Ordering::Less => std::hint::black_box(-1),
         std::cmp::Ordering::Equal => 0,
-        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Greater => std::hint::black_box(1),
     }
 }
 
@@ -541,3 +639,31 @@ pub const INTEGER_KEY: sys::MDBX_db_flags_t = sys::MDBX_INTEGERKEY;
 pub const NO_FLAGS: sys::MDBX_db_flags_t = sys::MDBX_DB_DEFAULTS;
 /// `MDBX_APPEND`.
 pub const APPEND: sys::MDBX_put_flags_t = sys::MDBX_APPEND;
+/// `MDBX_APPENDDUP`.
+pub const APPENDDUP: sys::MDBX_put_flags_t = sys::MDBX_APPENDDUP;
+/// `MDBX_DUPSORT`.
+pub const DUPSORT: sys::MDBX_db_flags_t = sys::MDBX_DUPSORT;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The branchy comparator orders keys of every length as byte slices do (libmdbx's
+    /// default order), so a raw table with it holds the same order as Tabula's.
+    #[test]
+    fn the_branchy_comparator_orders_like_bytes() {
+        let mut rng = crate::util::XorShift::new(0xC0FFEE);
+        // Lengths 0..24 and few distinct byte values, so equal prefixes and keys are common.
+        let mut key = || -> Vec<u8> {
+            let len = rng.below(24) as usize;
+            (0..len).map(|_| rng.below(3) as u8 * 0x7F).collect()
+        };
+        for _ in 0..20_000 {
+            let (a, b) = (key(), key());
+            let (va, vb) = (val(&a), val(&b));
+            // SAFETY: both values point into live vectors for the call.
+            let got = unsafe { lexical_cmp_branchy(&va, &vb) };
+            assert_eq!(got.cmp(&0), a.cmp(&b), "{a:?} vs {b:?}");
+        }
+    }
+}

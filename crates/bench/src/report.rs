@@ -456,6 +456,16 @@ pub fn specs() -> Vec<Spec> {
             &format!("{other}_commits"),
         ));
     }
+    // dup_seek: Tabula's `tx.seek_dup` against one raw cursor's `MDBX_GET_BOTH_RANGE`, LMDB's
+    // `MDB_GET_BOTH_RANGE` (what heed's LMDB does; heed's API has no such call) and redb's range
+    // over a (key, subkey) table.
+    s.push(Spec::new("dup_seek", "tabula", AtMost, 1.10, "raw"));
+    s.push(Spec::new("dup_seek", "tabula", AtMost, 1.0, "lmdb"));
+    s.push(Spec::new("dup_seek", "tabula", AtMost, 1.0, "redb"));
+    // prune: Tabula's write-cursor walk against raw libmdbx's, heed's and redb's.
+    s.push(Spec::new("prune", "tabula", AtMost, 1.10, "raw"));
+    s.push(Spec::new("prune", "tabula", AtMost, 1.0, "heed"));
+    s.push(Spec::new("prune", "tabula", AtMost, 1.0, "redb"));
     for n in crate::workloads::open::COUNTS {
         s.push(Spec::new(
             "open",
@@ -646,6 +656,16 @@ mod tests {
         assert!(outcome(&[], &["scan.x: figure NaN".into()], true).is_err());
     }
 
+    /// The rows a workload writes, for the workloads that list them (their own tests check
+    /// that a run writes exactly these).
+    fn rows_written(workload: &str) -> Option<&'static [&'static str]> {
+        match workload {
+            "dup_seek" => Some(&crate::workloads::dup_seek::ROWS),
+            "prune" => Some(&crate::workloads::prune::ROWS),
+            _ => None,
+        }
+    }
+
     #[test]
     fn every_target_names_rows_its_workload_writes() {
         // The targets' denominators and numerators are distinct rows.
@@ -657,6 +677,30 @@ mod tests {
                 s.num
             );
             assert!(s.limit > 0.0);
+            if let Some(rows) = rows_written(s.workload) {
+                for row in std::iter::once(&s.num).chain(&s.den) {
+                    assert!(
+                        rows.contains(&row.as_str()),
+                        "a {} target names row {row}, which the workload does not write \
+                         (it writes {rows:?})",
+                        s.workload
+                    );
+                }
+            }
+        }
+        // The new workloads' targets are there: heed and redb, and raw within 10 %.
+        for (workload, others) in [
+            ("dup_seek", ["raw", "lmdb", "redb"]),
+            ("prune", ["raw", "heed", "redb"]),
+        ] {
+            for other in others {
+                assert!(
+                    specs()
+                        .iter()
+                        .any(|s| s.workload == workload && s.num == "tabula" && s.den == [other]),
+                    "no {workload} target against {other}"
+                );
+            }
         }
     }
 }

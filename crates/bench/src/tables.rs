@@ -59,6 +59,35 @@ pub struct Log;
 #[derive(Schema)]
 pub struct LogSchema(Log);
 
+/// The dup_seek workload: reth's storage shape — a 20-byte address, values sorted by a 32-byte
+/// slot (the subkey), each with a 32-byte word. The stored dup is `slot ++ word` (the subkey's
+/// key encoding, then `Ordered<[u8; 32]>`'s: the 32 bytes as they are), 64 bytes, so the raw and
+/// LMDB tables (20-byte keys, 64-byte dups) hold the same bytes.
+#[derive(Table)]
+#[table(
+    name = "slots",
+    key = [u8; 20],
+    subkey = [u8; 32],
+    value = [u8; 32],
+    codec = tabula::Ordered<[u8; 32]>,
+    dupsort
+)]
+pub struct Slots;
+
+/// Schema of dup_seek.
+#[derive(Schema)]
+pub struct SlotsSchema(Slots);
+
+/// The prune workload: `u64` keys (big-endian), `u64` values through Tabula's default codec
+/// (bincode 2: a varint).
+#[derive(Table)]
+#[table(name = "pairs", key = u64, value = u64)]
+pub struct Pairs;
+
+/// Schema of prune.
+#[derive(Schema)]
+pub struct PairsSchema(Pairs);
+
 /// Opens a `Db<S>` (a one-table schema) whose environment also holds `extra` other tables,
 /// created and **opened** in the same startup transaction, so the environment has `extra + 1`
 /// live table handles. With `schema_table_last` the schema's table is opened after the extra

@@ -1,13 +1,16 @@
 //! The workloads: the four seed workloads (get hot and cold are one module) and the ones users
-//! run beyond them (scan, upsert, big values, mixed reads and writes, open).
+//! run beyond them (scan, upsert, big values, mixed reads and writes, open, seeks by subkey in a
+//! dupsort table, pruning with a write cursor).
 
 pub mod append;
 pub mod big_values;
+pub mod dup_seek;
 pub mod get;
 pub mod load;
 pub mod many_tables;
 pub mod mixed;
 pub mod open;
+pub mod prune;
 pub mod scan;
 pub mod short_reads;
 pub mod upsert;
