@@ -235,6 +235,7 @@ extern crate self as tabula;
 // The public surface, item by item: nothing of the engine, the startup internals or the
 // command-line tool's support is re-exported.
 // What the compiler names when a transaction is sent or shared across threads (see `Tx`).
+pub use tabula_core::telemetry;
 pub use tabula_core::untyped;
 #[doc(hidden)]
 pub use tabula_core::{
@@ -260,6 +261,7 @@ pub use tabula_core::{
     DEFAULT_LONG_READ_WARNING,
     Db,
     DbInfo,
+    DbStat,
     DecodeError,
     Descriptor,
     EncodeError,
@@ -274,8 +276,12 @@ pub use tabula_core::{
     MdbxCode,
     Mode,
     Options,
+    // Services and long jobs: owned read transactions, long-reader control, space.
+    OwnedIter,
+    OwnedTx,
     Part,
     Raw,
+    ReaderInfo,
     ReaderPin,
     Result,
     Ro,
@@ -283,11 +289,14 @@ pub use tabula_core::{
     Rw,
     RwTx,
     Schema,
+    SlowReader,
+    SlowReaderAction,
     SyncMode,
     Table,
     TableFlags,
     TableInfo,
     TableStat,
+    TableUsage,
     Tx,
     Value,
     libmdbx_version,

@@ -378,8 +378,8 @@ impl<'t, T: Table> Cursor<'t, T> {
 
 /// The encoded bounds of an iteration, in the form the table stores keys.
 pub(crate) struct Positions {
-    lower: Bound<KeyBuf>,
-    upper: Bound<KeyBuf>,
+    pub(crate) lower: Bound<KeyBuf>,
+    pub(crate) upper: Bound<KeyBuf>,
 }
 
 fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyBuf> {
@@ -443,6 +443,21 @@ impl Positions {
     }
 }
 
+/// Compares stored keys of table `T` in the table's order: native-endian integers as integers
+/// for `integer_key` tables, bytes otherwise.
+#[inline]
+pub(crate) fn cmp_stored_keys<T: Table>(a: &[u8], b: &[u8]) -> Ordering {
+    if T::FLAGS.integer_key && a.len() == b.len() && a.len() <= 8 {
+        let mut x = [0u8; 8];
+        let mut y = [0u8; 8];
+        x[..a.len()].copy_from_slice(a);
+        y[..b.len()].copy_from_slice(b);
+        u64::from_ne_bytes(x).cmp(&u64::from_ne_bytes(y))
+    } else {
+        a.cmp(b)
+    }
+}
+
 /// An iterator over entries of table `T` in key order, from either end.
 ///
 /// Yields `Result<(key, value)>`: a decode error is reported for its entry and iteration can go
@@ -488,15 +503,7 @@ impl<'t, T: Table> Iter<'t, T> {
 
     /// Compares stored keys in the table's order.
     fn cmp_keys(a: &[u8], b: &[u8]) -> Ordering {
-        if T::FLAGS.integer_key && a.len() == b.len() && a.len() <= 8 {
-            let mut x = [0u8; 8];
-            let mut y = [0u8; 8];
-            x[..a.len()].copy_from_slice(a);
-            y[..b.len()].copy_from_slice(b);
-            u64::from_ne_bytes(x).cmp(&u64::from_ne_bytes(y))
-        } else {
-            a.cmp(b)
-        }
+        cmp_stored_keys::<T>(a, b)
     }
 
     /// Compares entries: by key, then (dupsort) by value bytes.

@@ -17,11 +17,13 @@ mod engine;
 mod error;
 mod files;
 mod options;
+mod owned;
 pub mod record;
 pub mod startup;
 mod state;
 mod stored;
 pub mod table;
+pub mod telemetry;
 mod txn;
 pub mod untyped;
 
@@ -33,9 +35,10 @@ pub use codec::{
     Value,
 };
 pub use cursor::{Appender, Cursor, Iter};
-pub use db::{CheckReport, DbInfo, libmdbx_version};
+pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use error::{Error, KeyHex, MdbxCode, Part, ReaderPin, Result};
-pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
+pub use options::{DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction, SyncMode};
+pub use owned::{OwnedIter, OwnedTx};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};

@@ -69,4 +69,5 @@ pub(crate) mod op {
     pub const NEXT_NODUP: Op = sys::MDBX_NEXT_NODUP;
     pub const PREV_NODUP: Op = sys::MDBX_PREV_NODUP;
     pub const LAST_DUP: Op = sys::MDBX_LAST_DUP;
+    pub const GET_BOTH_RANGE: Op = sys::MDBX_GET_BOTH_RANGE;
 }
