@@ -22,7 +22,7 @@ use crate::state::Db;
 use crate::stored::{dbi_of, decode_key, decode_value, with_key};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;
-use crate::txn::{TableStat, warn_long_read};
+use crate::txn::{ATransactionIsUsedByOneThreadAtATime, TableStat, warn_long_read};
 
 /// The transaction an [`OwnedTx`] holds: registered for cutting when the database has
 /// long-reader control ([`Options::max_read_age`](crate::Options::max_read_age) or
@@ -31,9 +31,6 @@ enum Held {
     Plain(RawTxn),
     Cuttable(CuttableTxn),
 }
-
-/// Makes [`OwnedTx`] `!Sync` (a `Cell` is `Send` but not `Sync`); see its documentation.
-struct OneThreadAtATime(std::cell::Cell<()>);
 
 /// A read transaction that owns its share of the database: `'static`, so it can be kept in a
 /// struct, moved into a spawned task or thread, and iterated lazily
@@ -79,8 +76,9 @@ struct OneThreadAtATime(std::cell::Cell<()>);
 /// # Ok::<(), tabula::Error>(())
 /// ```
 pub struct OwnedTx<S: Schema> {
-    // The markers come first: the compiler reports the first field that is not `Sync`.
-    _one_thread_at_a_time: PhantomData<OneThreadAtATime>,
+    // The marker comes first: the compiler reports the first field that is not `Sync`, and
+    // names the rule as it does for a `Tx` (a `Cell` is `Send` but not `Sync`).
+    _one_thread_at_a_time: PhantomData<std::cell::Cell<ATransactionIsUsedByOneThreadAtATime>>,
     held: Option<Held>,
     /// When it began (coarse ms clock; 0 when nothing needs its age).
     started_ms: u64,
