@@ -70,6 +70,10 @@ pub struct DbInfo {
     /// writes need (then it is off, and a warning said why; see `docs/design.md`, "A full
     /// disk").
     pub write_map: bool,
+    /// Bytes committed but not yet flushed to disk: always 0 with
+    /// [`SyncMode::Durable`](crate::SyncMode::Durable); in the other modes what a system crash
+    /// could lose until [`Db::sync`] (or libmdbx's own flush) runs.
+    pub unsynced_bytes: u64,
 }
 
 /// One occupied slot of libmdbx's reader table: a read transaction of some process, or a slot
@@ -345,6 +349,7 @@ impl<S: Schema> Db<S> {
             max_readers: i.max_readers,
             readers: i.readers,
             write_map: self.shared.env.write_map(),
+            unsynced_bytes: i.unsynced,
         })
     }
 
@@ -505,9 +510,10 @@ impl<S: Schema> Db<S> {
     /// let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::SafeNoSync))?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
-    /// tx.commit()?; // not flushed yet in this mode
-    /// db.sync()?; // now it is
-    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// tx.commit()?;
+    /// assert!(db.info()?.unsynced_bytes > 0); // not flushed yet in this mode
+    /// db.sync()?;
+    /// assert_eq!(db.info()?.unsynced_bytes, 0);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///

@@ -88,6 +88,8 @@ pub(crate) struct EnvInfo {
     pub growth: u64,
     /// The oldest transaction a reader still uses (equals `last_txn` when no reader lags).
     pub oldest_reader_txn: u64,
+    /// Bytes committed but not yet flushed to disk (the no-sync modes).
+    pub unsynced: u64,
 }
 
 /// One slot of the reader table (`mdbx_reader_list`).
@@ -448,6 +450,7 @@ impl Env {
             shrink: info.mi_geo.shrink,
             growth: info.mi_geo.grow,
             oldest_reader_txn: info.mi_latter_reader_txnid,
+            unsynced: info.mi_unsync_volume,
         })
     }
 
