@@ -425,3 +425,86 @@ pub(crate) unsafe extern "C" fn handle_slow_reader(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(dir: &std::path::Path) -> Env {
+        Env::open(
+            dir,
+            &EnvConfig {
+                max_tables: 2,
+                max_readers: Some(8),
+                geometry: [-1, -1, 1 << 26, 1 << 20, -1, -1],
+                sync: Durability::Durable,
+                read_only: false,
+                exclusive: false,
+                write_map: false,
+                no_sub_dir: false,
+                validation: false,
+                mode: 0o644,
+                slow_readers: None,
+            },
+        )
+        .unwrap()
+    }
+
+    /// A cutter leaves a transaction in a call alone, cuts it once the call ended, and its
+    /// owner is refused from then on; the slot is reused after the owner lets go.
+    #[test]
+    fn a_transaction_is_cut_only_between_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        let table = CutTable::new(2, u64::MAX);
+        let txn = env.begin(true).unwrap();
+        let snapshot = txn.id();
+        let owned = table.register(txn, coarse_now_ms()).map_err(drop).unwrap();
+        assert_eq!(table.survey(snapshot).count, 1);
+        {
+            let using = owned.enter().unwrap();
+            assert_eq!(owned.enter().err(), Some(Refused::Busy));
+            assert_eq!(table.cut(snapshot, u64::MAX), 0, "cut during a call");
+            assert_eq!(using.id(), snapshot);
+        }
+        assert_eq!(table.cut(snapshot + 1, u64::MAX), 0, "another snapshot");
+        assert_eq!(table.cut(snapshot, 0), 0, "began after the cutoff");
+        assert!(!owned.is_cut());
+        assert_eq!(table.cut(snapshot, u64::MAX), 1);
+        assert!(owned.is_cut());
+        assert_eq!(
+            owned.enter().err(),
+            Some(Refused::Cut { by_writer: true })
+        );
+        assert_eq!(table.cut(snapshot, u64::MAX), 0, "already cut");
+        // Given back, reset: it renews on the latest snapshot.
+        let mut txn = owned.into_txn();
+        txn.renew().unwrap();
+        assert_eq!(txn.id(), snapshot);
+        assert_eq!(table.free.len(), 2);
+    }
+
+    #[test]
+    fn a_transaction_past_its_age_cuts_itself_at_its_next_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        let table = CutTable::new(1, 5);
+        let owned = table
+            .register(env.begin(true).unwrap(), coarse_now_ms())
+            .map_err(drop)
+            .unwrap();
+        // Every slot taken: the next one is handed back, not registered.
+        assert!(table.register(env.begin(true).unwrap(), 0).is_err());
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert_eq!(
+            owned.enter().err(),
+            Some(Refused::Cut { by_writer: false })
+        );
+        assert_eq!(
+            owned.enter().err(),
+            Some(Refused::Cut { by_writer: false })
+        );
+        drop(owned);
+        assert_eq!(table.free.len(), 1);
+    }
+}
