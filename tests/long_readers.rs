@@ -172,7 +172,10 @@ fn an_iterator_cut_between_batches_ends_with_the_error() {
     // ...the next one finds the transaction too old.
     assert!(matches!(
         it.next(),
-        Some(Err(Error::ReadTxnTimedOut { by_writer: false, .. }))
+        Some(Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        }))
     ));
     assert!(it.next().is_none());
 }
@@ -240,7 +243,10 @@ fn a_slow_reader_callback_that_answers_grow_keeps_the_reader() {
     // The callback overrides the age for the writer; the age still applies at the next use.
     assert!(matches!(
         held.get::<Blobs>(&0),
-        Err(Error::ReadTxnTimedOut { by_writer: false, .. })
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        })
     ));
 }
 
@@ -294,7 +300,12 @@ fn readers_lists_the_pinning_reader_with_its_lag() {
     assert!(me.bytes_retained > 0, "{me:?}");
     drop(held);
     // Dropped, it is parked on the latest snapshot: no lag.
-    assert!(db.readers().unwrap().iter().all(|r| r.lag == 0 || r.txn == 0));
+    assert!(
+        db.readers()
+            .unwrap()
+            .iter()
+            .all(|r| r.lag == 0 || r.txn == 0)
+    );
 }
 
 #[test]
@@ -306,7 +317,13 @@ fn a_maximum_read_age_under_a_millisecond_is_refused() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, Error::InvalidOption { option: "max_read_age", .. }),
+        matches!(
+            err,
+            Error::InvalidOption {
+                option: "max_read_age",
+                ..
+            }
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("at least 1 ms"), "{err}");

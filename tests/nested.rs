@@ -79,15 +79,13 @@ fn check<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<
     if got == want {
         Ok(())
     } else {
-        Err(Stop::Mismatch(format!("{what}: got {got:?}, model {want:?}")))
+        Err(Stop::Mismatch(format!(
+            "{what}: got {got:?}, model {want:?}"
+        )))
     }
 }
 
-fn run(
-    tx: &mut RwTx<'_, App>,
-    model: &mut BTreeMap<u16, u32>,
-    ops: &[Op],
-) -> Result<(), Stop> {
+fn run(tx: &mut RwTx<'_, App>, model: &mut BTreeMap<u16, u32>, ops: &[Op]) -> Result<(), Stop> {
     for op in ops {
         match op {
             Op::Put(k, v) => {
@@ -108,7 +106,11 @@ fn run(
                 }
             }
             Op::Delete(k) => {
-                check("delete", tx.delete::<Numbers>(k)?, model.remove(k).is_some())?;
+                check(
+                    "delete",
+                    tx.delete::<Numbers>(k)?,
+                    model.remove(k).is_some(),
+                )?;
             }
             Op::Get(k) => check("get", tx.get::<Numbers>(k)?, model.get(k).copied())?,
             Op::Scan => {
@@ -298,7 +300,10 @@ fn a_nested_scope_can_use_an_appender() {
         appender.append(&3, &30)?;
         appender.append(&3, &31) // out of order: undoes the scope
     });
-    assert!(matches!(out, Err(Error::AppendOutOfOrder { .. })), "{out:?}");
+    assert!(
+        matches!(out, Err(Error::AppendOutOfOrder { .. })),
+        "{out:?}"
+    );
     tx.nested(|tx| {
         let mut appender = tx.appender::<Numbers>()?;
         appender.append(&4, &40)

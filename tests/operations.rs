@@ -26,7 +26,10 @@ fn open_at(path: &std::path::Path, options: Options) -> Db<App> {
 #[test]
 fn copies_taken_while_a_writer_commits_are_consistent_snapshots() {
     let dir = tempfile::tempdir().unwrap();
-    let db = open_at(&dir.path().join("live"), Options::new().sync(SyncMode::SafeNoSync));
+    let db = open_at(
+        &dir.path().join("live"),
+        Options::new().sync(SyncMode::SafeNoSync),
+    );
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let writer = s.spawn(|| {
@@ -85,7 +88,10 @@ fn a_compact_copy_leaves_out_free_pages() {
         copy.stat().unwrap().used_bytes
     };
     let (full, compact) = (used("full"), used("compact"));
-    assert!(compact * 4 < full, "compact {compact} vs {full} bytes in use");
+    assert!(
+        compact * 4 < full,
+        "compact {compact} vs {full} bytes in use"
+    );
 }
 
 #[test]

@@ -81,7 +81,9 @@ fn owned_transactions_and_their_iterators_are_static_and_send() {
         names: OwnedIter<App, Names>,
     }
     let job = Job { names: it };
-    let n = std::thread::spawn(move || job.names.count()).join().unwrap();
+    let n = std::thread::spawn(move || job.names.count())
+        .join()
+        .unwrap();
     assert_eq!(n, 300);
 }
 
@@ -131,7 +133,10 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
     let bounds = |k: u64| [Unbounded, Included(k), Excluded(k)];
     for &lo in &name_keys {
         for &hi in &name_keys {
-            for (l, h) in bounds(lo).into_iter().flat_map(|l| bounds(hi).map(move |h| (l, h))) {
+            for (l, h) in bounds(lo)
+                .into_iter()
+                .flat_map(|l| bounds(hi).map(move |h| (l, h)))
+            {
                 let range = (l, h);
                 let want: Vec<_> = tx
                     .range::<Names>(range)
@@ -185,7 +190,11 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
                 .range::<Heights>((l, h))
                 .collect::<tabula::Result<_>>()
                 .unwrap();
-            assert_eq!(collect(owned.range::<Heights>((l, h))), want, "{l:?}..{h:?}");
+            assert_eq!(
+                collect(owned.range::<Heights>((l, h))),
+                want,
+                "{l:?}..{h:?}"
+            );
         }
     }
 
@@ -195,16 +204,20 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
             .prefix::<Balances, _>(&owner)
             .collect::<tabula::Result<_>>()
             .unwrap();
-        assert_eq!(collect(owned.prefix::<Balances, _>(&owner)), want, "{owner}");
+        assert_eq!(
+            collect(owned.prefix::<Balances, _>(&owner)),
+            want,
+            "{owner}"
+        );
     }
 
     // The consuming forms yield the same.
-    let all: Vec<_> = tx
-        .iter::<Tags>()
-        .collect::<tabula::Result<_>>()
-        .unwrap();
+    let all: Vec<_> = tx.iter::<Tags>().collect::<tabula::Result<_>>().unwrap();
     assert_eq!(all.len(), 282);
-    assert_eq!(collect(db.read_owned().unwrap().into_range::<Tags>(..)), all);
+    assert_eq!(
+        collect(db.read_owned().unwrap().into_range::<Tags>(..)),
+        all
+    );
     let bob: Vec<_> = tx
         .prefix::<Balances, _>(&"bob".to_string())
         .collect::<tabula::Result<_>>()
@@ -239,7 +252,10 @@ fn gets_match_the_borrowed_transaction() {
             tx.contains_key::<Names>(&k).unwrap()
         );
     }
-    assert_eq!(owned.get::<Tags>(&2).unwrap(), Some(0u32.to_be_bytes().to_vec()));
+    assert_eq!(
+        owned.get::<Tags>(&2).unwrap(),
+        Some(0u32.to_be_bytes().to_vec())
+    );
     assert_eq!(owned.stat::<Tags>().unwrap(), tx.stat::<Tags>().unwrap());
     assert_eq!(owned.len::<Balances>().unwrap(), 210);
     assert!(!owned.is_empty::<Heights>().unwrap());
@@ -250,9 +266,7 @@ fn gets_match_the_borrowed_transaction() {
 #[test]
 fn owned_transactions_reuse_the_pool() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(
-        tabula::open::<App>(dir.path(), Options::new().max_readers(16)).unwrap(),
-    );
+    let db = Arc::new(tabula::open::<App>(dir.path(), Options::new().max_readers(16)).unwrap());
     fill(&db);
     std::thread::scope(|s| {
         for _ in 0..4 {

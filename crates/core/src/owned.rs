@@ -118,27 +118,29 @@ impl<S: Schema> Db<S> {
     /// As [`read`](Self::read).
     #[inline]
     pub fn read_owned(self: &Arc<Self>) -> Result<OwnedTx<S>> {
-        let raw = self.begin_read_raw()?;
-        let table = self.shared.env.cut_table();
-        let started_ms =
-            if table.is_some() || self.shared.long_read_ms != u64::MAX || cfg!(feature = "metrics")
+        self.begin_read_then(|raw| {
+            let table = self.shared.env.cut_table();
+            let started_ms = if table.is_some()
+                || self.shared.long_read_ms != u64::MAX
+                || cfg!(feature = "metrics")
             {
                 engine::coarse_now_ms()
             } else {
                 0
             };
-        let held = match table {
-            Some(table) => match table.register(raw, started_ms) {
-                Ok(cuttable) => Held::Cuttable(cuttable),
-                Err(raw) => Held::Plain(raw),
-            },
-            None => Held::Plain(raw),
-        };
-        Ok(OwnedTx {
-            _one_thread_at_a_time: PhantomData,
-            held: Some(held),
-            started_ms,
-            db: Arc::clone(self),
+            let held = match table {
+                Some(table) => match table.register(raw, started_ms) {
+                    Ok(cuttable) => Held::Cuttable(cuttable),
+                    Err(raw) => Held::Plain(raw),
+                },
+                None => Held::Plain(raw),
+            };
+            OwnedTx {
+                _one_thread_at_a_time: PhantomData,
+                held: Some(held),
+                started_ms,
+                db: Arc::clone(self),
+            }
         })
     }
 }

@@ -472,10 +472,7 @@ mod tests {
         assert!(!owned.is_cut());
         assert_eq!(table.cut(snapshot, u64::MAX), 1);
         assert!(owned.is_cut());
-        assert_eq!(
-            owned.enter().err(),
-            Some(Refused::Cut { by_writer: true })
-        );
+        assert_eq!(owned.enter().err(), Some(Refused::Cut { by_writer: true }));
         assert_eq!(table.cut(snapshot, u64::MAX), 0, "already cut");
         // Given back, reset: it renews on the latest snapshot.
         let mut txn = owned.into_txn();
@@ -496,14 +493,8 @@ mod tests {
         // Every slot taken: the next one is handed back, not registered.
         assert!(table.register(env.begin(true).unwrap(), 0).is_err());
         std::thread::sleep(std::time::Duration::from_millis(30));
-        assert_eq!(
-            owned.enter().err(),
-            Some(Refused::Cut { by_writer: false })
-        );
-        assert_eq!(
-            owned.enter().err(),
-            Some(Refused::Cut { by_writer: false })
-        );
+        assert_eq!(owned.enter().err(), Some(Refused::Cut { by_writer: false }));
+        assert_eq!(owned.enter().err(), Some(Refused::Cut { by_writer: false }));
         drop(owned);
         assert_eq!(table.free.len(), 1);
     }
