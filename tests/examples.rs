@@ -62,3 +62,18 @@ fn migrate_example_upgrades_once() {
     );
     assert!(out.trim_end().ends_with("applied []"), "{out}");
 }
+
+#[test]
+fn server_example_serves_consistent_reads_while_writing() {
+    let out = run("server");
+    assert!(out.contains("requests: 5000 ok, 0 inconsistent"), "{out}");
+    assert!(
+        out.contains("session: same snapshot across awaits: true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("backup: 1000 accounts, total balance 100000"),
+        "{out}"
+    );
+    assert!(out.contains("table accounts: 1000 entries"), "{out}");
+}
