@@ -643,14 +643,14 @@ impl<S: Schema> Db<S> {
     ///
     /// // A recorder that keeps the names of the gauges set (an exporter would publish them).
     /// #[derive(Default)]
-    /// struct Names(Arc<Mutex<Vec<String>>>);
+    /// struct Seen(Arc<Mutex<Vec<String>>>);
     /// struct Set(String, Arc<Mutex<Vec<String>>>);
     /// impl metrics::GaugeFn for Set {
     ///     fn increment(&self, _: f64) {}
     ///     fn decrement(&self, _: f64) {}
     ///     fn set(&self, _: f64) { self.1.lock().unwrap().push(self.0.clone()) }
     /// }
-    /// impl Recorder for Names {
+    /// impl Recorder for Seen {
     ///     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     ///     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     ///     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
@@ -662,7 +662,7 @@ impl<S: Schema> Db<S> {
     ///         Histogram::noop()
     ///     }
     /// }
-    /// let recorder = Names::default();
+    /// let recorder = Seen::default();
     /// metrics::with_local_recorder(&recorder, || db.record_metrics())?;
     /// let set = recorder.0.lock().unwrap();
     /// assert!(set.iter().any(|n| n == tabula::telemetry::FILE_BYTES));
