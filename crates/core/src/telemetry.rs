@@ -1,8 +1,8 @@
-//! Metrics through the `metrics` crate facade (feature `metrics`): what the transactions record
-//! as they run (commits, commit latency, read-transaction ages, cut read transactions) and the
-//! gauges [`Db::record_metrics`](crate::Db::record_metrics) publishes. Without the feature
-//! every function here is empty and [`Labels`] holds nothing, so the paths that call them
-//! compile to what they were.
+//! The names of the metrics Tabula records through the `metrics` crate facade (feature
+//! `metrics`): what transactions record as they run (commits, commit latency, read-transaction
+//! ages, cut read transactions) and the gauges `Db::record_metrics` sets. Every metric carries
+//! the label `db` (the database's path); the per-table gauges also `table`. Without the feature
+//! nothing is recorded, and the calls that would record cost nothing.
 
 /// Commits (`Tx::commit` of a write transaction), labelled `db`.
 pub const COMMITS: &str = "tabula_commits_total";
