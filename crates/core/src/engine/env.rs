@@ -45,7 +45,7 @@ pub(crate) struct EnvConfig {
 #[derive(Clone)]
 pub(crate) struct SlowReaders {
     pub max_age_ms: u64,
-    pub policy: Option<std::sync::Arc<dyn Fn(&Laggard) -> Verdict + Send + Sync>>,
+    pub policy: Option<Policy>,
 }
 
 impl std::fmt::Debug for SlowReaders {
@@ -215,11 +215,8 @@ impl Env {
         let readers = self.info()?.max_readers.min(limits::MAX_READERS);
         let max_age_ms = slow.max_age_ms;
         let policy: Policy = match &slow.policy {
-            Some(policy) => {
-                let policy = std::sync::Arc::clone(policy);
-                Box::new(move |laggard: &Laggard| policy(laggard))
-            }
-            None => Box::new(move |laggard: &Laggard| {
+            Some(policy) => std::sync::Arc::clone(policy),
+            None => std::sync::Arc::new(move |laggard: &Laggard| {
                 let begun_by_ms = laggard.now_ms.saturating_sub(max_age_ms);
                 match laggard.cuttable.oldest_start_ms {
                     Some(oldest) if max_age_ms != u64::MAX && oldest <= begun_by_ms => {

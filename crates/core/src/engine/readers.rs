@@ -353,7 +353,7 @@ pub(crate) enum Verdict {
 
 /// A slow-reader policy: called in the writing thread, inside the write, with libmdbx's writer
 /// lock held.
-pub(crate) type Policy = Box<dyn Fn(&Laggard) -> Verdict + Send + Sync>;
+pub(crate) type Policy = Arc<dyn Fn(&Laggard) -> Verdict + Send + Sync>;
 
 /// What the callback reaches through the environment's user context.
 pub(crate) struct SlowReaderHook {
