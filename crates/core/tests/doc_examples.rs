@@ -3,10 +3,9 @@
 //! Reads the sources of `tabula-core` and `tabula-migrate` line by line: for each inherent
 //! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `BulkLoad`, `Migrations`, `Options`,
 //! `OwnedTx` and `OwnedIter` (trait impls such as `impl Iterator for Iter` are not looked at),
-//! every `pub fn` at the
-//! impl's top level must have in its doc comment a code block fenced with plain ```` ``` ```` or
-//! ```` ```rust ```` (which rustdoc compiles and runs; `text`, `ignore`, `no_run` and
-//! `compile_fail` blocks do not count) that asserts something (`assert`).
+//! every `pub fn` at the impl's top level must have in its doc comment a code block fenced with
+//! plain ```` ``` ```` or ```` ```rust ```` (which rustdoc compiles and runs; `text`, `ignore`,
+//! `no_run` and `compile_fail` blocks do not count) that asserts something (`assert`).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
