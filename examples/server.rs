@@ -51,6 +51,17 @@ fn handle(db: &Db<Bank>, id: u64) -> tabula::Result<bool> {
     })
 }
 
+/// Tells the writer to stop when dropped: on the normal path and on an early return alike (the
+/// runtime waits for blocking threads when it shuts down, so a writer never told to stop would
+/// keep the process alive).
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 4)]
 async fn main() -> tabula::Result<()> {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -76,6 +87,7 @@ async fn main() -> tabula::Result<()> {
     // `Send`), and a commit can wait for the disk, so it runs on a blocking thread, never in
     // an async task.
     let stop = Arc::new(AtomicBool::new(false));
+    let stop_writer = StopOnDrop(Arc::clone(&stop));
     let commits = Arc::new(AtomicU64::new(0));
     let writer = {
         let (db, stop, commits) = (Arc::clone(&db), Arc::clone(&stop), Arc::clone(&commits));
@@ -101,7 +113,10 @@ async fn main() -> tabula::Result<()> {
         })
     };
 
-    // Many concurrent requests, each a short read directly in its task.
+    // Many concurrent requests, each a short read directly in its task, once the writer runs.
+    while commits.load(Ordering::Relaxed) < 5 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let started = Instant::now();
     let tasks: Vec<_> = (0..REQUESTS as u64)
         .map(|id| {
@@ -146,7 +161,7 @@ async fn main() -> tabula::Result<()> {
         .await
         .expect("the scan");
 
-    stop.store(true, Ordering::Relaxed);
+    drop(stop_writer);
     writer.await.expect("the writer")?;
     let committed = commits.load(Ordering::Relaxed);
     println!("writer: {committed} commits; scan saw {scanned} events");
