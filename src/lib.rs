@@ -262,6 +262,9 @@
 //! A database whose dupsort tables were written by Tabula 0.1.0 (values stored with bincode, so
 //! in bincode's byte order) is refused at open with the migration step that re-encodes them:
 //! [`Step::reencode_dups`].
+//! [`Tx::nested`] runs a closure in a transaction nested in the write transaction (libmdbx's
+//! nested transactions, a savepoint): what the closure writes is kept when it returns `Ok`, and
+//! undone when it returns an error or panics, while the outer transaction goes on.
 //!
 //! ## Bulk loading
 //!
@@ -310,6 +313,90 @@
 //! last key. `docs/benchmarks-append.md` has the figures: a durable load of 1M 100-byte entries
 //! runs ≈ 2–3× faster than durable commits of 1,000 entries each.
 //!
+//! ## Services and async
+//!
+//! A [`Db`] is `Send + Sync`: open it once and share it as `Arc<Db<S>>` between threads and
+//! tasks. `examples/server.rs` is a tokio service built on what follows.
+//!
+//! **Directly in an async task: short reads.** [`Db::read`] takes a parked read transaction
+//! from a lock-free pool and a point read walks a few pages of the map: together a few
+//! microseconds, with no lock and no system call, so a task may do them on the runtime's
+//! worker threads like any other short computation. A read transaction is `Send`, so a task may
+//! hold one across an `.await`, but it pins its snapshot while it lives: keep it short.
+//!
+//! **With `spawn_blocking` (or a thread of your own): writes and long work.** A write
+//! transaction must commit on the thread that began it ([`RwTx`] is not `Send`), and a commit
+//! waits for the disk in [`SyncMode::Durable`]; [`Db::write`] also waits while another writer
+//! is active. Begin, write and commit inside one blocking closure. Long scans, [`Db::bulk_load`],
+//! [`Db::copy_to`], [`Db::check`] and [`Db::stat`] take time in proportion to the data: move
+//! them off the async workers too.
+//!
+//! **Owned read transactions.** [`Db::read_owned`] (on an `Arc<Db>`) gives an [`OwnedTx`]: the
+//! same pooled transaction, but `'static` and `Send`, so it can live in a session struct, be
+//! held across `.await`s or move into `spawn_blocking`, and [`OwnedTx::into_range`] turns it
+//! into a lazy iterator that owns it ([`OwnedIter`]). It is not `Sync` (libmdbx allows one
+//! thread at a time per transaction): give each task its own. Values come out owned, never
+//! borrowed from the snapshot, which is what lets such a transaction be cut (below).
+//!
+//! ```
+//! # use tabula::{Options, Schema, Table};
+//! # #[derive(Table)]
+//! # #[table(name = "events", key = u64, value = String)]
+//! # struct Events;
+//! # #[derive(Schema)]
+//! # struct App(Events);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! use std::sync::Arc;
+//!
+//! let db = Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+//! let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+//! runtime.block_on(async {
+//!     // A write: begun and committed on one blocking thread.
+//!     let writer = Arc::clone(&db);
+//!     tokio::task::spawn_blocking(move || {
+//!         let mut tx = writer.write()?;
+//!         for n in 0..1000u64 {
+//!             tx.put::<Events>(&n, &format!("event {n}"))?;
+//!         }
+//!         tx.commit()
+//!     })
+//!     .await
+//!     .unwrap()?;
+//!
+//!     // A short read: directly in the task.
+//!     let reader = Arc::clone(&db);
+//!     let one = tokio::spawn(async move { reader.read()?.get::<Events>(&1) }).await.unwrap()?;
+//!     assert_eq!(one.as_deref(), Some("event 1"));
+//!
+//!     // A long scan: an owned iterator, moved to a blocking thread.
+//!     let events = db.read_owned()?.into_range::<Events>(..);
+//!     let count = tokio::task::spawn_blocking(move || events.count()).await.unwrap();
+//!     assert_eq!(count, 1000);
+//!     Ok(())
+//! })
+//! # }
+//! ```
+//!
+//! **Long readers.** A read transaction keeps a write from reusing the pages freed after its
+//! snapshot, so a forgotten one makes the file grow. [`Options::max_read_age`] bounds an owned
+//! transaction's life: used after that age it is cut (its snapshot released) and fails with
+//! [`Error::ReadTxnTimedOut`], naming its age; and a write that would otherwise grow the file
+//! because of it cuts it between two of its calls. [`Options::on_slow_reader`] puts that
+//! decision in your hands (libmdbx's handle-slow-readers hook): it is shown the [`SlowReader`]
+//! holding the oldest snapshot, and answers with a [`SlowReaderAction`]. Borrowed
+//! transactions from [`Db::read`] hand out slices of their snapshot and are never cut.
+//! [`Db::readers`] lists every reader of the file with its snapshot, lag and retained bytes.
+//!
+//! **Operations.** [`Db::copy_to`] writes a consistent copy of the live database (optionally
+//! compacted) while readers and the writer go on; [`Db::sync`] flushes what the no-sync modes
+//! left unflushed; [`Db::stat`] reports each table's entries, pages and bytes and the free
+//! list. With the `metrics` feature, commits, commit latency, read-transaction ages and cut
+//! transactions are recorded through the [`metrics`](https://docs.rs/metrics) facade as they
+//! happen, and `Db::record_metrics` sets the gauges (sizes, free space, readers, per-table
+//! bytes and entries); [`telemetry`] names them. Install any `metrics` recorder (a Prometheus
+//! exporter, ...) to collect them.
+//!
 //! ## Any file, without its schema
 //!
 //! [`untyped`] opens any Tabula database read-only with no table types: it lists the tables with
@@ -351,6 +438,7 @@ extern crate self as tabula;
 // The public surface, item by item: nothing of the engine, the startup internals or the
 // command-line tool's support is re-exported.
 // What the compiler names when a transaction is sent or shared across threads (see `Tx`).
+pub use tabula_core::telemetry;
 pub use tabula_core::untyped;
 #[doc(hidden)]
 pub use tabula_core::{
@@ -376,6 +464,7 @@ pub use tabula_core::{
     DEFAULT_LONG_READ_WARNING,
     Db,
     DbInfo,
+    DbStat,
     DecodeError,
     Descriptor,
     EncodeError,
@@ -391,8 +480,12 @@ pub use tabula_core::{
     MismatchDetail,
     Mode,
     Options,
+    // Services and long jobs: owned read transactions, long-reader control, space.
+    OwnedIter,
+    OwnedTx,
     Part,
     Raw,
+    ReaderInfo,
     ReaderPin,
     Result,
     Ro,
@@ -400,11 +493,14 @@ pub use tabula_core::{
     Rw,
     RwTx,
     Schema,
+    SlowReader,
+    SlowReaderAction,
     SyncMode,
     Table,
     TableFlags,
     TableInfo,
     TableStat,
+    TableUsage,
     Tx,
     Value,
     ValueTrace,

@@ -93,3 +93,18 @@ fn chain_state_imports_looks_up_and_unwinds_against_its_model() {
         "{stdout}"
     );
 }
+
+#[test]
+fn server_example_serves_consistent_reads_while_writing() {
+    let out = run("server");
+    assert!(out.contains("requests: 5000 ok, 0 inconsistent"), "{out}");
+    assert!(
+        out.contains("session: same snapshot across awaits: true"),
+        "{out}"
+    );
+    assert!(
+        out.contains("backup: 1000 accounts, total balance 100000"),
+        "{out}"
+    );
+    assert!(out.contains("table accounts: 1000 entries"), "{out}");
+}

@@ -560,6 +560,7 @@ mod tests {
             no_sub_dir: false,
             validation: false,
             mode: 0o644,
+            slow_readers: None,
         };
         engine::Env::open(dir, &cfg).unwrap()
     }

@@ -635,11 +635,11 @@ impl<'t, T: Table> Cursor<'t, T> {
 
 /// The encoded bounds of an iteration, in the form the table stores keys.
 pub(crate) struct Positions {
-    lower: Bound<KeyBuf>,
-    upper: Bound<KeyBuf>,
+    pub(crate) lower: Bound<KeyBuf>,
+    pub(crate) upper: Bound<KeyBuf>,
     /// With an exact key (`lower` = `upper`, included): the stored value the front starts at
     /// (the first value `>=` it, found with `MDBX_GET_BOTH_RANGE`) and the back stops before.
-    lower_dup: Option<KeyBuf>,
+    pub(crate) lower_dup: Option<KeyBuf>,
 }
 
 fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyBuf> {

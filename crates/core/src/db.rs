@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use crate::engine::{self, RawTxn};
-use crate::error::{At, Error, Result};
+use crate::error::{At, Error, MdbxCode, Result};
 use crate::state::Db;
 use crate::table::Schema;
 use crate::txn::{Ro, Rw, Tx};
@@ -70,6 +70,98 @@ pub struct DbInfo {
     /// writes need (then it is off, and a warning said why; see `docs/design.md`, "A full
     /// disk").
     pub write_map: bool,
+    /// Bytes committed but not yet flushed to disk: always 0 with
+    /// [`SyncMode::Durable`](crate::SyncMode::Durable); in the other modes what a system crash
+    /// could lose until [`Db::sync`] (or libmdbx's own flush) runs.
+    pub unsynced_bytes: u64,
+}
+
+/// One occupied slot of libmdbx's reader table: a read transaction of some process, or a slot
+/// kept for reuse. See [`Db::readers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReaderInfo {
+    /// The slot number.
+    pub slot: i32,
+    /// The reading process.
+    pub pid: i32,
+    /// Whether that is this process.
+    pub this_process: bool,
+    /// The reading thread (`pthread_t`), 0 when the slot is not bound to a thread (Tabula's
+    /// are not: its environments do not tie transactions to threads);
+    /// [`ReaderInfo::PARKED`] for a transaction parked on its snapshot (`mdbx_txn_park`, what
+    /// a Tabula `Db` does with finished reads), [`ReaderInfo::OUSTED`] for one a writer ousted.
+    pub thread: u64,
+    /// The snapshot (transaction ID) it reads; 0 for a reset slot (kept for reuse, pinning
+    /// nothing).
+    pub txn: u64,
+    /// How many transactions behind the latest commit it is.
+    pub lag: u64,
+    /// Bytes of the database as of its snapshot.
+    pub bytes_used: usize,
+    /// Bytes freed since its snapshot that no write can reuse while it reads.
+    pub bytes_retained: usize,
+}
+
+impl ReaderInfo {
+    /// [`thread`](Self::thread) of a read transaction parked on its snapshot.
+    pub const PARKED: u64 = u64::MAX;
+    /// [`thread`](Self::thread) of a parked read transaction a writer ousted.
+    pub const OUSTED: u64 = u64::MAX - 1;
+
+    pub(crate) fn from_raw(r: engine::RawReader) -> Self {
+        ReaderInfo {
+            slot: r.slot,
+            pid: r.pid,
+            this_process: r.pid as u32 == std::process::id(),
+            thread: r.thread,
+            txn: r.txnid,
+            lag: r.lag,
+            bytes_used: r.bytes_used,
+            bytes_retained: r.bytes_retained,
+        }
+    }
+}
+
+/// Space use of a database; see [`Db::stat`]. Byte counts are page counts times the page size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DbStat {
+    /// Page size in bytes.
+    pub page_size: u32,
+    /// Each table of the schema, in ID order.
+    pub tables: Vec<TableUsage>,
+    /// The data file's size.
+    pub file_bytes: u64,
+    /// The upper bound the file may grow to ([`Options::max_size`](crate::Options::max_size)).
+    pub max_bytes: u64,
+    /// Bytes up to the highest page in use; the file beyond is unused.
+    pub used_bytes: u64,
+    /// Free pages (libmdbx's GC, the free list) a write may reuse now.
+    pub free_bytes: u64,
+    /// Free pages a write may not reuse yet, because a reader's snapshot still sees them (and
+    /// the GC's own pages).
+    pub retained_bytes: u64,
+}
+
+/// Entries and pages of one table; see [`DbStat::tables`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableUsage {
+    /// The table's name.
+    pub name: &'static str,
+    /// Entries (key-value pairs).
+    pub entries: u64,
+    /// Height of the B-tree.
+    pub depth: u32,
+    /// Branch pages.
+    pub branch_pages: u64,
+    /// Leaf pages.
+    pub leaf_pages: u64,
+    /// Overflow (large value) pages.
+    pub overflow_pages: u64,
+    /// Bytes of all its pages.
+    pub bytes: u64,
 }
 
 impl<S: Schema> Db<S> {
@@ -103,6 +195,17 @@ impl<S: Schema> Db<S> {
     /// [`Error::ReadersFull`] when every reader slot is taken; [`Error::Env`] otherwise.
     #[inline]
     pub fn read(&self) -> Result<Tx<'_, S, Ro>> {
+        self.begin_read_then(|raw| Tx::new(self, raw))
+    }
+
+    /// Takes a read transaction object on the latest snapshot, from the pool when one is
+    /// parked, and hands it to `then` (what [`read`](Self::read) and
+    /// [`read_owned`](Self::read_owned) start from); it goes back with [`park`](Self::park).
+    /// A continuation rather than a returned `Result<RawTxn>`: inlined, `read` compiles to
+    /// what it was when this was its body (returning the transaction cost 6 instructions per
+    /// `read`, callgrind).
+    #[inline(always)]
+    pub(crate) fn begin_read_then<R>(&self, then: impl FnOnce(RawTxn) -> R) -> Result<R> {
         // This thread's slot, then the shared pool, then any slot (threads that ended).
         let parked = self
             .shared
@@ -130,7 +233,7 @@ impl<S: Schema> Db<S> {
                 .begin(true)
                 .map_err(|code| self.shared.fail(code, At::env("begin read transaction")))?,
         };
-        Ok(Tx::new(self, raw))
+        Ok(then(raw))
     }
 
     /// Begins the write transaction, waiting while another one (in any process) is active.
@@ -251,6 +354,7 @@ impl<S: Schema> Db<S> {
             max_readers: i.max_readers,
             readers: i.readers,
             write_map: self.shared.env.write_map(),
+            unsynced_bytes: i.unsynced,
         })
     }
 
@@ -290,6 +394,307 @@ impl<S: Schema> Db<S> {
             pages: r.pages,
             txn_id: r.txn_id,
         })
+    }
+
+    /// The live readers of the file, in every process: one entry per occupied slot of
+    /// libmdbx's reader table (`mdbx_reader_list`), with the snapshot each reads, how far
+    /// behind the latest commit it is, and the bytes it keeps from reuse. Finished read
+    /// transactions that a `Db` keeps parked for reuse show as [`ReaderInfo::PARKED`] readers.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let old = db.read()?; // holds its snapshot
+    /// for n in 0..3 {
+    ///     let mut tx = db.write()?;
+    ///     tx.put::<Names>(&n, &n.to_string())?;
+    ///     tx.commit()?;
+    /// }
+    /// let me = db.readers()?.into_iter().find(|r| r.txn == old.id()).unwrap();
+    /// assert!(me.this_process);
+    /// assert_eq!(me.lag, 3); // three commits since its snapshot
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when libmdbx cannot list them.
+    pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
+        let raw = self
+            .shared
+            .env
+            .readers()
+            .map_err(|code| self.shared.fail(code, At::env("list the readers")))?;
+        Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
+    }
+
+    /// Writes a consistent copy of the database, as of the latest commit, to the directory
+    /// `dest` (created when missing) as `dest/mdbx.dat`, which
+    /// [`tabula::open`](../tabula/fn.open.html) opens as it opens this one. Readers and the
+    /// writer go on meanwhile: the copy reads one snapshot (a long read transaction, so the
+    /// file may grow while it runs). `compact` leaves out free pages and renumbers the rest,
+    /// so the copy is as small as the data (`MDBX_CP_COMPACT`); otherwise the pages are copied
+    /// as they are. The copy is flushed to disk before this returns.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path().join("live"), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    ///
+    /// let backup = dir.path().join("backup");
+    /// db.copy_to(&backup, true)?;
+    /// let copy = tabula::open::<App>(&backup, Options::new())?;
+    /// assert_eq!(copy.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// assert!(db.copy_to(&backup, true).is_err()); // never overwrites
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] naming both paths when `dest` is not a directory, already holds an
+    /// `mdbx.dat`, or the copy cannot be written (the file system is full, no permission);
+    /// a partly written copy is removed.
+    pub fn copy_to(&self, dest: impl AsRef<Path>, compact: bool) -> Result<()> {
+        let dest = dest.as_ref();
+        let file = dest.join("mdbx.dat");
+        let io = |what: &str, source: std::io::Error| Error::Io {
+            context: format!(
+                "copying `{}` to `{}`: {what}",
+                self.shared.path.display(),
+                dest.display()
+            ),
+            source,
+        };
+        std::fs::create_dir_all(dest).map_err(|e| io("cannot create the directory", e))?;
+        if std::fs::symlink_metadata(&file).is_ok() {
+            return Err(io(
+                "it already holds `mdbx.dat`; remove it or choose another directory",
+                std::io::ErrorKind::AlreadyExists.into(),
+            ));
+        }
+        self.shared.env.copy_to(&file, compact).map_err(|code| {
+            // A failed copy can leave a partial file behind: it is not a database.
+            let _ = std::fs::remove_file(&file);
+            let source = if code.0 > 0 {
+                std::io::Error::from_raw_os_error(code.0)
+            } else {
+                std::io::Error::other(MdbxCode::from(code).to_string())
+            };
+            io("the copy failed", source)
+        })
+    }
+
+    /// Flushes every commit not yet on disk and writes a durable meta page
+    /// (`mdbx_env_sync_ex(force)`): after it returns, everything committed so far survives a
+    /// power cut, whatever the [`SyncMode`](crate::SyncMode). With the default
+    /// `SyncMode::Durable` every commit already did this, so there is nothing to do. Waits while
+    /// a write transaction of another thread commits.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, SyncMode, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::SafeNoSync))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert!(db.info()?.unsynced_bytes > 0); // not flushed yet in this mode
+    /// db.sync()?;
+    /// assert_eq!(db.info()?.unsynced_bytes, 0);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DiskFull`] or [`Error::Env`] when the flush fails; [`Error::ReadOnly`] on a
+    /// read-only open.
+    pub fn sync(&self) -> Result<()> {
+        if self.shared.read_only {
+            return Err(Error::ReadOnly {
+                op: "sync",
+                path: self.shared.path.clone(),
+            });
+        }
+        self.shared
+            .env
+            .sync()
+            .map_err(|code| self.shared.fail(code, At::env("sync to disk")))
+    }
+
+    /// Space use, as of the latest commit: per table of the schema its entries and pages
+    /// (`mdbx_dbi_stat`), and for the whole file the bytes in use, the free pages a write can
+    /// reuse now (libmdbx's GC, the free list) and the free pages readers still keep from reuse
+    /// (`mdbx_gc_info`, which walks the GC: a cost in proportion to its size).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// for n in 0..1000u64 {
+    ///     tx.put::<Names>(&n, &"x".repeat(100))?;
+    /// }
+    /// tx.commit()?;
+    /// let stat = db.stat()?;
+    /// let names = &stat.tables[0];
+    /// assert_eq!((names.name, names.entries), ("Names", 1000));
+    /// assert_eq!(names.bytes, (names.branch_pages + names.leaf_pages + names.overflow_pages)
+    ///     * u64::from(stat.page_size));
+    /// assert!(names.bytes >= 100_000 && stat.used_bytes >= names.bytes);
+    /// assert!(stat.used_bytes <= stat.file_bytes);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReadersFull`] when no read transaction can begin; [`Error::Mdbx`] or
+    /// [`Error::Env`] when libmdbx cannot report.
+    pub fn stat(&self) -> Result<DbStat> {
+        self.begin_read_then(|mut raw| {
+            let result = self.stat_in(&mut raw);
+            self.park(raw);
+            result
+        })?
+    }
+
+    fn stat_in(&self, raw: &mut RawTxn) -> Result<DbStat> {
+        let mut tables = Vec::with_capacity(S::TABLES.len());
+        let mut page_size = 0;
+        for (info, &dbi) in S::TABLES.iter().zip(self.shared.dbis.iter()) {
+            let s = raw
+                .stat(dbi)
+                .map_err(|code| self.shared.fail(code, At::table(info.name, "stat")))?;
+            page_size = s.page_size;
+            let pages = s.branch_pages + s.leaf_pages + s.overflow_pages;
+            tables.push(TableUsage {
+                name: info.name,
+                entries: s.entries,
+                depth: s.depth,
+                branch_pages: s.branch_pages,
+                leaf_pages: s.leaf_pages,
+                overflow_pages: s.overflow_pages,
+                bytes: pages * u64::from(s.page_size),
+            });
+        }
+        if page_size == 0 {
+            page_size = self
+                .shared
+                .env
+                .info()
+                .map_err(|code| self.shared.fail(code, At::env("read environment info")))?
+                .page_size;
+        }
+        let space = raw.space().map_err(|code| {
+            self.shared
+                .fail(code, At::env("read the free list (mdbx_gc_info)"))
+        })?;
+        let bytes = |pages: u64| pages * u64::from(page_size);
+        Ok(DbStat {
+            page_size,
+            tables,
+            file_bytes: bytes(space.backed_pages),
+            max_bytes: bytes(space.total_pages),
+            used_bytes: bytes(space.allocated_pages),
+            free_bytes: bytes(space.reclaimable_pages),
+            retained_bytes: bytes(space.gc_pages.saturating_sub(space.reclaimable_pages)),
+        })
+    }
+
+    /// Publishes the database's gauges through the `metrics` crate facade (feature `metrics`):
+    /// file size, upper bound, bytes in use, free bytes, live readers and the oldest reader's
+    /// lag, and each table's bytes and entries (names in [`telemetry`](crate::telemetry)). Call
+    /// it periodically or when your exporter is scraped; commits, commit latency and read
+    /// transaction ages are recorded as they happen.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// use std::sync::{Arc, Mutex};
+    /// use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+    ///
+    /// // A recorder that keeps the names of the gauges set (an exporter would publish them).
+    /// #[derive(Default)]
+    /// struct Seen(Arc<Mutex<Vec<String>>>);
+    /// struct Set(String, Arc<Mutex<Vec<String>>>);
+    /// impl metrics::GaugeFn for Set {
+    ///     fn increment(&self, _: f64) {}
+    ///     fn decrement(&self, _: f64) {}
+    ///     fn set(&self, _: f64) { self.1.lock().unwrap().push(self.0.clone()) }
+    /// }
+    /// impl Recorder for Seen {
+    ///     fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    ///     fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    ///     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    ///     fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter { Counter::noop() }
+    ///     fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+    ///         Gauge::from_arc(Arc::new(Set(key.name().to_owned(), Arc::clone(&self.0))))
+    ///     }
+    ///     fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+    ///         Histogram::noop()
+    ///     }
+    /// }
+    /// let recorder = Seen::default();
+    /// metrics::with_local_recorder(&recorder, || db.record_metrics())?;
+    /// let set = recorder.0.lock().unwrap();
+    /// assert!(set.iter().any(|n| n == tabula::telemetry::FILE_BYTES));
+    /// assert!(set.iter().any(|n| n == tabula::telemetry::TABLE_BYTES));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`stat`](Self::stat) and [`readers`](Self::readers).
+    #[cfg(feature = "metrics")]
+    pub fn record_metrics(&self) -> Result<()> {
+        use crate::telemetry::{self as t, gauge, table_gauge};
+        let stat = self.stat()?;
+        let labels = &self.telemetry;
+        gauge(labels, t::FILE_BYTES, stat.file_bytes as f64);
+        gauge(labels, t::MAX_BYTES, stat.max_bytes as f64);
+        gauge(labels, t::USED_BYTES, stat.used_bytes as f64);
+        gauge(labels, t::FREE_BYTES, stat.free_bytes as f64);
+        for table in &stat.tables {
+            table_gauge(labels, t::TABLE_BYTES, table.name, table.bytes as f64);
+            table_gauge(labels, t::TABLE_ENTRIES, table.name, table.entries as f64);
+        }
+        let readers = self.readers()?;
+        let live = readers.iter().filter(|r| r.txn != 0);
+        gauge(labels, t::READERS, live.clone().count() as f64);
+        gauge(
+            labels,
+            t::OLDEST_READER_LAG,
+            live.map(|r| r.lag).max().unwrap_or(0) as f64,
+        );
+        Ok(())
     }
 
     /// Largest encoded key a table with these flags accepts.

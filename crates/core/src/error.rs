@@ -399,6 +399,29 @@ pub enum Error {
         message: String,
     },
 
+    /// An owned read transaction ([`OwnedTx`](crate::OwnedTx)) was cut: it outlived
+    /// [`Options::max_read_age`](crate::Options::max_read_age), or a write that needed the pages
+    /// its snapshot pinned cut it (see [`Options::on_slow_reader`](crate::Options::on_slow_reader)).
+    /// Its snapshot is released; every later use of it fails the same way.
+    #[error(
+        "the read transaction on snapshot {txn_id} was cut {:.3} s after it began: {}; its \
+         snapshot is released, so it cannot be used any more. Begin a new read transaction, and \
+         keep read transactions short (read a long range in several)",
+        .age.as_secs_f64(),
+        cut_reason(*.by_writer, *.limit)
+    )]
+    ReadTxnTimedOut {
+        /// The snapshot (transaction ID) it read.
+        txn_id: u64,
+        /// How long it had been open when this error was made.
+        age: std::time::Duration,
+        /// The configured [`Options::max_read_age`](crate::Options::max_read_age), if any.
+        limit: Option<std::time::Duration>,
+        /// `true`: a write that needed the pages its snapshot pinned cut it (the slow-reader
+        /// policy); `false`: it was older than `limit` when it was used.
+        by_writer: bool,
+    },
+
     /// A file-system error outside libmdbx (creating the directory).
     #[error("{context}: {source}")]
     Io {
@@ -457,6 +480,20 @@ fn map_full_advice(pin: &Option<ReaderPin>) -> String {
         None => "The data fills the limit: reopen with a larger `Options::max_size` (the file \
                  grows on demand up to that bound)"
             .to_owned(),
+    }
+}
+
+fn cut_reason(by_writer: bool, limit: Option<std::time::Duration>) -> String {
+    let limit = limit
+        .map(|l| format!("`Options::max_read_age` is {:.3} s", l.as_secs_f64()))
+        .unwrap_or_else(|| "no `Options::max_read_age` is set".to_owned());
+    if by_writer {
+        format!(
+            "a write needed the pages its snapshot kept from reuse, and the slow-reader policy \
+             cut it rather than grow the file ({limit}; `Options::on_slow_reader`)"
+        )
+    } else {
+        format!("it was used after its maximum age ({limit})")
     }
 }
 

@@ -1,6 +1,7 @@
 //! How to open a database: [`Options`] and [`SyncMode`], checked against libmdbx's limits
 //! before anything is opened.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::{self, EnvConfig};
@@ -56,6 +57,8 @@ pub struct Options {
     file_mode: u32,
     pub(crate) long_read_warning: Option<Duration>,
     pub(crate) reuse_read_snapshots: bool,
+    pub(crate) max_read_age: Option<Duration>,
+    on_slow_reader: Option<SlowReaderPolicy>,
 }
 
 impl Default for Options {
@@ -78,6 +81,8 @@ impl Default for Options {
             file_mode: 0o644,
             long_read_warning: Some(DEFAULT_LONG_READ_WARNING),
             reuse_read_snapshots: true,
+            max_read_age: None,
+            on_slow_reader: None,
         }
     }
 }
@@ -542,6 +547,107 @@ impl Options {
         self
     }
 
+    /// The longest an owned read transaction ([`Db::read_owned`](crate::Db::read_owned)) may
+    /// live; `None` (the default) for no limit. An owned read transaction used after this age
+    /// is cut: its snapshot is released and that use, and every later one, fails with
+    /// [`Error::ReadTxnTimedOut`](crate::Error::ReadTxnTimedOut) naming its age. A write that
+    /// needs the pages such a transaction keeps from reuse does not wait for its next use: it
+    /// cuts it between two of its calls instead of growing the file (unless
+    /// [`on_slow_reader`](Self::on_slow_reader) decides otherwise).
+    ///
+    /// Only owned transactions are cut: a [`Db::read`](crate::Db::read) transaction lends out
+    /// slices of its snapshot (`get_bytes`, iterators) that may be alive at any moment, so
+    /// releasing its snapshot under them is impossible; it stays subject to
+    /// [`long_read_warning`](Self::long_read_warning) only. At least 1 ms; the age is measured
+    /// with a coarse clock (a few ms of resolution).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let options = Options::new().max_read_age(Some(Duration::from_millis(20)));
+    /// let db = Arc::new(tabula::open::<App>(dir.path(), options)?);
+    /// let tx = db.read_owned()?;
+    /// assert_eq!(tx.get::<Names>(&1)?, None); // young: fine
+    /// std::thread::sleep(Duration::from_millis(60));
+    /// let err = tx.get::<Names>(&1).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::ReadTxnTimedOut { by_writer: false, .. }), "{err}");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn max_read_age(mut self, age: Option<Duration>) -> Self {
+        self.max_read_age = age;
+        self
+    }
+
+    /// What a write does about a read transaction that keeps it from reusing pages, when the
+    /// file would otherwise grow: libmdbx's handle-slow-readers hook (`mdbx_env_set_hsr`).
+    ///
+    /// The callback gets the [`SlowReader`] holding the oldest snapshot (any process) and
+    /// answers with a [`SlowReaderAction`]: [`Grow`](SlowReaderAction::Grow) the file (the
+    /// default without a callback, or with [`max_read_age`](Self::max_read_age) set: cut this
+    /// process's owned transactions older than it, else grow),
+    /// [`Cut`](SlowReaderAction::Cut) this process's owned read transactions on that snapshot
+    /// (those between two calls; their next use fails with
+    /// [`Error::ReadTxnTimedOut`](crate::Error::ReadTxnTimedOut)), or
+    /// [`Retry`](SlowReaderAction::Retry) after the callback waited for the reader (libmdbx
+    /// looks again and calls again with the next [`attempt`](SlowReader::attempt)). `Cut` when
+    /// nothing can be cut is `Grow`. A panic in the callback is `Grow`.
+    ///
+    /// It runs on the writing thread, inside the write, while libmdbx holds the writer lock:
+    /// keep it short, and never begin a write transaction in it (it would wait for itself).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+    /// use tabula::SlowReaderAction;
+    ///
+    /// let asked = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&asked);
+    /// let options = Options::new()
+    ///     .initial_size(1 << 20)
+    ///     .growth_step(1 << 20)
+    ///     .on_slow_reader(move |reader| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///         if reader.this_process && reader.cuttable > 0 {
+    ///             SlowReaderAction::Cut
+    ///         } else {
+    ///             SlowReaderAction::Grow
+    ///         }
+    ///     });
+    /// let db = Arc::new(tabula::open::<App>(dir.path(), options)?);
+    /// let old = db.read_owned()?; // holds the first snapshot
+    /// for round in 0..16u8 {
+    ///     let mut tx = db.write()?;
+    ///     for key in 0..64u64 {
+    ///         tx.put::<Blobs>(&key, &vec![round; 4096])?; // rewrites 256 KiB each round
+    ///     }
+    ///     tx.commit()?;
+    /// }
+    /// assert!(asked.load(Ordering::Relaxed) > 0);
+    /// let err = old.get::<Blobs>(&0).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::ReadTxnTimedOut { by_writer: true, .. }), "{err}");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn on_slow_reader(
+        mut self,
+        callback: impl Fn(&SlowReader) -> SlowReaderAction + Send + Sync + 'static,
+    ) -> Self {
+        self.on_slow_reader = Some(SlowReaderPolicy(Arc::new(callback)));
+        self
+    }
+
     pub(crate) fn env_config(&self, schema_tables: usize) -> EnvConfig {
         EnvConfig {
             // +1 for the meta table.
@@ -569,7 +675,36 @@ impl Options {
             no_sub_dir: self.no_sub_dir,
             validation: self.validation,
             mode: self.file_mode,
+            slow_readers: self.slow_readers(),
         }
+    }
+
+    /// The engine's long-reader settings, when either option is set.
+    fn slow_readers(&self) -> Option<engine::SlowReaders> {
+        if self.max_read_age.is_none() && self.on_slow_reader.is_none() {
+            return None;
+        }
+        let max_age_ms = self.max_read_age.map_or(u64::MAX, |age| {
+            u64::try_from(age.as_millis()).unwrap_or(u64::MAX - 1)
+        });
+        let policy = self
+            .on_slow_reader
+            .clone()
+            .map(|SlowReaderPolicy(callback)| {
+                let policy: Arc<dyn Fn(&engine::Laggard) -> engine::Verdict + Send + Sync> =
+                    Arc::new(move |laggard: &engine::Laggard| {
+                        let reader = SlowReader::from_laggard(laggard);
+                        match callback(&reader) {
+                            SlowReaderAction::Grow => engine::Verdict::Grow,
+                            SlowReaderAction::Retry => engine::Verdict::Retry,
+                            SlowReaderAction::Cut => engine::Verdict::Cut {
+                                begun_by_ms: u64::MAX,
+                            },
+                        }
+                    });
+                policy
+            });
+        Some(engine::SlowReaders { max_age_ms, policy })
     }
 
     /// Checks the options against libmdbx's limits, alone and together, before libmdbx is
@@ -600,6 +735,17 @@ impl Options {
                     "is not a valid page size: a power of two from {MIN_PAGE_SIZE} to \
                      {MAX_PAGE_SIZE} bytes"
                 ),
+            );
+        }
+        if let Some(age) = self.max_read_age
+            && age < Duration::from_millis(1)
+        {
+            return bad(
+                "max_read_age",
+                format!("{age:?}"),
+                "is too short: the age is measured in milliseconds, so it must be at least 1 ms; \
+                 `None` turns the limit off"
+                    .to_owned(),
             );
         }
         if let Some(readers) = self.max_readers
@@ -749,3 +895,79 @@ const DEFAULT_GROWTH_STEP: usize = 16 << 20;
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
+
+/// A read transaction that keeps a write from reusing pages, as
+/// [`Options::on_slow_reader`]'s callback sees it: the one with the oldest snapshot, in any
+/// process using the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SlowReader {
+    /// The process holding it.
+    pub pid: u32,
+    /// Whether that is this process.
+    pub this_process: bool,
+    /// The thread holding it, as libmdbx records it (0 for Tabula's readers: the environment
+    /// does not tie transactions to threads).
+    pub thread: u64,
+    /// The snapshot (transaction ID) it reads.
+    pub txn_id: u64,
+    /// How many transactions have committed since that snapshot.
+    pub lag: u64,
+    /// Bytes freed since that snapshot that the write could reuse if it ended.
+    pub retained_bytes: u64,
+    /// How many times the callback was already asked about this write's current attempt (0 the
+    /// first time; it grows after each [`SlowReaderAction::Retry`] or cut).
+    pub attempt: u32,
+    /// This process's owned read transactions ([`Db::read_owned`](crate::Db::read_owned)) on
+    /// that snapshot, which [`SlowReaderAction::Cut`] may cut (those in the middle of a call
+    /// are skipped). Other readers on it (a [`Db::read`](crate::Db::read) transaction, another
+    /// process) cannot be cut.
+    pub cuttable: usize,
+    /// The age of the oldest of them.
+    pub oldest_age: Option<Duration>,
+}
+
+impl SlowReader {
+    fn from_laggard(l: &engine::Laggard) -> Self {
+        SlowReader {
+            pid: l.pid,
+            this_process: l.this_process,
+            thread: l.thread,
+            txn_id: l.snapshot,
+            lag: l.lag,
+            retained_bytes: l.retained_bytes,
+            attempt: l.retry,
+            cuttable: l.cuttable.count,
+            oldest_age: l
+                .cuttable
+                .oldest_start_ms
+                .map(|start| Duration::from_millis(l.now_ms.saturating_sub(start))),
+        }
+    }
+}
+
+/// What a write does about a [`SlowReader`]; see [`Options::on_slow_reader`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SlowReaderAction {
+    /// Grow the file (or fail the write with [`Error::MapFull`](crate::Error::MapFull) at
+    /// [`Options::max_size`]).
+    Grow,
+    /// Cut this process's owned read transactions on that snapshot; grow when there are none
+    /// to cut.
+    Cut,
+    /// The callback waited (or made the reader end); libmdbx looks at the readers again and
+    /// asks again with the next [`attempt`](SlowReader::attempt). Bound the attempts: the write
+    /// waits as long as the callback keeps answering this.
+    Retry,
+}
+
+/// [`Options::on_slow_reader`]'s callback, shareable between clones of the options.
+#[derive(Clone)]
+struct SlowReaderPolicy(Arc<dyn Fn(&SlowReader) -> SlowReaderAction + Send + Sync>);
+
+impl std::fmt::Debug for SlowReaderPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SlowReaderPolicy(..)")
+    }
+}

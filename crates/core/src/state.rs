@@ -11,6 +11,7 @@ use crossbeam_queue::ArrayQueue;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{self, At, Error};
 use crate::table::Schema;
+use crate::telemetry;
 
 pub(crate) struct Shared {
     // Field order is drop order: parked read txns are aborted before the env closes.
@@ -71,6 +72,8 @@ impl Shared {
 /// transaction.
 pub struct Db<S: Schema> {
     pub(crate) shared: Shared,
+    /// The labels of its metrics (nothing without the `metrics` feature).
+    pub(crate) telemetry: telemetry::Labels,
     _schema: PhantomData<fn() -> S>,
 }
 
@@ -78,6 +81,7 @@ impl<S: Schema> Db<S> {
     /// Publishes a database whose handles are all open (the startup path's last step).
     pub(crate) fn publish(shared: Shared) -> Self {
         Db {
+            telemetry: telemetry::Labels::new(&shared.path),
             shared,
             _schema: PhantomData,
         }

@@ -10,6 +10,7 @@ use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
 use crate::stored::{dbi_of, decode_value, has_subkey, with_key, with_subkey};
 use crate::table::{Contains, DupSort, Schema, Table};
+use crate::telemetry;
 use crate::write_cursor::{Opener, WriteCursor, WriteCursors};
 
 mod sealed {
@@ -88,7 +89,9 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             scratch: Vec::new(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
-            started_ms: if M::READ_ONLY && db.shared.long_read_ms != u64::MAX {
+            started_ms: if M::READ_ONLY
+                && (db.shared.long_read_ms != u64::MAX || cfg!(feature = "metrics"))
+            {
                 engine::coarse_now_ms()
             } else {
                 0
@@ -364,18 +367,10 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db);
-        let s = self
-            .raw()
+        self.raw()
             .stat(dbi)
-            .map_err(|code| self.db.shared.fail(code, At::of::<T>("stat")))?;
-        Ok(TableStat {
-            entries: s.entries,
-            depth: s.depth,
-            branch_pages: s.branch_pages,
-            leaf_pages: s.leaf_pages,
-            overflow_pages: s.overflow_pages,
-            page_size: s.page_size,
-        })
+            .map(TableStat::from_raw)
+            .map_err(|code| self.db.shared.fail(code, At::of::<T>("stat")))
     }
 
     /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
@@ -1398,8 +1393,117 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn commit(mut self) -> Result<()> {
         let raw = self.raw.take().expect("transaction is live");
         let shared = &self.db.shared;
+        #[cfg(feature = "metrics")]
+        return match raw.commit_timed() {
+            Ok(seconds) => {
+                telemetry::commit(&self.db.telemetry, seconds);
+                Ok(())
+            }
+            Err(code) => Err(shared.fail(code, At::commit(None, "commit"))),
+        };
+        #[cfg(not(feature = "metrics"))]
         raw.commit()
             .map_err(|code| shared.fail(code, At::commit(None, "commit")))
+    }
+
+    /// Runs `f` in a transaction nested in this one (libmdbx's nested write transaction, a
+    /// savepoint): `f` gets this transaction, and everything it writes is kept when it returns
+    /// `Ok`, and undone, as if `f` had never run, when it returns `Err` or panics. Either way
+    /// this transaction goes on, with every write made before the call. Nesting goes to any
+    /// depth (`f` may call `nested` again), and nothing is visible to readers before the
+    /// outermost [`commit`](Tx::commit).
+    ///
+    /// `f`'s error type is yours, as long as a Tabula [`Error`] converts into it (for the
+    /// failure to begin or end the nested transaction).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = String, value = u64)]
+    /// # struct Balances;
+    /// # #[derive(Schema)]
+    /// # struct Bank(Balances);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<Bank>(dir.path(), Options::new())?;
+    /// #[derive(Debug)]
+    /// enum TransferError { Insufficient, Db(tabula::Error) }
+    /// impl From<tabula::Error> for TransferError {
+    ///     fn from(e: tabula::Error) -> Self { TransferError::Db(e) }
+    /// }
+    ///
+    /// let mut tx = db.write()?;
+    /// tx.put::<Balances>("alice", &10)?;
+    /// let transfer = |tx: &mut tabula::RwTx<'_, Bank>, amount: u64| {
+    ///     tx.nested(|tx| {
+    ///         let bob = tx.get::<Balances>("bob")?.unwrap_or(0);
+    ///         tx.put::<Balances>("bob", &(bob + amount))?; // undone if alice is short
+    ///         let alice = tx.get::<Balances>("alice")?.unwrap_or(0);
+    ///         let left = alice.checked_sub(amount).ok_or(TransferError::Insufficient)?;
+    ///         tx.put::<Balances>("alice", &left)?;
+    ///         Ok(())
+    ///     })
+    /// };
+    /// transfer(&mut tx, 4).unwrap();
+    /// assert!(matches!(transfer(&mut tx, 50), Err(TransferError::Insufficient)));
+    /// tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get::<Balances>("alice")?, Some(6));
+    /// assert_eq!(tx.get::<Balances>("bob")?, Some(4)); // the failed transfer left no trace
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `f`'s error; or [`Error::Env`] / [`Error::MapFull`] when libmdbx cannot begin the nested
+    /// transaction or merge it into this one (its writes are then undone).
+    pub fn nested<R, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> std::result::Result<R, E>,
+    ) -> std::result::Result<R, E> {
+        /// Ends the nested transaction and gives `tx` its parent back, discarding the nested
+        /// writes unless `commit` is called: on an error and while unwinding from a panic.
+        struct Resume<'a, 'db, S: Schema> {
+            tx: &'a mut Tx<'db, S, Rw>,
+            parent: Option<engine::ParentTxn>,
+        }
+        impl<S: Schema> Resume<'_, '_, S> {
+            fn end(&mut self, commit: bool) -> std::result::Result<(), Code> {
+                let parent = self.parent.take().expect("resumed once");
+                parent.resume(self.tx.raw_mut(), commit)
+            }
+        }
+        impl<S: Schema> Drop for Resume<'_, '_, S> {
+            fn drop(&mut self) {
+                if self.parent.is_some() {
+                    let _ = self.end(false);
+                }
+            }
+        }
+
+        let db = self.db;
+        let parent = self
+            .raw_mut()
+            .nest()
+            .map_err(|code| db.shared.fail(code, At::env("begin a nested transaction")))?;
+        let mut guard = Resume {
+            tx: self,
+            parent: Some(parent),
+        };
+        match f(guard.tx) {
+            Ok(value) => {
+                guard.end(true).map_err(|code| {
+                    db.shared
+                        .fail(code, At::commit(None, "commit a nested transaction"))
+                })?;
+                Ok(value)
+            }
+            Err(e) => {
+                guard
+                    .end(false)
+                    .map_err(|code| db.shared.fail(code, At::env("abort a nested transaction")))?;
+                Err(e)
+            }
+        }
     }
 
     /// Aborts: nothing of this transaction is written. Dropping the transaction does the same.
@@ -1424,7 +1528,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
 
 #[cold]
 #[inline(never)]
-fn warn_long_read(txn_id: u64, age_ms: u64) {
+pub(crate) fn warn_long_read(txn_id: u64, age_ms: u64) {
     tracing::warn!(
         target: "tabula",
         txn_id,
@@ -1457,11 +1561,12 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
         if let Some(raw) = self.raw.take() {
             if M::READ_ONLY {
                 let threshold = self.db.shared.long_read_ms;
-                if threshold != u64::MAX {
+                if threshold != u64::MAX || cfg!(feature = "metrics") {
                     let age_ms = engine::coarse_now_ms().saturating_sub(self.started_ms);
                     if age_ms >= threshold {
                         warn_long_read(raw.id(), age_ms);
                     }
+                    telemetry::read_txn_ended(&self.db.telemetry, age_ms);
                 }
                 self.db.park(raw);
             } else {
@@ -1495,4 +1600,17 @@ pub struct TableStat {
     pub overflow_pages: u64,
     /// Page size in bytes.
     pub page_size: u32,
+}
+
+impl TableStat {
+    pub(crate) fn from_raw(s: engine::RawStat) -> Self {
+        TableStat {
+            entries: s.entries,
+            depth: s.depth,
+            branch_pages: s.branch_pages,
+            leaf_pages: s.leaf_pages,
+            overflow_pages: s.overflow_pages,
+            page_size: s.page_size,
+        }
+    }
 }

@@ -81,35 +81,8 @@ pub struct EnvDetails {
     pub max_readers: u32,
 }
 
-/// One live reader (an occupied slot of the reader table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReaderInfo {
-    /// The slot number.
-    pub slot: i32,
-    /// The reading process.
-    pub pid: i32,
-    /// The reading thread (`pthread_t`), 0 when the slot is not bound to a thread;
-    /// [`ReaderInfo::PARKED`] for a transaction parked on its snapshot (`mdbx_txn_park`, what a
-    /// Tabula `Db` does with finished reads), [`ReaderInfo::OUSTED`] for one a writer ousted.
-    pub thread: u64,
-    /// The snapshot (transaction ID) it reads; 0 for a reset slot (kept for reuse, pinning
-    /// nothing).
-    pub txn: u64,
-    /// How many transactions behind the latest commit it is.
-    pub lag: u64,
-    /// Bytes of the database as of its snapshot.
-    pub bytes_used: usize,
-    /// Bytes the database cannot reuse while it reads.
-    pub bytes_retained: usize,
-}
-
-impl ReaderInfo {
-    /// [`thread`](Self::thread) of a read transaction parked on its snapshot.
-    pub const PARKED: u64 = u64::MAX;
-    /// [`thread`](Self::thread) of a parked read transaction a writer ousted.
-    pub const OUSTED: u64 = u64::MAX - 1;
-}
+/// One live reader (an occupied slot of the reader table): the typed API's reader record.
+pub use crate::db::ReaderInfo;
 
 /// A table found by name in an [`UntypedTx`], with the encodings its schema record names.
 #[derive(Debug, Clone, PartialEq)]
@@ -295,18 +268,7 @@ impl UntypedDb {
     /// [`Error::Env`] when libmdbx cannot list them.
     pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
         let raw = self.env.readers().map_err(self.err("list the readers"))?;
-        Ok(raw
-            .into_iter()
-            .map(|r| ReaderInfo {
-                slot: r.slot,
-                pid: r.pid,
-                thread: r.thread,
-                txn: r.txnid,
-                lag: r.lag,
-                bytes_used: r.bytes_used,
-                bytes_retained: r.bytes_retained,
-            })
-            .collect())
+        Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
     }
 
     /// Writes a copy of the database to the file `dest`, which must not exist; `compact` leaves

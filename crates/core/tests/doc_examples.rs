@@ -1,9 +1,10 @@
 //! Every public method of the user-facing types carries a compiled, running doc example.
 //!
 //! Reads the sources of `tabula-core` and `tabula-migrate` line by line: for each inherent
-//! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `WriteCursor`, `BulkLoad`, `Migrations`
-//! and `Options` (trait impls such as `impl Iterator for Iter` are not looked at), every
-//! `pub fn` at the impl's top level must have in its doc comment a code block fenced with
+//! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `WriteCursor`, `BulkLoad`, `Migrations`,
+//! `Options`, `OwnedTx` and `OwnedIter` (trait impls such as `impl Iterator for Iter` are not
+//! looked at), every `pub fn` at the impl's top level must have in its doc comment a code block
+//! fenced with
 //! plain ```` ``` ```` or ```` ```rust ```` (which rustdoc compiles and runs; `text`, `ignore`,
 //! `no_run` and `compile_fail` blocks do not count) that asserts something (`assert`).
 
@@ -21,6 +22,8 @@ const TYPES: &[&str] = &[
     "BulkLoad",
     "Migrations",
     "Options",
+    "OwnedTx",
+    "OwnedIter",
 ];
 
 /// A public method found in one of the impls.

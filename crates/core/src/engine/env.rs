@@ -33,11 +33,36 @@ pub(crate) struct EnvConfig {
     /// `MDBX_VALIDATION`: check every page as it is loaded (for damaged or untrusted files).
     pub validation: bool,
     pub mode: u32,
+    /// Cuttable read transactions and the slow-reader callback (`mdbx_env_set_hsr`), when a
+    /// maximum read age or a slow-reader policy is configured.
+    pub slow_readers: Option<SlowReaders>,
+}
+
+/// The long-reader settings of an environment: the age after which a cuttable read transaction
+/// cuts itself at its next call (`u64::MAX`: none), and the policy a write asks before it grows
+/// the file because of a reader (`None`: cut this process's cuttable transactions older than
+/// that age, else grow).
+#[derive(Clone)]
+pub(crate) struct SlowReaders {
+    pub max_age_ms: u64,
+    pub policy: Option<Policy>,
+}
+
+impl std::fmt::Debug for SlowReaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlowReaders")
+            .field("max_age_ms", &self.max_age_ms)
+            .field("policy", &self.policy.as_ref().map(|_| "callback"))
+            .finish()
+    }
 }
 
 /// An open environment. Closed on drop.
 pub(crate) struct Env {
     ptr: NonNull<sys::MDBX_env>,
+    /// The slow-reader callback's context (the environment's user context), freed after the
+    /// environment is closed.
+    hook: Option<Box<SlowReaderHook>>,
 }
 
 // SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make
@@ -63,6 +88,8 @@ pub(crate) struct EnvInfo {
     pub growth: u64,
     /// The oldest transaction a reader still uses (equals `last_txn` when no reader lags).
     pub oldest_reader_txn: u64,
+    /// Bytes committed but not yet flushed to disk (the no-sync modes).
+    pub unsynced: u64,
 }
 
 /// One slot of the reader table (`mdbx_reader_list`).
@@ -138,6 +165,14 @@ impl Env {
     }
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
+        let mut env = Self::open_reserved(path, cfg, probe)?;
+        if let (Some(slow), false) = (&cfg.slow_readers, probe) {
+            env.install_slow_reader_hook(slow)?;
+        }
+        Ok(env)
+    }
+
+    fn open_reserved(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         route_logging();
         reserve_lock_file(path, cfg)?;
         if probe {
@@ -172,6 +207,52 @@ impl Env {
                 Self::open_mapped(path, cfg, false, false)
             }
         }
+    }
+
+    /// Sets up cuttable read transactions ([`CutTable`], one slot per reader slot) and, on a
+    /// writable environment, libmdbx's slow-reader callback with `slow`'s policy.
+    fn install_slow_reader_hook(&mut self, slow: &SlowReaders) -> Result<(), Code> {
+        let readers = self.info()?.max_readers.min(limits::MAX_READERS);
+        let max_age_ms = slow.max_age_ms;
+        let policy: Policy = match &slow.policy {
+            Some(policy) => std::sync::Arc::clone(policy),
+            None => std::sync::Arc::new(move |laggard: &Laggard| {
+                let begun_by_ms = laggard.now_ms.saturating_sub(max_age_ms);
+                match laggard.cuttable.oldest_start_ms {
+                    Some(oldest) if max_age_ms != u64::MAX && oldest <= begun_by_ms => {
+                        Verdict::Cut { begun_by_ms }
+                    }
+                    _ => Verdict::Grow,
+                }
+            }),
+        };
+        let hook = Box::new(SlowReaderHook {
+            table: CutTable::new(readers as usize, max_age_ms),
+            policy,
+        });
+        let ctx = (&*hook as *const SlowReaderHook)
+            .cast_mut()
+            .cast::<c_void>();
+        // SAFETY: the env is open; the context points into a box owned by `self` and freed only
+        // after `mdbx_env_close_ex` (field drop order after `Drop::drop`), so the callback never
+        // sees it dangling.
+        check(unsafe { sys::mdbx_env_set_userctx(self.ptr.as_ptr(), ctx) })?;
+        self.hook = Some(hook);
+        let mut flags: c_uint = 0;
+        // SAFETY: the env is open; `flags` is a valid out-parameter.
+        check(unsafe { sys::mdbx_env_get_flags(self.ptr.as_ptr(), &mut flags) })?;
+        if flags & sys::MDBX_RDONLY == 0 {
+            // SAFETY: the env is open; `handle_slow_reader` matches `MDBX_hsr_func`, never
+            // unwinds, and only reads the user context set above.
+            check(unsafe { sys::mdbx_env_set_hsr(self.ptr.as_ptr(), Some(handle_slow_reader)) })?;
+        }
+        Ok(())
+    }
+
+    /// The registry of cuttable read transactions, when long-reader control is configured.
+    #[inline]
+    pub fn cut_table(&self) -> Option<&std::sync::Arc<CutTable>> {
+        self.hook.as_ref().map(|h| &h.table)
     }
 
     /// Whether the data file is mapped writable (`MDBX_WRITEMAP`).
@@ -248,6 +329,7 @@ impl Env {
         check(unsafe { sys::mdbx_env_create(&mut raw) })?;
         let env = Env {
             ptr: NonNull::new(raw).ok_or(Code::EINVAL)?,
+            hook: None,
         };
         let [lower, now, upper, step, shrink, page] = cfg.geometry;
         // SAFETY: `env.ptr` is a freshly created env that is not open yet: options and geometry
@@ -365,6 +447,7 @@ impl Env {
             shrink: info.mi_geo.shrink,
             growth: info.mi_geo.grow,
             oldest_reader_txn: info.mi_latter_reader_txnid,
+            unsynced: info.mi_unsync_volume,
         })
     }
 

@@ -94,6 +94,79 @@ impl RawTxn {
         }
     }
 
+    /// Commits, and reports how long libmdbx took in seconds (`MDBX_commit_latency::whole`, a
+    /// 16.16 fixed-point number of seconds, converted), for the commit-latency metric.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub fn commit_timed(self) -> Result<f64, Code> {
+        let ptr = self.ptr.as_ptr();
+        std::mem::forget(self);
+        // SAFETY: MDBX_commit_latency is a plain C struct for which all-zero bytes are valid.
+        let mut latency: sys::MDBX_commit_latency = unsafe { std::mem::zeroed() };
+        // SAFETY: as for `commit`; `latency` is a valid out-parameter for the call.
+        check(unsafe { sys::mdbx_txn_commit_ex(ptr, &mut latency) })?;
+        Ok(f64::from(latency.whole) / 65536.0)
+    }
+
+    /// Begins a transaction nested in this write transaction (`mdbx_txn_begin_ex` with this one
+    /// as the parent) and makes `self` stand for it: from now on every call on `self` goes to
+    /// the nested transaction, which sees the parent's writes; the parent is returned, to be
+    /// resumed by [`ParentTxn::resume`] (which ends the nested one, committing it into the parent
+    /// or discarding it) before anything else touches it.
+    pub fn nest(&mut self) -> Result<ParentTxn, Code> {
+        let parent = self.ptr;
+        // SAFETY: `self` is a live write txn (only `Tx<Rw>` calls this) owned by the caller on
+        // its own thread; `mdbx_txn_env` only reads its env pointer.
+        let env = unsafe { sys::mdbx_txn_env(parent.as_ptr()) };
+        let mut child: *mut sys::MDBX_txn = ptr::null_mut();
+        // SAFETY: `parent` is a live write txn of `env` with no nested txn (the only nested one
+        // would be in `self`'s place); `child` is an out-parameter. While the child lives the
+        // parent is reachable only through the returned `ParentTxn`, which does not use it.
+        check(unsafe {
+            sys::mdbx_txn_begin_ex(
+                env,
+                parent.as_ptr(),
+                sys::MDBX_TXN_READWRITE,
+                &mut child,
+                ptr::null_mut(),
+            )
+        })?;
+        self.ptr = NonNull::new(child).ok_or(Code::EINVAL)?;
+        Ok(ParentTxn {
+            parent,
+            child: self.ptr,
+        })
+    }
+
+    /// Pages of the whole file as this transaction sees it: total, backed by the file,
+    /// allocated, in the GC, reclaimable, and the most any reader has retained
+    /// (`mdbx_gc_info`, which walks the GC).
+    pub fn space(&mut self) -> Result<RawSpace, Code> {
+        // SAFETY: MDBX_gc_info_t is a plain C struct for which all-zero bytes are valid.
+        let mut info: sys::MDBX_gc_info_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the txn is live and exclusively borrowed (libmdbx links a cursor into it for
+        // the walk); `info` is a correctly sized out-parameter; no span callback.
+        let rc = unsafe {
+            sys::mdbx_gc_info(
+                self.ptr.as_ptr(),
+                &mut info,
+                std::mem::size_of::<sys::MDBX_gc_info_t>(),
+                None,
+                ptr::null_mut(),
+            )
+        };
+        // MDBX_NOTFOUND: the GC is empty, the counts are still filled in.
+        if rc != sys::MDBX_NOTFOUND {
+            check(rc)?;
+        }
+        Ok(RawSpace {
+            total_pages: info.pages_total as u64,
+            backed_pages: info.pages_backed as u64,
+            allocated_pages: info.pages_allocated as u64,
+            gc_pages: info.pages_gc as u64,
+            reclaimable_pages: info.gc_reclaimable.pages as u64,
+        })
+    }
+
     pub fn commit(self) -> Result<(), Code> {
         let ptr = self.ptr.as_ptr();
         std::mem::forget(self);
@@ -408,6 +481,69 @@ impl RawTxn {
             ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
             _txn: PhantomData,
         })
+    }
+}
+
+/// Page counts of the whole file ([`RawTxn::space`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawSpace {
+    /// The upper bound, in pages.
+    pub total_pages: u64,
+    /// Pages the file holds now.
+    pub backed_pages: u64,
+    /// Pages up to the highest one ever used (the rest of the file is unused).
+    pub allocated_pages: u64,
+    /// Pages in the GC (free or waiting for readers), its own tree included.
+    pub gc_pages: u64,
+    /// GC pages a writer may reuse now.
+    pub reclaimable_pages: u64,
+}
+
+/// A write transaction whose nested transaction runs in its place ([`RawTxn::nest`]). It is
+/// not used until [`resume`](Self::resume) ends the nested one. Dropped without `resume`, it
+/// aborts the parent only when it has no nested transaction left (else libmdbx would free the
+/// nested one under its owner): otherwise it is leaked, writer lock included, which a caller
+/// that always resumes never causes.
+pub(crate) struct ParentTxn {
+    parent: NonNull<sys::MDBX_txn>,
+    child: NonNull<sys::MDBX_txn>,
+}
+
+impl ParentTxn {
+    /// Ends the nested transaction `child` (the `RawTxn` that [`RawTxn::nest`] turned into it):
+    /// commits it into the parent when `commit`, else aborts it; either way `child` stands for
+    /// the parent again. A failed commit has discarded the nested transaction's writes. `child`
+    /// must be that same transaction (`EINVAL` otherwise, and nothing is done).
+    pub fn resume(self, child: &mut RawTxn, commit: bool) -> Result<(), Code> {
+        if child.ptr != self.child {
+            return Err(Code::EINVAL);
+        }
+        let this = std::mem::ManuallyDrop::new(self);
+        let nested = child.ptr.as_ptr();
+        child.ptr = this.parent;
+        if commit {
+            // SAFETY: `nested` is the live nested txn begun by `nest`, owned by `child` until
+            // now (it is no longer reachable through it); committing merges it into the parent
+            // and frees it whether or not it succeeds.
+            check(unsafe { sys::mdbx_txn_commit_ex(nested, ptr::null_mut()) })
+        } else {
+            // SAFETY: as above; aborting frees the nested txn and leaves the parent as it was
+            // before `nest`.
+            check(unsafe { sys::mdbx_txn_abort_ex(nested, ptr::null_mut()) })
+        }
+    }
+}
+
+impl Drop for ParentTxn {
+    fn drop(&mut self) {
+        // SAFETY: the parent is live (only `resume` or this drop end it); reading its flags has
+        // no other requirement.
+        let flags = unsafe { sys::mdbx_txn_flags(self.parent.as_ptr()) };
+        if flags & sys::MDBX_TXN_HAS_CHILD as sys::MDBX_txn_flags_t == 0 {
+            // SAFETY: no nested txn is left (it was ended through its owner, which no longer
+            // holds it), so aborting the parent frees nothing anyone still uses.
+            unsafe { sys::mdbx_txn_abort_ex(self.parent.as_ptr(), ptr::null_mut()) };
+        }
     }
 }
 

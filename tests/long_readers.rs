@@ -1,0 +1,330 @@
+//! Long-reader control: `Options::max_read_age` cuts an owned read transaction at its next use
+//! and lets a write cut it instead of growing the file (libmdbx's handle-slow-readers hook);
+//! `Options::on_slow_reader` decides for the write; `Db::readers` lists who pins what.
+//!
+//! The file-size tests rewrite the same 4 MiB of values 50 times (200 MiB written) while an
+//! owned read transaction holds the first snapshot. Pinned, every rewrite needs new pages and
+//! the file passes 150 MiB; cut, the pages are reused and the file stays under 48 MiB.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tabula::{Db, Error, Options, Raw, Schema, SlowReader, SlowReaderAction, SyncMode, Table};
+
+#[derive(Table)]
+#[table(name = "blobs", key = u64, value = Vec<u8>, codec = Raw)]
+struct Blobs;
+
+#[derive(Schema)]
+struct App(Blobs);
+
+const MIB: u64 = 1 << 20;
+
+fn options() -> Options {
+    Options::new()
+        .max_size(1 << 30)
+        .initial_size(4 << 20)
+        .growth_step(4 << 20)
+        .sync(SyncMode::SafeNoSync)
+}
+
+fn open(options: Options) -> (tempfile::TempDir, Arc<Db<App>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<App>(dir.path(), options).unwrap();
+    (dir, Arc::new(db))
+}
+
+/// One round: 4096 values of 1 KiB under the same keys (4 MiB), one commit.
+fn rewrite(db: &Db<App>, round: u64) {
+    let mut tx = db.write().unwrap();
+    let value = vec![round as u8; 1024];
+    for key in 0..4096u64 {
+        tx.put::<Blobs>(&key, &value).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+/// Writes 200 MiB in 50 rounds; returns the file size at the end.
+fn write_200_mib(db: &Db<App>) -> u64 {
+    for round in 1..=50 {
+        rewrite(db, round);
+    }
+    db.info().unwrap().file_size
+}
+
+#[test]
+fn a_reader_held_while_writing_200_mib_no_longer_grows_the_file_past_a_bound() {
+    // Control: the same owned reader without long-reader control pins its snapshot, and every
+    // rewrite needs new pages.
+    let (_dir, db) = open(options());
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    let pinned = write_200_mib(&db);
+    assert!(
+        pinned > 150 * MIB,
+        "a pinned snapshot should make the file grow with what is written: {} MiB",
+        pinned / MIB
+    );
+    assert_eq!(held.get::<Blobs>(&7).unwrap(), Some(vec![0; 1024]));
+    drop(held);
+
+    // With a maximum age the write cuts the reader (older than that) instead of growing.
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(50))));
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    std::thread::sleep(Duration::from_millis(120));
+    let cut = write_200_mib(&db);
+    assert!(
+        cut < 48 * MIB,
+        "the held reader should have been cut and its pages reused: {} MiB",
+        cut / MIB
+    );
+    eprintln!(
+        "file after writing 200 MiB with a reader held: {} MiB pinned, {} MiB cut",
+        pinned / MIB,
+        cut / MIB
+    );
+    match held.get::<Blobs>(&7) {
+        Err(Error::ReadTxnTimedOut {
+            by_writer: true,
+            age,
+            limit: Some(limit),
+            txn_id,
+        }) => {
+            assert!(age >= Duration::from_millis(100), "{age:?}");
+            assert_eq!(limit, Duration::from_millis(50));
+            assert!(txn_id > 0);
+        }
+        other => panic!("expected a cut by the writer, got {other:?}"),
+    }
+    // Every later use fails the same way, and the message says what happened and what to do.
+    let err = held.get::<Blobs>(&7).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("was cut"), "{msg}");
+    assert!(msg.contains("max_read_age"), "{msg}");
+    assert!(msg.contains("Begin a new read transaction"), "{msg}");
+    drop(held);
+    // The pool goes on: a new reader sees the last round.
+    assert_eq!(
+        db.read_owned().unwrap().get::<Blobs>(&7).unwrap(),
+        Some(vec![50; 1024])
+    );
+    assert!(db.check().unwrap().is_ok());
+}
+
+#[test]
+fn a_young_reader_is_not_cut_by_the_writer() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_secs(3600))));
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    // Under its maximum age: the file grew instead, and the reader still reads its snapshot.
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    assert_eq!(held.get::<Blobs>(&1).unwrap(), Some(vec![0; 1024]));
+}
+
+#[test]
+fn an_owned_reader_used_after_its_maximum_age_is_cut_at_that_use() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(30))));
+    rewrite(&db, 0);
+    let tx = db.read_owned().unwrap();
+    assert_eq!(tx.get::<Blobs>(&1).unwrap(), Some(vec![0; 1024]));
+    std::thread::sleep(Duration::from_millis(80));
+    match tx.contains_key::<Blobs>(&1) {
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            age,
+            limit,
+            ..
+        }) => {
+            assert!(age >= Duration::from_millis(60), "{age:?}");
+            assert_eq!(limit, Some(Duration::from_millis(30)));
+        }
+        other => panic!("expected a cut for its age, got {other:?}"),
+    }
+    let msg = tx.stat::<Blobs>().unwrap_err().to_string();
+    assert!(msg.contains("after its maximum age"), "{msg}");
+    // Its snapshot is released: the reader table no longer shows it.
+    let id = tx.id();
+    assert!(
+        db.readers()
+            .unwrap()
+            .iter()
+            .all(|r| r.txn != id || r.thread == tabula::ReaderInfo::PARKED),
+        "{:?}",
+        db.readers().unwrap()
+    );
+}
+
+#[test]
+fn an_iterator_cut_between_batches_ends_with_the_error() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(30))));
+    rewrite(&db, 0);
+    let mut it = db.read_owned().unwrap().into_range::<Blobs>(..);
+    // The first batch (64 entries) is read at once...
+    for key in 0..64u64 {
+        assert_eq!(it.next().unwrap().unwrap().0, key);
+    }
+    std::thread::sleep(Duration::from_millis(80));
+    // ...the next one finds the transaction too old.
+    assert!(matches!(
+        it.next(),
+        Some(Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        }))
+    ));
+    assert!(it.next().is_none());
+}
+
+#[test]
+fn the_slow_reader_callback_sees_the_reader_and_decides() {
+    let seen: Arc<Mutex<Vec<SlowReader>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let options = options().on_slow_reader(move |reader| {
+        record.lock().unwrap().push(*reader);
+        // Waits once (as a callback that lets the reader finish would), then cuts.
+        if reader.attempt == 0 {
+            SlowReaderAction::Retry
+        } else {
+            SlowReaderAction::Cut
+        }
+    });
+    let (_dir, db) = open(options);
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    let snapshot = held.id();
+    std::thread::sleep(Duration::from_millis(20));
+    let size = write_200_mib(&db);
+    assert!(size < 48 * MIB, "{} MiB", size / MIB);
+    let seen = seen.lock().unwrap();
+    let first = seen.first().expect("the callback was called");
+    assert_eq!(first.pid, std::process::id());
+    assert!(first.this_process);
+    assert_eq!(first.txn_id, snapshot);
+    assert!(first.lag >= 1, "{first:?}");
+    assert!(first.retained_bytes > 0, "{first:?}");
+    assert_eq!(first.cuttable, 1);
+    assert!(first.oldest_age.unwrap() >= Duration::from_millis(10));
+    assert_eq!(first.attempt, 0);
+    assert_eq!(seen[1].attempt, 1, "Retry asks again: {seen:?}");
+    // No maximum age here: the error says the policy cut it.
+    match held.get::<Blobs>(&0) {
+        Err(Error::ReadTxnTimedOut {
+            by_writer: true,
+            limit: None,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_slow_reader_callback_that_answers_grow_keeps_the_reader() {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&asked);
+    let options = options()
+        .max_read_age(Some(Duration::from_millis(1)))
+        .on_slow_reader(move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+            SlowReaderAction::Grow
+        });
+    let (_dir, db) = open(options);
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    assert!(asked.load(Ordering::Relaxed) > 0);
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    // The callback overrides the age for the writer; the age still applies at the next use.
+    assert!(matches!(
+        held.get::<Blobs>(&0),
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_panicking_slow_reader_callback_lets_the_file_grow() {
+    let options = options().on_slow_reader(|_| panic!("a bug in the callback"));
+    let (_dir, db) = open(options);
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    assert_eq!(held.get::<Blobs>(&0).unwrap(), Some(vec![0; 1024]));
+}
+
+/// A `Db::read` transaction lends out slices of its snapshot at any time, so it is never cut:
+/// the file grows and its reads stay correct.
+#[test]
+fn a_borrowed_read_transaction_is_never_cut() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    rewrite(&db, 0);
+    let tx = db.read().unwrap();
+    let bytes = tx.get_bytes::<Blobs>(&5).unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    assert_eq!(bytes, &[0u8; 1024][..]);
+    assert_eq!(tx.get::<Blobs>(&5).unwrap(), Some(vec![0; 1024]));
+}
+
+#[test]
+fn readers_lists_the_pinning_reader_with_its_lag() {
+    let (_dir, db) = open(options());
+    rewrite(&db, 0);
+    let held = db.read_owned().unwrap();
+    for round in 1..=3 {
+        rewrite(&db, round);
+    }
+    let readers = db.readers().unwrap();
+    let me = readers
+        .iter()
+        .find(|r| r.txn == held.id())
+        .unwrap_or_else(|| panic!("{readers:?}"));
+    assert!(me.this_process);
+    assert_eq!(me.pid as u32, std::process::id());
+    // libmdbx counts transaction IDs; a large commit can take more than one.
+    assert!(me.lag >= 3, "{me:?}");
+    assert!(me.bytes_retained > 0, "{me:?}");
+    drop(held);
+    // Dropped, it is parked on the latest snapshot: no lag.
+    assert!(
+        db.readers()
+            .unwrap()
+            .iter()
+            .all(|r| r.lag == 0 || r.txn == 0)
+    );
+}
+
+#[test]
+fn a_maximum_read_age_under_a_millisecond_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = tabula::open::<App>(
+        dir.path(),
+        Options::new().max_read_age(Some(Duration::from_micros(500))),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidOption {
+                option: "max_read_age",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("at least 1 ms"), "{err}");
+}

@@ -1,0 +1,296 @@
+//! Owned read transactions (`Db::read_owned`, `OwnedTx`, `OwnedIter`): `'static` and `Send`,
+//! reading one snapshot for their whole life, returning to the same pool as `Db::read`, and
+//! iterating lazily in batches that find their place again by key. Every iteration is checked
+//! against a borrowed `Tx`'s over the same snapshot, on tables with and without `dupsort` and
+//! `integer_key`, across batch boundaries.
+
+use std::sync::Arc;
+
+use tabula::{Db, Options, OwnedIter, OwnedTx, Schema, Table};
+
+#[derive(Table)]
+#[table(name = "names", key = u64, value = String)]
+struct Names;
+
+#[derive(Table)]
+#[table(name = "tags", key = u32, value = u64, dupsort)]
+struct Tags;
+
+#[derive(Table)]
+#[table(name = "heights", key = u64, value = u64, integer_key)]
+struct Heights;
+
+#[derive(Table)]
+#[table(name = "balances", key = (String, u64), value = u64)]
+struct Balances;
+
+#[derive(Schema)]
+struct App(Names, Tags, Heights, Balances);
+
+fn open() -> (tempfile::TempDir, Arc<Db<App>>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<App>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    (dir, Arc::new(db))
+}
+
+/// 300 names, 5 tags with 1 to 150 values each, 300 heights with keys
+/// around the byte boundaries an integer comparison must not confuse, balances of 3 owners.
+fn fill(db: &Db<App>) {
+    let mut tx = db.write().unwrap();
+    for n in 0..300u64 {
+        tx.put::<Names>(&(n * 3), &format!("name {n}")).unwrap();
+        tx.put::<Heights>(&(n * 255 + (n << 32)), &n).unwrap();
+    }
+    for (tag, count) in [(1u32, 1u32), (2, 150), (3, 64), (4, 65), (9, 2)] {
+        for v in 0..count {
+            tx.put::<Tags>(&tag, &u64::from(v)).unwrap();
+        }
+    }
+    for owner in ["alice", "bob", "carol"] {
+        for block in 0..70u64 {
+            tx.put::<Balances>(&(owner, block), &(block * 10)).unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+fn collect<S, T, H>(it: OwnedIter<S, T, H>) -> Vec<(T::Key, T::Value)>
+where
+    S: Schema + tabula::Contains<T>,
+    T: Table,
+    H: std::borrow::Borrow<OwnedTx<S>>,
+{
+    it.collect::<tabula::Result<_>>().unwrap()
+}
+
+fn assert_send<T: Send>(_: &T) {}
+fn assert_static<T: 'static>(_: &T) {}
+
+#[test]
+fn owned_transactions_and_their_iterators_are_static_and_send() {
+    let (_dir, db) = open();
+    fill(&db);
+    let tx = db.read_owned().unwrap();
+    assert_send(&tx);
+    assert_static(&tx);
+    let it = tx.into_range::<Names>(..);
+    assert_send(&it);
+    assert_static(&it);
+    // A struct without lifetimes holds one, and a thread takes it.
+    struct Job {
+        names: OwnedIter<App, Names>,
+    }
+    let job = Job { names: it };
+    let n = std::thread::spawn(move || job.names.count())
+        .join()
+        .unwrap();
+    assert_eq!(n, 300);
+}
+
+#[test]
+fn an_owned_transaction_reads_one_snapshot_for_its_whole_life() {
+    let (_dir, db) = open();
+    fill(&db);
+    let old = db.read_owned().unwrap();
+    let id = old.id();
+    let mut tx = db.write().unwrap();
+    tx.put::<Names>(&0, &"changed".to_string()).unwrap();
+    tx.delete::<Names>(&3).unwrap();
+    tx.put::<Names>(&1, &"new".to_string()).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(old.id(), id);
+    assert_eq!(old.get::<Names>(&0).unwrap().as_deref(), Some("name 0"));
+    assert_eq!(old.get::<Names>(&3).unwrap().as_deref(), Some("name 1"));
+    assert_eq!(old.get::<Names>(&1).unwrap(), None);
+    assert_eq!(old.len::<Names>().unwrap(), 300);
+    // Moved to another thread, it still reads the same snapshot.
+    let old = std::thread::spawn(move || {
+        assert_eq!(old.get::<Names>(&0).unwrap().as_deref(), Some("name 0"));
+        old
+    })
+    .join()
+    .unwrap();
+    let fresh = db.read_owned().unwrap();
+    assert_eq!(fresh.id(), id + 1);
+    assert_eq!(fresh.get::<Names>(&0).unwrap().as_deref(), Some("changed"));
+    assert_eq!(fresh.len::<Names>().unwrap(), 300);
+    drop(old);
+}
+
+/// Every range of every shape, both directions, borrowed and owned, matches what a borrowed
+/// `Tx` yields on the same snapshot; batches end at 64 entries, inside the 150 values of a
+/// dupsort key and exactly at its end (64 values), so resuming by (key, value) is exercised.
+#[test]
+fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
+    use std::ops::Bound::{self, *};
+    let (_dir, db) = open();
+    fill(&db);
+    let owned = db.read_owned().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(owned.id(), tx.id());
+
+    let name_keys = [0u64, 2, 3, 150, 447, 897, 898, 5000];
+    let bounds = |k: u64| [Unbounded, Included(k), Excluded(k)];
+    for &lo in &name_keys {
+        for &hi in &name_keys {
+            for (l, h) in bounds(lo)
+                .into_iter()
+                .flat_map(|l| bounds(hi).map(move |h| (l, h)))
+            {
+                let range = (l, h);
+                let want: Vec<_> = tx
+                    .range::<Names>(range)
+                    .collect::<tabula::Result<_>>()
+                    .unwrap();
+                assert_eq!(collect(owned.range::<Names>(range)), want, "{range:?}");
+                let mut back = want.clone();
+                back.reverse();
+                assert_eq!(
+                    collect(owned.range::<Names>(range).reversed()),
+                    back,
+                    "{range:?} reversed"
+                );
+            }
+        }
+    }
+
+    for range in [
+        (Unbounded, Unbounded),
+        (Included(2u32), Included(2)),
+        (Included(2), Excluded(4)),
+        (Excluded(1), Included(4)),
+        (Included(3), Unbounded),
+        (Excluded(4), Unbounded),
+        (Unbounded, Excluded(2)),
+        (Included(5), Included(8)),
+    ] {
+        let want: Vec<_> = tx
+            .range::<Tags>(range)
+            .collect::<tabula::Result<_>>()
+            .unwrap();
+        assert_eq!(collect(owned.range::<Tags>(range)), want, "tags {range:?}");
+        let mut back = want.clone();
+        back.reverse();
+        assert_eq!(
+            collect(owned.range::<Tags>(range).reversed()),
+            back,
+            "tags {range:?} reversed"
+        );
+    }
+
+    let heights: [Bound<u64>; 4] = [
+        Unbounded,
+        Included(255 + (1 << 32)),
+        Excluded(100 * 255 + (100 << 32)),
+        Included(u64::MAX),
+    ];
+    for l in heights {
+        for h in heights {
+            let want: Vec<_> = tx
+                .range::<Heights>((l, h))
+                .collect::<tabula::Result<_>>()
+                .unwrap();
+            assert_eq!(
+                collect(owned.range::<Heights>((l, h))),
+                want,
+                "{l:?}..{h:?}"
+            );
+        }
+    }
+
+    for owner in ["alice", "bob", "carol", "dave", "al"] {
+        let owner = owner.to_string();
+        let want: Vec<_> = tx
+            .prefix::<Balances, _>(&owner)
+            .collect::<tabula::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            collect(owned.prefix::<Balances, _>(&owner)),
+            want,
+            "{owner}"
+        );
+    }
+
+    // The consuming forms yield the same.
+    let all: Vec<_> = tx.iter::<Tags>().collect::<tabula::Result<_>>().unwrap();
+    assert_eq!(all.len(), 282);
+    assert_eq!(
+        collect(db.read_owned().unwrap().into_range::<Tags>(..)),
+        all
+    );
+    let bob: Vec<_> = tx
+        .prefix::<Balances, _>(&"bob".to_string())
+        .collect::<tabula::Result<_>>()
+        .unwrap();
+    assert_eq!(
+        collect(
+            db.read_owned()
+                .unwrap()
+                .into_prefix::<Balances, _>(&"bob".to_string())
+        ),
+        bob
+    );
+}
+
+#[test]
+fn gets_match_the_borrowed_transaction() {
+    let (_dir, db) = open();
+    fill(&db);
+    let owned = db.read_owned().unwrap();
+    let tx = db.read().unwrap();
+    for k in 0..20u64 {
+        assert_eq!(
+            owned.get::<Names>(&k).unwrap(),
+            tx.get::<Names>(&k).unwrap()
+        );
+        assert_eq!(
+            owned.get_bytes::<Names>(&k).unwrap().as_deref(),
+            tx.get_bytes::<Names>(&k).unwrap()
+        );
+        assert_eq!(
+            owned.contains_key::<Names>(&k).unwrap(),
+            tx.contains_key::<Names>(&k).unwrap()
+        );
+    }
+    assert_eq!(owned.get::<Tags>(&2).unwrap(), Some(0));
+    assert_eq!(owned.stat::<Tags>().unwrap(), tx.stat::<Tags>().unwrap());
+    assert_eq!(owned.len::<Balances>().unwrap(), 210);
+    assert!(!owned.is_empty::<Heights>().unwrap());
+}
+
+/// Owned transactions come from and go back to the pool `Db::read` uses: a thousand of them,
+/// begun and dropped on several threads, never need more reader slots than are open at once.
+#[test]
+fn owned_transactions_reuse_the_pool() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(tabula::open::<App>(dir.path(), Options::new().max_readers(16)).unwrap());
+    fill(&db);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..1000u64 {
+                    let tx = db.read_owned().unwrap();
+                    assert!(tx.get::<Names>(&((i % 300) * 3)).unwrap().is_some());
+                }
+            });
+        }
+    });
+    // Four threads, one transaction each at a time: 16 slots were never exhausted, and the
+    // reader table holds at most the pool's parked transactions plus a few.
+    let info = db.info().unwrap();
+    assert!(info.readers <= 8, "{} reader slots used", info.readers);
+    let parked = db.read_owned().unwrap();
+    assert!(parked.get::<Names>(&0).unwrap().is_some());
+}
+
+#[test]
+fn the_iterator_hands_back_its_transaction() {
+    let (_dir, db) = open();
+    fill(&db);
+    let mut it = db.read_owned().unwrap().into_range::<Names>(..);
+    let first = it.next().unwrap().unwrap();
+    assert_eq!(first, (0, "name 0".to_string()));
+    assert_eq!(it.tx().get::<Names>(&3).unwrap().as_deref(), Some("name 1"));
+    assert_eq!(it.count(), 299);
+}
