@@ -18,6 +18,7 @@ use std::process::ExitCode;
 
 use tabula_bench::report::{self, Verdict, Workload};
 use tabula_bench::workloads::append::AppendSizes;
+use tabula_bench::workloads::async_reads::AsyncSizes;
 use tabula_bench::workloads::big_values::BigSizes;
 use tabula_bench::workloads::dup_seek::DupSeekSizes;
 use tabula_bench::workloads::get::GetSizes;
@@ -42,6 +43,7 @@ struct Sizes {
     upsert: UpsertSizes,
     big: BigSizes,
     mixed: MixedSizes,
+    async_reads: AsyncSizes,
     open: OpenSizes,
     dup_seek: DupSeekSizes,
     prune: PruneSizes,
@@ -95,6 +97,11 @@ impl Sizes {
                 entries: 100_000,
                 duration: std::time::Duration::from_secs(3),
                 reps: 3,
+            },
+            async_reads: AsyncSizes {
+                entries: 1_000_000,
+                requests: 5_000,
+                reps: 5,
             },
             open: OpenSizes { reps: 3 },
             dup_seek: DupSeekSizes {
@@ -154,6 +161,11 @@ impl Sizes {
                 duration: std::time::Duration::from_secs(1),
                 reps: 1,
             },
+            async_reads: AsyncSizes {
+                entries: 100_000,
+                requests: 5_000,
+                reps: 3,
+            },
             open: OpenSizes { reps: 1 },
             dup_seek: DupSeekSizes {
                 keys: 10_000,
@@ -185,7 +197,7 @@ impl Sizes {
     }
 }
 
-const WORKLOADS: [&str; 12] = [
+const WORKLOADS: [&str; 13] = [
     "get_hot",
     "get_cold",
     "append",
@@ -195,6 +207,7 @@ const WORKLOADS: [&str; 12] = [
     "upsert",
     "big_values",
     "mixed",
+    "async_reads",
     "open",
     "dup_seek",
     "prune",
@@ -325,6 +338,11 @@ fn main() -> ExitCode {
     }
     if wanted("mixed") {
         finish(workloads::mixed::run(sizes.mixed));
+    }
+    if wanted("async_reads") {
+        let s = sizes.async_reads;
+        let keys = util::key_sequence(0x5EED_0004, s.entries, s.requests);
+        finish(workloads::async_reads::run(s, &keys));
     }
     if wanted("open") {
         finish(workloads::open::run(sizes.open));

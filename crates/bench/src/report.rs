@@ -400,6 +400,13 @@ pub fn specs() -> Vec<Spec> {
             "raw_park_8_writer",
         ),
         Spec::new("many_tables", "tabula_10000", AtMost, 1.2, "tabula_10"),
+        Spec::min_of(
+            "async_reads",
+            "tabula_task_p99",
+            AtMost,
+            1.0,
+            &["heed_task_p99", "redb_task_p99"],
+        ),
         Spec::new("scan", "tabula_typed", AtMost, 1.10, "raw_typed"),
         Spec::new("scan", "tabula_typed", AtMost, 1.0, "heed_typed"),
         Spec::new("scan", "tabula_typed", AtMost, 1.0, "redb_typed"),

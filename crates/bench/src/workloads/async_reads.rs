@@ -17,15 +17,8 @@
 //!
 //! Target: `tabula_task_p99` at most every peer's `_task_p99`.
 //!
-//! Not wired in yet (written by the `servers` branch, which may not edit the harness). To run it:
-//! `pub mod async_reads;` in `workloads/mod.rs`; `tokio.workspace = true` in
-//! `crates/bench/Cargo.toml` (the workspace declares it with the features needed:
-//! `rt-multi-thread`, `macros`, `time`, `sync`); in `main.rs` a size
-//! (`AsyncSizes { entries: 1_000_000, requests: 5_000, reps: 5 }`, quick: `100_000`, `5_000`, `3`),
-//! the keys (`util::key_sequence(seed, entries, requests)`), `"async_reads"` in the workload list
-//! and `finish(workloads::async_reads::run(sizes.async_reads, &keys))`; in `report::specs`,
-//! `Spec::min_of("async_reads", "tabula_task_p99", AtMost, 1.0, &["heed_task_p99",
-//! "redb_task_p99"])`.
+//! Sizes: 1,000,000 entries and 5,000 requests × 5 repetitions (`--quick`: 100,000 entries,
+//! 5,000 requests × 3).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! dupsort table, pruning with a write cursor).
 
 pub mod append;
+pub mod async_reads;
 pub mod big_values;
 pub mod dup_seek;
 pub mod get;
