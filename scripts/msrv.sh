@@ -13,6 +13,10 @@ toolchain="$msrv"
 # rustup names a release by its full version: 1.88 -> 1.88.0.
 [[ "$toolchain" =~ ^[0-9]+\.[0-9]+$ ]] && toolchain="$toolchain.0"
 
+command -v rustup >/dev/null || {
+    echo "msrv: rustup is not installed; install Rust with rustup (https://rustup.rs) to check Rust $toolchain" >&2
+    exit 1
+}
 if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
     echo "msrv: installing Rust $toolchain" >&2
     rustup toolchain install "$toolchain" --profile minimal >&2

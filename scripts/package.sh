@@ -6,5 +6,14 @@
 # `publish = false` and left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Cargo verifies each package against the packages before it through a temporary registry, and
+# unpacks those into $CARGO_HOME/registry/src; an earlier dry run of the same version leaves its
+# copy there and cargo reuses it as is, so the check would build the old sources. Remove our own
+# crates' unpacked copies first (only ours; they are re-made from the packages below).
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+for crate in tabula tabula-core tabula-derive tabula-migrate tabula-cli; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
+done
 cargo publish --dry-run --workspace \
     --exclude tabula-bench --exclude tabula-faultfs --exclude tabula-test-upstream "$@"
