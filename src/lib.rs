@@ -414,6 +414,11 @@ pub use tabula_core::{
 pub use tabula_core::{
     DupSort, HasSubKey, Ordered, OrderedValue, SubKeyed, WriteCursor, WriteCursors,
 };
+// Values read in place, written into the page, compressed.
+#[cfg(feature = "compression")]
+pub use tabula_core::Zstd;
+pub use tabula_core::zerocopy;
+pub use tabula_core::{AnyBytes, Lazy, Pod, ValueRef};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,

@@ -30,11 +30,17 @@ pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
 pub use codec::{
-    AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
-    Value, ValueTrace,
+    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
+    KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
 };
+#[cfg(feature = "compression")]
+pub use codec::Zstd;
+/// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
+/// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula
+/// uses.
+pub use zerocopy;
 pub use codec::{Ordered, OrderedValue, SubKeyed};
-pub use cursor::{Appender, Cursor, Iter};
+pub use cursor::{Appender, Cursor, Iter, Lazy};
 pub use db::{CheckReport, DbInfo, libmdbx_version};
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
