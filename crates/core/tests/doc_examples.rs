@@ -1,8 +1,8 @@
 //! Every public method of the user-facing types carries a compiled, running doc example.
 //!
 //! Reads the sources of `tabula-core` and `tabula-migrate` line by line: for each inherent
-//! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `WriteCursor`, `BulkLoad`, `Migrations`
-//! and `Options` (trait impls such as `impl Iterator for Iter` are not looked at), every
+//! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `WriteCursor`, `BulkLoad`, `Migrations`,
+//! `Options` and `Lazy` (trait impls such as `impl Iterator for Iter` are not looked at), every
 //! `pub fn` at the impl's top level must have in its doc comment a code block fenced with
 //! plain ```` ``` ```` or ```` ```rust ```` (which rustdoc compiles and runs; `text`, `ignore`,
 //! `no_run` and `compile_fail` blocks do not count) that asserts something (`assert`).
@@ -21,6 +21,7 @@ const TYPES: &[&str] = &[
     "BulkLoad",
     "Migrations",
     "Options",
+    "Lazy",
 ];
 
 /// A public method found in one of the impls.

@@ -199,7 +199,7 @@ mod tests {
             }
         }
         // A frame header claiming 2^60 bytes: refused before anything is allocated.
-        let mut huge = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0x00];
+        let mut huge = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
         huge.extend_from_slice(&(1u64 << 60).to_le_bytes());
         huge.extend_from_slice(&[1, 0, 0]);
         let err = Zstd::<Raw>::decode(&huge).unwrap_err();
