@@ -144,7 +144,10 @@ fn a_compressed_table_is_never_read_as_plain_bincode() {
         "{advice}"
     );
     // Read-only too.
-    mismatch(tabula::open::<Plain>(dir.path(), Options::new().read_only(true)));
+    mismatch(tabula::open::<Plain>(
+        dir.path(),
+        Options::new().read_only(true),
+    ));
 
     // The advised step.
     let migrations = Migrations::new().step(2, "docs-v2", |m| {
@@ -173,7 +176,10 @@ fn a_plain_table_is_never_read_as_compressed() {
     let (what, stored, declared, advice) =
         mismatch(tabula::open::<Compressed>(dir.path(), Options::new()));
     assert_eq!(what, "value encoding");
-    assert_eq!((stored.as_str(), declared.as_str()), ("bincode<Doc>", "zstd(bincode)<Doc>"));
+    assert_eq!(
+        (stored.as_str(), declared.as_str()),
+        ("bincode<Doc>", "zstd(bincode)<Doc>")
+    );
     assert!(
         advice.contains("m.transform::<Docs, Doc>(|value| value)"),
         "{advice}"
@@ -181,8 +187,7 @@ fn a_plain_table_is_never_read_as_compressed() {
 
     let migrations =
         Migrations::new().step(2, "docs-v2", |m| m.transform::<Docs, Doc>(|value| value));
-    let (db, _) =
-        tabula::open_with::<Compressed>(dir.path(), Options::new(), &migrations).unwrap();
+    let (db, _) = tabula::open_with::<Compressed>(dir.path(), Options::new(), &migrations).unwrap();
     let tx = db.read().unwrap();
     for n in 0..50 {
         assert_eq!(tx.get::<Docs>(&n).unwrap(), Some(doc(n)));

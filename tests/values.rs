@@ -45,7 +45,9 @@ impl Value for Point {
     const DESCRIPTOR: Descriptor = Descriptor::Custom("point-v1");
 
     fn encode<'a>(_: &'a (u32, u32), _: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
-        Err(EncodeError::new("encode is not used when the length is known"))
+        Err(EncodeError::new(
+            "encode is not used when the length is known",
+        ))
     }
 
     fn decode(bytes: &[u8]) -> Result<(u32, u32), DecodeError> {
@@ -134,7 +136,9 @@ fn a_pod_value_of_the_wrong_size_is_a_decode_error_naming_the_table_and_key() {
 
     let tx = db.read().unwrap();
     let check = |e: Error| match e {
-        Error::Decode { table, key, source, .. } => {
+        Error::Decode {
+            table, key, source, ..
+        } => {
             assert_eq!(table, "Accounts");
             assert!(key.to_string().contains("0000000000000002"), "{key}");
             assert!(source.message().contains("44 bytes"), "{source}");
@@ -144,7 +148,13 @@ fn a_pod_value_of_the_wrong_size_is_a_decode_error_naming_the_table_and_key() {
     };
     check(tx.get_ref::<Accounts>(&2).unwrap_err());
     check(tx.get::<Accounts>(&2).unwrap_err());
-    check(tx.get_lazy::<Accounts>(&2).unwrap().unwrap().decode_ref().unwrap_err());
+    check(
+        tx.get_lazy::<Accounts>(&2)
+            .unwrap()
+            .unwrap()
+            .decode_ref()
+            .unwrap_err(),
+    );
     let entries: Vec<_> = tx.iter::<Accounts>().borrowed().collect();
     assert_eq!(entries.len(), 3);
     assert_eq!(entries[0].as_ref().unwrap(), &(1, &account(1)));
@@ -182,17 +192,30 @@ fn lazy_values_are_decoded_only_when_asked() {
             assert_eq!(value.decode().unwrap(), format!("name {key}"));
         }
     }
-    assert_eq!(sizes, 1 + (0..100).filter(|&n| n != 50).map(|n| 1 + format!("name {n}").len()).sum::<usize>());
+    assert_eq!(
+        sizes,
+        1 + (0..100)
+            .filter(|&n| n != 50)
+            .map(|n| 1 + format!("name {n}").len())
+            .sum::<usize>()
+    );
     let damaged = tx.get_lazy::<Names>(&50).unwrap().unwrap();
     assert!(matches!(
         damaged.decode(),
         Err(Error::Decode { table: "Names", .. })
     ));
     // The lazy value names the key it was read under.
-    let Err(Error::Decode { key, .. }) = damaged.decode() else { unreachable!() };
+    let Err(Error::Decode { key, .. }) = damaged.decode() else {
+        unreachable!()
+    };
     assert!(key.to_string().contains("0000000000000032"), "{key}");
     // From the back, a range, and the value outlives the iterator (it borrows the txn).
-    let last = tx.range::<Names>(10..20).lazy().next_back().unwrap().unwrap();
+    let last = tx
+        .range::<Names>(10..20)
+        .lazy()
+        .next_back()
+        .unwrap()
+        .unwrap();
     assert_eq!(last.0, 19);
     assert_eq!(last.1.decode().unwrap(), "name 19");
     assert!(tx.get_lazy::<Names>(&100).unwrap().is_none());
@@ -221,7 +244,10 @@ fn put_reserve_writes_values_of_every_size_into_the_page() {
                 })
                 .unwrap();
             assert_eq!(got, n * 2);
-            assert_eq!(tx.get_bytes::<Blobs>(&(i as u64)).unwrap(), Some(&expect[..]));
+            assert_eq!(
+                tx.get_bytes::<Blobs>(&(i as u64)).unwrap(),
+                Some(&expect[..])
+            );
         }
         tx.commit().unwrap();
         drop(db);
@@ -248,7 +274,10 @@ fn put_reserve_of_a_value_too_large_is_too_large() {
     let err = tx
         .put_reserve::<Blobs, _>(&1, usize::MAX / 2, |_| unreachable!("no room"))
         .unwrap_err();
-    assert!(matches!(err, Error::TooLarge { table: "Blobs", .. }), "{err}");
+    assert!(
+        matches!(err, Error::TooLarge { table: "Blobs", .. }),
+        "{err}"
+    );
 }
 
 /// A codec that knows its encoded length is written through `encode_into` into the page
@@ -265,11 +294,18 @@ fn put_writes_a_codec_that_knows_its_length_into_the_page() {
     tx.append::<Points>(&3, &(13, 23)).unwrap();
     assert!(matches!(
         tx.insert::<Points>(&2, &(0, 0)),
-        Err(Error::KeyExists { table: "Points", .. })
+        Err(Error::KeyExists {
+            table: "Points",
+            ..
+        })
     ));
     assert!(matches!(
         tx.append::<Points>(&3, &(0, 0)),
-        Err(Error::AppendOutOfOrder { table: "Points", last: Some(_), .. })
+        Err(Error::AppendOutOfOrder {
+            table: "Points",
+            last: Some(_),
+            ..
+        })
     ));
     assert_eq!(tx.get::<Points>(&2).unwrap(), Some((12, 22)));
     tx.commit().unwrap();
@@ -287,7 +323,9 @@ fn a_failed_encode_into_leaves_no_zeroed_value_behind() {
     let mut tx = db.write().unwrap();
     tx.put::<Points>(&1, &(1, 1)).unwrap();
     let err = tx.put::<Points>(&1, &(u32::MAX, 0)).unwrap_err();
-    let Error::Encode { table, source, .. } = &err else { panic!("{err}") };
+    let Error::Encode { table, source, .. } = &err else {
+        panic!("{err}")
+    };
     assert_eq!(*table, "Points");
     assert!(source.message().contains("not a point"), "{source}");
     assert!(source.message().contains("no value"), "{source}");

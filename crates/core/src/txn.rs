@@ -920,8 +920,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                         "{} (while writing into the room reserved in the page: {})",
                         source.message(),
                         match undo {
-                            Ok(_) => "the entry was deleted, so the key now holds no value in                                       this transaction",
-                            Err(_) => "the half-written entry could not be deleted: abort the                                        transaction",
+                            Ok(_) =>
+                                "the entry was deleted, so the key now holds no value in                                       this transaction",
+                            Err(_) =>
+                                "the half-written entry could not be deleted: abort the                                        transaction",
                         }
                     )),
                 })
@@ -1638,7 +1640,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.put_reserve(dbi, k, len, engine::put::UPSERT, fill)
-                .map_err(|code| db.shared.fail(code, At::of::<T>("put_reserve").entry(k, len)))
+                .map_err(|code| {
+                    db.shared
+                        .fail(code, At::of::<T>("put_reserve").entry(k, len))
+                })
         })
     }
 }

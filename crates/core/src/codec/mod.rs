@@ -17,12 +17,12 @@ mod value;
 #[cfg(feature = "compression")]
 mod zstd;
 
+pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub use descriptor::Descriptor;
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use dyn_value::{DynValue, ValueShape};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
-pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub use value::{Bincode, Raw, Value, ValueTrace};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;

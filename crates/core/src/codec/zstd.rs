@@ -107,9 +107,8 @@ fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
         .map_err(|_| DecodeError::new(format!("zstd: {size} decompressed bytes do not fit")))?;
     let mut decompressor = match DECOMPRESSOR.take() {
         Some(d) => d,
-        None => Decompressor::new().map_err(|e| {
-            DecodeError::new(format!("zstd: cannot set up decompression ({e})"))
-        })?,
+        None => Decompressor::new()
+            .map_err(|e| DecodeError::new(format!("zstd: cannot set up decompression ({e})")))?,
     };
     out.clear();
     out.reserve(size);
@@ -164,10 +163,14 @@ mod tests {
     fn round_trips_at_every_size_and_level() {
         let mut scratch = Vec::new();
         for len in [0usize, 1, 31, 200, 4096, 300_000, 2 << 20] {
-            let value: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ (i / 977) as u8).collect();
+            let value: Vec<u8> = (0..len)
+                .map(|i| (i % 251) as u8 ^ (i / 977) as u8)
+                .collect();
             let stored = Zstd::<Raw>::encode(&value, &mut scratch).unwrap().to_vec();
             assert_eq!(Zstd::<Raw>::decode(&stored).unwrap(), value, "{len}");
-            let stored = Zstd::<Raw, 19>::encode(&value, &mut scratch).unwrap().to_vec();
+            let stored = Zstd::<Raw, 19>::encode(&value, &mut scratch)
+                .unwrap()
+                .to_vec();
             assert_eq!(Zstd::<Raw>::decode(&stored).unwrap(), value, "{len}");
             let stored = Zstd::<Bincode<Vec<u8>>, -5>::encode(&value, &mut scratch)
                 .unwrap()
@@ -188,7 +191,10 @@ mod tests {
         assert!(Zstd::<Bincode<String>>::decode(&[]).is_err());
         assert!(Zstd::<Bincode<String>>::decode(b"not zstd").is_err());
         for cut in 0..stored.len() {
-            assert!(Zstd::<Bincode<String>>::decode(&stored[..cut]).is_err(), "{cut}");
+            assert!(
+                Zstd::<Bincode<String>>::decode(&stored[..cut]).is_err(),
+                "{cut}"
+            );
         }
         // Every single-byte change: an error or some value, never a panic.
         for at in 0..stored.len() {

@@ -278,9 +278,8 @@ impl RawTxn {
         // SAFETY: the txn is live and, being borrowed shared for 't, is not written to while
         // the returned slices live; `k` points into `key`, alive for the call, and libmdbx
         // overwrites it with a pointer to the stored key; a null count pointer is allowed.
-        let rc = unsafe {
-            sys::mdbx_get_ex(self.ptr.as_ptr(), dbi, &mut k, &mut v, ptr::null_mut())
-        };
+        let rc =
+            unsafe { sys::mdbx_get_ex(self.ptr.as_ptr(), dbi, &mut k, &mut v, ptr::null_mut()) };
         if check_found(rc)? {
             // SAFETY: a successful get: both point into pages (or the txn's dirty pages) valid
             // while the txn is alive and unmodified, which the shared borrow 't guarantees.
