@@ -418,7 +418,7 @@ pub use tabula_core::{
 #[cfg(feature = "compression")]
 pub use tabula_core::Zstd;
 pub use tabula_core::zerocopy;
-pub use tabula_core::{AnyBytes, Lazy, Pod, ValueRef};
+pub use tabula_core::{AnyBytes, Lazy, Pod, Room, ValueRef};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,

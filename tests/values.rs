@@ -222,46 +222,99 @@ fn lazy_values_are_decoded_only_when_asked() {
 }
 
 /// `put_reserve` writes values of every size (inline, overflow pages, several MiB) straight
-/// into the page; they read back before and after commit, replace what was there, and the
-/// closure's result comes back.
+/// into the page, sequentially or at any offset; they read back before and after commit, and
+/// the closure's result comes back.
 #[test]
 fn put_reserve_writes_values_of_every_size_into_the_page() {
+    use std::io::Write;
     for write_map in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let db = tabula::open::<App>(dir.path(), Options::new().write_map(write_map)).unwrap();
         let sizes = [0usize, 1, 100, 2000, 5000, 70_000, 3 << 20];
         let fill = |n: usize| (0..n).map(|i| (i * 7 + n) as u8).collect::<Vec<u8>>();
         let mut tx = db.write().unwrap();
-        tx.put::<Blobs>(&2, &vec![0xff; 10]).unwrap();
         for (i, &n) in sizes.iter().enumerate() {
             let expect = fill(n);
+            let (a, b) = expect.split_at(n / 3);
             let got = tx
                 .put_reserve::<Blobs, _>(&(i as u64), n, |room| {
-                    assert_eq!(room.len(), n);
-                    assert!(room.iter().all(|&b| b == 0), "the room is zeroed");
-                    room.copy_from_slice(&expect);
-                    n * 2
+                    assert_eq!((room.len(), room.position()), (n, 0));
+                    room.write_all(a).unwrap();
+                    room.write_all(b).unwrap();
+                    room.position() * 2
                 })
                 .unwrap();
             assert_eq!(got, n * 2);
-            assert_eq!(
-                tx.get_bytes::<Blobs>(&(i as u64)).unwrap(),
-                Some(&expect[..])
-            );
+            let at_random = tx
+                .put_reserve::<Blobs, _>(&(100 + i as u64), n, |room| {
+                    let bytes = room.zeroed();
+                    assert!(bytes.iter().all(|&b| b == 0), "zeroed");
+                    for j in (0..n).rev() {
+                        bytes[j] = expect[j];
+                    }
+                })
+                .map(|()| 1);
+            assert_eq!(at_random.unwrap(), 1);
+            for key in [i as u64, 100 + i as u64] {
+                assert_eq!(tx.get_bytes::<Blobs>(&key).unwrap(), Some(&expect[..]));
+            }
         }
         tx.commit().unwrap();
         drop(db);
         let db = open(dir.path());
         let tx = db.read().unwrap();
         for (i, &n) in sizes.iter().enumerate() {
-            assert_eq!(
-                tx.get::<Blobs>(&(i as u64)).unwrap(),
-                Some(fill(n)),
-                "size {n}, write_map {write_map}"
-            );
+            for key in [i as u64, 100 + i as u64] {
+                assert_eq!(
+                    tx.get::<Blobs>(&key).unwrap(),
+                    Some(fill(n)),
+                    "size {n}, write_map {write_map}"
+                );
+            }
         }
-        assert_eq!(tx.len::<Blobs>().unwrap(), sizes.len() as u64);
+        assert_eq!(tx.len::<Blobs>().unwrap(), 2 * sizes.len() as u64);
         assert!(db.check().unwrap().is_ok(), "write_map {write_map}");
+    }
+}
+
+/// What the closure leaves unwritten is stored as zeros, never as what the page held before
+/// (a value replaced in place, a page reused after a delete); writing past the room is an
+/// error of the writer and keeps what fit.
+#[test]
+fn put_reserve_stores_unwritten_bytes_as_zeros() {
+    use std::io::Write;
+    for write_map in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = tabula::open::<App>(dir.path(), Options::new().write_map(write_map)).unwrap();
+        let mut tx = db.write().unwrap();
+        for (key, n) in [(1u64, 40usize), (2, 5000), (3, 300_000)] {
+            tx.put::<Blobs>(&key, &vec![0xff; n]).unwrap();
+        }
+        tx.commit().unwrap();
+        let mut tx = db.write().unwrap();
+        tx.delete::<Blobs>(&3).unwrap();
+        for (key, n) in [(1u64, 40usize), (2, 5000), (3, 300_000), (4, 300_000)] {
+            let full = tx
+                .put_reserve::<Blobs, _>(&key, n, |room| {
+                    room.write_all(b"head").unwrap();
+                    room.write_all(&vec![7; n + 1]).unwrap_err().kind()
+                })
+                .unwrap();
+            assert_eq!(full, std::io::ErrorKind::WriteZero);
+            let stored = tx.get_bytes::<Blobs>(&key).unwrap().unwrap();
+            assert_eq!(&stored[..4], b"head");
+            assert!(stored[4..].iter().all(|&b| b == 7), "what fit is kept");
+            tx.put_reserve::<Blobs, _>(&key, n, |room| room.write_all(b"x").unwrap())
+                .unwrap();
+            let stored = tx.get_bytes::<Blobs>(&key).unwrap().unwrap();
+            assert_eq!(stored.len(), n);
+            assert_eq!(stored[0], b'x');
+            assert!(stored[1..].iter().all(|&b| b == 0), "key {key}: zeros");
+        }
+        tx.commit().unwrap();
+        let tx = db.read().unwrap();
+        let stored = tx.get_bytes::<Blobs>(&4).unwrap().unwrap();
+        assert!(stored[1..].iter().all(|&b| b == 0));
     }
 }
 

@@ -38,6 +38,7 @@ pub use codec::{
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 pub use cursor::{Appender, Cursor, Iter, Lazy};
 pub use db::{CheckReport, DbInfo, libmdbx_version};
+pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SyncMode};
 pub use state::Db;

@@ -5,7 +5,7 @@ use std::ops::RangeBounds;
 
 use crate::codec::{AnyBytes, AsKey, Key, Value, ValueRef};
 use crate::cursor::{Appender, Cursor, Iter, Lazy, Positions};
-use crate::engine::{self, Code, Dbi, RawTxn};
+use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
 use crate::stored::{dbi_of, decode_value, decode_value_ref, has_subkey, with_key, with_subkey};
@@ -909,7 +909,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         op: &'static str,
         fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), crate::codec::EncodeError>,
     ) -> Result<()> {
-        match raw.put_reserve(dbi, k, len, flags, fill) {
+        match raw.put_reserve(dbi, k, len, flags, |room| fill(room.zeroed())) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(source)) => {
                 let undo = raw.del(dbi, k, None);
@@ -1584,14 +1584,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Stores under `key` a value of `len` bytes that `fill` writes straight into the database
     /// page, with no buffer in between (libmdbx's `MDBX_RESERVE`): for tables whose codec
     /// stores bytes as given (`codec = Raw`, an [`AnyBytes`] codec), say a value assembled
-    /// from parts or read from elsewhere. Replaces what was there, like [`put`](Tx::put).
+    /// from parts or serialized by an `std::io::Write` serializer. Replaces what was there,
+    /// like [`put`](Tx::put).
     ///
-    /// `fill` gets the room zeroed and returns whatever it likes. The room is valid only until
-    /// the transaction's next write, so it is lent to `fill` for the call alone: the closure
-    /// cannot keep it, and the transaction is borrowed mutably meanwhile.
+    /// `fill` gets the [`Room`]: write it in order ([`std::io::Write`]) or at any offset
+    /// ([`Room::zeroed`]); bytes left unwritten are stored as zeros. It returns whatever it
+    /// likes. The room is valid only until the transaction's next write, so it is lent to
+    /// `fill` for the call alone: the closure cannot keep it, and the transaction is borrowed
+    /// mutably meanwhile.
     ///
     /// ```
     /// # use tabula::{Options, Raw, Schema, Table};
+    /// use std::io::Write;
+    ///
     /// #[derive(Table)]
     /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
     /// struct Blobs;
@@ -1602,14 +1607,14 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// let (header, body) = (b"hdr:", b"payload");
     /// let mut tx = db.write()?;
     /// let written = tx.put_reserve::<Blobs, _>(&1, header.len() + body.len(), |room| {
-    ///     room[..header.len()].copy_from_slice(header);
-    ///     room[header.len()..].copy_from_slice(body);
-    ///     room.len()
+    ///     room.write_all(header)?;
+    ///     room.write_all(body)?;
+    ///     std::io::Result::Ok(room.position())
     /// })?;
-    /// assert_eq!(written, 11);
+    /// assert_eq!(written?, 11);
     /// assert_eq!(tx.get_bytes::<Blobs>(&1)?, Some(&b"hdr:payload"[..]));
     /// tx.commit()?;
-    /// # Ok::<(), tabula::Error>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
@@ -1620,7 +1625,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         len: usize,
-        fill: impl FnOnce(&mut [u8]) -> R,
+        fill: impl FnOnce(&mut Room<'_>) -> R,
     ) -> Result<R>
     where
         S: Contains<T>,

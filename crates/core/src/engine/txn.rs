@@ -337,12 +337,13 @@ impl RawTxn {
 
     /// Puts `key` with a value of `len` bytes that `fill` writes straight into the page:
     /// `mdbx_put` with `MDBX_RESERVE` makes room for the value and returns where it is, and
-    /// `fill` gets that room, zeroed, as `&mut [u8]`. Not for `MDBX_DUPSORT` tables: libmdbx does
-    /// not allow `MDBX_RESERVE` there (callers check the table's flags first).
+    /// `fill` gets that room as a [`Room`]; what it leaves unwritten is zeroed after. Not for
+    /// `MDBX_DUPSORT` tables: libmdbx does not allow `MDBX_RESERVE` there (callers check the
+    /// table's flags first).
     ///
     /// The room is valid only until the next write of the transaction. `fill` borrows it for
-    /// the call alone (its result cannot hold the slice: the closure's argument has a lifetime
-    /// of its own), and `&mut self` keeps every other use of the transaction out meanwhile.
+    /// the call alone (its result cannot hold it: the closure's argument has a lifetime of its
+    /// own), and `&mut self` keeps every other use of the transaction out meanwhile.
     #[inline]
     pub fn put_reserve<R>(
         &mut self,
@@ -350,7 +351,7 @@ impl RawTxn {
         key: &[u8],
         len: usize,
         flags: u32,
-        fill: impl FnOnce(&mut [u8]) -> R,
+        fill: impl FnOnce(&mut Room<'_>) -> R,
     ) -> Result<R, Code> {
         let k = val(key);
         let mut v = sys::MDBX_val {
@@ -369,21 +370,22 @@ impl RawTxn {
                 flags | sys::MDBX_RESERVE,
             )
         })?;
-        if len == 0 || v.iov_base.is_null() {
-            return Ok(fill(&mut []));
-        }
-        let at = v.iov_base.cast::<u8>();
-        // SAFETY: a successful reserve: `at` points at `len` writable bytes in a page of this
-        // write txn (a dirty page, or the map with `MDBX_WRITEMAP`) that no one else reads or
-        // writes until the txn's next write, which `&mut self` (held until `fill` returns)
-        // rules out. They are zeroed first: libmdbx leaves whatever the page held there, which
-        // may be memory never written, and a reference may only point at initialised bytes.
-        // `fill`'s argument is a fresh lifetime, so the slice cannot outlive this call.
-        let room = unsafe {
-            ptr::write_bytes(at, 0, len);
-            std::slice::from_raw_parts_mut(at, len)
+        let at = match NonNull::new(v.iov_base.cast::<u8>()) {
+            Some(at) if len > 0 => at,
+            _ => NonNull::dangling(),
         };
-        Ok(fill(room))
+        let len = if at == NonNull::dangling() { 0 } else { len };
+        // SAFETY: a successful reserve: `at` points at `len` writable bytes in a page of this
+        // write txn (a dirty page, or the map with `MDBX_WRITEMAP`), which libmdbx leaves
+        // uninitialised and which no one else reads or writes until the txn's next write;
+        // `&mut self`, held until `fill` returns, rules that out. (A dangling pointer with
+        // `len == 0` names no bytes.) The room does not escape: `fill`'s argument has a
+        // lifetime of its own.
+        let mut room = unsafe { Room::new(at, len) };
+        let result = fill(&mut room);
+        // What `fill` did not write is stored as zeros, not as whatever the page held.
+        room.zero_rest();
+        Ok(result)
     }
 
     /// Deletes `key` (all its values), or one `(key, value)` pair in a dupsort table.
