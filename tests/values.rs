@@ -388,3 +388,47 @@ fn a_failed_encode_into_leaves_no_zeroed_value_behind() {
     tx.commit().unwrap();
     assert_eq!(db.read().unwrap().len::<Points>().unwrap(), 0);
 }
+
+#[derive(Debug, Clone, PartialEq, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
+#[zerocopy(crate = "tabula::zerocopy")]
+#[repr(C)]
+struct AccountV2 {
+    nonce: U64<LittleEndian>,
+    code: U32<LittleEndian>,
+    balance: [u8; 32],
+    frozen: u8,
+}
+
+#[derive(Table)]
+#[table(name = "Accounts", key = u64, value = AccountV2, codec = Pod<AccountV2>)]
+struct AccountsV2;
+
+#[derive(Schema)]
+struct AppV2(AccountsV2);
+
+/// A `Pod` value's size is recorded (`pod(44)`): a layout of another size is refused at open,
+/// with the step that converts the values.
+#[test]
+fn a_pod_layout_of_another_size_is_refused_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(open(dir.path()));
+    match tabula::open::<AppV2>(dir.path(), Options::new()) {
+        Err(Error::SchemaMismatch {
+            what,
+            stored,
+            declared,
+            advice,
+            ..
+        }) => {
+            assert_eq!(what, "value encoding");
+            assert_eq!(stored, "pod(44)<Account>");
+            assert_eq!(declared, "pod(45)<AccountV2>");
+            assert!(
+                advice.contains("m.transform_with::<AccountsV2, tabula::Pod<OldAccountV2>>"),
+                "{advice}"
+            );
+        }
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("opened a 44-byte layout as a 45-byte one"),
+    }
+}
