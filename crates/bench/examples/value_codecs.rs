@@ -264,7 +264,7 @@ fn main() {
         "\n| codec | stored bytes (mean) | vs bincode | table pages × page size | get, ns (median of 3) |"
     );
     println!("|---|---|---|---|---|");
-    fn row<T: Table>(
+    fn row<T>(
         tx: &tabula::RoTx<'_, App>,
         name: &str,
         plain_total: usize,
