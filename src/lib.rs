@@ -86,7 +86,7 @@
 //! A [`ValueRef`] codec decodes *in place*: [`Tx::get_ref`] and [`Iter::borrowed`] return
 //! values that borrow the page, for as long as the transaction is borrowed. [`Raw`] gives the
 //! bytes; [`Pod<T>`] gives a `&T` view of a fixed-layout struct (derived with
-//! [`zerocopy`](crate::zerocopy); the page is not aligned, so `T` is `Unaligned` and its
+//! [`zerocopy`]; the page is not aligned, so `T` is `Unaligned` and its
 //! integers are `zerocopy::byteorder` types, byte order in the type). Any codec can be read
 //! lazily: [`Tx::get_lazy`] and [`Iter::lazy`] hand out [`Lazy`] values, the stored bytes
 //! decoded only on [`Lazy::decode`]. The other way, [`Tx::put_reserve`] lends the [`Room`]
