@@ -207,3 +207,42 @@ fn a_changed_value_type_under_compression_is_refused_by_structure() {
     assert!(now.contains("archived"), "{now}");
     assert!(advice.contains("m.transform::<DocsV2, "), "{advice}");
 }
+
+/// The schema-less reader (what the `tabula` command uses) reads compressed values through
+/// the compression, as the typed API does, and writes them back as the same frames decode.
+#[test]
+fn the_schema_less_reader_decompresses() {
+    use tabula::untyped::UntypedDb;
+    use tabula_core::codec::{DynKey, DynValue};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<Compressed>(dir.path(), Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Docs>(&7, &doc(7)).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    let untyped = UntypedDb::open(dir.path()).unwrap();
+    let mut tx = untyped.read().unwrap();
+    let table = tx.table("docs").unwrap().expect("recorded");
+    let shape = table
+        .value_shape()
+        .expect("a zstd(bincode) value has a shape")
+        .clone();
+    let values = tx.get(&table, &DynKey::Unsigned(7)).unwrap();
+    let [DynValue::Struct(fields)] = &values[..] else {
+        panic!("{values:?}")
+    };
+    assert_eq!(fields[0], ("id".to_string(), DynValue::Unsigned(7)));
+    assert_eq!(fields[3].1, DynValue::Str(doc(7).body));
+    // Encoded back: a frame the typed codec reads as the same document.
+    let bytes = shape.encode(&values[0]).unwrap();
+    assert_eq!(
+        <Zstd<Bincode<Doc>> as tabula::Value>::decode(&bytes).unwrap(),
+        doc(7)
+    );
+    assert!(
+        format!("{shape:?}").starts_with("ValueShape(zstd"),
+        "{shape:?}"
+    );
+}

@@ -264,12 +264,8 @@ fn main() {
         "\n| codec | stored bytes (mean) | vs bincode | table pages × page size | get, ns (median of 3) |"
     );
     println!("|---|---|---|---|---|");
-    fn row<T>(
-        tx: &tabula::RoTx<'_, App>,
-        name: &str,
-        plain_total: usize,
-        receipts: &[Receipt],
-    ) where
+    fn row<T>(tx: &tabula::RoTx<'_, App>, name: &str, plain_total: usize, receipts: &[Receipt])
+    where
         App: tabula::Contains<T>,
         T: Table<Key = u64, Value = Receipt>,
     {

@@ -123,6 +123,20 @@ fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
     }
 }
 
+/// One value's zstd frame decompressed into a new buffer (the schema-less reader's path).
+pub(super) fn decompress_frame(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::new();
+    decompress(stored, &mut out)?;
+    Ok(out)
+}
+
+/// `plain` compressed as the frame [`Zstd`] stores (level 3).
+pub(super) fn compress_frame(plain: &[u8]) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Vec::new();
+    compress(plain, &mut out, 3)?;
+    Ok(out)
+}
+
 impl<C: Value, const LEVEL: i32> Value for Zstd<C, LEVEL> {
     type Item = C::Item;
     const DESCRIPTOR: Descriptor = Descriptor::Zstd(&C::DESCRIPTOR);
