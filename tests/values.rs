@@ -318,6 +318,27 @@ fn put_reserve_stores_unwritten_bytes_as_zeros() {
     }
 }
 
+/// A closure that panics halfway leaves zeros after what it wrote, not the page's old bytes,
+/// when the panic is caught and the transaction goes on.
+#[test]
+fn a_panic_while_filling_the_room_leaves_zeros() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut tx = db.write().unwrap();
+    tx.put::<Blobs>(&1, &vec![0xff; 3000]).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tx.put_reserve::<Blobs, _>(&1, 3000, |room| {
+            room.write_all(b"ab").unwrap();
+            panic!("the source of the value failed");
+        })
+    }));
+    assert!(caught.is_err());
+    let stored = tx.get_bytes::<Blobs>(&1).unwrap().unwrap();
+    assert_eq!(&stored[..2], b"ab");
+    assert!(stored[2..].iter().all(|&b| b == 0));
+}
+
 /// A value too large for libmdbx is refused with the usual error, naming the table.
 #[test]
 fn put_reserve_of_a_value_too_large_is_too_large() {

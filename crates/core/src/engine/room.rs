@@ -130,7 +130,7 @@ impl<'a> Room<'a> {
     }
 
     /// Zeroes the bytes not written yet (once).
-    pub(super) fn zero_rest(&mut self) {
+    fn zero_rest(&mut self) {
         if !self.zeroed {
             // SAFETY: `written <= len`, so `at + written .. at + len` lies in the room, which
             // is writable (`new`).
@@ -143,6 +143,14 @@ impl<'a> Room<'a> {
             };
             self.zeroed = true;
         }
+    }
+}
+
+impl Drop for Room<'_> {
+    /// What was not written is stored as zeros, not as whatever the page held, also when the
+    /// closure writing the room panicked (and the panic was caught with the transaction alive).
+    fn drop(&mut self) {
+        self.zero_rest();
     }
 }
 

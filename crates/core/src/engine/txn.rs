@@ -382,10 +382,9 @@ impl RawTxn {
         // `len == 0` names no bytes.) The room does not escape: `fill`'s argument has a
         // lifetime of its own.
         let mut room = unsafe { Room::new(at, len) };
-        let result = fill(&mut room);
-        // What `fill` did not write is stored as zeros, not as whatever the page held.
-        room.zero_rest();
-        Ok(result)
+        // Dropping the room (after `fill`, or while unwinding from a panic in it) stores what
+        // `fill` did not write as zeros, not as whatever the page held.
+        Ok(fill(&mut room))
     }
 
     /// Deletes `key` (all its values), or one `(key, value)` pair in a dupsort table.
