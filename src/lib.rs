@@ -81,6 +81,74 @@
 //! any type implementing [`Value`] can be named as a codec. [`Tx::get_bytes`] borrows the stored
 //! bytes without copying, for as long as the transaction is borrowed.
 //!
+//! ### Values without copies
+//!
+//! A [`ValueRef`] codec decodes *in place*: [`Tx::get_ref`] and [`Iter::borrowed`] return
+//! values that borrow the page, for as long as the transaction is borrowed. [`Raw`] gives the
+//! bytes; [`Pod<T>`] gives a `&T` view of a fixed-layout struct (derived with
+//! [`zerocopy`]; the page is not aligned, so `T` is `Unaligned` and its
+//! integers are `zerocopy::byteorder` types, byte order in the type). Any codec can be read
+//! lazily: [`Tx::get_lazy`] and [`Iter::lazy`] hand out [`Lazy`] values, the stored bytes
+//! decoded only on [`Lazy::decode`]. The other way, [`Tx::put_reserve`] lends the [`Room`]
+//! libmdbx reserved in the page (`MDBX_RESERVE`), so a `Raw` value is written once, where it
+//! is stored; `put` does the same by itself for a codec that knows its encoded length
+//! ([`Value::encoded_len`]).
+//!
+//! ```
+//! use tabula::zerocopy::byteorder::{LittleEndian, U64};
+//! use tabula::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+//! use tabula::{Options, Pod, Raw, Schema, Table};
+//! use std::io::Write;
+//!
+//! #[derive(FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
+//! #[zerocopy(crate = "tabula::zerocopy")]
+//! #[repr(C)]
+//! struct Account { nonce: U64<LittleEndian>, balance: [u8; 32] }
+//!
+//! #[derive(Table)]
+//! #[table(key = [u8; 20], value = Account, codec = Pod<Account>)]
+//! struct Accounts;
+//!
+//! #[derive(Table)]
+//! #[table(key = u64, value = Vec<u8>, codec = Raw)]
+//! struct Blocks;
+//!
+//! #[derive(Schema)]
+//! struct Chain(Accounts, Blocks);
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let dir = tempfile::tempdir()?;
+//! let db = tabula::open::<Chain>(dir.path(), Options::new())?;
+//! let mut tx = db.write()?;
+//! tx.put::<Accounts>(&[1; 20], &Account { nonce: U64::new(5), balance: [0; 32] })?;
+//! let (header, body) = (b"header", vec![7u8; 10_000]);
+//! tx.put_reserve::<Blocks, _>(&1, header.len() + body.len(), |room| {
+//!     room.write_all(header)?; // straight into the page
+//!     room.write_all(&body)
+//! })??;
+//! tx.commit()?;
+//!
+//! let tx = db.read()?;
+//! let account: &Account = tx.get_ref::<Accounts>(&[1; 20])?.unwrap(); // a view, no copy
+//! assert_eq!(account.nonce.get(), 5);
+//! for entry in tx.iter::<Blocks>().borrowed() {
+//!     let (number, bytes): (u64, &[u8]) = entry?;
+//!     assert_eq!((number, &bytes[..6]), (1, &b"header"[..]));
+//! }
+//! let lazy = tx.get_lazy::<Blocks>(&1)?.unwrap(); // read, not decoded
+//! assert_eq!(lazy.bytes().len(), 10_006);
+//! # Ok(()) }
+//! ```
+//!
+//! ### Compressed values
+//!
+//! With the `compression` feature, `codec = tabula::Zstd<tabula::Bincode<T>>` stores each
+//! value as a zstd frame (level 3; `Zstd<C, LEVEL>` picks another). The schema records the
+//! codec as `zstd(bincode)`, so a table written compressed is never opened as plain bincode,
+//! nor the reverse: the open is refused with the migration step that re-encodes the values.
+//! Each value is compressed alone, without a dictionary: on 200 B – 2 KB JSON-like records it
+//! stores 0.60 of the bytes for about 5× the decode cost (`docs/design.md`, "Values").
+//!
 //! ## Opening: the one startup step
 //!
 //! [`open`], [`open_with_report`] and [`open_with`] (with migration steps) are the only ways to
@@ -115,7 +183,8 @@
 //!   finish, must end on the thread that began it (it is not `Send`), and is aborted when dropped
 //!   without [`commit`](Tx::commit).
 //!
-//! Reads: [`get`](Tx::get), [`get_bytes`](Tx::get_bytes), [`contains_key`](Tx::contains_key),
+//! Reads: [`get`](Tx::get), [`get_bytes`](Tx::get_bytes), [`get_ref`](Tx::get_ref),
+//! [`get_lazy`](Tx::get_lazy), [`contains_key`](Tx::contains_key),
 //! [`len`](Tx::len), [`stat`](Tx::stat), [`iter`](Tx::iter), [`range`](Tx::range) (any
 //! `RangeBounds` of the key), [`prefix`](Tx::prefix) and [`cursor`](Tx::cursor); on dupsort
 //! tables also [`dups`](Tx::dups), [`dups_from`](Tx::dups_from), [`get_dup`](Tx::get_dup),
@@ -124,14 +193,14 @@
 //! the first key `>=` the one given (libmdbx's `MDBX_SET_RANGE`),
 //! [`seek_exact`](Cursor::seek_exact) the key itself.
 //!
-//! Writes: [`put`](Tx::put), [`insert`](Tx::insert) (fails if present),
-//! [`append`](Tx::append) and [`appender`](Tx::appender) (sorted appends in one transaction; a
-//! key out of order is a clear error; see [Bulk loading](#bulk-loading) for large loads),
-//! [`delete`](Tx::delete), [`clear`](Tx::clear), [`delete_range`](Tx::delete_range),
-//! [`retain`](Tx::retain), [`pop_first`](Tx::pop_first), [`pop_last`](Tx::pop_last); on
-//! dupsort tables [`append_dup`](Tx::append_dup) and [`delete_dup`](Tx::delete_dup). A
-//! [`WriteCursor`] ([`cursor_mut`](Tx::cursor_mut), several at once with
-//! [`cursors_mut`](Tx::cursors_mut)) reads and writes at its position.
+//! Writes: [`put`](Tx::put), [`put_reserve`](Tx::put_reserve), [`insert`](Tx::insert) (fails if
+//! present), [`append`](Tx::append) and [`appender`](Tx::appender) (sorted appends in one
+//! transaction; a key out of order is a clear error; see [Bulk loading](#bulk-loading) for large
+//! loads), [`delete`](Tx::delete), [`clear`](Tx::clear), [`delete_range`](Tx::delete_range),
+//! [`retain`](Tx::retain), [`pop_first`](Tx::pop_first), [`pop_last`](Tx::pop_last); on dupsort
+//! tables [`append_dup`](Tx::append_dup) and [`delete_dup`](Tx::delete_dup). A [`WriteCursor`]
+//! ([`cursor_mut`](Tx::cursor_mut), several at once with [`cursors_mut`](Tx::cursors_mut)) reads
+//! and writes at its position.
 //!
 //! ```
 //! # use tabula::{Options, Schema, Table};
@@ -510,6 +579,11 @@ pub use tabula_core::{
 pub use tabula_core::{
     DupSort, HasSubKey, Ordered, OrderedValue, SubKeyed, WriteCursor, WriteCursors,
 };
+// Values read in place, written into the page, compressed.
+#[cfg(feature = "compression")]
+pub use tabula_core::Zstd;
+pub use tabula_core::zerocopy;
+pub use tabula_core::{AnyBytes, Lazy, Pod, Room, ValueRef};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,

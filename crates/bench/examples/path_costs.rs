@@ -12,7 +12,8 @@
 //!
 //! Paths: `get_bytes` (hot get of a 32-byte raw value), `get_typed` (hot get decoding a 60-byte
 //! serde value), `read_txn` (pooled read transaction begin and drop), `iter` (typed iteration,
-//! per entry), `append` (appender, per entry, transaction aborted).
+//! per entry), `append` (appender, per entry, transaction aborted), `put` (hot typed upsert of
+//! the same serde value, in one write transaction, aborted).
 
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -110,6 +111,23 @@ fn main() {
                 tx.abort();
                 k = 0;
             }
+        }
+        "put" => {
+            // Hot upserts of the 1,024 typed values in one write transaction (aborted).
+            let mut tx = db.write().unwrap();
+            for i in 0..n {
+                let k = i * 7919 % 1024;
+                let account = Account {
+                    nonce: i,
+                    balance: k,
+                    name: "alice the account holder".into(),
+                    flags: 3,
+                    code_hash: [7; 32],
+                };
+                tx.put::<Accounts>(&k, &account).unwrap();
+                sum += 1;
+            }
+            tx.abort();
         }
         _ => panic!(),
     }

@@ -4,12 +4,12 @@ use std::cmp::Ordering;
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
-use crate::codec::{AsKey, Key, KeyBuf, Value};
+use crate::codec::{AsKey, Key, KeyBuf, Value, ValueRef};
 use crate::engine::{Code, Dbi, RawCursor, RawTxn, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::stored::{
-    cmp_keys, cursor_error, decode_entry, decode_key, decode_value, has_subkey, with_key,
-    with_subkey,
+    cmp_keys, cursor_error, decode_entry, decode_key, decode_value, decode_value_ref, has_subkey,
+    with_key, with_subkey,
 };
 use crate::table::{DupSort, Table};
 
@@ -1012,6 +1012,77 @@ impl<'t, T: Table> Iter<'t, T> {
     pub fn values(self) -> impl DoubleEndedIterator<Item = Result<T::Value>> + 't {
         ValuesOf { inner: self }
     }
+
+    /// The entries with their values left undecoded: each value is a [`Lazy`] holding the
+    /// stored bytes, decoded only when asked ([`Lazy::decode`]). A scan that looks at a few
+    /// values, or only at their size, pays for no decode of the others (heed's
+    /// `lazily_decode_data`, reth's `RawTable`).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut long = Vec::new();
+    /// for entry in tx.iter::<Names>().lazy() {
+    ///     let (key, value) = entry?;
+    ///     if value.bytes().len() > 4 { // bincode: one length byte, then the text
+    ///         long.push((key, value.decode()?));
+    ///     }
+    /// }
+    /// assert_eq!(long, [(3, "three".to_string())]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn lazy(self) -> impl DoubleEndedIterator<Item = Result<(T::Key, Lazy<'t, T>)>> + 't {
+        LazyOf { inner: self }
+    }
+
+    /// The entries with their values borrowed from the pages, decoded in place by the table's
+    /// [`ValueRef`] codec: `&[u8]` for `codec = Raw`, `&T` for `codec = Pod<T>`. No value is
+    /// copied; each lives as long as the borrow of the transaction.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;
+    /// # tx.put::<Blobs>(&2, &b"cde".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut total = 0;
+    /// for entry in tx.iter::<Blobs>().borrowed() {
+    ///     let (_key, bytes): (u64, &[u8]) = entry?;
+    ///     total += bytes.len();
+    /// }
+    /// assert_eq!(total, 5);
+    /// let (last, bytes) = tx.iter::<Blobs>().borrowed().next_back().unwrap()?;
+    /// assert_eq!((last, bytes), (2, &b"cde"[..]));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn borrowed(
+        self,
+    ) -> impl DoubleEndedIterator<Item = Result<(T::Key, <T::Codec as ValueRef>::Ref<'t>)>> + 't
+    where
+        T::Codec: ValueRef,
+    {
+        BorrowedOf { inner: self }
+    }
 }
 
 impl<T: Table> Iterator for Iter<'_, T> {
@@ -1088,6 +1159,192 @@ impl<T: Table> DoubleEndedIterator for ValuesOf<'_, T> {
                 .transpose()?
                 .and_then(|(k, v)| decode_value::<T>(k, v)),
         )
+    }
+}
+
+struct LazyOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<'t, T: Table> Iterator for LazyOf<'t, T> {
+    type Item = Result<(T::Key, Lazy<'t, T>)>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, Lazy::new(k, v)))),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for LazyOf<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, Lazy::new(k, v)))),
+        )
+    }
+}
+
+struct BorrowedOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<'t, T: Table> Iterator for BorrowedOf<'t, T>
+where
+    T::Codec: ValueRef,
+{
+    type Item = Result<(T::Key, <T::Codec as ValueRef>::Ref<'t>)>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, decode_value_ref::<T>(k, v)?))),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for BorrowedOf<'_, T>
+where
+    T::Codec: ValueRef,
+{
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, decode_value_ref::<T>(k, v)?))),
+        )
+    }
+}
+
+/// A value of table `T` read but not decoded: the stored bytes, borrowed from the transaction
+/// for `'t`, decoded only when asked. Returned by [`Tx::get_lazy`](crate::Tx::get_lazy) and
+/// [`Iter::lazy`]; it costs nothing to make (two slices) and nothing to drop.
+pub struct Lazy<'t, T: Table> {
+    key: &'t [u8],
+    bytes: &'t [u8],
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<T: Table> Clone for Lazy<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Table> Copy for Lazy<'_, T> {}
+
+impl<T: Table> std::fmt::Debug for Lazy<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lazy")
+            .field("table", &T::NAME)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
+}
+
+impl<'t, T: Table> Lazy<'t, T> {
+    #[inline]
+    pub(crate) fn new(key: &'t [u8], bytes: &'t [u8]) -> Self {
+        Lazy {
+            key,
+            bytes,
+            _table: PhantomData,
+        }
+    }
+
+    /// The stored bytes, as the table's codec wrote them.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Names>(&1, &"one".to_string())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let lazy = tx.get_lazy::<Names>(&1)?.unwrap();
+    /// assert_eq!(lazy.bytes(), [3, b'o', b'n', b'e']); // bincode: the length, then the text
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    #[inline]
+    pub fn bytes(&self) -> &'t [u8] {
+        self.bytes
+    }
+
+    /// Decodes the value with the table's codec.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Names>(&1, &"one".to_string())?;
+    /// # tx.put_bytes::<Names>(&2u64.to_be_bytes(), &[9])?; // claims 9 bytes, has none
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get_lazy::<Names>(&1)?.unwrap().decode()?, "one");
+    /// // A damaged value is found when it is decoded, not when it is read.
+    /// let damaged = tx.get_lazy::<Names>(&2)?.unwrap();
+    /// assert!(matches!(damaged.decode(), Err(tabula::Error::Decode { table: "Names", .. })));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] naming the table and key when the bytes do not decode.
+    #[inline]
+    pub fn decode(&self) -> Result<T::Value> {
+        decode_value::<T>(self.key, self.bytes)
+    }
+
+    /// Decodes the value in place, borrowing the stored bytes for `'t` (a [`ValueRef`]
+    /// codec: `codec = Raw` or `codec = Pod<T>`).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"abc".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let lazy = tx.get_lazy::<Blobs>(&1)?.unwrap();
+    /// assert_eq!(lazy.decode_ref()?, b"abc");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] naming the table and key when the bytes do not decode.
+    #[inline]
+    pub fn decode_ref(&self) -> Result<<T::Codec as ValueRef>::Ref<'t>>
+    where
+        T::Codec: ValueRef,
+    {
+        decode_value_ref::<T>(self.key, self.bytes)
     }
 }
 

@@ -31,13 +31,16 @@ mod write_cursor;
 pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
+#[cfg(feature = "compression")]
+pub use codec::Zstd;
 pub use codec::{
-    AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Raw,
-    Value, ValueTrace,
+    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
+    KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
-pub use cursor::{Appender, Cursor, Iter};
+pub use cursor::{Appender, Cursor, Iter, Lazy};
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
+pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use options::{DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction, SyncMode};
 pub use owned::{OwnedIter, OwnedTx};
@@ -46,6 +49,10 @@ pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
 pub use write_cursor::{WriteCursor, WriteCursors};
+/// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
+/// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula
+/// uses.
+pub use zerocopy;
 // The names the compiler shows when a transaction is sent or shared across threads.
 #[doc(hidden)]
 pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};

@@ -882,6 +882,31 @@ fn stored_codec<'a>(stored: &'a str, declared_codec: &str) -> &'a str {
     }
 }
 
+/// A recorded codec without its compression: `bincode` of `zstd(bincode)`.
+fn zstd_of(codec: &str) -> &str {
+    codec
+        .strip_prefix("zstd(")
+        .and_then(|inner| inner.strip_suffix(')'))
+        .unwrap_or(codec)
+}
+
+/// How a recorded codec is spelled in Rust, for advice: `zstd(bincode)` with values `V` is
+/// `tabula::Zstd<tabula::Bincode<V>>`; `None` for a custom codec.
+fn codec_type(codec: &str, value_type: &str) -> Option<String> {
+    if let Some(inner) = codec
+        .strip_prefix("zstd(")
+        .and_then(|inner| inner.strip_suffix(')'))
+    {
+        return Some(format!("tabula::Zstd<{}>", codec_type(inner, value_type)?));
+    }
+    match codec {
+        "bincode" => Some(format!("tabula::Bincode<{value_type}>")),
+        "raw" => Some("tabula::Raw".to_string()),
+        _ if codec.starts_with("pod(") => Some(format!("tabula::Pod<{value_type}>")),
+        _ => None,
+    }
+}
+
 /// A key descriptor without the names of `#[derive(Key)]` structs (`SlotKey { a: u64 }` →
 /// `{ a: u64 }`): renaming a key struct changes nothing stored.
 fn key_structure(descriptor: &str) -> String {
@@ -991,13 +1016,28 @@ pub fn check_record(
     let codec = info.value.to_string();
     let old_codec = stored_codec(&stored.value, &codec);
     if old_codec != codec {
-        let op = match old_codec {
-            "bincode" => format!(
-                "m.transform::<{ident}, {}>(|old| ...)",
-                old_value_name(info, None)
-            ),
-            "raw" => format!("m.transform_with::<{ident}, tabula::Raw>(|bytes| ...)"),
-            _ => format!("m.transform_with::<{ident}, OldCodec>(|old| ...)"),
+        let value_type = info.value_type;
+        let op = if zstd_of(old_codec) == zstd_of(&codec) {
+            // Only the compression differs: the values are the same, re-encoded.
+            match old_codec {
+                "bincode" => format!("m.transform::<{ident}, {value_type}>(|value| value)"),
+                _ => match codec_type(old_codec, value_type) {
+                    Some(old) => format!("m.transform_with::<{ident}, {old}>(|value| value)"),
+                    None => format!("m.transform_with::<{ident}, OldCodec>(|value| value)"),
+                },
+            }
+        } else {
+            match old_codec {
+                "bincode" => format!(
+                    "m.transform::<{ident}, {}>(|old| ...)",
+                    old_value_name(info, None)
+                ),
+                "raw" => format!("m.transform_with::<{ident}, tabula::Raw>(|bytes| ...)"),
+                _ => match codec_type(old_codec, &old_value_name(info, None)) {
+                    Some(old) => format!("m.transform_with::<{ident}, {old}>(|old| ...)"),
+                    None => format!("m.transform_with::<{ident}, OldCodec>(|old| ...)"),
+                },
+            }
         };
         return mismatch(
             "value encoding",

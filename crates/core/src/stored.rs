@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use crate::codec::{AsKey, Key, KeyBuf, Value, encode_subkeyed};
+use crate::codec::{AsKey, Key, KeyBuf, Value, ValueRef, encode_subkeyed};
 use crate::engine::{Code, Dbi};
 use crate::error::{Error, KeyHex, Part, Result};
 use crate::state::Db;
@@ -64,6 +64,23 @@ pub(crate) fn decode_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
 #[inline]
 pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result<T::Value> {
     <T::Codec as Value>::decode(stored).map_err(|source| Error::Decode {
+        table: T::NAME,
+        part: Part::Value,
+        key: KeyHex::new(stored_key),
+        source,
+    })
+}
+
+/// Decodes a stored value of table `T` in place, borrowing the stored bytes.
+#[inline]
+pub(crate) fn decode_value_ref<'v, T: Table>(
+    stored_key: &[u8],
+    stored: &'v [u8],
+) -> Result<<T::Codec as ValueRef>::Ref<'v>>
+where
+    T::Codec: ValueRef,
+{
+    <T::Codec as ValueRef>::decode_ref(stored).map_err(|source| Error::Decode {
         table: T::NAME,
         part: Part::Value,
         key: KeyHex::new(stored_key),

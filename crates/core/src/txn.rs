@@ -3,12 +3,12 @@
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
-use crate::codec::{AsKey, Key, Value};
-use crate::cursor::{Appender, Cursor, Iter, Positions};
-use crate::engine::{self, Code, Dbi, RawTxn};
+use crate::codec::{AnyBytes, AsKey, Key, Value, ValueRef};
+use crate::cursor::{Appender, Cursor, Iter, Lazy, Positions};
+use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
-use crate::stored::{dbi_of, decode_value, has_subkey, with_key, with_subkey};
+use crate::stored::{dbi_of, decode_value, decode_value_ref, has_subkey, with_key, with_subkey};
 use crate::table::{Contains, DupSort, Schema, Table};
 use crate::telemetry;
 use crate::write_cursor::{Opener, WriteCursor, WriteCursors};
@@ -720,6 +720,105 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         let dbi = dbi_of::<S, T>(self.db);
         Iter::new(self.raw(), &self.db.shared.cursors, dbi, positions)
     }
+
+    /// The value under `key` decoded in place, borrowing the stored bytes: `&[u8]` for a table
+    /// with `codec = Raw`, `&T` for `codec = Pod<T>` (a [`ValueRef`] codec). Nothing is copied;
+    /// the value lives as long as the borrow of the transaction (a write transaction cannot
+    /// write while it is held). For other codecs this does not compile; use [`get`](Tx::get),
+    /// or [`get_lazy`](Tx::get_lazy) to decide after reading whether to decode.
+    ///
+    /// ```
+    /// use tabula::{Options, Pod, Schema, Table};
+    /// use zerocopy::byteorder::{LittleEndian, U64};
+    /// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+    ///
+    /// #[derive(Debug, PartialEq, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
+    /// #[repr(C)]
+    /// struct Account { nonce: U64<LittleEndian>, balance: [u8; 32] }
+    ///
+    /// #[derive(Table)]
+    /// #[table(key = [u8; 20], value = Account, codec = Pod<Account>)]
+    /// struct Accounts;
+    /// # #[derive(Schema)]
+    /// # struct App(Accounts);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Accounts>(&[7; 20], &Account { nonce: U64::new(3), balance: [1; 32] })?;
+    /// tx.commit()?;
+    ///
+    /// let tx = db.read()?;
+    /// let account: &Account = tx.get_ref::<Accounts>(&[7; 20])?.unwrap(); // a view of the page
+    /// assert_eq!(account.nonce.get(), 3);
+    /// assert!(tx.get_ref::<Accounts>(&[8; 20])?.is_none());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`] when the stored bytes are not a value of the codec (for `Pod<T>`: not
+    /// `size_of::<T>()` bytes); [`Error::Mdbx`] on libmdbx failure.
+    #[inline]
+    pub fn get_ref<T: Table>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<<T::Codec as ValueRef>::Ref<'_>>>
+    where
+        S: Contains<T>,
+        T::Codec: ValueRef,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        with_key::<T, _, _>(key, |k| match self.raw().get(dbi, k) {
+            Ok(Some(v)) => decode_value_ref::<T>(k, v).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
+        })
+    }
+
+    /// The value under `key` read but not decoded: a [`Lazy`] holding the stored bytes,
+    /// borrowed for as long as the transaction is, decoded when asked ([`Lazy::decode`]).
+    /// Works with every codec.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Names>(&1, &"one".to_string())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let lazy = tx.get_lazy::<Names>(&1)?.expect("present");
+    /// assert_eq!(lazy.bytes().len(), 4); // not decoded yet
+    /// assert_eq!(lazy.decode()?, "one");
+    /// assert!(tx.get_lazy::<Names>(&2)?.is_none());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure (decode errors come from [`Lazy::decode`]).
+    #[inline]
+    pub fn get_lazy<T: Table>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<Lazy<'_, T>>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        // The key is kept for a decode error's message: the stored copy in the page (the
+        // encoded key given here is a temporary).
+        with_key::<T, _, _>(key, |k| match self.raw().get_pair(dbi, k) {
+            Ok(Some((stored_key, v))) => Ok(Some(Lazy::new(stored_key, v))),
+            Ok(None) => Ok(None),
+            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
+        })
+    }
 }
 
 impl<'db, S: Schema> Tx<'db, S, Rw> {
@@ -750,6 +849,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let Tx { raw, scratch, .. } = self;
         let raw = raw.as_mut().expect("transaction is live");
         with_key::<T, _, _>(key, |k| {
+            // A codec that knows its encoded length writes straight into the page (libmdbx
+            // cannot reserve room in a dupsort table). For the shipped codecs `encoded_len` is
+            // a constant `None` and this folds away.
+            if !T::FLAGS.dupsort
+                && let Some(len) = <T::Codec as Value>::encoded_len(value)
+            {
+                return Self::put_reserved::<T>(raw, db, dbi, k, len, flags, op, |room| {
+                    <T::Codec as Value>::encode_into(value, room)
+                });
+            }
             let v = Self::encode_value::<T>(scratch, k, value)?;
             raw.put(dbi, k, v, flags).map_err(|code| {
                 let appending = flags & (engine::put::APPEND | engine::put::APPENDDUP) != 0;
@@ -778,6 +887,57 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 }
             })
         })
+    }
+
+    /// `put_with` for a value of `len` bytes that `fill` writes into the page (`MDBX_RESERVE`;
+    /// never a dupsort table). When `fill` fails (a codec that announced a length it then could
+    /// not write) the half-written entry is deleted again, so no zeroed value can be committed:
+    /// the key then holds nothing in this transaction, and the error says so.
+    #[allow(clippy::too_many_arguments)]
+    fn put_reserved<T: Table>(
+        raw: &mut RawTxn,
+        db: &Db<S>,
+        dbi: Dbi,
+        k: &[u8],
+        len: usize,
+        flags: u32,
+        op: &'static str,
+        fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), crate::codec::EncodeError>,
+    ) -> Result<()> {
+        match raw.put_reserve(dbi, k, len, flags, |room| fill(room.zeroed())) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(source)) => {
+                let undo = raw.del(dbi, k, None);
+                Err(Error::Encode {
+                    table: T::NAME,
+                    key: KeyHex::new(k),
+                    source: crate::codec::EncodeError::new(format!(
+                        "{} (while writing into the room reserved in the page: {})",
+                        source.message(),
+                        match undo {
+                            Ok(_) =>
+                                "the entry was deleted, so the key now holds no value in                                       this transaction",
+                            Err(_) =>
+                                "the half-written entry could not be deleted: abort the                                        transaction",
+                        }
+                    )),
+                })
+            }
+            Err(code) if code == Code::KEYEXIST && flags & engine::put::APPEND == 0 => {
+                Err(Error::KeyExists {
+                    table: T::NAME,
+                    key: KeyHex::new(k),
+                })
+            }
+            Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
+                Err(Error::AppendOutOfOrder {
+                    table: T::NAME,
+                    key: KeyHex::new(k),
+                    last: last_key(raw, dbi),
+                })
+            }
+            Err(code) => Err(db.shared.fail(code, At::of::<T>(op).entry(k, len))),
+        }
     }
 
     /// Stores `value` under `key`, replacing what was there. In a `dupsort` table, adds `value`
@@ -1524,6 +1684,77 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn abort(self) {}
+
+    /// Stores under `key` a value of `len` bytes that `fill` writes straight into the database
+    /// page, with no buffer in between (libmdbx's `MDBX_RESERVE`): for tables whose codec
+    /// stores bytes as given (`codec = Raw`, an [`AnyBytes`] codec), say a value assembled
+    /// from parts or serialized by an `std::io::Write` serializer. Replaces what was there,
+    /// like [`put`](Tx::put).
+    ///
+    /// `fill` gets the [`Room`]: write it in order ([`std::io::Write`]) or at any offset
+    /// ([`Room::zeroed`]); bytes left unwritten are stored as zeros. It returns whatever it
+    /// likes. The room is valid only until the transaction's next write, so it is lent to
+    /// `fill` for the call alone: the closure cannot keep it, and the transaction is borrowed
+    /// mutably meanwhile.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// use std::io::Write;
+    ///
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let (header, body) = (b"hdr:", b"payload");
+    /// let mut tx = db.write()?;
+    /// let written = tx.put_reserve::<Blobs, _>(&1, header.len() + body.len(), |room| {
+    ///     room.write_all(header)?;
+    ///     room.write_all(body)?;
+    ///     std::io::Result::Ok(room.position())
+    /// })?;
+    /// assert_eq!(written?, 11);
+    /// assert_eq!(tx.get_bytes::<Blobs>(&1)?, Some(&b"hdr:payload"[..]));
+    /// tx.commit()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Mdbx`];
+    /// [`Error::InvalidTable`] on a `dupsort` table (libmdbx cannot reserve room there).
+    pub fn put_reserve<T: Table, R>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        len: usize,
+        fill: impl FnOnce(&mut Room<'_>) -> R,
+    ) -> Result<R>
+    where
+        S: Contains<T>,
+        T::Codec: AnyBytes,
+    {
+        if T::FLAGS.dupsort {
+            return Err(Error::InvalidTable {
+                table: T::NAME.to_string(),
+                rust_name: T::RUST_NAME,
+                problem: "`put_reserve` writes into a reserved room of the page, which libmdbx \
+                         does not allow in a dupsort table: use `put`"
+                    .to_string(),
+            });
+        }
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        let raw = self.raw_mut();
+        with_key::<T, _, _>(key, |k| {
+            raw.put_reserve(dbi, k, len, engine::put::UPSERT, fill)
+                .map_err(|code| {
+                    db.shared
+                        .fail(code, At::of::<T>("put_reserve").entry(k, len))
+                })
+        })
+    }
 }
 
 #[cold]

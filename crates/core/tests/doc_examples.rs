@@ -2,9 +2,9 @@
 //!
 //! Reads the sources of `tabula-core` and `tabula-migrate` line by line: for each inherent
 //! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `WriteCursor`, `BulkLoad`, `Migrations`,
-//! `Options`, `OwnedTx` and `OwnedIter` (trait impls such as `impl Iterator for Iter` are not
-//! looked at), every `pub fn` at the impl's top level must have in its doc comment a code block
-//! fenced with
+//! `Options`, `OwnedTx`, `OwnedIter` and `Lazy` (trait impls such as `impl Iterator for Iter` are
+//! not looked at), every `pub fn` at the impl's top level must have in its doc comment a code
+//! block fenced with
 //! plain ```` ``` ```` or ```` ```rust ```` (which rustdoc compiles and runs; `text`, `ignore`,
 //! `no_run` and `compile_fail` blocks do not count) that asserts something (`assert`).
 
@@ -24,6 +24,7 @@ const TYPES: &[&str] = &[
     "Options",
     "OwnedTx",
     "OwnedIter",
+    "Lazy",
 ];
 
 /// A public method found in one of the impls.

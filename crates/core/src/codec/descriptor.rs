@@ -43,6 +43,11 @@ pub enum Descriptor {
     Raw,
     /// A hand-written codec, named by its author; bump the name when the format changes.
     Custom(&'static str),
+    /// A fixed-layout value of this many bytes, stored as its memory
+    /// ([`Pod`](crate::codec::Pod)).
+    Pod(usize),
+    /// Values of the inner codec, compressed with zstd ([`Zstd`](crate::codec)).
+    Zstd(&'static Descriptor),
     /// The values of a `dupsort` table stored in this key encoding
     /// ([`Ordered`](crate::Ordered)), so they sort in their type's order.
     Ordered(&'static Descriptor),
@@ -95,6 +100,8 @@ impl fmt::Display for Descriptor {
             Descriptor::Bincode => f.write_str("bincode"),
             Descriptor::Raw => f.write_str("raw"),
             Descriptor::Custom(name) => write!(f, "custom {name}"),
+            Descriptor::Pod(size) => write!(f, "pod({size})"),
+            Descriptor::Zstd(inner) => write!(f, "zstd({inner})"),
             // The key encoding is recorded as the value's shape (`Ordered::shape`).
             Descriptor::Ordered(_) => f.write_str("ordered"),
             Descriptor::SubKeyed { subkey, value } => write!(f, "subkey {subkey} + {value}"),

@@ -58,6 +58,9 @@ pub(super) enum Repr {
         subkey: KeyShape,
         value: Box<ValueShape>,
     },
+    /// Values of the inner shape, each compressed as one zstd frame (`Zstd`).
+    #[cfg(feature = "compression")]
+    Zstd(Box<ValueShape>),
 }
 
 impl fmt::Debug for ValueShape {
@@ -69,6 +72,8 @@ impl fmt::Debug for ValueShape {
             Repr::SubKeyed { subkey, value } => {
                 write!(f, "ValueShape(subkey {subkey} + {value:?})")
             }
+            #[cfg(feature = "compression")]
+            Repr::Zstd(inner) => write!(f, "ValueShape(zstd {inner:?})"),
         }
     }
 }
@@ -151,6 +156,29 @@ impl ValueShape {
             return Ok(Some(ValueShape { repr }));
         }
         let codec = descriptor.split('<').next().unwrap_or_default();
+        if let Some(inner) = codec
+            .strip_prefix("zstd(")
+            .and_then(|inner| inner.strip_suffix(')'))
+        {
+            // `zstd(bincode)<T>`: the inner codec's record, read through the compression (with
+            // the `compression` feature; otherwise unknown, shown as bytes).
+            #[cfg(feature = "compression")]
+            {
+                let value_type = &descriptor[codec.len()..];
+                return Ok(
+                    ValueShape::of_record(&format!("{inner}{value_type}"), shape)?.map(|inner| {
+                        ValueShape {
+                            repr: Repr::Zstd(Box::new(inner)),
+                        }
+                    }),
+                );
+            }
+            #[cfg(not(feature = "compression"))]
+            {
+                let _ = inner;
+                return Ok(None);
+            }
+        }
         match (codec, shape) {
             ("raw", _) => Ok(Some(ValueShape::raw())),
             ("bincode", Some(shape)) => {
@@ -188,6 +216,8 @@ impl ValueShape {
                 let subkey = super::dup::key_value(subkey, subkey.decode_part(&mut input, false)?);
                 return Ok(DynValue::Tuple(vec![subkey, value.decode(input)?]));
             }
+            #[cfg(feature = "compression")]
+            Repr::Zstd(inner) => return inner.decode(&super::zstd::decompress_frame(bytes)?),
         };
         let mut d = Decoder {
             input: bytes,
@@ -226,6 +256,8 @@ impl ValueShape {
                 ))),
             },
             Repr::Ordered(key) => key.encode(&super::dup::value_key(key, value)?),
+            #[cfg(feature = "compression")]
+            Repr::Zstd(inner) => super::zstd::compress_frame(&inner.encode(value)?),
             Repr::SubKeyed {
                 subkey,
                 value: shape,

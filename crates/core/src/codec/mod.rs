@@ -2,9 +2,11 @@
 //!
 //! Keys use an order-preserving encoding ([`Key`]), so the byte order libmdbx sorts by equals the
 //! key type's [`Ord`]. Values use a [`Value`] codec: serde + bincode 2 by default ([`Bincode`]),
-//! raw bytes ([`Raw`]), or one you write yourself.
+//! raw bytes ([`Raw`]), fixed-layout structs read in place ([`Pod`]), compressed values
+//! (`Zstd`, with the `compression` feature), or one you write yourself.
 
 mod bincode_de;
+mod borrowed;
 mod descriptor;
 mod dup;
 mod dyn_value;
@@ -12,13 +14,18 @@ pub(crate) mod identity;
 mod key;
 mod trace;
 mod value;
+#[cfg(feature = "compression")]
+mod zstd;
 
+pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub use descriptor::Descriptor;
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use dyn_value::{DynValue, ValueShape};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value, ValueTrace};
+#[cfg(feature = "compression")]
+pub use zstd::Zstd;
 
 use std::fmt;
 

@@ -66,6 +66,51 @@ pub trait Value {
     /// [`DecodeError`] when the bytes are not a valid encoding; never a panic.
     fn decode(bytes: &[u8]) -> Result<Self::Item, DecodeError>;
 
+    /// The length of `item`'s encoding when the codec knows it before encoding, so that a
+    /// write can reserve that much room in the page and [`encode_into`](Value::encode_into) it
+    /// there (libmdbx's `MDBX_RESERVE`) instead of encoding into a buffer that libmdbx then
+    /// copies. `None` (the default) writes through [`encode`](Value::encode).
+    ///
+    /// Return `Some` only for a codec that writes its bytes (a fixed-size binary layout, a
+    /// value assembled from parts); one whose `encode` borrows bytes the item already holds
+    /// ([`Raw`], [`Pod`](super::Pod)) gains nothing: libmdbx's copy is the only one there.
+    /// Writes into `dupsort` tables always go through `encode` (libmdbx cannot reserve there).
+    ///
+    /// ```
+    /// use tabula_core::{Bincode, Raw, Value};
+    ///
+    /// assert_eq!(Raw::encoded_len(&vec![1, 2, 3]), None); // borrowed: nothing to save
+    /// assert_eq!(Bincode::<u64>::encoded_len(&7), None);   // not known without encoding
+    /// ```
+    #[inline]
+    fn encoded_len(item: &Self::Item) -> Option<usize> {
+        let _ = item;
+        None
+    }
+
+    /// Writes `item`'s encoding into `out`, which is exactly
+    /// [`encoded_len`](Value::encoded_len) bytes long (zeroed). Called only after
+    /// `encoded_len` returned `Some`; the default encodes with [`encode`](Value::encode) and
+    /// copies, so a codec overriding `encoded_len` should override this too.
+    ///
+    /// # Errors
+    ///
+    /// [`EncodeError`] when the item cannot be encoded, or its encoding is not `out.len()`
+    /// bytes long.
+    fn encode_into(item: &Self::Item, out: &mut [u8]) -> Result<(), EncodeError> {
+        let mut scratch = Vec::new();
+        let bytes = Self::encode(item, &mut scratch)?;
+        if bytes.len() != out.len() {
+            return Err(EncodeError::new(format!(
+                "the codec announced a {}-byte encoding (`encoded_len`) but wrote {} bytes",
+                out.len(),
+                bytes.len()
+            )));
+        }
+        out.copy_from_slice(bytes);
+        Ok(())
+    }
+
     /// A structural description of the stored format (field names and types, variants), or
     /// `None` when the codec cannot describe it. The startup step records it and refuses to
     /// open a table whose shape changed without a migration, even when the type kept its name.
@@ -170,8 +215,9 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
 
 /// Values stored as the bytes given: `Vec<u8>` in and out, no encoding.
 ///
-/// For zero-copy reads use `get_bytes`, which borrows the stored bytes for the transaction's
-/// lifetime.
+/// For zero-copy reads use `get_bytes` or `get_ref` (a [`ValueRef`](super::ValueRef) codec:
+/// the stored bytes, borrowed for the transaction's lifetime). `put_reserve` writes a value
+/// straight into the page (every byte string is a `Raw` value: [`AnyBytes`](super::AnyBytes)).
 pub struct Raw;
 
 impl Value for Raw {

@@ -17,8 +17,9 @@
 
 //!
 //! One file per concern: `code` (return codes), `env` (the environment), `txn` (transaction
-//! objects), `cursor`, `slots` (per-thread reuse of transactions and cursors), `readers` (cuttable read
-//! transactions and the slow-reader callback), `cmp` (the key
+//! objects), `cursor`, `room` (a value's room reserved in a page), `slots` (per-thread reuse
+//! of transactions and cursors), `readers` (cuttable read transactions and the slow-reader
+//! callback), `cmp` (the key
 //! comparator), `space` (disk-space reservations), `limits`, `flags`, `log`, `clock`. The rest of
 //! the crate sees only the items re-exported here, and nothing here imports from outside this
 //! module (`tests/layering.rs` checks both).
@@ -39,6 +40,7 @@ mod flags;
 pub(crate) mod limits;
 mod log;
 mod readers;
+mod room;
 mod slots;
 mod space;
 mod txn;
@@ -53,6 +55,7 @@ pub(crate) use flags::*;
 pub(crate) use limits::{MAX_PAGE_SIZE, limits_at_page_size};
 pub(crate) use log::*;
 pub(crate) use readers::*;
+pub use room::Room;
 pub(crate) use slots::*;
 pub(crate) use space::*;
 pub(crate) use txn::*;

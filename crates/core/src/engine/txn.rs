@@ -341,6 +341,27 @@ impl RawTxn {
         }
     }
 
+    /// [`get`](Self::get), returning the stored copy of the key with the value
+    /// (`mdbx_get_ex`, which points both at the pair in the page), so that both can be kept
+    /// for as long as the transaction is borrowed.
+    #[inline]
+    pub fn get_pair<'t>(&'t self, dbi: Dbi, key: &[u8]) -> Result<Option<Pair<'t>>, Code> {
+        let mut k = val(key);
+        let mut v = EMPTY;
+        // SAFETY: the txn is live and, being borrowed shared for 't, is not written to while
+        // the returned slices live; `k` points into `key`, alive for the call, and libmdbx
+        // overwrites it with a pointer to the stored key; a null count pointer is allowed.
+        let rc =
+            unsafe { sys::mdbx_get_ex(self.ptr.as_ptr(), dbi, &mut k, &mut v, ptr::null_mut()) };
+        if check_found(rc)? {
+            // SAFETY: a successful get: both point into pages (or the txn's dirty pages) valid
+            // while the txn is alive and unmodified, which the shared borrow 't guarantees.
+            Ok(Some(unsafe { (slice(&k), slice(&v)) }))
+        } else {
+            Ok(None)
+        }
+    }
+
     /// Number of values of `key` (0 when it is absent; at most 1 outside a dupsort table).
     pub fn count_values(&self, dbi: Dbi, key: &[u8]) -> Result<usize, Code> {
         let mut k = val(key);
@@ -385,6 +406,58 @@ impl RawTxn {
         // SAFETY: the txn is a live write txn borrowed exclusively, so no slice into its pages is
         // alive; key and value point into caller buffers alive for the call (libmdbx copies them).
         check(unsafe { sys::mdbx_put(self.ptr.as_ptr(), dbi, &k, &mut v, flags) })
+    }
+
+    /// Puts `key` with a value of `len` bytes that `fill` writes straight into the page:
+    /// `mdbx_put` with `MDBX_RESERVE` makes room for the value and returns where it is, and
+    /// `fill` gets that room as a [`Room`]; what it leaves unwritten is zeroed after. Not for
+    /// `MDBX_DUPSORT` tables: libmdbx does not allow `MDBX_RESERVE` there (callers check the
+    /// table's flags first).
+    ///
+    /// The room is valid only until the next write of the transaction. `fill` borrows it for
+    /// the call alone (its result cannot hold it: the closure's argument has a lifetime of its
+    /// own), and `&mut self` keeps every other use of the transaction out meanwhile.
+    #[inline]
+    pub fn put_reserve<R>(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        len: usize,
+        flags: u32,
+        fill: impl FnOnce(&mut Room<'_>) -> R,
+    ) -> Result<R, Code> {
+        let k = val(key);
+        let mut v = sys::MDBX_val {
+            iov_base: ptr::null_mut(),
+            iov_len: len,
+        };
+        // SAFETY: the txn is a live write txn borrowed exclusively, so no slice into its pages
+        // is alive; `k` points into `key`, alive for the call; with `MDBX_RESERVE` libmdbx
+        // reads only `v.iov_len` and overwrites `v.iov_base` with the reserved room.
+        check(unsafe {
+            sys::mdbx_put(
+                self.ptr.as_ptr(),
+                dbi,
+                &k,
+                &mut v,
+                flags | sys::MDBX_RESERVE,
+            )
+        })?;
+        let at = match NonNull::new(v.iov_base.cast::<u8>()) {
+            Some(at) if len > 0 => at,
+            _ => NonNull::dangling(),
+        };
+        let len = if at == NonNull::dangling() { 0 } else { len };
+        // SAFETY: a successful reserve: `at` points at `len` writable bytes in a page of this
+        // write txn (a dirty page, or the map with `MDBX_WRITEMAP`), which libmdbx leaves
+        // uninitialised and which no one else reads or writes until the txn's next write;
+        // `&mut self`, held until `fill` returns, rules that out. (A dangling pointer with
+        // `len == 0` names no bytes.) The room does not escape: `fill`'s argument has a
+        // lifetime of its own.
+        let mut room = unsafe { Room::new(at, len) };
+        // Dropping the room (after `fill`, or while unwinding from a panic in it) stores what
+        // `fill` did not write as zeros, not as whatever the page held.
+        Ok(fill(&mut room))
     }
 
     /// Deletes `key` (all its values), or one `(key, value)` pair in a dupsort table.

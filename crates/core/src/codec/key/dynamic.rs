@@ -129,6 +129,8 @@ impl KeyShape {
             Descriptor::Bincode
             | Descriptor::Raw
             | Descriptor::Custom(_)
+            | Descriptor::Pod(_)
+            | Descriptor::Zstd(_)
             | Descriptor::Ordered(_)
             | Descriptor::SubKeyed { .. } => return None,
         })
