@@ -1,6 +1,6 @@
 //! async_reads: a tokio service's reads. All requests are spawned at once on a multi-thread
 //! runtime ([`WORKERS`] workers); each is one short read (a read transaction, one get of a
-//! [`value32v`](crate::data::value32v), checked word by word, end), while a writer thread
+//! [`value32v`], checked word by word, end), while a writer thread
 //! commits a 100-entry transaction every millisecond ([`WRITER_PACE`]).
 //!
 //! Per variant, three rows: requests per second (from the first spawn to the last
