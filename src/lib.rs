@@ -481,6 +481,16 @@
 //! table without `dupsort`, a subkey operation on a table without a subkey, and a dupsort
 //! value type without an order-preserving encoding are all compile errors; the `tests/ui` directory holds one example of each with the message it produces.
 //!
+//! ## Cargo features
+//!
+//! All off by default.
+//!
+//! | Feature | What it adds |
+//! |---|---|
+//! | `progress` | `Migrations::with_progress_bar`: an indicatif bar on stderr for long migration steps |
+//! | `metrics` | `Db::record_metrics` and inline counters: commits, commit latency, read-transaction ages, map use, table sizes, through the `metrics` crate facade |
+//! | `compression` | the `Zstd<C>` value codec (the `zstd` crate, which compiles libzstd's C sources) |
+//!
 //! ## Errors
 //!
 //! Every fallible call returns [`Error`]. Its messages name what is known at the failure: the

@@ -966,6 +966,12 @@ pub enum SlowReaderAction {
 #[derive(Clone)]
 struct SlowReaderPolicy(Arc<dyn Fn(&SlowReader) -> SlowReaderAction + Send + Sync>);
 
+// A panic in the callback is caught where libmdbx calls it (`engine/readers.rs`) and changes no
+// state: the callback sees a copy of the reader's figures and only returns an action. So a `Db`
+// or `Options` holding one stays unwind safe, as they were before the callback existed.
+impl std::panic::UnwindSafe for SlowReaderPolicy {}
+impl std::panic::RefUnwindSafe for SlowReaderPolicy {}
+
 impl std::fmt::Debug for SlowReaderPolicy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SlowReaderPolicy(..)")

@@ -81,6 +81,10 @@ pub struct Tx<'db, S: Schema, M: Mode> {
     started_ms: u64,
 }
 
+// `&Tx` changes nothing (every write takes `&mut self`); only the `Cell` in the marker that
+// makes `Tx` `!Sync` would otherwise make it `!RefUnwindSafe`.
+impl<S: Schema, M: Mode> std::panic::RefUnwindSafe for Tx<'_, S, M> {}
+
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     pub(crate) fn new(db: &'db Db<S>, raw: RawTxn) -> Self {
         Tx {

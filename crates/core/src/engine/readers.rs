@@ -361,6 +361,11 @@ pub(crate) struct SlowReaderHook {
     pub policy: Policy,
 }
 
+// The policy runs inside `catch_unwind` (below) and sees only a copy of the reader's figures, so
+// a panic in it leaves nothing half-changed: the environment holding the hook stays unwind safe.
+impl std::panic::UnwindSafe for SlowReaderHook {}
+impl std::panic::RefUnwindSafe for SlowReaderHook {}
+
 /// libmdbx's handle-slow-readers callback (`MDBX_hsr_func`): asks the policy what to do about the
 /// reader holding up a write that would otherwise grow the file, and does it.
 ///
