@@ -22,6 +22,7 @@ COLORS = {
     "heed": "#dd6b20",
     "redb": "#2f855a",
     "actor": "#c53030",
+    "lmdb": "#b7791f",
 }
 
 # Workload -> (title, y-axis label); every figure's unit as the binary prints it.
@@ -35,6 +36,8 @@ WORKLOADS = {
     "upsert": ("upsert: random-key puts, 1,000 per txn", "ns per put"),
     "big_values": ("big_values: random gets of 1/16/256 KiB values", "ns per get"),
     "open": ("open: existing file, schema of N tables", "µs per open"),
+    "dup_seek": ("dup_seek: random seek_dup, keys × 20 subkeys, one read txn", "ns per seek"),
+    "prune": ("prune: delete every 10th entry walking a write cursor", "ns per entry"),
 }
 
 
@@ -134,6 +137,11 @@ def main():
             commits = {k: v for k, v in rows.items() if k.endswith("_commits")}
             charts.append(("mixed-reads", "mixed: reader latency while one writer commits", "ns per read", lat))
             charts.append(("mixed-commits", "mixed: writer commits while 4 threads read", "commits / s", commits))
+        elif key == "async_reads":
+            lat = {k: v for k, v in rows.items() if k.endswith(("_p50", "_p99"))}
+            rate = {k: v for k, v in rows.items() if k not in lat}
+            charts.append(("async-reads-latency", "async_reads: request latency (tokio, writer committing)", "µs per request", lat))
+            charts.append(("async-reads-rate", "async_reads: requests completed per second", "requests / s", rate))
         elif key in WORKLOADS:
             title, ylabel = WORKLOADS[key]
             charts.append((key.replace("_", "-"), title, ylabel, rows))
