@@ -93,9 +93,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             scratch: Vec::new(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
-            started_ms: if M::READ_ONLY
-                && (db.shared.long_read_ms != u64::MAX || cfg!(feature = "metrics"))
-            {
+            started_ms: if M::READ_ONLY && db.shared.read_clock {
                 engine::coarse_now_ms()
             } else {
                 0
@@ -1795,10 +1793,9 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
             if M::READ_ONLY {
-                let threshold = self.db.shared.long_read_ms;
-                if threshold != u64::MAX || cfg!(feature = "metrics") {
+                if self.db.shared.read_clock {
                     let age_ms = engine::coarse_now_ms().saturating_sub(self.started_ms);
-                    if age_ms >= threshold {
+                    if age_ms >= self.db.shared.long_read_ms {
                         warn_long_read(raw.id(), age_ms);
                     }
                     telemetry::read_txn_ended(&self.db.telemetry, age_ms);

@@ -41,6 +41,7 @@ impl RawTxn {
     /// Only the latest snapshot is parked: an older one would be refreshed by the next resume
     /// anyway, and libmdbx 0.14.4 ousts a parked snapshot at a full map only after failing the
     /// first write that needs its pages (see `tests/read_snapshots.rs`).
+    #[inline]
     pub fn park_latest(&mut self) -> Result<(), Code> {
         let ptr = self.ptr.as_ptr();
         // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
@@ -88,6 +89,31 @@ impl RawTxn {
         // SAFETY: `self` is an active or reset read txn owned by the caller with nothing
         // borrowed from it (`&mut self`); refresh keeps an active one that is still on the
         // latest snapshot, and otherwise (re)starts it on the latest.
+        match unsafe { sys::mdbx_txn_refresh(ptr) } {
+            sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => Ok(()),
+            rc => Err(Code(rc)),
+        }
+    }
+
+    /// [`resume`](Self::resume) for a transaction the caller knows was parked by
+    /// [`park_latest`](Self::park_latest) (not reset): the same unpark and refresh without
+    /// asking libmdbx for the transaction's flags first — what raw libmdbx code that parks its
+    /// own transaction does. Called on a reset transaction it fails (`MDBX_BAD_TXN`) without
+    /// touching it.
+    #[inline]
+    pub fn resume_parked(&mut self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a read txn parked by `park_latest` and owned by the caller;
+        // unparking either restores it or (ousted) restarts it, both leave it active. (On a
+        // txn that is not parked libmdbx checks the flags itself and refuses or does nothing.)
+        let rc = unsafe { sys::mdbx_txn_unpark(ptr, true) };
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(()); // ousted and restarted: already on the latest snapshot
+        }
+        check(rc)?;
+        // SAFETY: `self` is now an active read txn owned by the caller with nothing borrowed
+        // from it (`&mut self`); refresh keeps it when it is still on the latest snapshot and
+        // otherwise restarts it there.
         match unsafe { sys::mdbx_txn_refresh(ptr) } {
             sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => Ok(()),
             rc => Err(Code(rc)),
