@@ -604,6 +604,7 @@ impl Bootstrap {
             path: self.path,
             read_only: self.read_only,
             long_read_ms: self.long_read_ms,
+            long_read_ns: self.long_read_ms.saturating_mul(1_000_000),
             read_clock: self.long_read_ms != u64::MAX || cfg!(feature = "metrics"),
             reuse_snapshots,
             parking: AtomicBool::new(reuse_snapshots),

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) read_only: bool,
     /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
     pub(crate) long_read_ms: u64,
+    /// The same in nanoseconds (saturating), for `Tx`, which times itself in nanoseconds.
+    pub(crate) long_read_ns: u64,
     /// Whether a read transaction reads the coarse clock when it begins and ends: the
     /// long-read warning is on (`long_read_ms != u64::MAX`) or metrics record read ages.
     /// Decided once at open, so the read path branches on a plain `bool`.

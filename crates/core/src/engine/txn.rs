@@ -647,6 +647,7 @@ impl Drop for ParentTxn {
 }
 
 impl Drop for RawTxn {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the handle is owned and live (commit forgets `self`); aborting a reset read
         // txn or an active txn of either kind frees it. Nothing borrowed from it outlives `self`.
