@@ -25,6 +25,10 @@ pub trait Mode: sealed::Sealed + 'static {
     const READ_ONLY: bool;
     #[doc(hidden)]
     type ThreadMarker;
+    /// The encoding buffer a transaction keeps: a `Vec<u8>` for writes, nothing for reads (so
+    /// a read transaction has no buffer to build or free).
+    #[doc(hidden)]
+    type Scratch: Default;
 }
 
 /// Marks a read transaction ([`RoTx`]). Read transactions may move between threads.
@@ -38,11 +42,13 @@ pub enum Rw {}
 impl Mode for Ro {
     const READ_ONLY: bool = true;
     type ThreadMarker = ();
+    type Scratch = ();
 }
 
 impl Mode for Rw {
     const READ_ONLY: bool = false;
     type ThreadMarker = *const AWriteTransactionEndsOnTheThreadThatBeganIt;
+    type Scratch = Vec<u8>;
 }
 
 /// Makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to commit or abort on the
@@ -76,7 +82,7 @@ pub struct Tx<'db, S: Schema, M: Mode> {
     _one_thread_at_a_time: PhantomData<std::cell::Cell<ATransactionIsUsedByOneThreadAtATime>>,
     pub(crate) raw: Option<RawTxn>,
     pub(crate) db: &'db Db<S>,
-    pub(crate) scratch: Vec<u8>,
+    pub(crate) scratch: M::Scratch,
     /// When a read transaction began (coarse clock, ns), for the long-read warning.
     started_ns: u64,
 }
@@ -90,7 +96,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         Tx {
             raw: Some(raw),
             db,
-            scratch: Vec::new(),
+            scratch: Default::default(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
             started_ns: if M::READ_ONLY && db.shared.read_clock {
