@@ -656,3 +656,65 @@ impl Drop for RawTxn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(dir: &std::path::Path) -> Env {
+        Env::open(
+            dir,
+            &EnvConfig {
+                max_tables: 2,
+                max_readers: Some(8),
+                geometry: [-1, -1, 1 << 26, 1 << 20, -1, -1],
+                sync: Durability::Durable,
+                read_only: false,
+                exclusive: false,
+                write_map: false,
+                no_sub_dir: false,
+                validation: false,
+                mode: 0o644,
+                slow_readers: None,
+            },
+        )
+        .unwrap()
+    }
+
+    fn commit_one(env: &Env, key: &[u8]) {
+        let mut w = env.begin(false).unwrap();
+        let main = w.open_table(None, 0, false).unwrap().unwrap();
+        w.put(main, key, b"v", 0).unwrap();
+        w.commit().unwrap();
+    }
+
+    /// `Db::read` unparks a transaction it knows was parked with `resume_parked`, which skips
+    /// `resume`'s look at the flags: it must bring a parked transaction to the latest snapshot
+    /// as `resume` does, and refuse a reset one (`MDBX_BAD_TXN`) without harming it, so that
+    /// `resume` still restarts it.
+    #[test]
+    fn resume_parked_moves_to_the_latest_snapshot_and_refuses_a_reset_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        commit_one(&env, b"a");
+        let mut txn = env.begin(true).unwrap();
+        let first = txn.id();
+
+        txn.park_latest().unwrap();
+        txn.resume_parked().unwrap();
+        assert_eq!(txn.id(), first, "nothing committed: the same snapshot");
+
+        txn.park_latest().unwrap();
+        commit_one(&env, b"b");
+        txn.resume_parked().unwrap();
+        assert_eq!(txn.id(), first + 1, "a commit since: the latest snapshot");
+        let main = txn.open_table(None, 0, false).unwrap().unwrap();
+        assert_eq!(txn.get(main, b"b").unwrap(), Some(&b"v"[..]));
+
+        txn.reset().unwrap();
+        assert_eq!(txn.resume_parked(), Err(Code(sys::MDBX_BAD_TXN)));
+        txn.resume().unwrap();
+        assert_eq!(txn.id(), first + 1);
+        assert_eq!(txn.get(main, b"a").unwrap(), Some(&b"v"[..]));
+    }
+}
