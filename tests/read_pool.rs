@@ -88,7 +88,10 @@ fn more_threads_than_slots_read_every_earlier_commit() {
         "{mine} reader slots held, the pool keeps {pool}"
     );
     let held: Vec<_> = (0..4).map(|_| db.read().unwrap()).collect();
-    assert!(held.iter().all(|tx| tx.get::<Counter>(&0).unwrap() == Some(COMMITS)));
+    assert!(
+        held.iter()
+            .all(|tx| tx.get::<Counter>(&0).unwrap() == Some(COMMITS))
+    );
 }
 
 /// Rewrites 8 × 32 KiB blobs `rounds` times (as `tests/read_snapshots.rs` does): in a 4 MiB
@@ -132,7 +135,10 @@ fn transactions_reset_after_a_full_map_come_back_from_every_thread() {
             });
         }
         pinned.wait();
-        assert!(matches!(rewrite_blobs(&db, 120), Err(Error::MapFull { .. })));
+        assert!(matches!(
+            rewrite_blobs(&db, 120),
+            Err(Error::MapFull { .. })
+        ));
         full.wait();
         ended.wait();
         rewrite_blobs(&db, 120).unwrap();
@@ -140,6 +146,9 @@ fn transactions_reset_after_a_full_map_come_back_from_every_thread() {
         again.wait();
     });
     assert_eq!(counter(&db), 1000);
-    assert_eq!(db.read().unwrap().get::<Blobs>(&3).unwrap().unwrap()[0], 119);
+    assert_eq!(
+        db.read().unwrap().get::<Blobs>(&3).unwrap().unwrap()[0],
+        119
+    );
     assert!(db.check().unwrap().is_ok());
 }

@@ -27,7 +27,11 @@ fn thread_index() -> usize {
         static INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
     }
     let i = INDEX.get();
-    if i != usize::MAX { i } else { assign_thread_index(&INDEX) }
+    if i != usize::MAX {
+        i
+    } else {
+        assign_thread_index(&INDEX)
+    }
 }
 
 #[cold]
