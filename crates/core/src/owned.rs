@@ -121,10 +121,7 @@ impl<S: Schema> Db<S> {
     pub fn read_owned(self: &Arc<Self>) -> Result<OwnedTx<S>> {
         self.begin_read_then(|raw| {
             let table = self.shared.env.cut_table();
-            let started_ms = if table.is_some()
-                || self.shared.long_read_ms != u64::MAX
-                || cfg!(feature = "metrics")
-            {
+            let started_ms = if table.is_some() || self.shared.read_clock {
                 engine::coarse_now_ms()
             } else {
                 0

@@ -590,6 +590,10 @@ impl Bootstrap {
         let slots = engine::TxnSlots::new((parked / 2).min(64));
         let cursors = engine::CursorCache::new(slots.len());
         let pool = parked - slots.len();
+        // libmdbx parks through the txn's reader slot; without a reader table (a read-only
+        // open on read-only media: libmdbx reports `u32::MAX` readers) a txn has none, so
+        // reset instead.
+        let reuse_snapshots = self.reuse_snapshots && info.max_readers != u32::MAX;
         Ok(Db::publish(Shared {
             slots,
             cursors,
@@ -600,11 +604,10 @@ impl Bootstrap {
             path: self.path,
             read_only: self.read_only,
             long_read_ms: self.long_read_ms,
-            // libmdbx parks through the txn's reader slot; without a reader table (a
-            // read-only open on read-only media: libmdbx reports `u32::MAX` readers) a
-            // txn has none, so reset instead.
-            reuse_snapshots: self.reuse_snapshots && info.max_readers != u32::MAX,
-            map_was_full: AtomicBool::new(false),
+            long_read_ns: self.long_read_ms.saturating_mul(1_000_000),
+            read_clock: self.long_read_ms != u64::MAX || cfg!(feature = "metrics"),
+            reuse_snapshots,
+            parking: AtomicBool::new(reuse_snapshots),
         }))
     }
 }

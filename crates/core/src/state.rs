@@ -26,12 +26,25 @@ pub(crate) struct Shared {
     pub(crate) read_only: bool,
     /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
     pub(crate) long_read_ms: u64,
+    /// The same in nanoseconds (saturating), for `Tx`, which times itself in nanoseconds.
+    pub(crate) long_read_ns: u64,
+    /// Whether a read transaction reads the coarse clock when it begins and ends: the
+    /// long-read warning is on (`long_read_ms != u64::MAX`) or metrics record read ages.
+    /// Decided once at open, so the read path branches on a plain `bool`.
+    pub(crate) read_clock: bool,
     /// Finished read txns are parked on their snapshot (`true`) rather than reset.
     pub(crate) reuse_snapshots: bool,
-    /// Set when a write ran out of space: from then on finished read txns are reset rather
-    /// than parked, and the parked ones were freed, so later writes reclaim every page no live
-    /// reader needs.
-    pub(crate) map_was_full: AtomicBool,
+    /// Whether finished read txns are parked now: `reuse_snapshots` until a write runs out of
+    /// space, `false` from then on (the parked ones were freed, finished ones are reset, so
+    /// later writes reclaim every page no live reader needs). The one flag the read path loads
+    /// per begin and per end.
+    ///
+    /// It also tells `Db::read` how a pooled transaction was left: `park` resets instead of
+    /// parking only after it loaded `false` here, and then hands the transaction over through
+    /// a thread slot or the pool (release/acquire). So a reader that takes a transaction and
+    /// then loads `true` took a parked one: the reset one's `false` happened before its load
+    /// and the flag never goes back to `true` (read-read coherence).
+    pub(crate) parking: AtomicBool,
 }
 
 impl Shared {
@@ -44,10 +57,7 @@ impl Shared {
     #[cold]
     #[inline(never)]
     pub(crate) fn fail(&self, code: Code, at: At<'_>) -> Error {
-        if code == Code::MAP_FULL
-            && self.reuse_snapshots
-            && !self.map_was_full.swap(true, Ordering::Relaxed)
-        {
+        if code == Code::MAP_FULL && self.parking.swap(false, Ordering::Relaxed) {
             tracing::warn!(
                 target: "tabula",
                 "the map is full: finished read transactions are reset from now on instead of \

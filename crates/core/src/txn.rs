@@ -25,6 +25,10 @@ pub trait Mode: sealed::Sealed + 'static {
     const READ_ONLY: bool;
     #[doc(hidden)]
     type ThreadMarker;
+    /// The encoding buffer a transaction keeps: a `Vec<u8>` for writes, nothing for reads (so
+    /// a read transaction has no buffer to build or free).
+    #[doc(hidden)]
+    type Scratch: Default;
 }
 
 /// Marks a read transaction ([`RoTx`]). Read transactions may move between threads.
@@ -38,11 +42,13 @@ pub enum Rw {}
 impl Mode for Ro {
     const READ_ONLY: bool = true;
     type ThreadMarker = ();
+    type Scratch = ();
 }
 
 impl Mode for Rw {
     const READ_ONLY: bool = false;
     type ThreadMarker = *const AWriteTransactionEndsOnTheThreadThatBeganIt;
+    type Scratch = Vec<u8>;
 }
 
 /// Makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to commit or abort on the
@@ -76,9 +82,9 @@ pub struct Tx<'db, S: Schema, M: Mode> {
     _one_thread_at_a_time: PhantomData<std::cell::Cell<ATransactionIsUsedByOneThreadAtATime>>,
     pub(crate) raw: Option<RawTxn>,
     pub(crate) db: &'db Db<S>,
-    pub(crate) scratch: Vec<u8>,
-    /// When a read transaction began (coarse ms clock), for the long-read warning.
-    started_ms: u64,
+    pub(crate) scratch: M::Scratch,
+    /// When a read transaction began (coarse clock, ns), for the long-read warning.
+    started_ns: u64,
 }
 
 // `&Tx` changes nothing (every write takes `&mut self`); only the `Cell` in the marker that
@@ -90,13 +96,11 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         Tx {
             raw: Some(raw),
             db,
-            scratch: Vec::new(),
+            scratch: Default::default(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
-            started_ms: if M::READ_ONLY
-                && (db.shared.long_read_ms != u64::MAX || cfg!(feature = "metrics"))
-            {
-                engine::coarse_now_ms()
+            started_ns: if M::READ_ONLY && db.shared.read_clock {
+                engine::coarse_now_ns()
             } else {
                 0
             },
@@ -1775,6 +1779,15 @@ pub(crate) fn warn_long_read(txn_id: u64, age_ms: u64) {
     );
 }
 
+/// [`warn_long_read`] for `raw`, which it takes and gives back by value: the drop's fast path
+/// then keeps the transaction in a register instead of spilling it for this rare call.
+#[cold]
+#[inline(never)]
+fn warn_long_read_of(raw: RawTxn, age_ms: u64) -> RawTxn {
+    warn_long_read(raw.id(), age_ms);
+    raw
+}
+
 /// The last value of `key`, for error messages.
 fn last_value(raw: &mut RawTxn, dbi: Dbi, key: &[u8]) -> Option<KeyHex> {
     let mut c = raw.write_cursor(dbi).ok()?;
@@ -1795,13 +1808,13 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
             if M::READ_ONLY {
-                let threshold = self.db.shared.long_read_ms;
-                if threshold != u64::MAX || cfg!(feature = "metrics") {
-                    let age_ms = engine::coarse_now_ms().saturating_sub(self.started_ms);
-                    if age_ms >= threshold {
-                        warn_long_read(raw.id(), age_ms);
+                let mut raw = raw;
+                if self.db.shared.read_clock {
+                    let age_ns = engine::coarse_now_ns().saturating_sub(self.started_ns);
+                    if age_ns >= self.db.shared.long_read_ns {
+                        raw = warn_long_read_of(raw, age_ns / 1_000_000);
                     }
-                    telemetry::read_txn_ended(&self.db.telemetry, age_ms);
+                    telemetry::read_txn_ended(&self.db.telemetry, age_ns / 1_000_000);
                 }
                 self.db.park(raw);
             } else {

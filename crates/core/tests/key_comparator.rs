@@ -64,3 +64,33 @@ fn empty_and_equal_keys() {
         Ordering::Greater
     );
 }
+
+/// 8-byte keys (`u64` keys, the commonest) are decided in the comparator's first step, equal
+/// ones included; keys of 8 and more bytes whose first 8 are equal go on to the rest.
+#[test]
+fn eight_byte_keys_and_their_extensions() {
+    let words = [
+        0u64,
+        1,
+        0xff,
+        0x100,
+        0x7fff_ffff_ffff_ffff,
+        0x8000_0000_0000_0000,
+        u64::MAX,
+    ];
+    let mut keys: Vec<Vec<u8>> = words.iter().map(|w| w.to_be_bytes().to_vec()).collect();
+    for w in words {
+        for tail in [&[][..], &[0], &[0xff], &[1, 2, 3, 4, 5, 6, 7, 8, 9]] {
+            let mut k = w.to_be_bytes().to_vec();
+            k.extend_from_slice(tail);
+            keys.push(k);
+        }
+    }
+    keys.push(Vec::new());
+    keys.push(vec![0; 7]);
+    for a in &keys {
+        for b in &keys {
+            check(a, b).unwrap();
+        }
+    }
+}

@@ -17,13 +17,35 @@ pub(crate) struct ThreadSlots<T> {
 #[repr(align(64))]
 struct Slot<T>(std::sync::atomic::AtomicPtr<T>);
 
+/// This thread's index: 0, 1, 2, ... in the order threads first ask. A `const`-initialised
+/// thread-local (no lazy-init state, no destructor), so the hot path is one thread-local load
+/// and a compare; the first call of each thread takes the next number out of line.
+#[inline]
 fn thread_index() -> usize {
+    use std::cell::Cell;
+    thread_local! {
+        static INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+    let i = INDEX.get();
+    if i != usize::MAX {
+        i
+    } else {
+        assign_thread_index(&INDEX)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn assign_thread_index(index: &'static std::thread::LocalKey<std::cell::Cell<usize>>) -> usize {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        static INDEX: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    // Wraps only after `usize::MAX` threads; `MAX` itself is skipped (it means "unassigned").
+    let mut i = NEXT.fetch_add(1, Ordering::Relaxed);
+    if i == usize::MAX {
+        i = NEXT.fetch_add(1, Ordering::Relaxed);
     }
-    INDEX.with(|i| *i)
+    index.set(i);
+    i
 }
 
 impl<T> ThreadSlots<T> {
@@ -37,7 +59,9 @@ impl<T> ThreadSlots<T> {
 
     #[inline]
     pub(crate) fn slot(&self) -> &std::sync::atomic::AtomicPtr<T> {
-        &self.slots[thread_index() % self.slots.len()].0
+        let (i, n) = (thread_index(), self.slots.len());
+        // No division while there are no more threads than slots (the common case).
+        &self.slots[if i < n { i } else { i % n }].0
     }
 
     /// What this thread's slot holds, if anything.

@@ -41,6 +41,7 @@ impl RawTxn {
     /// Only the latest snapshot is parked: an older one would be refreshed by the next resume
     /// anyway, and libmdbx 0.14.4 ousts a parked snapshot at a full map only after failing the
     /// first write that needs its pages (see `tests/read_snapshots.rs`).
+    #[inline]
     pub fn park_latest(&mut self) -> Result<(), Code> {
         let ptr = self.ptr.as_ptr();
         // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
@@ -88,6 +89,31 @@ impl RawTxn {
         // SAFETY: `self` is an active or reset read txn owned by the caller with nothing
         // borrowed from it (`&mut self`); refresh keeps an active one that is still on the
         // latest snapshot, and otherwise (re)starts it on the latest.
+        match unsafe { sys::mdbx_txn_refresh(ptr) } {
+            sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => Ok(()),
+            rc => Err(Code(rc)),
+        }
+    }
+
+    /// [`resume`](Self::resume) for a transaction the caller knows was parked by
+    /// [`park_latest`](Self::park_latest) (not reset): the same unpark and refresh without
+    /// asking libmdbx for the transaction's flags first — what raw libmdbx code that parks its
+    /// own transaction does. Called on a reset transaction it fails (`MDBX_BAD_TXN`) without
+    /// touching it.
+    #[inline]
+    pub fn resume_parked(&mut self) -> Result<(), Code> {
+        let ptr = self.ptr.as_ptr();
+        // SAFETY: `self` is a read txn parked by `park_latest` and owned by the caller;
+        // unparking either restores it or (ousted) restarts it, both leave it active. (On a
+        // txn that is not parked libmdbx checks the flags itself and refuses or does nothing.)
+        let rc = unsafe { sys::mdbx_txn_unpark(ptr, true) };
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(()); // ousted and restarted: already on the latest snapshot
+        }
+        check(rc)?;
+        // SAFETY: `self` is now an active read txn owned by the caller with nothing borrowed
+        // from it (`&mut self`); refresh keeps it when it is still on the latest snapshot and
+        // otherwise restarts it there.
         match unsafe { sys::mdbx_txn_refresh(ptr) } {
             sys::MDBX_SUCCESS | sys::MDBX_RESULT_TRUE => Ok(()),
             rc => Err(Code(rc)),
@@ -621,11 +647,74 @@ impl Drop for ParentTxn {
 }
 
 impl Drop for RawTxn {
+    #[inline]
     fn drop(&mut self) {
         // SAFETY: the handle is owned and live (commit forgets `self`); aborting a reset read
         // txn or an active txn of either kind frees it. Nothing borrowed from it outlives `self`.
         unsafe {
             sys::mdbx_txn_abort_ex(self.ptr.as_ptr(), ptr::null_mut());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(dir: &std::path::Path) -> Env {
+        Env::open(
+            dir,
+            &EnvConfig {
+                max_tables: 2,
+                max_readers: Some(8),
+                geometry: [-1, -1, 1 << 26, 1 << 20, -1, -1],
+                sync: Durability::Durable,
+                read_only: false,
+                exclusive: false,
+                write_map: false,
+                no_sub_dir: false,
+                validation: false,
+                mode: 0o644,
+                slow_readers: None,
+            },
+        )
+        .unwrap()
+    }
+
+    fn commit_one(env: &Env, key: &[u8]) {
+        let mut w = env.begin(false).unwrap();
+        let main = w.open_table(None, 0, false).unwrap().unwrap();
+        w.put(main, key, b"v", 0).unwrap();
+        w.commit().unwrap();
+    }
+
+    /// `Db::read` unparks a transaction it knows was parked with `resume_parked`, which skips
+    /// `resume`'s look at the flags: it must bring a parked transaction to the latest snapshot
+    /// as `resume` does, and refuse a reset one (`MDBX_BAD_TXN`) without harming it, so that
+    /// `resume` still restarts it.
+    #[test]
+    fn resume_parked_moves_to_the_latest_snapshot_and_refuses_a_reset_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = env(dir.path());
+        commit_one(&env, b"a");
+        let mut txn = env.begin(true).unwrap();
+        let first = txn.id();
+
+        txn.park_latest().unwrap();
+        txn.resume_parked().unwrap();
+        assert_eq!(txn.id(), first, "nothing committed: the same snapshot");
+
+        txn.park_latest().unwrap();
+        commit_one(&env, b"b");
+        txn.resume_parked().unwrap();
+        assert_eq!(txn.id(), first + 1, "a commit since: the latest snapshot");
+        let main = txn.open_table(None, 0, false).unwrap().unwrap();
+        assert_eq!(txn.get(main, b"b").unwrap(), Some(&b"v"[..]));
+
+        txn.reset().unwrap();
+        assert_eq!(txn.resume_parked(), Err(Code(sys::MDBX_BAD_TXN)));
+        txn.resume().unwrap();
+        assert_eq!(txn.id(), first + 1);
+        assert_eq!(txn.get(main, b"a").unwrap(), Some(&b"v"[..]));
     }
 }
