@@ -783,6 +783,10 @@ pub fn open<S: Schema>(
 /// [`Error::InvalidTable`] naming the table, its struct and what to do.
 pub fn declare(tables: &[TableInfo]) -> Result<Vec<TableRecord>> {
     let mut records = Vec::with_capacity(tables.len());
+    // Names seen so far, with their table's position: one lookup per table (a scan of the
+    // earlier tables made a schema of 10,000 tables cost 50 million comparisons).
+    let mut seen: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(tables.len());
     for (at, info) in tables.iter().enumerate() {
         let invalid = |problem: String| {
             Err(Error::InvalidTable {
@@ -805,7 +809,8 @@ pub fn declare(tables: &[TableInfo]) -> Result<Vec<TableRecord>> {
             },
             e => e,
         })?;
-        if let Some(first) = tables[..at].iter().find(|t| t.name == info.name) {
+        if let Some(&first) = seen.get(info.name) {
+            let first = &tables[first];
             return invalid(format!(
                 "the schema lists another table with this name{}; table names must be unique",
                 match first.rust_name {
@@ -814,6 +819,7 @@ pub fn declare(tables: &[TableInfo]) -> Result<Vec<TableRecord>> {
                 }
             ));
         }
+        seen.insert(info.name, at);
         let trace = (info.value_trace)();
         if let ValueTrace::Partial { problem, .. } = &trace
             && info.value_version.is_none()

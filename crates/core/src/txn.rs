@@ -1536,7 +1536,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Commits: every write becomes visible to later transactions, durably per the
-    /// [`SyncMode`](crate::SyncMode).
+    /// [`SyncMode`](crate::SyncMode). A transaction that changed nothing ends without writing
+    /// to the file (no new transaction ID, no flush).
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};

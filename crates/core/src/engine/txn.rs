@@ -124,6 +124,10 @@ impl RawTxn {
     /// 16.16 fixed-point number of seconds, converted), for the commit-latency metric.
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub fn commit_timed(self) -> Result<f64, Code> {
+        if self.writes_nothing() {
+            drop(self); // aborts: see `commit`
+            return Ok(0.0);
+        }
         let ptr = self.ptr.as_ptr();
         std::mem::forget(self);
         // SAFETY: MDBX_commit_latency is a plain C struct for which all-zero bytes are valid.
@@ -193,12 +197,39 @@ impl RawTxn {
         })
     }
 
+    /// Commits. A write transaction that changed nothing is aborted instead: libmdbx 0.14.4
+    /// commits such a transaction as a new durable meta page (a write and a flush) once the
+    /// latest one is steady, which costs a sync for nothing. Aborting it is the same for the
+    /// data, and keeps the handles it opened for existing tables (libmdbx makes those available
+    /// to every transaction at once; only a handle *created* in an aborted transaction is
+    /// closed, and creating a table marks the transaction dirty).
     pub fn commit(self) -> Result<(), Code> {
+        if self.writes_nothing() {
+            drop(self); // aborts
+            return Ok(());
+        }
         let ptr = self.ptr.as_ptr();
         std::mem::forget(self);
         // SAFETY: the txn is live and owned; it is consumed here (forgotten above), so it is not
         // aborted again on drop. libmdbx frees the handle whether the commit succeeds or not.
         check(unsafe { sys::mdbx_txn_commit_ex(ptr, ptr::null_mut()) })
+    }
+
+    /// Whether this is a top-level write transaction that changed nothing: no page, table,
+    /// sequence or canary touched (libmdbx sets `MDBX_TXN_DIRTY` on the first change of any
+    /// table), nothing spilled, no nested transaction, no error.
+    #[inline]
+    fn writes_nothing(&self) -> bool {
+        // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
+        // other requirement (an invalid handle reads as all bits set, i.e. not this case).
+        let flags = unsafe { sys::mdbx_txn_flags(self.ptr.as_ptr()) };
+        let busy = (sys::MDBX_TXN_RDONLY
+            | sys::MDBX_TXN_DIRTY
+            | sys::MDBX_TXN_SPILLS
+            | sys::MDBX_TXN_HAS_CHILD
+            | sys::MDBX_TXN_ERROR
+            | sys::MDBX_TXN_FINISHED) as sys::MDBX_txn_flags_t;
+        flags & busy == 0
     }
 
     pub fn id(&self) -> u64 {

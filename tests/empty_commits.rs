@@ -1,0 +1,134 @@
+//! A write that changes nothing writes nothing: an empty write transaction's commit, and the
+//! startup step on a file whose schema is unchanged, leave the data file as it was (libmdbx
+//! 0.14.4 would otherwise commit each as a new durable meta page, a write and a flush), and the
+//! tables opened by such a startup work in every later transaction, on every thread.
+
+use std::path::Path;
+
+use tabula::{Options, Schema, Table};
+
+#[derive(Table)]
+#[table(key = u64, value = String)]
+struct Names;
+
+#[derive(Table)]
+#[table(key = String, value = u64)]
+struct Ids;
+
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+struct Later;
+
+#[derive(Schema)]
+struct App(Names, Ids);
+
+#[derive(Schema)]
+struct Grown(Names, Ids, Later);
+
+fn data_file(dir: &Path) -> Vec<u8> {
+    std::fs::read(dir.join("mdbx.dat")).expect("read the data file")
+}
+
+fn fill(db: &tabula::Db<App>) {
+    let mut tx = db.write().unwrap();
+    for i in 0..100u64 {
+        tx.put::<Names>(&i, &format!("name {i}")).unwrap();
+        tx.put::<Ids>(&format!("name {i}"), &i).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn an_empty_write_commit_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    fill(&db);
+    let txn = db.info().unwrap().last_txn;
+    let before = data_file(dir.path());
+    for _ in 0..3 {
+        db.write().unwrap().commit().unwrap();
+        // A write transaction that only reads commits nothing either.
+        let tx = db.write().unwrap();
+        assert_eq!(tx.get::<Names>(&7).unwrap().as_deref(), Some("name 7"));
+        tx.commit().unwrap();
+    }
+    assert_eq!(
+        db.info().unwrap().last_txn,
+        txn,
+        "no transaction was committed"
+    );
+    assert!(data_file(dir.path()) == before, "the data file changed");
+    // A write still commits.
+    let mut tx = db.write().unwrap();
+    tx.put::<Names>(&1_000, &"new".to_string()).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(db.info().unwrap().last_txn, txn + 1);
+    assert_eq!(
+        db.read().unwrap().get::<Names>(&1_000).unwrap().as_deref(),
+        Some("new")
+    );
+}
+
+#[test]
+fn reopening_an_unchanged_schema_leaves_the_file_as_it_was_and_every_table_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let txn = {
+        let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+        fill(&db);
+        db.info().unwrap().last_txn
+    };
+    let before = data_file(dir.path());
+    for _ in 0..3 {
+        let (db, report) = tabula::open_with_report::<App>(dir.path(), Options::new()).unwrap();
+        assert!(!report.record_written && report.created.is_empty());
+        assert_eq!(
+            db.info().unwrap().last_txn,
+            txn,
+            "the startup committed a transaction"
+        );
+        drop(db);
+    }
+    assert!(data_file(dir.path()) == before, "the data file changed");
+
+    // The handles that startup opened (and did not commit) serve every table, in reads and
+    // writes, on this thread and on others.
+    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let tx = db.read().unwrap();
+            assert_eq!(tx.get::<Ids>(&"name 42".to_string()).unwrap(), Some(42));
+            assert_eq!(tx.get::<Names>(&42).unwrap().as_deref(), Some("name 42"));
+        });
+        s.spawn(|| {
+            let mut tx = db.write().unwrap();
+            tx.put::<Ids>(&"other".to_string(), &7).unwrap();
+            tx.put::<Names>(&7_000, &"other".to_string()).unwrap();
+            tx.commit().unwrap();
+        });
+    });
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Ids>(&"other".to_string()).unwrap(), Some(7));
+    assert_eq!(tx.get::<Names>(&7_000).unwrap().as_deref(), Some("other"));
+    assert_eq!(tx.len::<Names>().unwrap(), 101);
+}
+
+#[test]
+fn a_startup_that_adds_a_table_still_commits_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let txn = {
+        let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+        fill(&db);
+        db.info().unwrap().last_txn
+    };
+    {
+        let (db, report) = tabula::open_with_report::<Grown>(dir.path(), Options::new()).unwrap();
+        assert_eq!(report.created, ["Later"]);
+        assert_eq!(db.info().unwrap().last_txn, txn + 1);
+        let mut tx = db.write().unwrap();
+        tx.put::<Later>(&1, &2).unwrap();
+        tx.commit().unwrap();
+    }
+    let db = tabula::open::<Grown>(dir.path(), Options::new().read_only(true)).unwrap();
+    assert_eq!(db.read().unwrap().get::<Later>(&1).unwrap(), Some(2));
+    assert_eq!(db.read().unwrap().len::<Names>().unwrap(), 100);
+}
