@@ -591,7 +591,7 @@ pub use tabula_core::{
 };
 // Values read in place, written into the page, compressed.
 #[cfg(feature = "compression")]
-pub use tabula_core::Zstd;
+pub use tabula_core::{Zstd, ZstdDict, ZstdDictionary};
 pub use tabula_core::zerocopy;
 pub use tabula_core::{AnyBytes, Lazy, Pod, Room, ValueRef};
 pub use tabula_derive::{Key, Schema, Table};

@@ -32,7 +32,7 @@ pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
 #[cfg(feature = "compression")]
-pub use codec::Zstd;
+pub use codec::{Zstd, ZstdDict, ZstdDictionary};
 pub use codec::{
     AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
     KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
