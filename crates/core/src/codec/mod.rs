@@ -34,7 +34,9 @@ pub(crate) use zstd_dict::{
     dictionary_id, dictionary_key, dictionary_name, lease as lease_dictionaries,
 };
 #[cfg(feature = "compression")]
-pub use zstd_dict::{StoredDictionaries, ZstdDict, ZstdDictionary, train_zstd_dictionary};
+pub use zstd_dict::{
+    StoredDictionaries, ZstdDict, ZstdDictCodec, ZstdDictionary, train_zstd_dictionary,
+};
 
 /// Without the `compression` feature there are no dictionaries to hold.
 #[cfg(not(feature = "compression"))]

@@ -122,6 +122,32 @@ impl<C: Value, D: ZstdDictionary, const LEVEL: i32> Value for ZstdDict<C, D, LEV
     }
 }
 
+/// What a [`ZstdDict`] codec states at compile time: its dictionary's name and its level. For
+/// steps and tools that work on a table's dictionary: `T::Codec: ZstdDictCodec`.
+///
+/// ```
+/// use tabula_core::codec::{ZstdDict, ZstdDictCodec, ZstdDictionary};
+/// use tabula_core::Raw;
+///
+/// struct Blobs;
+/// impl ZstdDictionary for Blobs {
+///     const NAME: &'static str = "blobs";
+/// }
+/// assert_eq!(<ZstdDict<Raw, Blobs, 9> as ZstdDictCodec>::DICTIONARY, "blobs");
+/// assert_eq!(<ZstdDict<Raw, Blobs, 9> as ZstdDictCodec>::LEVEL, 9);
+/// ```
+pub trait ZstdDictCodec: Value {
+    /// The dictionary's name ([`ZstdDictionary::NAME`]).
+    const DICTIONARY: &'static str;
+    /// The compression level values are written at.
+    const LEVEL: i32;
+}
+
+impl<C: Value, D: ZstdDictionary, const LEVEL: i32> ZstdDictCodec for ZstdDict<C, D, LEVEL> {
+    const DICTIONARY: &'static str = D::NAME;
+    const LEVEL: i32 = LEVEL;
+}
+
 thread_local! {
     // Per-thread zstd contexts for frames with a dictionary (taken out while in use).
     static CCTX: Cell<Option<CCtx<'static>>> = const { Cell::new(None) };
