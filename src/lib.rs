@@ -590,10 +590,10 @@ pub use tabula_core::{
     DupSort, HasSubKey, Ordered, OrderedValue, SubKeyed, WriteCursor, WriteCursors,
 };
 // Values read in place, written into the page, compressed.
-#[cfg(feature = "compression")]
-pub use tabula_core::{Zstd, ZstdDict, ZstdDictionary};
 pub use tabula_core::zerocopy;
 pub use tabula_core::{AnyBytes, Lazy, Pod, Room, ValueRef};
+#[cfg(feature = "compression")]
+pub use tabula_core::{Zstd, ZstdDict, ZstdDictionary};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,

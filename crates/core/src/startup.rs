@@ -10,13 +10,13 @@ use crossbeam_queue::ArrayQueue;
 
 use std::time::Instant;
 
+use crate::codec::DictionaryLease;
 use crate::codec::ValueTrace;
 use crate::codec::identity::{self, Structure};
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, MdbxCode, MismatchDetail, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
-use crate::codec::DictionaryLease;
 #[cfg(feature = "compression")]
 use crate::record::ZSTD_DICTIONARY_TABLE;
 use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
@@ -603,14 +603,12 @@ impl Bootstrap {
             after = Some(last.clone());
             entries.extend(batch);
         }
-        crate::codec::StoredDictionaries::parse(&entries).map_err(|problem| {
-            Error::ZstdDictionary {
-                path: self.path.clone(),
-                message: format!(
-                    "the `{ZSTD_DICTIONARY_TABLE}` table is unusable: {problem}; restore the \
+        crate::codec::StoredDictionaries::parse(&entries).map_err(|problem| Error::ZstdDictionary {
+            path: self.path.clone(),
+            message: format!(
+                "the `{ZSTD_DICTIONARY_TABLE}` table is unusable: {problem}; restore the \
                      database from a backup"
-                ),
-            }
+            ),
         })
     }
 
@@ -673,8 +671,19 @@ impl Bootstrap {
         let key = crate::codec::dictionary_key(name, id);
         self.put_raw(ZSTD_DICTIONARY_TABLE, handle, &key, dictionary, false)?;
         let key = crate::codec::dictionary_current_key(name);
-        self.put_raw(ZSTD_DICTIONARY_TABLE, handle, &key, &id.to_be_bytes(), false)?;
-        tracing::info!(name, id, bytes = dictionary.len(), "stored a zstd dictionary");
+        self.put_raw(
+            ZSTD_DICTIONARY_TABLE,
+            handle,
+            &key,
+            &id.to_be_bytes(),
+            false,
+        )?;
+        tracing::info!(
+            name,
+            id,
+            bytes = dictionary.len(),
+            "stored a zstd dictionary"
+        );
         Ok(id)
     }
 

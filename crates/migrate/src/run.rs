@@ -336,7 +336,13 @@ fn train_zstd(
             }
         };
         let id = a.add_zstd_dictionary(dictionary, &trained)?;
-        tracing::info!(table, dictionary, id, bytes = trained.len(), "trained a zstd dictionary");
+        tracing::info!(
+            table,
+            dictionary,
+            id,
+            bytes = trained.len(),
+            "trained a zstd dictionary"
+        );
         stored = a.zstd_dictionaries()?;
     }
     let total = src.entries;

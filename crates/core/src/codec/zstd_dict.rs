@@ -296,10 +296,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
 /// # Errors
 ///
 /// [`EncodeError`] when zstd cannot train one (too few or too small samples).
-pub fn train_zstd_dictionary(
-    samples: &[Vec<u8>],
-    max_size: usize,
-) -> Result<Vec<u8>, EncodeError> {
+pub fn train_zstd_dictionary(samples: &[Vec<u8>], max_size: usize) -> Result<Vec<u8>, EncodeError> {
     let total: usize = samples.iter().map(Vec::len).sum();
     zstd::dict::from_samples(samples, max_size).map_err(|e| {
         EncodeError::new(format!(
@@ -371,7 +368,9 @@ impl StoredDictionaries {
         for (key, value) in entries {
             if let Some(rest) = key.strip_prefix(DICT_PREFIX) {
                 let damaged = || format!("entry {:02x?} is not a dictionary key", key);
-                let (name, id) = rest.split_at_checked(rest.len().wrapping_sub(5)).ok_or_else(damaged)?;
+                let (name, id) = rest
+                    .split_at_checked(rest.len().wrapping_sub(5))
+                    .ok_or_else(damaged)?;
                 let (0, Ok(id)) = (id[0], <[u8; 4]>::try_from(&id[1..])) else {
                     return Err(damaged());
                 };
@@ -694,9 +693,16 @@ mod tests {
         assert_eq!(stored.current("x"), Some(id));
         assert_eq!(stored.list(), vec![(id, "x", dict.len())]);
         let frame = stored.compress("x", &samples[3], 3).unwrap();
-        assert_eq!(zstd_safe::get_dict_id_from_frame(&frame).map(|i| i.get()), Some(id));
+        assert_eq!(
+            zstd_safe::get_dict_id_from_frame(&frame).map(|i| i.get()),
+            Some(id)
+        );
         assert_eq!(stored.decompress(&frame).unwrap(), samples[3]);
         let bad = vec![(current_key("x"), 7u32.to_be_bytes().to_vec())];
-        assert!(StoredDictionaries::parse(&bad).unwrap_err().contains("ID 7"));
+        assert!(
+            StoredDictionaries::parse(&bad)
+                .unwrap_err()
+                .contains("ID 7")
+        );
     }
 }
