@@ -370,6 +370,25 @@ fn a_frame_whose_dictionary_is_not_loaded_is_a_clear_error() {
             .contains(&format!("dictionary ID {id}, which is not loaded")),
         "{err}"
     );
+
+    // The schema-less reader (the CLI's) loads the file's dictionaries too.
+    let untyped = tabula_core::untyped::UntypedDb::open(dir.path()).unwrap();
+    let mut tx = untyped.read().unwrap();
+    let table = tx.table("gone").unwrap().unwrap();
+    let values = tx
+        .get(&table, &tabula_core::codec::DynKey::Unsigned(3))
+        .unwrap();
+    let tabula_core::codec::DynValue::Struct(fields) = &values[0] else {
+        panic!("{values:?}");
+    };
+    assert_eq!(
+        fields[0],
+        ("id".to_string(), tabula_core::codec::DynValue::Unsigned(3))
+    );
+    drop(tx);
+    assert!(ZstdDict::<Bincode<Receipt>, Gone>::decode(&frame).is_ok());
+    drop(untyped);
+    assert!(ZstdDict::<Bincode<Receipt>, Gone>::decode(&frame).is_err());
 }
 
 // ---- registry conflicts ----
