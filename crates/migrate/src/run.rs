@@ -142,7 +142,7 @@ fn apply_op(
             table,
             dictionary,
             level,
-            dupsort,
+            flags,
             samples,
             size,
         } => {
@@ -150,15 +150,16 @@ fn apply_op(
                 table,
                 dictionary,
                 level: *level,
+                flags: *flags,
                 samples: *samples,
                 size: *size,
             };
-            if *dupsort {
+            if flags.dupsort {
                 return Err(step_error(
                     step,
                     format!(
                         "cannot train a zstd dictionary for `{table}`: it is a `dupsort` table, \
-                         whose values cannot be re-encoded in place"
+                         whose values are not re-encoded by this step"
                     ),
                 ));
             }
@@ -253,6 +254,7 @@ struct TrainZstd {
     table: &'static str,
     dictionary: &'static str,
     level: i32,
+    flags: tabula_core::TableFlags,
     samples: usize,
     size: usize,
 }
@@ -278,6 +280,7 @@ fn train_zstd(
         table,
         dictionary,
         level,
+        flags,
         samples,
         size,
     } = *op;
@@ -345,6 +348,9 @@ fn train_zstd(
         );
         stored = a.zstd_dictionaries()?;
     }
+    // Into the scratch table, in key order, which then replaces the table (its pages shrink
+    // with the values); a leftover scratch table without progress is started afresh.
+    let (scratch, dst) = a.scratch_table(table, flags, resume.is_none())?;
     let total = src.entries;
     let mut after = resume.and_then(|p| p.after.clone());
     let mut done = resume.map_or(0, |p| p.done);
@@ -364,7 +370,7 @@ fn train_zstd(
                     key: KeyHex::new(k),
                     source,
                 })?;
-            a.put_raw(table, src.handle, k, &frame, false)?;
+            a.put_raw(scratch, dst, k, &frame, true)?;
         }
         done += batch.len() as u64;
         after = Some(last);
@@ -387,5 +393,6 @@ fn train_zstd(
             });
         }
     }
+    a.replace_with_scratch(table)?;
     Ok(done)
 }

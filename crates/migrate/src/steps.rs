@@ -330,13 +330,13 @@ pub(crate) enum Op {
         f: Box<RunFn>,
     },
     /// Trains a zstd dictionary from `samples` values of `table`, stores it as the current one
-    /// of `dictionary`, and re-encodes the table's values with it, in place.
+    /// of `dictionary`, and re-encodes the table's values with it (through a scratch table).
     #[cfg(feature = "compression")]
     TrainZstd {
         table: &'static str,
         dictionary: &'static str,
         level: i32,
-        dupsort: bool,
+        flags: TableFlags,
         samples: usize,
         size: usize,
     },
@@ -910,7 +910,9 @@ impl Step {
     /// over the table (decompressed to the inner codec's bytes), trains a dictionary of at most
     /// `dictionary_size` bytes from them (`zstd::dict::from_samples`), stores it in the
     /// database as the current dictionary of `T`'s dictionary name (older ones stay, so values
-    /// written with them still decode), and re-encodes every value of `T` with it, in place.
+    /// written with them still decode), and re-encodes every value of `T` with it (into a
+    /// scratch table that then replaces `T`, as [`transform`](Step::transform) does, so the
+    /// table's pages shrink with its values).
     /// Needs the `compression` feature.
     ///
     /// The training and the first batch of re-encoded values commit together; the rest runs in
@@ -971,7 +973,7 @@ impl Step {
             table: T::NAME,
             dictionary: <T::Codec as ZstdDictCodec>::DICTIONARY,
             level: <T::Codec as ZstdDictCodec>::LEVEL,
-            dupsort: T::FLAGS.dupsort,
+            flags: T::FLAGS,
             samples,
             size: dictionary_size,
         });
