@@ -5,7 +5,9 @@
 //! ID or a name two meanings in one process are refused.
 //!
 //! The registry of dictionaries is process-wide and the tests of this file run in parallel in
-//! one process: each test uses dictionary names of its own.
+//! one process: each test uses dictionary names of its own, and trains from other samples or
+//! to another size (zstd derives a dictionary's ID from its contents, so the same training
+//! gives the same ID in two files, which is allowed).
 
 use std::path::Path;
 
@@ -344,7 +346,7 @@ fn trained(dir: &Path) -> Migrations {
     fill::<GoneDocs>(&db, 0..1500);
     drop(db);
     let migrations = Migrations::new().step(2, "gone-dictionary", |m| {
-        m.train_zstd_dictionary::<GoneDocs>(1000, 4096)
+        m.train_zstd_dictionary::<GoneDocs>(900, 3072)
     });
     drop(tabula::open_with::<GoneSchema>(dir, Options::new(), &migrations).unwrap());
     migrations
@@ -415,7 +417,7 @@ fn a_name_with_another_current_dictionary_in_the_process_is_refused() {
     fill::<Notes>(&db, 0..1500);
     drop(db);
     let migrations = Migrations::new().step(2, "notes-dictionary", |m| {
-        m.train_zstd_dictionary::<Notes>(1000, 4096)
+        m.train_zstd_dictionary::<Notes>(800, 2048)
     });
     let (trained, _) =
         tabula::open_with::<NotesSchema>(trained_dir.path(), Options::new(), &migrations).unwrap();
@@ -524,4 +526,72 @@ fn one_id_for_two_dictionaries_in_the_process_is_refused() {
         b.read().unwrap().get::<ClashB>(&2).unwrap(),
         Some(receipt(2))
     );
+}
+
+// ---- interrupted training ----
+
+struct Resumed;
+impl ZstdDictionary for Resumed {
+    const NAME: &'static str = "resumed";
+}
+
+#[derive(Table)]
+#[table(name = "resumed", key = u64, value = Receipt, codec = ZstdDict<Bincode<Receipt>, Resumed>)]
+struct ResumedDocs;
+#[derive(Schema)]
+struct ResumedSchema(ResumedDocs);
+
+/// The training step interrupted after two batches (a panic in the progress callback, after
+/// the batch committed) resumes at the third batch: the dictionary stored with the first
+/// batch is kept, not trained again, and every value ends up re-encoded with it.
+#[test]
+fn an_interrupted_training_step_resumes_after_the_last_batch() {
+    use std::sync::{Arc, Mutex};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<ResumedSchema>(dir.path(), Options::new()).unwrap();
+    fill::<ResumedDocs>(&db, 0..3000);
+    drop(db);
+    let migrations = |on: Arc<Mutex<Vec<u64>>>, stop_at: u64| {
+        Migrations::new()
+            .step(2, "resumed-dictionary", |m| {
+                m.train_zstd_dictionary::<ResumedDocs>(1000, 5000)
+            })
+            .batch_size(500)
+            .on_progress(move |p| {
+                on.lock().unwrap().push(p.done);
+                assert!(p.done < stop_at, "interrupted after {} values", p.done);
+            })
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let interrupted = std::panic::catch_unwind(|| {
+        tabula::open_with::<ResumedSchema>(
+            dir.path(),
+            Options::new(),
+            &migrations(seen.clone(), 1000),
+        )
+        .map(drop)
+    });
+    assert!(interrupted.is_err());
+    assert_eq!(*seen.lock().unwrap(), [500, 1000]);
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (db, report) = tabula::open_with::<ResumedSchema>(
+        dir.path(),
+        Options::new(),
+        &migrations(seen.clone(), u64::MAX),
+    )
+    .unwrap();
+    assert_eq!(report.applied, [(2, "resumed-dictionary")]);
+    assert_eq!(*seen.lock().unwrap(), [1500, 2000, 2500, 3000]);
+    let id = frame_dictionary(&bytes_of::<ResumedDocs>(&db, 0));
+    assert_ne!(id, 0);
+    let tx = db.read().unwrap();
+    for n in 0..3000 {
+        assert_eq!(
+            frame_dictionary(tx.get_bytes::<ResumedDocs>(&n).unwrap().unwrap()),
+            id
+        );
+        assert_eq!(tx.get::<ResumedDocs>(&n).unwrap(), Some(receipt(n)));
+    }
 }
