@@ -399,8 +399,8 @@ pub enum Error {
         message: String,
     },
 
-    /// The zstd dictionaries stored in the database (for
-    /// [`ZstdDict`](crate::codec::ZstdDict) tables) cannot be used: the dictionary table is
+    /// The zstd dictionaries stored in the database (for `ZstdDict` tables, feature
+    /// `compression`) cannot be used: the dictionary table is
     /// damaged, or another database open in this process uses a different dictionary under the
     /// same ID or a different current dictionary under the same name.
     #[error("zstd dictionaries of `{}`: {message}", .path.display())]
