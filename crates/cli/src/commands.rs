@@ -248,7 +248,8 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
         let Some(found) = snap.table(&name)? else {
             continue;
         };
-        if found.is_meta() && !all {
+        let own = found.is_meta() || name == tabula_core::record::ZSTD_DICTIONARY_TABLE;
+        if own && !all {
             continue;
         }
         let st = snap.stat(&found)?;

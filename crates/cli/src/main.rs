@@ -43,7 +43,7 @@ enum Command {
     Tables {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,
-        /// Include Tabula's own meta table.
+        /// Include Tabula's own meta table and zstd dictionary table.
         #[arg(long)]
         all: bool,
     },

@@ -896,6 +896,17 @@ fn train_dict_stores_a_dictionary_new_values_use() {
     drop(db);
 
     let got = ok_json(&["--json", "get", p(dir.path()), "notes", "5000"]);
+    let listed = |all: bool| -> Vec<String> {
+        let args = ["--json", "tables", p(dir.path()), "--all"];
+        let out = ok_json(&args[..if all { 4 } else { 3 }]);
+        out.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!listed(false).contains(&"__tabula_zstd_dict".to_string()));
+    assert!(listed(true).contains(&"__tabula_zstd_dict".to_string()));
     assert_eq!(got["value"]["text"], note(5000).text, "{got}");
 
     let out = tabula(&["train-dict", p(dir.path()), "pairs"]);
