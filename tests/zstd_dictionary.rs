@@ -55,10 +55,7 @@ fn frame_dictionary(frame: &[u8]) -> u32 {
     }
 }
 
-fn bytes_of<T: Table>(db: &tabula::Db<impl Schema + tabula::Contains<T>>, key: u64) -> Vec<u8>
-where
-    T: Table<Key = u64>,
-{
+fn bytes_of<T: Table<Key = u64>>(db: &tabula::Db<impl tabula::Contains<T>>, key: u64) -> Vec<u8> {
     db.read()
         .unwrap()
         .get_bytes::<T>(&key)
@@ -68,7 +65,7 @@ where
 }
 
 fn fill<T: Table<Key = u64, Value = Receipt>>(
-    db: &tabula::Db<impl Schema + tabula::Contains<T>>,
+    db: &tabula::Db<impl tabula::Contains<T>>,
     keys: std::ops::Range<u64>,
 ) {
     let mut tx = db.write().unwrap();
