@@ -924,7 +924,8 @@ impl Step {
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
-    /// use tabula::{Bincode, Migrations, Options, Schema, Table, ZstdDict, ZstdDictionary};
+    /// use tabula::{Bincode, Migrations, Options, Schema, Table};
+    /// use tabula_core::codec::{ZstdDict, ZstdDictionary};
     ///
     /// #[derive(Debug, PartialEq, Serialize, Deserialize)]
     /// struct Receipt {
