@@ -97,8 +97,19 @@ impl Bootstrap {
     /// [`Error::Open`] with a hint when the path is not a database, is locked, or is not
     /// writable; [`Error::Io`] when the directory cannot be created.
     pub fn begin(path: &Path, options: &Options, schema_tables: usize) -> Result<Self> {
-        options.validate(schema_tables)?;
-        let cfg = options.env_config(schema_tables);
+        Self::begin_with(path, options, schema_tables, 1)
+    }
+
+    /// [`begin`](Self::begin) with room for `own_tables` of Tabula's own tables (the meta
+    /// table, and the zstd dictionary table for a schema with `ZstdDict` tables).
+    fn begin_with(
+        path: &Path,
+        options: &Options,
+        schema_tables: usize,
+        own_tables: usize,
+    ) -> Result<Self> {
+        options.validate(schema_tables, own_tables)?;
+        let cfg = options.env_config(schema_tables, own_tables);
         let env = open_env(path, path, &cfg, !options.read_only)?;
         let txn = env
             .begin(options.read_only)
@@ -841,20 +852,31 @@ pub fn open<S: Schema>(
     let started = Instant::now();
     let declared = declare(S::TABLES)?;
     let traced_us = started.elapsed().as_micros() as u64;
-    // With the `compression` feature the startup also opens the dictionary table.
+    // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
     let dictionary_names = dictionary_names(S::TABLES);
-    let reserved = usize::from(cfg!(feature = "compression"));
-    let mut boot = Bootstrap::begin(path, options, S::TABLES.len() + reserved)?;
+    let own_tables = 1 + usize::from(!dictionary_names.is_empty());
+    let mut boot = Bootstrap::begin_with(path, options, S::TABLES.len(), own_tables)?;
     let stored = boot.read_record()?;
     let mut record = stored.clone().unwrap_or_else(SchemaRecord::empty);
     // Loaded before the migration steps (which may decode and encode such values), and again
-    // after them when they ran (a step may have trained a dictionary).
-    let mut dictionaries = boot.lease_dictionaries(&dictionary_names)?;
+    // after them when they ran (a step may have trained a dictionary). A schema without
+    // `ZstdDict` tables loads them only when the record has some (a step may be moving a
+    // table off `ZstdDict`), in the room `extra_tables` leaves.
+    let uses_dictionaries = !dictionary_names.is_empty()
+        || record
+            .tables
+            .values()
+            .any(|t| t.value.starts_with("zstd_dict("));
+    let mut dictionaries = if uses_dictionaries {
+        boot.lease_dictionaries(&dictionary_names)?
+    } else {
+        DictionaryLease::default()
+    };
     let mut report = Report {
         applied: upgrade.upgrade(&mut boot, &mut record, stored.is_some())?,
         ..Report::default()
     };
-    if !report.applied.is_empty() {
+    if uses_dictionaries && !report.applied.is_empty() {
         drop(dictionaries);
         dictionaries = boot.lease_dictionaries(&dictionary_names)?;
     }

@@ -190,7 +190,7 @@ impl UntypedDb {
             .read_only(true)
             .no_sub_dir(is_file)
             .extra_tables(INSPECT_MAX_TABLES)
-            .env_config(0);
+            .env_config(0, 1);
         let env = open_env(open_path, path, &cfg, false)?;
         let mut db = UntypedDb {
             env,
