@@ -1,5 +1,6 @@
-//! Value codecs on a realistic value set: size and get cost of `Zstd<Bincode<T>>` against
-//! `Bincode<T>` alone, and what writing into the page (`put_reserve`) and reading in place
+//! Value codecs on a realistic value set: size and get cost of `Zstd<Bincode<T>>` and of
+//! `ZstdDict<Bincode<T>, D>` (with a dictionary trained from the table by
+//! `Step::train_zstd_dictionary`) against `Bincode<T>` alone, and what writing into the page (`put_reserve`) and reading in place
 //! (`get_ref`) cost against `put` and `get`.
 //!
 //! The values are transaction receipts as applications store them: a few fixed fields and the
@@ -16,7 +17,8 @@
 //! done
 //! ```
 //!
-//! Paths for callgrind: `get_bincode`, `get_zstd` (typed gets of the receipts), `get_pod`,
+//! Paths for callgrind: `get_bincode`, `get_zstd`, `get_zstd_dict` (typed gets of the
+//! receipts), `get_pod`,
 //! `get_ref_pod` (a 96-byte `Pod` value copied out or viewed in place), `put_big`,
 //! `put_reserve_big` (a 256 KiB raw value assembled from two parts: into a buffer then `put`,
 //! or straight into the page).
@@ -28,7 +30,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use tabula::zerocopy::byteorder::{LittleEndian, U64};
 use tabula::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
-use tabula::{Bincode, Options, Pod, Raw, Schema, Table, Value, Zstd};
+use tabula::{
+    Bincode, Migrations, Options, Pod, Raw, Schema, Table, Value, Zstd, ZstdDict, ZstdDictionary,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Receipt {
@@ -56,6 +60,22 @@ struct Compressed1;
 #[table(name = "zstd19", key = u64, value = Receipt, codec = Zstd<Bincode<Receipt>, 19>)]
 struct Compressed19;
 
+/// The dictionary of the receipts, stored in the database.
+struct ReceiptDictionary;
+
+impl ZstdDictionary for ReceiptDictionary {
+    const NAME: &'static str = "receipts";
+}
+
+#[derive(Table)]
+#[table(name = "zstd_dict", key = u64, value = Receipt,
+        codec = ZstdDict<Bincode<Receipt>, ReceiptDictionary>)]
+struct CompressedDict;
+
+/// Values sampled to train the dictionary, and its size at most.
+const DICT_SAMPLES: usize = 5_000;
+const DICT_SIZE: usize = 32 << 10;
+
 #[derive(Debug, Clone, PartialEq, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
 #[zerocopy(crate = "tabula::zerocopy")]
 #[repr(C)]
@@ -80,6 +100,7 @@ struct App(
     Compressed,
     Compressed1,
     Compressed19,
+    CompressedDict,
     Accounts,
     Blobs,
 );
@@ -172,6 +193,9 @@ fn main() {
             tx.put::<Compressed1>(&n, r).unwrap();
             tx.put::<Compressed19>(&n, r).unwrap();
         }
+        if which.is_empty() || which == "get_zstd_dict" {
+            tx.put::<CompressedDict>(&n, r).unwrap();
+        }
         tx.put::<Accounts>(
             &n,
             &Account {
@@ -184,6 +208,16 @@ fn main() {
         .unwrap();
     }
     tx.commit().unwrap();
+    drop(db);
+    // The migration step trains the dictionary from the table and re-encodes it.
+    let migrations = Migrations::new().step(2, "receipts-dictionary", |m| {
+        m.train_zstd_dictionary::<CompressedDict>(DICT_SAMPLES, DICT_SIZE)
+    });
+    let trained = Instant::now();
+    let (db, _) =
+        tabula::open_with::<App>(dir.path(), Options::new().max_size(4 << 30), &migrations)
+            .unwrap();
+    let trained = trained.elapsed();
 
     // The callgrind paths: the work only, checked through `sum`.
     let mut sum = 0u64;
@@ -191,13 +225,13 @@ fn main() {
     let parts = (vec![1u8; BIG / 2], vec![2u8; BIG / 2]);
     match which.as_str() {
         "" => {}
-        "get_bincode" | "get_zstd" => {
+        "get_bincode" | "get_zstd" | "get_zstd_dict" => {
             let tx = db.read().unwrap();
             for i in 0..gets {
-                let r = if which == "get_zstd" {
-                    tx.get::<Compressed>(&key(i))
-                } else {
-                    tx.get::<Plain>(&key(i))
+                let r = match which.as_str() {
+                    "get_zstd" => tx.get::<Compressed>(&key(i)),
+                    "get_zstd_dict" => tx.get::<CompressedDict>(&key(i)),
+                    _ => tx.get::<Plain>(&key(i)),
                 };
                 sum += r.unwrap().unwrap().json.len() as u64;
             }
@@ -308,6 +342,17 @@ fn main() {
         &receipts,
     );
     row::<Compressed19>(&tx, "`Zstd<Bincode<Receipt>, 19>`", plain_total, &receipts);
+    row::<CompressedDict>(
+        &tx,
+        &format!(
+            "`ZstdDict<Bincode<Receipt>, _>` (level 3; a {} KiB dictionary from {DICT_SAMPLES} \
+             values, trained and applied in {:.1} s)",
+            DICT_SIZE >> 10,
+            trained.as_secs_f64()
+        ),
+        plain_total,
+        &receipts,
+    );
 
     // Borrowed against owned: a 96-byte Pod value.
     let time = |f: &dyn Fn(u64) -> u64| {

@@ -1,4 +1,5 @@
-//! The subcommands: each opens the database read-only, reads the schema record, and prints.
+//! The subcommands: each opens the database read-only (but `train-dict`, which adds a zstd
+//! dictionary), reads the schema record, and prints.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -247,7 +248,8 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
         let Some(found) = snap.table(&name)? else {
             continue;
         };
-        if found.is_meta() && !all {
+        let own = found.is_meta() || name == tabula_core::record::ZSTD_DICTIONARY_TABLE;
+        if own && !all {
             continue;
         }
         let st = snap.stat(&found)?;
@@ -682,6 +684,110 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
     }
     if !as_json {
         println!("ok: libmdbx finds no damage and every key and value decodes with its descriptor");
+    }
+    Ok(())
+}
+
+/// `tabula train-dict`: samples a `ZstdDict` table's values, trains a zstd dictionary from
+/// them and stores it as the current one of the table's dictionary name, in one transaction.
+/// Stored values are not re-encoded (they keep decoding with the dictionary they name).
+pub fn train_dict(
+    path: &Path,
+    table: &str,
+    samples: usize,
+    max_size: usize,
+    as_json: bool,
+) -> Outcome {
+    use tabula_core::Options;
+    use tabula_core::codec::train_zstd_dictionary;
+    use tabula_core::startup::Bootstrap;
+
+    if !path.is_dir() {
+        return Err(Failure::Usage(format!(
+            "`{}` is not a database directory; give the directory that holds `mdbx.dat`",
+            path.display()
+        )));
+    }
+    if samples == 0 || max_size < 256 {
+        return Err(Failure::Usage(format!(
+            "cannot train from {samples} samples into at most {max_size} bytes: give --samples of \
+             at least 1 and --size of at least 256"
+        )));
+    }
+    let mut boot = Bootstrap::begin(path, &Options::new(), 0)?;
+    let record = boot.read_record()?.ok_or_else(|| {
+        Failure::Problem(format!(
+            "`{}` holds no Tabula schema record; open it with the application once",
+            path.display()
+        ))
+    })?;
+    let Some(recorded) = record.tables.get(table) else {
+        let names: Vec<&str> = record.tables.keys().map(String::as_str).collect();
+        return Err(Failure::Usage(format!(
+            "no table `{table}` in the schema record; tables: {}",
+            names.join(", ")
+        )));
+    };
+    let Some(dictionary) = recorded
+        .value
+        .strip_prefix("zstd_dict(")
+        .and_then(|rest| rest.split_once(','))
+        .map(|(name, _)| name.to_string())
+    else {
+        return Err(Failure::Usage(format!(
+            "table `{table}` stores `{}` values, not `ZstdDict` ones (recorded as \
+             `zstd_dict(<name>,<codec>)`): a dictionary would not be used",
+            recorded.value
+        )));
+    };
+    // Names reach errors as `&'static str`; one per run.
+    let name: &'static str = Box::leak(table.to_string().into_boxed_str());
+    let Some(found) = boot.find_table(name)? else {
+        return Err(Failure::Problem(format!(
+            "table `{table}` is recorded but missing from the file"
+        )));
+    };
+    let stored = boot.zstd_dictionaries()?;
+    let stride = (found.entries / samples as u64).max(1);
+    let (mut plain, mut at, mut after) = (Vec::new(), 0u64, None::<Vec<u8>>);
+    while plain.len() < samples {
+        let batch = boot.read_batch(name, found.handle, after.as_deref(), 1000)?;
+        let Some((last, _)) = batch.last() else {
+            break;
+        };
+        after = Some(last.clone());
+        for (key, value) in &batch {
+            if at % stride == 0 && plain.len() < samples {
+                plain.push(stored.decompress(value).map_err(|e| {
+                    Failure::Problem(format!(
+                        "table `{table}`: the value at key {} does not decompress: {e}",
+                        hex(key)
+                    ))
+                })?);
+            }
+            at += 1;
+        }
+    }
+    let trained = train_zstd_dictionary(&plain, max_size)
+        .map_err(|e| Failure::Problem(format!("table `{table}`: {e}")))?;
+    let id = boot.add_zstd_dictionary(&dictionary, &trained)?;
+    boot.checkpoint()?;
+    if as_json {
+        print_json(&json!({
+            "table": table,
+            "dictionary": dictionary,
+            "id": id,
+            "bytes": trained.len(),
+            "samples": plain.len(),
+        }));
+    } else {
+        println!(
+            "stored zstd dictionary {id} ({}, from {} values of `{table}`) as the current one \
+             of `{dictionary}`; values written after the application reopens use it, stored \
+             values keep theirs (the migration step `train_zstd_dictionary` re-encodes them)",
+            size(trained.len() as u64),
+            plain.len()
+        );
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `tabula`: inspect any Tabula database without the application's code.
 //!
-//! Every command opens the database read-only (except `copy`, which writes only the destination)
-//! and reads the schema record Tabula keeps in its meta table: table flags, key descriptors and
+//! Every command opens the database read-only (except `copy`, which writes only the destination,
+//! and `train-dict`, which adds a zstd dictionary) and reads the schema record Tabula keeps in its meta table: table flags, key descriptors and
 //! value shapes. Keys are given and shown in their typed JSON form; values are decoded from the
 //! recorded shape. `--json` makes every command print JSON for scripts.
 //!
@@ -43,7 +43,7 @@ enum Command {
     Tables {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,
-        /// Include Tabula's own meta table.
+        /// Include Tabula's own meta table and zstd dictionary table.
         #[arg(long)]
         all: bool,
     },
@@ -98,6 +98,22 @@ enum Command {
         path: PathBuf,
         /// The destination directory (created; the copy is `DEST/mdbx.dat`).
         dest: PathBuf,
+    },
+    /// Train a zstd dictionary from a `ZstdDict` table's values and store it in the database as
+    /// the current dictionary of the table's dictionary name (values written after the
+    /// application reopens use it; stored values keep theirs until the migration step
+    /// `train_zstd_dictionary` re-encodes them).
+    TrainDict {
+        /// The database directory.
+        path: PathBuf,
+        /// The table name (its codec must be `ZstdDict`).
+        table: String,
+        /// Values to sample, spread over the table.
+        #[arg(long, default_value_t = 10_000)]
+        samples: usize,
+        /// The dictionary's size at most, in bytes.
+        #[arg(long, default_value_t = 32 * 1024)]
+        size: usize,
     },
 }
 
@@ -168,6 +184,12 @@ fn main() -> ExitCode {
             path,
             dest,
         } => commands::copy(&path, &dest, compact, cli.json),
+        Command::TrainDict {
+            path,
+            table,
+            samples,
+            size,
+        } => commands::train_dict(&path, &table, samples, size, cli.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

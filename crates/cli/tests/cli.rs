@@ -802,3 +802,115 @@ fn check_refuses_a_fifo_or_a_truncated_data_file_at_once() {
         "left untouched"
     );
 }
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Note {
+    id: u64,
+    status: String,
+    text: String,
+}
+
+fn note(n: u64) -> Note {
+    Note {
+        id: n,
+        status: ["open", "closed"][n as usize % 2].to_string(),
+        text: format!(
+            "{{\"author\":\"user-{}\",\"body\":\"note number {n}\"}}",
+            n % 37
+        ),
+    }
+}
+
+struct NoteDictionary;
+impl tabula::ZstdDictionary for NoteDictionary {
+    const NAME: &'static str = "cli-notes";
+}
+
+#[derive(Table)]
+#[table(name = "notes", key = u64, value = Note,
+        codec = tabula::ZstdDict<tabula::Bincode<Note>, NoteDictionary>)]
+struct Notes;
+
+#[derive(Schema)]
+struct NotesApp(Notes, Pairs);
+
+/// The dictionary ID a zstd frame's header records (0: none).
+fn frame_dictionary(frame: &[u8]) -> u32 {
+    let descriptor = frame[4];
+    let at = 5 + usize::from(descriptor & 0x20 == 0);
+    match descriptor & 3 {
+        0 => 0,
+        1 => u32::from(frame[at]),
+        2 => u32::from(u16::from_le_bytes([frame[at], frame[at + 1]])),
+        _ => u32::from_le_bytes(frame[at..at + 4].try_into().unwrap()),
+    }
+}
+
+/// `train-dict` trains a dictionary from a `ZstdDict` table and stores it as current: values
+/// written after the reopen use it, values stored before keep decoding (by the tool too); a
+/// table of another codec is a usage error.
+#[test]
+fn train_dict_stores_a_dictionary_new_values_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<NotesApp>(dir.path(), Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    for n in 0..2000 {
+        tx.put::<Notes>(&n, &note(n)).unwrap();
+    }
+    tx.put::<Pairs>(&("a".to_string(), 1), &"x".to_string())
+        .unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    let out = ok_json(&[
+        "--json",
+        "train-dict",
+        p(dir.path()),
+        "notes",
+        "--samples",
+        "1500",
+        "--size",
+        "4096",
+    ]);
+    assert_eq!(out["dictionary"], "cli-notes");
+    assert_eq!(out["samples"], 1500);
+    let id = out["id"].as_u64().unwrap() as u32;
+    assert_ne!(id, 0);
+
+    let db = tabula::open::<NotesApp>(dir.path(), Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Notes>(&5000, &note(5000)).unwrap();
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(
+        frame_dictionary(tx.get_bytes::<Notes>(&5000).unwrap().unwrap()),
+        id
+    );
+    assert_eq!(
+        frame_dictionary(tx.get_bytes::<Notes>(&7).unwrap().unwrap()),
+        0
+    );
+    assert_eq!(tx.get::<Notes>(&7).unwrap(), Some(note(7)));
+    assert_eq!(tx.get::<Notes>(&5000).unwrap(), Some(note(5000)));
+    drop(tx);
+    drop(db);
+
+    let got = ok_json(&["--json", "get", p(dir.path()), "notes", "5000"]);
+    let listed = |all: bool| -> Vec<String> {
+        let args = ["--json", "tables", p(dir.path()), "--all"];
+        let out = ok_json(&args[..if all { 4 } else { 3 }]);
+        out.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!listed(false).contains(&"__tabula_zstd_dict".to_string()));
+    assert!(listed(true).contains(&"__tabula_zstd_dict".to_string()));
+    assert_eq!(got["value"]["text"], note(5000).text, "{got}");
+
+    let out = tabula(&["train-dict", p(dir.path()), "pairs"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not `ZstdDict` ones"), "{err}");
+}

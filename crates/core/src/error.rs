@@ -399,6 +399,18 @@ pub enum Error {
         message: String,
     },
 
+    /// The zstd dictionaries stored in the database (for `ZstdDict` tables, feature
+    /// `compression`) cannot be used: the dictionary table is
+    /// damaged, or another database open in this process uses a different dictionary under the
+    /// same ID or a different current dictionary under the same name.
+    #[error("zstd dictionaries of `{}`: {message}", .path.display())]
+    ZstdDictionary {
+        /// The database path.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
+
     /// An owned read transaction ([`OwnedTx`](crate::OwnedTx)) was cut: it outlived
     /// [`Options::max_read_age`](crate::Options::max_read_age), or a write that needed the pages
     /// its snapshot pinned cut it (see [`Options::on_slow_reader`](crate::Options::on_slow_reader)).

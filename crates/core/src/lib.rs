@@ -31,13 +31,13 @@ mod write_cursor;
 pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
-#[cfg(feature = "compression")]
-pub use codec::Zstd;
 pub use codec::{
     AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
     KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
+#[cfg(feature = "compression")]
+pub use codec::{Zstd, ZstdDict, ZstdDictionary};
 pub use cursor::{Appender, Cursor, Iter, Lazy};
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::Room;

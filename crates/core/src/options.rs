@@ -648,10 +648,11 @@ impl Options {
         self
     }
 
-    pub(crate) fn env_config(&self, schema_tables: usize) -> EnvConfig {
+    /// `own_tables`: Tabula's own tables the startup opens (the meta table, and the zstd
+    /// dictionary table for a schema with `ZstdDict` tables).
+    pub(crate) fn env_config(&self, schema_tables: usize, own_tables: usize) -> EnvConfig {
         EnvConfig {
-            // +1 for the meta table.
-            max_tables: schema_tables as u64 + 1 + u64::from(self.extra_tables),
+            max_tables: (schema_tables + own_tables) as u64 + u64::from(self.extra_tables),
             max_readers: self.max_readers.map(u64::from),
             // Sizes above `isize::MAX` are refused by `validate`; `-1` is libmdbx's default.
             geometry: [
@@ -710,7 +711,7 @@ impl Options {
     /// Checks the options against libmdbx's limits, alone and together, before libmdbx is
     /// called: libmdbx refuses a bad value with a bare `EINVAL` (or silently turns a size above
     /// `isize::MAX` into its default), naming neither the option nor the range.
-    pub(crate) fn validate(&self, schema_tables: usize) -> Result<()> {
+    pub(crate) fn validate(&self, schema_tables: usize, own_tables: usize) -> Result<()> {
         use engine::limits::{
             DEFAULT_LOWER_PAGES, MAX_PAGE_SIZE, MAX_PAGES, MAX_READERS, MAX_TABLES, META_PAGES,
             MIN_PAGE_SIZE, default_page_size, max_db_size,
@@ -757,8 +758,8 @@ impl Options {
                 format!("is out of range: libmdbx allows 1 to {MAX_READERS} reader slots"),
             );
         }
-        // The schema's tables and Tabula's meta table come first.
-        let fixed = schema_tables as u64 + 1;
+        // The schema's tables and Tabula's own tables come first.
+        let fixed = (schema_tables + own_tables) as u64;
         let room = MAX_TABLES.saturating_sub(fixed);
         if u64::from(self.extra_tables) > room {
             return bad(
@@ -766,9 +767,14 @@ impl Options {
                 self.extra_tables.to_string(),
                 format!(
                     "is too many: libmdbx allows {MAX_TABLES} named tables in all, and the \
-                     schema's {schema_tables} table{} and Tabula's meta table leave room for at \
-                     most {room} more",
-                    if schema_tables == 1 { "" } else { "s" }
+                     schema's {schema_tables} table{} and Tabula's {} leave room for at most \
+                     {room} more",
+                    if schema_tables == 1 { "" } else { "s" },
+                    if own_tables > 1 {
+                        "meta and zstd dictionary tables"
+                    } else {
+                        "meta table"
+                    }
                 ),
             );
         }

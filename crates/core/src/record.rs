@@ -17,6 +17,11 @@ pub const SCHEMA_RECORD_KEY: &str = "schema";
 /// deleted when a step finishes.
 pub const LEGACY_PROGRESS_KEY: &str = "migration-progress";
 
+/// The reserved table holding the zstd dictionaries of [`ZstdDict`](crate::codec) tables: per
+/// dictionary name, every dictionary trained for it (`dict\0<name>\0<ID, 4 bytes big-endian>`
+/// → the dictionary) and the current one (`current\0<name>` → its ID).
+pub const ZSTD_DICTIONARY_TABLE: &str = "__tabula_zstd_dict";
+
 /// The newest schema record format this version reads.
 ///
 /// A record is written in format 1, which every Tabula reads, except while a migration step is

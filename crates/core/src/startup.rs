@@ -10,12 +10,15 @@ use crossbeam_queue::ArrayQueue;
 
 use std::time::Instant;
 
+use crate::codec::DictionaryLease;
 use crate::codec::ValueTrace;
 use crate::codec::identity::{self, Structure};
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, MdbxCode, MismatchDetail, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
+#[cfg(feature = "compression")]
+use crate::record::ZSTD_DICTIONARY_TABLE;
 use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
 use crate::state::{Db, Shared};
 use crate::table::{Schema, TableFlags, TableInfo};
@@ -94,8 +97,19 @@ impl Bootstrap {
     /// [`Error::Open`] with a hint when the path is not a database, is locked, or is not
     /// writable; [`Error::Io`] when the directory cannot be created.
     pub fn begin(path: &Path, options: &Options, schema_tables: usize) -> Result<Self> {
-        options.validate(schema_tables)?;
-        let cfg = options.env_config(schema_tables);
+        Self::begin_with(path, options, schema_tables, 1)
+    }
+
+    /// [`begin`](Self::begin) with room for `own_tables` of Tabula's own tables (the meta
+    /// table, and the zstd dictionary table for a schema with `ZstdDict` tables).
+    fn begin_with(
+        path: &Path,
+        options: &Options,
+        schema_tables: usize,
+        own_tables: usize,
+    ) -> Result<Self> {
+        options.validate(schema_tables, own_tables)?;
+        let cfg = options.env_config(schema_tables, own_tables);
         let env = open_env(path, path, &cfg, !options.read_only)?;
         let txn = env
             .begin(options.read_only)
@@ -567,13 +581,156 @@ impl Bootstrap {
         self.meta_put(SCHEMA_RECORD_KEY, &bytes)
     }
 
+    /// The zstd dictionaries this database stores for [`ZstdDict`](crate::codec::ZstdDict)
+    /// tables (in the reserved table [`ZSTD_DICTIONARY_TABLE`]): every one trained, and each
+    /// name's current one.
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZstdDictionary`] when the table is damaged; [`Error::Mdbx`] when libmdbx fails.
+    #[cfg(feature = "compression")]
+    pub fn zstd_dictionaries(&mut self) -> Result<crate::codec::StoredDictionaries> {
+        let Some(table) = self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(TableFlags::default()))?
+        else {
+            return Ok(crate::codec::StoredDictionaries::default());
+        };
+        let mut entries = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let batch =
+                self.read_batch(ZSTD_DICTIONARY_TABLE, table.handle, after.as_deref(), 64)?;
+            let Some((last, _)) = batch.last() else {
+                break;
+            };
+            after = Some(last.clone());
+            entries.extend(batch);
+        }
+        crate::codec::StoredDictionaries::parse(&entries).map_err(|problem| Error::ZstdDictionary {
+            path: self.path.clone(),
+            message: format!(
+                "the `{ZSTD_DICTIONARY_TABLE}` table is unusable: {problem}; restore the \
+                     database from a backup"
+            ),
+        })
+    }
+
+    /// Stores `dictionary`, trained for the dictionary name `name` (e.g. with
+    /// [`train_zstd_dictionary`](crate::codec::train_zstd_dictionary)), and makes it the
+    /// current one of `name`; returns its ID. Dictionaries stored before stay, so values
+    /// written with them keep decoding. The registry of the process sees it when the database
+    /// is next published (the startup path loads the dictionaries after the migration steps).
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let samples: Vec<Vec<u8>> = (0..1000)
+    ///     .map(|i| format!("{{\"id\":{i},\"status\":\"settled\"}}").into_bytes())
+    ///     .collect();
+    /// let dictionary = tabula_core::codec::train_zstd_dictionary(&samples, 2048)?;
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let id = boot.add_zstd_dictionary("receipts", &dictionary)?;
+    /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), Some(id));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZstdDictionary`] for a name that is not 1–64 ASCII letters, digits, `_`, `-`
+    /// or `.`, bytes that are not a trained zstd dictionary, or an ID the database already
+    /// stores for another dictionary (train again); [`Error::Mdbx`] when libmdbx fails (or the
+    /// open is read-only).
+    #[cfg(feature = "compression")]
+    pub fn add_zstd_dictionary(&mut self, name: &str, dictionary: &[u8]) -> Result<u32> {
+        let path = self.path.clone();
+        let bad = |message: String| Error::ZstdDictionary {
+            path: path.clone(),
+            message,
+        };
+        crate::codec::check_dictionary_name(name).map_err(bad)?;
+        let Some(id) = crate::codec::dictionary_id(dictionary) else {
+            return Err(bad(format!(
+                "the dictionary given for `{name}` ({} bytes) is not a trained zstd dictionary \
+                 (it carries no dictionary ID); train it with `train_zstd_dictionary`",
+                dictionary.len()
+            )));
+        };
+        let stored = self.zstd_dictionaries()?;
+        if let Some(other) = stored.name_of(id)
+            && (other != name || stored.bytes(id) != Some(dictionary))
+        {
+            return Err(bad(format!(
+                "the new dictionary for `{name}` has ID {id}, which the database already \
+                 stores for another dictionary (of `{other}`); train again with other samples \
+                 or another size"
+            )));
+        }
+        let flags = TableFlags::default();
+        let handle = match self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(flags))? {
+            Some(table) => table.handle,
+            None => self.create_any(ZSTD_DICTIONARY_TABLE, flags)?,
+        };
+        let key = crate::codec::dictionary_key(name, id);
+        self.put_raw(ZSTD_DICTIONARY_TABLE, handle, &key, dictionary, false)?;
+        let key = crate::codec::dictionary_current_key(name);
+        self.put_raw(
+            ZSTD_DICTIONARY_TABLE,
+            handle,
+            &key,
+            &id.to_be_bytes(),
+            false,
+        )?;
+        tracing::info!(
+            name,
+            id,
+            bytes = dictionary.len(),
+            "stored a zstd dictionary"
+        );
+        Ok(id)
+    }
+
+    /// Loads this database's zstd dictionaries into the process-wide registry for the
+    /// dictionary names of the schema's tables (`names`; the current ones only for a
+    /// read-write open, which may encode).
+    fn lease_dictionaries(&mut self, names: &[&'static str]) -> Result<DictionaryLease> {
+        #[cfg(feature = "compression")]
+        {
+            let stored = self.zstd_dictionaries()?;
+            let names = if self.read_only { &[][..] } else { names };
+            crate::codec::lease_dictionaries(&stored, names, &self.path).map_err(|message| {
+                Error::ZstdDictionary {
+                    path: self.path.clone(),
+                    message,
+                }
+            })
+        }
+        #[cfg(not(feature = "compression"))]
+        {
+            let _ = names;
+            Ok(DictionaryLease::default())
+        }
+    }
+
     /// Commits the startup transaction and publishes the database with `handles` (the schema's
     /// tables in ID order).
     ///
     /// # Errors
     ///
     /// [`Error::Env`] when the commit fails; nothing is published then.
-    fn publish<S: Schema>(mut self, handles: Vec<TableHandle>) -> Result<Db<S>> {
+    fn publish<S: Schema>(
+        mut self,
+        handles: Vec<TableHandle>,
+        dictionaries: DictionaryLease,
+    ) -> Result<Db<S>> {
         debug_assert_eq!(handles.len(), S::TABLES.len());
         let dbis: Box<[Dbi]> = handles.into_iter().map(|h| h.0).collect();
         let txn = self.txn.take().expect("live");
@@ -608,6 +765,7 @@ impl Bootstrap {
             read_clock: self.long_read_ms != u64::MAX || cfg!(feature = "metrics"),
             reuse_snapshots,
             parking: AtomicBool::new(reuse_snapshots),
+            _dictionaries: dictionaries,
         }))
     }
 }
@@ -694,13 +852,34 @@ pub fn open<S: Schema>(
     let started = Instant::now();
     let declared = declare(S::TABLES)?;
     let traced_us = started.elapsed().as_micros() as u64;
-    let mut boot = Bootstrap::begin(path, options, S::TABLES.len())?;
+    // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
+    let dictionary_names = dictionary_names(S::TABLES);
+    let own_tables = 1 + usize::from(!dictionary_names.is_empty());
+    let mut boot = Bootstrap::begin_with(path, options, S::TABLES.len(), own_tables)?;
     let stored = boot.read_record()?;
     let mut record = stored.clone().unwrap_or_else(SchemaRecord::empty);
+    // Loaded before the migration steps (which may decode and encode such values), and again
+    // after them when they ran (a step may have trained a dictionary). A schema without
+    // `ZstdDict` tables loads them only when the record has some (a step may be moving a
+    // table off `ZstdDict`), in the room `extra_tables` leaves.
+    let uses_dictionaries = !dictionary_names.is_empty()
+        || record
+            .tables
+            .values()
+            .any(|t| t.value.starts_with("zstd_dict("));
+    let mut dictionaries = if uses_dictionaries {
+        boot.lease_dictionaries(&dictionary_names)?
+    } else {
+        DictionaryLease::default()
+    };
     let mut report = Report {
         applied: upgrade.upgrade(&mut boot, &mut record, stored.is_some())?,
         ..Report::default()
     };
+    if uses_dictionaries && !report.applied.is_empty() {
+        drop(dictionaries);
+        dictionaries = boot.lease_dictionaries(&dictionary_names)?;
+    }
     let next_version = record.version.max(upgrade.version()) + 1;
     let mut handles = Vec::with_capacity(S::TABLES.len());
     for (info, declared) in S::TABLES.iter().zip(declared) {
@@ -741,7 +920,7 @@ pub fn open<S: Schema>(
         boot.write_record(&mut record)?;
         report.record_written = true;
     }
-    let db = boot.publish::<S>(handles)?;
+    let db = boot.publish::<S>(handles, dictionaries)?;
     tracing::info!(
         path = %path.display(),
         tables = S::TABLES.len(),
@@ -754,6 +933,26 @@ pub fn open<S: Schema>(
         "opened database"
     );
     Ok((db, report))
+}
+
+/// The zstd dictionary names the tables' codecs use ([`ZstdDict`](crate::codec::ZstdDict)),
+/// each once.
+fn dictionary_names(tables: &[TableInfo]) -> Vec<&'static str> {
+    #[cfg(feature = "compression")]
+    {
+        let mut names: Vec<&'static str> = tables
+            .iter()
+            .filter_map(|t| crate::codec::dictionary_name(&t.value))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+    #[cfg(not(feature = "compression"))]
+    {
+        let _ = tables;
+        Vec::new()
+    }
 }
 
 /// Checks the declarations of a schema's tables before anything is opened, and returns what the
@@ -809,6 +1008,12 @@ pub fn declare(tables: &[TableInfo]) -> Result<Vec<TableRecord>> {
             },
             e => e,
         })?;
+        #[cfg(feature = "compression")]
+        if let Some(name) = crate::codec::dictionary_name(&info.value)
+            && let Err(problem) = crate::codec::check_dictionary_name(name)
+        {
+            return invalid(problem);
+        }
         if let Some(&first) = seen.get(info.name) {
             let first = &tables[first];
             return invalid(format!(
@@ -891,12 +1096,24 @@ fn stored_codec<'a>(stored: &'a str, declared_codec: &str) -> &'a str {
     }
 }
 
-/// A recorded codec without its compression: `bincode` of `zstd(bincode)`.
+/// A recorded codec without its compression: `bincode` of `zstd(bincode)` and of
+/// `zstd_dict(receipts,bincode)`.
 fn zstd_of(codec: &str) -> &str {
-    codec
+    if let Some(inner) = codec
         .strip_prefix("zstd(")
         .and_then(|inner| inner.strip_suffix(')'))
-        .unwrap_or(codec)
+    {
+        return inner;
+    }
+    zstd_dict_of(codec).map_or(codec, |(_, inner)| inner)
+}
+
+/// The dictionary name and inner codec of a recorded `zstd_dict(<name>,<inner>)`.
+fn zstd_dict_of(codec: &str) -> Option<(&str, &str)> {
+    codec
+        .strip_prefix("zstd_dict(")
+        .and_then(|inner| inner.strip_suffix(')'))
+        .and_then(|inner| inner.split_once(','))
 }
 
 /// How a recorded codec is spelled in Rust, for advice: `zstd(bincode)` with values `V` is
@@ -907,6 +1124,13 @@ fn codec_type(codec: &str, value_type: &str) -> Option<String> {
         .and_then(|inner| inner.strip_suffix(')'))
     {
         return Some(format!("tabula::Zstd<{}>", codec_type(inner, value_type)?));
+    }
+    if let Some((_, inner)) = zstd_dict_of(codec) {
+        // `OldDictionary`: the `ZstdDictionary` type of the recorded name.
+        return Some(format!(
+            "tabula::ZstdDict<{}, OldDictionary>",
+            codec_type(inner, value_type)?
+        ));
     }
     match codec {
         "bincode" => Some(format!("tabula::Bincode<{value_type}>")),

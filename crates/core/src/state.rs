@@ -45,6 +45,9 @@ pub(crate) struct Shared {
     /// then loads `true` took a parked one: the reset one's `false` happened before its load
     /// and the flag never goes back to `true` (read-read coherence).
     pub(crate) parking: AtomicBool,
+    /// The zstd dictionaries this database loaded into the process-wide registry (released
+    /// when it closes).
+    pub(crate) _dictionaries: crate::codec::DictionaryLease,
 }
 
 impl Shared {

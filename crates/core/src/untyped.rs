@@ -134,6 +134,8 @@ pub struct UntypedDb {
     env: Env,
     path: PathBuf,
     record: Option<SchemaRecord>,
+    /// The zstd dictionaries the file stores, loaded for decoding (released on close).
+    _dictionaries: crate::codec::DictionaryLease,
 }
 
 impl UntypedDb {
@@ -188,12 +190,13 @@ impl UntypedDb {
             .read_only(true)
             .no_sub_dir(is_file)
             .extra_tables(INSPECT_MAX_TABLES)
-            .env_config(0);
+            .env_config(0, 1);
         let env = open_env(open_path, path, &cfg, false)?;
         let mut db = UntypedDb {
             env,
             path: path.to_path_buf(),
             record: None,
+            _dictionaries: crate::codec::DictionaryLease::default(),
         };
         let record = {
             let mut tx = db.read()?;
@@ -203,7 +206,39 @@ impl UntypedDb {
             }
         };
         db.record = record.map(|bytes| parse_record(&bytes, path)).transpose()?;
+        #[cfg(feature = "compression")]
+        {
+            db._dictionaries = db.load_dictionaries()?;
+        }
         Ok(db)
+    }
+
+    /// Loads the zstd dictionaries the file stores into the process-wide registry, for decoding
+    /// only (this API never encodes with them).
+    #[cfg(feature = "compression")]
+    fn load_dictionaries(&self) -> Result<crate::codec::DictionaryLease> {
+        use crate::record::ZSTD_DICTIONARY_TABLE;
+        let mut entries = Vec::new();
+        {
+            let mut tx = self.read()?;
+            if let Some(table) = tx.raw_table(ZSTD_DICTIONARY_TABLE)? {
+                tx.walk(&table, None, None, false, |k, v| {
+                    entries.push((k.to_vec(), v.to_vec()));
+                    true
+                })?;
+            }
+        }
+        let problem = |message: String| Error::ZstdDictionary {
+            path: self.path.clone(),
+            message,
+        };
+        let stored = crate::codec::StoredDictionaries::parse(&entries).map_err(|p| {
+            problem(format!(
+                "the `{ZSTD_DICTIONARY_TABLE}` table is unusable: {p}; restore the database \
+                 from a backup"
+            ))
+        })?;
+        crate::codec::lease_dictionaries(&stored, &[], &self.path).map_err(problem)
     }
 
     /// The schema record: the schema version, applied migration steps and every table Tabula

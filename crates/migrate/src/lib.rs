@@ -383,6 +383,8 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     rewritten.insert(name.to_string());
                 }
                 Op::Run { .. } => {}
+                #[cfg(feature = "compression")]
+                Op::TrainZstd { .. } => {}
             }
         }
         plan.pending.push(PlannedStep {

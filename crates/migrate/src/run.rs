@@ -137,6 +137,34 @@ fn apply_op(
             f(&mut MigrationTx { boot: a })?;
             Ok(0)
         }
+        #[cfg(feature = "compression")]
+        Op::TrainZstd {
+            table,
+            dictionary,
+            level,
+            flags,
+            samples,
+            size,
+        } => {
+            let train = TrainZstd {
+                table,
+                dictionary,
+                level: *level,
+                flags: *flags,
+                samples: *samples,
+                size: *size,
+            };
+            if flags.dupsort {
+                return Err(step_error(
+                    step,
+                    format!(
+                        "cannot train a zstd dictionary for `{table}`: it is a `dupsort` table, \
+                         whose values are not re-encoded by this step"
+                    ),
+                ));
+            }
+            train_zstd(a, step, index, &train, record, resume, migrations)
+        }
         Op::Rewrite {
             what,
             source,
@@ -218,4 +246,153 @@ fn apply_op(
             Ok(done)
         }
     }
+}
+
+/// The parameters of [`Op::TrainZstd`].
+#[cfg(feature = "compression")]
+struct TrainZstd {
+    table: &'static str,
+    dictionary: &'static str,
+    level: i32,
+    flags: tabula_core::TableFlags,
+    samples: usize,
+    size: usize,
+}
+
+/// Trains, stores and applies a zstd dictionary ([`Op::TrainZstd`]). Without `resume` it
+/// samples the table, trains and stores the dictionary (committed with the first batch of
+/// re-encoded values); with `resume` the dictionary is stored already and the re-encoding goes
+/// on after the last key done. Returns the number of values re-encoded.
+#[cfg(feature = "compression")]
+fn train_zstd(
+    a: &mut Bootstrap,
+    step: &Step,
+    index: usize,
+    op: &TrainZstd,
+    record: &mut SchemaRecord,
+    resume: Option<&StepProgress>,
+    migrations: &Migrations,
+) -> Result<u64> {
+    use tabula_core::Part;
+    use tabula_core::codec::train_zstd_dictionary;
+
+    let TrainZstd {
+        table,
+        dictionary,
+        level,
+        flags,
+        samples,
+        size,
+    } = *op;
+    if samples == 0 || size < 256 {
+        return Err(step_error(
+            step,
+            format!(
+                "cannot train a zstd dictionary for `{table}` from {samples} samples of at most \
+                 {size} bytes: give at least one sample and a size of at least 256 bytes"
+            ),
+        ));
+    }
+    let Some(src) = a.find_table(table)? else {
+        return Err(step_error(
+            step,
+            format!("cannot train a zstd dictionary for `{table}`: the table does not exist"),
+        ));
+    };
+    let decode_error = |key: &[u8], source| Error::Decode {
+        table,
+        part: Part::Value,
+        key: KeyHex::new(key),
+        source,
+    };
+    let batch_size = migrations.batch_size_or_default();
+    let mut stored = a.zstd_dictionaries()?;
+    if resume.is_none() {
+        // Every `stride`-th value, so the samples span the table.
+        let stride = (src.entries / samples as u64).max(1);
+        let mut plain = Vec::new();
+        let (mut at, mut after) = (0u64, None::<Vec<u8>>);
+        while plain.len() < samples {
+            let batch = a.read_batch(table, src.handle, after.as_deref(), batch_size)?;
+            let Some((last, _)) = batch.last() else {
+                break;
+            };
+            after = Some(last.clone());
+            for (k, v) in &batch {
+                if at % stride == 0 && plain.len() < samples {
+                    plain.push(stored.decompress(v).map_err(|e| decode_error(k, e))?);
+                }
+                at += 1;
+            }
+        }
+        let trained = match train_zstd_dictionary(&plain, size) {
+            Ok(trained) => trained,
+            Err(problem) => {
+                tracing::warn!(
+                    table,
+                    dictionary,
+                    samples = plain.len(),
+                    %problem,
+                    "no zstd dictionary trained: the values stay compressed without one"
+                );
+                return Ok(0);
+            }
+        };
+        let id = a.add_zstd_dictionary(dictionary, &trained)?;
+        tracing::info!(
+            table,
+            dictionary,
+            id,
+            bytes = trained.len(),
+            "trained a zstd dictionary"
+        );
+        stored = a.zstd_dictionaries()?;
+    }
+    // Into the scratch table, in key order, which then replaces the table (its pages shrink
+    // with the values); a leftover scratch table without progress is started afresh.
+    let (scratch, dst) = a.scratch_table(table, flags, resume.is_none())?;
+    let total = src.entries;
+    let mut after = resume.and_then(|p| p.after.clone());
+    let mut done = resume.map_or(0, |p| p.done);
+    let what = format!("re-encode {table} with zstd dictionary {dictionary}");
+    loop {
+        let batch = a.read_batch(table, src.handle, after.as_deref(), batch_size)?;
+        let Some((last, _)) = batch.last() else {
+            break;
+        };
+        let last = last.clone();
+        for (k, v) in &batch {
+            let plain = stored.decompress(v).map_err(|e| decode_error(k, e))?;
+            let frame = stored
+                .compress(dictionary, &plain, level)
+                .map_err(|source| Error::Encode {
+                    table,
+                    key: KeyHex::new(k),
+                    source,
+                })?;
+            a.put_raw(scratch, dst, k, &frame, true)?;
+        }
+        done += batch.len() as u64;
+        after = Some(last);
+        let progress = record
+            .in_progress
+            .as_mut()
+            .expect("apply_step marks the step in progress");
+        progress.op = index;
+        progress.after = after.clone();
+        progress.done = done;
+        save(a, record)?;
+        a.checkpoint()?;
+        if let Some(f) = &migrations.progress {
+            f(&Progress {
+                version: step.version,
+                step: step.name,
+                operation: &what,
+                done,
+                total: total.max(done),
+            });
+        }
+    }
+    a.replace_with_scratch(table)?;
+    Ok(done)
 }

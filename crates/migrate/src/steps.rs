@@ -329,6 +329,17 @@ pub(crate) enum Op {
         label: &'static str,
         f: Box<RunFn>,
     },
+    /// Trains a zstd dictionary from `samples` values of `table`, stores it as the current one
+    /// of `dictionary`, and re-encodes the table's values with it (through a scratch table).
+    #[cfg(feature = "compression")]
+    TrainZstd {
+        table: &'static str,
+        dictionary: &'static str,
+        level: i32,
+        flags: TableFlags,
+        samples: usize,
+        size: usize,
+    },
 }
 
 impl Op {
@@ -346,6 +357,17 @@ impl Op {
             Op::Rename { from, to } => format!("rename table {from} to {to}"),
             Op::Rewrite { what, .. } => what.clone(),
             Op::Run { label, .. } => format!("run {label}"),
+            #[cfg(feature = "compression")]
+            Op::TrainZstd {
+                table,
+                dictionary,
+                samples,
+                size,
+                ..
+            } => format!(
+                "train zstd dictionary {dictionary} (at most {size} bytes, from up to {samples} \
+                 values of {table}) and re-encode {table}"
+            ),
         }
     }
 
@@ -880,6 +902,81 @@ impl Step {
             map: Box::new(map),
             legacy: vec![declaration.clone()],
             declaration,
+        });
+    }
+
+    /// Trains a zstd dictionary for table `T`, whose codec is
+    /// [`ZstdDict`](tabula_core::codec::ZstdDict): samples up to `samples` of its values, spread
+    /// over the table (decompressed to the inner codec's bytes), trains a dictionary of at most
+    /// `dictionary_size` bytes from them (`zstd::dict::from_samples`), stores it in the
+    /// database as the current dictionary of `T`'s dictionary name (older ones stay, so values
+    /// written with them still decode), and re-encodes every value of `T` with it (into a
+    /// scratch table that then replaces `T`, as [`transform`](Step::transform) does, so the
+    /// table's pages shrink with its values).
+    /// Needs the `compression` feature.
+    ///
+    /// The training and the first batch of re-encoded values commit together; the rest runs in
+    /// batches and resumes after an interruption like the other steps. zstd wants samples
+    /// totalling about 100 times the dictionary size: when the table holds too few values to
+    /// train from, the step logs a warning, stores nothing and leaves the values as they are
+    /// (still compressed without a dictionary; a later step can train again). Not for
+    /// `dupsort` tables (the step fails).
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use tabula::{Bincode, Migrations, Options, Schema, Table};
+    /// use tabula_core::codec::{ZstdDict, ZstdDictionary};
+    ///
+    /// #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    /// struct Receipt {
+    ///     status: String,
+    ///     memo: String,
+    /// }
+    /// struct ReceiptDict;
+    /// impl ZstdDictionary for ReceiptDict {
+    ///     const NAME: &'static str = "receipts-doc";
+    /// }
+    /// #[derive(Table)]
+    /// #[table(name = "receipts", key = u64, value = Receipt,
+    ///         codec = ZstdDict<Bincode<Receipt>, ReceiptDict>)]
+    /// struct Receipts;
+    /// #[derive(Schema)]
+    /// struct App(Receipts);
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let receipt = |i: u64| Receipt {
+    ///     status: ["settled", "pending"][i as usize % 2].into(),
+    ///     memo: format!("invoice {i} paid by transfer from account {}", i * 7),
+    /// };
+    /// let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// for i in 0..2000 {
+    ///     tx.put::<Receipts>(&i, &receipt(i))?;
+    /// }
+    /// tx.commit()?;
+    /// drop(db);
+    ///
+    /// let migrations = Migrations::new().step(2, "receipts-dictionary", |m| {
+    ///     m.train_zstd_dictionary::<Receipts>(1000, 4096)
+    /// });
+    /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
+    /// assert_eq!(db.read()?.get::<Receipts>(&42)?, Some(receipt(42)));
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "compression")]
+    pub fn train_zstd_dictionary<T: Table>(&mut self, samples: usize, dictionary_size: usize)
+    where
+        T::Codec: tabula_core::codec::ZstdDictCodec,
+    {
+        use tabula_core::codec::ZstdDictCodec;
+        self.ops.push(Op::TrainZstd {
+            table: T::NAME,
+            dictionary: <T::Codec as ZstdDictCodec>::DICTIONARY,
+            level: <T::Codec as ZstdDictCodec>::LEVEL,
+            flags: T::FLAGS,
+            samples,
+            size: dictionary_size,
         });
     }
 

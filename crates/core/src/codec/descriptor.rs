@@ -48,6 +48,14 @@ pub enum Descriptor {
     Pod(usize),
     /// Values of the inner codec, compressed with zstd ([`Zstd`](crate::codec)).
     Zstd(&'static Descriptor),
+    /// Values of the inner codec, compressed with zstd and the current dictionary of this name
+    /// stored in the database ([`ZstdDict`](crate::codec)); rendered `zstd_dict(<name>,<inner>)`.
+    ZstdDict {
+        /// The dictionary's name ([`ZstdDictionary::NAME`](crate::codec)).
+        name: &'static str,
+        /// The inner codec.
+        inner: &'static Descriptor,
+    },
     /// The values of a `dupsort` table stored in this key encoding
     /// ([`Ordered`](crate::Ordered)), so they sort in their type's order.
     Ordered(&'static Descriptor),
@@ -102,6 +110,7 @@ impl fmt::Display for Descriptor {
             Descriptor::Custom(name) => write!(f, "custom {name}"),
             Descriptor::Pod(size) => write!(f, "pod({size})"),
             Descriptor::Zstd(inner) => write!(f, "zstd({inner})"),
+            Descriptor::ZstdDict { name, inner } => write!(f, "zstd_dict({name},{inner})"),
             // The key encoding is recorded as the value's shape (`Ordered::shape`).
             Descriptor::Ordered(_) => f.write_str("ordered"),
             Descriptor::SubKeyed { subkey, value } => write!(f, "subkey {subkey} + {value}"),

@@ -58,9 +58,10 @@ pub(super) enum Repr {
         subkey: KeyShape,
         value: Box<ValueShape>,
     },
-    /// Values of the inner shape, each compressed as one zstd frame (`Zstd`).
+    /// Values of the inner shape, each compressed as one zstd frame (`Zstd`), with the
+    /// dictionary of this name (`ZstdDict`) when there is one.
     #[cfg(feature = "compression")]
-    Zstd(Box<ValueShape>),
+    Zstd(Box<ValueShape>, Option<String>),
 }
 
 impl fmt::Debug for ValueShape {
@@ -73,7 +74,9 @@ impl fmt::Debug for ValueShape {
                 write!(f, "ValueShape(subkey {subkey} + {value:?})")
             }
             #[cfg(feature = "compression")]
-            Repr::Zstd(inner) => write!(f, "ValueShape(zstd {inner:?})"),
+            Repr::Zstd(inner, None) => write!(f, "ValueShape(zstd {inner:?})"),
+            #[cfg(feature = "compression")]
+            Repr::Zstd(inner, Some(name)) => write!(f, "ValueShape(zstd_dict {name} {inner:?})"),
         }
     }
 }
@@ -156,10 +159,19 @@ impl ValueShape {
             return Ok(Some(ValueShape { repr }));
         }
         let codec = descriptor.split('<').next().unwrap_or_default();
-        if let Some(inner) = codec
+        let compressed = match codec
             .strip_prefix("zstd(")
             .and_then(|inner| inner.strip_suffix(')'))
         {
+            Some(inner) => Some((None, inner)),
+            // `zstd_dict(<name>,<inner>)`: with a dictionary stored in the database.
+            None => codec
+                .strip_prefix("zstd_dict(")
+                .and_then(|inner| inner.strip_suffix(')'))
+                .and_then(|inner| inner.split_once(','))
+                .map(|(name, inner)| (Some(name), inner)),
+        };
+        if let Some((dictionary, inner)) = compressed {
             // `zstd(bincode)<T>`: the inner codec's record, read through the compression (with
             // the `compression` feature; otherwise unknown, shown as bytes).
             #[cfg(feature = "compression")]
@@ -168,14 +180,14 @@ impl ValueShape {
                 return Ok(
                     ValueShape::of_record(&format!("{inner}{value_type}"), shape)?.map(|inner| {
                         ValueShape {
-                            repr: Repr::Zstd(Box::new(inner)),
+                            repr: Repr::Zstd(Box::new(inner), dictionary.map(str::to_string)),
                         }
                     }),
                 );
             }
             #[cfg(not(feature = "compression"))]
             {
-                let _ = inner;
+                let _ = (dictionary, inner);
                 return Ok(None);
             }
         }
@@ -217,7 +229,7 @@ impl ValueShape {
                 return Ok(DynValue::Tuple(vec![subkey, value.decode(input)?]));
             }
             #[cfg(feature = "compression")]
-            Repr::Zstd(inner) => return inner.decode(&super::zstd::decompress_frame(bytes)?),
+            Repr::Zstd(inner, _) => return inner.decode(&super::zstd::decompress_frame(bytes)?),
         };
         let mut d = Decoder {
             input: bytes,
@@ -257,7 +269,11 @@ impl ValueShape {
             },
             Repr::Ordered(key) => key.encode(&super::dup::value_key(key, value)?),
             #[cfg(feature = "compression")]
-            Repr::Zstd(inner) => super::zstd::compress_frame(&inner.encode(value)?),
+            Repr::Zstd(inner, None) => super::zstd::compress_frame(&inner.encode(value)?),
+            #[cfg(feature = "compression")]
+            Repr::Zstd(inner, Some(name)) => {
+                super::zstd_dict::compress_frame_named(name, &inner.encode(value)?)
+            }
             Repr::SubKeyed {
                 subkey,
                 value: shape,

@@ -16,6 +16,8 @@ mod trace;
 mod value;
 #[cfg(feature = "compression")]
 mod zstd;
+#[cfg(feature = "compression")]
+mod zstd_dict;
 
 pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub use descriptor::Descriptor;
@@ -26,6 +28,20 @@ pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value, ValueTrace};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;
+#[cfg(feature = "compression")]
+pub(crate) use zstd_dict::{
+    DictionaryLease, check_name as check_dictionary_name, current_key as dictionary_current_key,
+    dictionary_id, dictionary_key, dictionary_name, lease as lease_dictionaries,
+};
+#[cfg(feature = "compression")]
+pub use zstd_dict::{
+    StoredDictionaries, ZstdDict, ZstdDictCodec, ZstdDictionary, train_zstd_dictionary,
+};
+
+/// Without the `compression` feature there are no dictionaries to hold.
+#[cfg(not(feature = "compression"))]
+#[derive(Debug, Default)]
+pub(crate) struct DictionaryLease;
 
 use std::fmt;
 

@@ -49,13 +49,13 @@ thread_local! {
     // compresses inside its own encode finds none and makes its own rather than panicking.
     static COMPRESSOR: Cell<Option<(i32, Compressor<'static>)>> = const { Cell::new(None) };
     static DECOMPRESSOR: Cell<Option<Decompressor<'static>>> = const { Cell::new(None) };
-    static PLAIN: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    pub(super) static PLAIN: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 /// Buffers larger than this are not kept between values.
 const KEEP_BUFFER: usize = 1 << 20;
 
-fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, mut buf: Vec<u8>) {
+pub(super) fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, mut buf: Vec<u8>) {
     if buf.capacity() <= KEEP_BUFFER {
         buf.clear();
         slot.set(buf);
@@ -63,7 +63,7 @@ fn put_back(slot: &'static std::thread::LocalKey<Cell<Vec<u8>>>, mut buf: Vec<u8
 }
 
 /// Compresses `plain` into `out` (cleared first) as one frame recording its size.
-fn compress(plain: &[u8], out: &mut Vec<u8>, level: i32) -> Result<(), EncodeError> {
+pub(super) fn compress(plain: &[u8], out: &mut Vec<u8>, level: i32) -> Result<(), EncodeError> {
     let mut compressor = match COMPRESSOR.take() {
         Some((l, c)) if l == level => c,
         _ => Compressor::new(level)
@@ -78,8 +78,9 @@ fn compress(plain: &[u8], out: &mut Vec<u8>, level: i32) -> Result<(), EncodeErr
     result.map(drop)
 }
 
-/// Decompresses the frame `stored` into `out` (cleared first).
-fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
+/// The decompressed size a frame records, checked against what its bytes can hold, so a
+/// damaged header is an error rather than an allocation.
+pub(super) fn frame_size(stored: &[u8]) -> Result<usize, DecodeError> {
     let size = match zstd_safe::get_frame_content_size(stored) {
         Ok(Some(size)) => size,
         Ok(None) => {
@@ -103,8 +104,13 @@ fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
             stored.len()
         )));
     }
-    let size = usize::try_from(size)
-        .map_err(|_| DecodeError::new(format!("zstd: {size} decompressed bytes do not fit")))?;
+    usize::try_from(size)
+        .map_err(|_| DecodeError::new(format!("zstd: {size} decompressed bytes do not fit")))
+}
+
+/// Decompresses the frame `stored`, written without a dictionary, into `out` (cleared first).
+pub(super) fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    let size = frame_size(stored)?;
     let mut decompressor = match DECOMPRESSOR.take() {
         Some(d) => d,
         None => Decompressor::new()
@@ -123,10 +129,12 @@ fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
     }
 }
 
-/// One value's zstd frame decompressed into a new buffer (the schema-less reader's path).
+/// One value's zstd frame decompressed into a new buffer (the schema-less reader's path); a
+/// frame naming a dictionary is decompressed with it when it is loaded
+/// ([`ZstdDict`](super::ZstdDict)).
 pub(super) fn decompress_frame(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::new();
-    decompress(stored, &mut out)?;
+    super::zstd_dict::decompress_any(stored, &mut out)?;
     Ok(out)
 }
 

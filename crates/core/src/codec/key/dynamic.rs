@@ -131,6 +131,7 @@ impl KeyShape {
             | Descriptor::Custom(_)
             | Descriptor::Pod(_)
             | Descriptor::Zstd(_)
+            | Descriptor::ZstdDict { .. }
             | Descriptor::Ordered(_)
             | Descriptor::SubKeyed { .. } => return None,
         })
