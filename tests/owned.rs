@@ -258,6 +258,41 @@ fn gets_match_the_borrowed_transaction() {
     assert!(!owned.is_empty::<Heights>().unwrap());
 }
 
+#[test]
+fn lazy_gets_borrow_what_the_borrowed_transaction_reads() {
+    let (_dir, db) = open();
+    fill(&db);
+    let owned = db.read_owned().unwrap();
+    let tx = db.read().unwrap();
+    // Several borrowed values of one owned transaction alive at once, with other calls between.
+    let lazies: Vec<_> = (0..20u64)
+        .map(|k| owned.get_lazy::<Names>(&k).unwrap())
+        .collect();
+    assert_eq!(owned.get::<Names>(&3).unwrap().as_deref(), Some("name 1"));
+    for (k, lazy) in (0..20u64).zip(&lazies) {
+        assert_eq!(
+            lazy.map(|l| l.bytes()),
+            tx.get_bytes::<Names>(&k).unwrap(),
+            "key {k}"
+        );
+        assert_eq!(
+            lazy.map(|l| l.decode().unwrap()),
+            tx.get::<Names>(&k).unwrap(),
+            "key {k}"
+        );
+    }
+    assert_eq!(
+        owned
+            .get_lazy::<Tags>(&2)
+            .unwrap()
+            .unwrap()
+            .decode()
+            .unwrap(),
+        0
+    );
+    assert!(owned.get_lazy::<Heights>(&1).unwrap().is_none());
+}
+
 /// Owned transactions come from and go back to the pool `Db::read` uses: a thousand of them,
 /// begun and dropped on several threads, never need more reader slots than are open at once.
 #[test]
