@@ -124,7 +124,7 @@ impl CutTable {
             txn: std::mem::ManuallyDrop::new(txn),
             table: Arc::clone(self),
             index,
-            pinned: std::cell::Cell::new(false),
+            pinned: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -197,8 +197,9 @@ pub(crate) struct CuttableTxn {
     table: Arc<CutTable>,
     index: u32,
     /// Pinned by its owner ([`pin`](Self::pin)): the slot stays `BUSY` until the transaction is
-    /// unregistered, so slices borrowed from it may outlive a call.
-    pinned: std::cell::Cell<bool>,
+    /// unregistered, so slices borrowed from it may outlive a call. Only its owner reads or
+    /// writes it (an atomic so as not to change the type's auto traits; relaxed suffices).
+    pinned: std::sync::atomic::AtomicBool,
 }
 
 impl CuttableTxn {
@@ -215,7 +216,7 @@ impl CuttableTxn {
     /// transaction older than the table's maximum age is cut here and refused.
     #[inline]
     pub fn enter(&self) -> Result<Using<'_>, Refused> {
-        if self.pinned.get() {
+        if self.pinned.load(Ordering::Relaxed) {
             // The pin holds the slot BUSY: a call inside it neither takes nor gives it back.
             return Ok(Using {
                 owner: self,
@@ -260,11 +261,11 @@ impl CuttableTxn {
     /// borrowed reads of an owned transaction). Pinning a pinned transaction lends it again.
     /// Refused, as [`enter`](Self::enter), when it was cut before.
     pub fn pin(&self) -> Result<&RawTxn, Refused> {
-        if !self.pinned.get() {
+        if !self.pinned.load(Ordering::Relaxed) {
             let using = self.enter()?;
             // Keep the slot BUSY: the guard's drop would set it IDLE.
             std::mem::forget(using);
-            self.pinned.set(true);
+            self.pinned.store(true, Ordering::Relaxed);
         }
         Ok(&self.txn)
     }
