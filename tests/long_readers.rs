@@ -336,6 +336,40 @@ fn a_borrowed_read_from_a_cut_owned_transaction_is_refused() {
     ));
 }
 
+/// The borrowed forms of an owned iterator pin its transaction as `get_ref` does, and a cut
+/// transaction yields the cut as their one item.
+#[test]
+fn borrowed_owned_iteration_pins_its_transaction_or_reports_the_cut() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    rewrite(&db, 0);
+    let entries = db.read_owned().unwrap().into_range::<Blobs>(10..20);
+    let values: Vec<(u64, &[u8])> = entries.borrowed().map(|e| e.unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(10));
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    assert_eq!(values.len(), 10);
+    assert!(values.iter().all(|(_, v)| *v == &[0u8; 1024][..]));
+    drop(values);
+    drop(entries);
+
+    let cut = db.read_owned().unwrap().into_range::<Blobs>(..);
+    std::thread::sleep(Duration::from_millis(10));
+    let mut lazy = cut.lazy();
+    assert!(matches!(
+        lazy.next(),
+        Some(Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        }))
+    ));
+    assert!(
+        lazy.next().is_none(),
+        "the error comes once, then the walk is over"
+    );
+}
+
 #[test]
 fn readers_lists_the_pinning_reader_with_its_lag() {
     let (_dir, db) = open(options());

@@ -634,6 +634,7 @@ impl<'t, T: Table> Cursor<'t, T> {
 }
 
 /// The encoded bounds of an iteration, in the form the table stores keys.
+#[derive(Clone)]
 pub(crate) struct Positions {
     pub(crate) lower: Bound<KeyBuf>,
     pub(crate) upper: Bound<KeyBuf>,

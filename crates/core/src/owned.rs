@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::{AsKey, HasPrefix, Key, ValueRef};
-use crate::cursor::{Lazy, Positions};
+use crate::cursor::{Iter, Lazy, Positions};
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
 use crate::state::Db;
@@ -985,6 +985,130 @@ fn first_from_upper<'t, T: Table>(
             None => cursor.get(op::LAST, None, None),
             Some(_) => cursor.get(op::PREV, None, None),
         },
+    }
+}
+
+impl<S: Schema, T: Table, H: Borrow<OwnedTx<S>>> OwnedIter<S, T, H>
+where
+    S: Contains<T>,
+{
+    /// The same entries (its range, in its direction, from the start) as a walk of one cursor
+    /// over the pages, lent for as long as the iterator is borrowed; the transaction is pinned
+    /// first ([`OwnedTx::get_ref`] says what that means).
+    fn walk(&self) -> Result<Iter<'_, T>> {
+        let tx = self.tx();
+        let raw = tx.lend()?;
+        Ok(Iter::new(
+            raw,
+            &tx.db.shared.cursors,
+            self.dbi,
+            self.bounds.clone(),
+        ))
+    }
+
+    /// The same entries with their values left undecoded, borrowed from the pages for as long
+    /// as the iterator is borrowed: each value is a [`Lazy`], decoded only when asked
+    /// ([`Lazy::decode`]), as [`Iter::lazy`]. It walks the iterator's range in its direction
+    /// from the start, whatever this iterator has yielded already. Like
+    /// [`OwnedTx::get_ref`], it keeps the transaction from being cut from then on; a
+    /// transaction cut before yields [`Error::ReadTxnTimedOut`] as its one item.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let entries = db.read_owned()?.into_range::<Names>(2..);
+    /// let mut long = Vec::new();
+    /// for entry in entries.lazy() {
+    ///     let (key, value) = entry?;
+    ///     if value.bytes().len() > 4 { // bincode: one length byte, then the text
+    ///         long.push((key, value.decode()?));
+    ///     }
+    /// }
+    /// assert_eq!(long, [(3, "three".to_string())]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn lazy(&self) -> impl Iterator<Item = Result<(T::Key, Lazy<'_, T>)>> + '_ {
+        Lent::new(self.walk().map(Iter::lazy), self.reverse)
+    }
+
+    /// The same entries with their values borrowed from the pages, decoded in place by the
+    /// table's [`ValueRef`] codec (`&[u8]` for `codec = Raw`, `&T` for `codec = Pod<T>`), for
+    /// as long as the iterator is borrowed, as [`Iter::borrowed`]. It walks the iterator's
+    /// range in its direction from the start, and pins the transaction, as
+    /// [`lazy`](Self::lazy).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;
+    /// # tx.put::<Blobs>(&2, &b"cde".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read_owned()?;
+    /// let newest_first = tx.range::<Blobs>(..).reversed();
+    /// let sizes: Vec<(u64, usize)> = newest_first
+    ///     .borrowed()
+    ///     .map(|e| e.map(|(key, bytes): (u64, &[u8])| (key, bytes.len())))
+    ///     .collect::<tabula::Result<_>>()?;
+    /// assert_eq!(sizes, [(2, 3), (1, 2)]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn borrowed(
+        &self,
+    ) -> impl Iterator<Item = Result<(T::Key, <T::Codec as ValueRef>::Ref<'_>)>> + '_
+    where
+        T::Codec: ValueRef,
+    {
+        Lent::new(self.walk().map(Iter::borrowed), self.reverse)
+    }
+}
+
+/// A walk lent by an [`OwnedIter`] ([`OwnedIter::lazy`], [`OwnedIter::borrowed`]): the
+/// borrowed iterator in the owned one's direction, or the error that kept it from starting,
+/// yielded once.
+struct Lent<I> {
+    walk: Option<Result<I>>,
+    reverse: bool,
+}
+
+impl<I> Lent<I> {
+    fn new(walk: Result<I>, reverse: bool) -> Self {
+        Lent {
+            walk: Some(walk),
+            reverse,
+        }
+    }
+}
+
+impl<X, I: DoubleEndedIterator<Item = Result<X>>> Iterator for Lent<I> {
+    type Item = Result<X>;
+
+    fn next(&mut self) -> Option<Result<X>> {
+        match self.walk.as_mut()? {
+            Ok(walk) if self.reverse => walk.next_back(),
+            Ok(walk) => walk.next(),
+            Err(_) => match self.walk.take() {
+                Some(Err(e)) => Some(Err(e)),
+                _ => None,
+            },
+        }
     }
 }
 
