@@ -280,6 +280,96 @@ fn a_borrowed_read_transaction_is_never_cut() {
     assert_eq!(tx.get::<Blobs>(&5).unwrap(), Some(vec![0; 1024]));
 }
 
+/// A borrowed read from an owned transaction (`get_ref`, `get_lazy`) lends out a slice of its
+/// snapshot, so from then on it is treated as a `Db::read` transaction: never cut, for its age
+/// or by a writer; the file grows and the borrowed bytes stay the ones read.
+#[test]
+fn an_owned_transaction_that_lent_a_borrowed_value_is_never_cut() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    rewrite(&db, 0);
+    let tx = db.read_owned().unwrap();
+    let bytes: &[u8] = tx.get_ref::<Blobs>(&5).unwrap().unwrap();
+    let lazy = tx.get_lazy::<Blobs>(&6).unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    assert_eq!(bytes, &[0u8; 1024][..]);
+    assert_eq!(lazy.bytes(), &[0u8; 1024][..]);
+    // Past its maximum age, and still not cut: its calls go on reading its snapshot.
+    assert_eq!(tx.get::<Blobs>(&5).unwrap(), Some(vec![0; 1024]));
+    assert_eq!(tx.get_ref::<Blobs>(&7).unwrap(), Some(&[0u8; 1024][..]));
+    drop(tx);
+    // Dropped, it goes back to the pool; a new owned transaction is cut for its age again.
+    let fresh = db.read_owned().unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    assert!(matches!(
+        fresh.get::<Blobs>(&5),
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        })
+    ));
+}
+
+/// A borrowed read cannot revive an owned transaction that was cut: it fails as every call.
+#[test]
+fn a_borrowed_read_from_a_cut_owned_transaction_is_refused() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    rewrite(&db, 0);
+    let tx = db.read_owned().unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    assert!(matches!(
+        tx.get_ref::<Blobs>(&5),
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        })
+    ));
+    assert!(matches!(
+        tx.get_lazy::<Blobs>(&5),
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        })
+    ));
+}
+
+/// The borrowed forms of an owned iterator pin its transaction as `get_ref` does, and a cut
+/// transaction yields the cut as their one item.
+#[test]
+fn borrowed_owned_iteration_pins_its_transaction_or_reports_the_cut() {
+    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    rewrite(&db, 0);
+    let entries = db.read_owned().unwrap().into_range::<Blobs>(10..20);
+    let values: Vec<(u64, &[u8])> = entries.borrowed().map(|e| e.unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(10));
+    for round in 1..=10 {
+        rewrite(&db, round);
+    }
+    assert!(db.info().unwrap().file_size > 40 * MIB);
+    assert_eq!(values.len(), 10);
+    assert!(values.iter().all(|(_, v)| *v == &[0u8; 1024][..]));
+    drop(values);
+    drop(entries);
+
+    let cut = db.read_owned().unwrap().into_range::<Blobs>(..);
+    std::thread::sleep(Duration::from_millis(10));
+    let mut lazy = cut.lazy();
+    assert!(matches!(
+        lazy.next(),
+        Some(Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            ..
+        }))
+    ));
+    assert!(
+        lazy.next().is_none(),
+        "the error comes once, then the walk is over"
+    );
+}
+
 #[test]
 fn readers_lists_the_pinning_reader_with_its_lag() {
     let (_dir, db) = open(options());

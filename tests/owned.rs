@@ -258,6 +258,104 @@ fn gets_match_the_borrowed_transaction() {
     assert!(!owned.is_empty::<Heights>().unwrap());
 }
 
+#[test]
+fn lazy_gets_borrow_what_the_borrowed_transaction_reads() {
+    let (_dir, db) = open();
+    fill(&db);
+    let owned = db.read_owned().unwrap();
+    let tx = db.read().unwrap();
+    // Several borrowed values of one owned transaction alive at once, with other calls between.
+    let lazies: Vec<_> = (0..20u64)
+        .map(|k| owned.get_lazy::<Names>(&k).unwrap())
+        .collect();
+    assert_eq!(owned.get::<Names>(&3).unwrap().as_deref(), Some("name 1"));
+    for (k, lazy) in (0..20u64).zip(&lazies) {
+        assert_eq!(
+            lazy.map(|l| l.bytes()),
+            tx.get_bytes::<Names>(&k).unwrap(),
+            "key {k}"
+        );
+        assert_eq!(
+            lazy.map(|l| l.decode().unwrap()),
+            tx.get::<Names>(&k).unwrap(),
+            "key {k}"
+        );
+    }
+    assert_eq!(
+        owned
+            .get_lazy::<Tags>(&2)
+            .unwrap()
+            .unwrap()
+            .decode()
+            .unwrap(),
+        0
+    );
+    assert!(owned.get_lazy::<Heights>(&1).unwrap().is_none());
+}
+
+#[test]
+fn lazy_iteration_matches_the_borrowed_iterators() {
+    let (_dir, db) = open();
+    fill(&db);
+    let owned = db.read_owned().unwrap();
+    let tx = db.read().unwrap();
+
+    fn lazy_of<S, T, H>(it: &OwnedIter<S, T, H>) -> Vec<(T::Key, Vec<u8>, T::Value)>
+    where
+        S: Schema + tabula::Contains<T>,
+        T: Table,
+        H: std::borrow::Borrow<OwnedTx<S>>,
+    {
+        it.lazy()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                (k, v.bytes().to_vec(), v.decode().unwrap())
+            })
+            .collect()
+    }
+    fn lazy_tx<T: Table>(it: tabula::Iter<'_, T>, rev: bool) -> Vec<(T::Key, Vec<u8>, T::Value)> {
+        let it = it.lazy().map(|e| {
+            let (k, v) = e.unwrap();
+            (k, v.bytes().to_vec(), v.decode().unwrap())
+        });
+        if rev {
+            it.rev().collect()
+        } else {
+            it.collect()
+        }
+    }
+
+    assert_eq!(
+        lazy_of(&owned.range::<Names>(..)),
+        lazy_tx(tx.iter::<Names>(), false)
+    );
+    assert_eq!(
+        lazy_of(&owned.range::<Names>(30..=600).reversed()),
+        lazy_tx(tx.range::<Names>(30..=600), true)
+    );
+    assert_eq!(
+        lazy_of(&owned.range::<Tags>(2..4)),
+        lazy_tx(tx.range::<Tags>(2..4), false)
+    );
+    assert_eq!(
+        lazy_of(&owned.range::<Heights>(1000..)),
+        lazy_tx(tx.range::<Heights>(1000..), false)
+    );
+    assert_eq!(
+        lazy_of(&owned.prefix::<Balances, _>(&"bob".to_string())),
+        lazy_tx(tx.prefix::<Balances, _>(&"bob".to_string()), false)
+    );
+    // It starts over whatever the owned iterator has yielded, and leaves it where it was.
+    let mut partly = owned.range::<Names>(..);
+    let first = partly.next().unwrap().unwrap();
+    assert_eq!(lazy_of(&partly).len(), 300);
+    assert_eq!(partly.next().unwrap().unwrap().0, first.0 + 3);
+    // An owning iterator lends for as long as it is borrowed.
+    let owning = db.read_owned().unwrap().into_range::<Names>(..9);
+    let keys: Vec<u64> = owning.lazy().map(|e| e.unwrap().0).collect();
+    assert_eq!(keys, [0, 3, 6]);
+}
+
 /// Owned transactions come from and go back to the pool `Db::read` uses: a thousand of them,
 /// begun and dropped on several threads, never need more reader slots than are open at once.
 #[test]

@@ -634,6 +634,7 @@ impl<'t, T: Table> Cursor<'t, T> {
 }
 
 /// The encoded bounds of an iteration, in the form the table stores keys.
+#[derive(Clone)]
 pub(crate) struct Positions {
     pub(crate) lower: Bound<KeyBuf>,
     pub(crate) upper: Bound<KeyBuf>,
@@ -740,6 +741,11 @@ pub struct Iter<'t, T: Table> {
     front_last: Option<Entry<'t>>,
     back_last: Option<Entry<'t>>,
     done: bool,
+    /// The forward walk's steady state: the front cursor is open and placed, nothing was
+    /// taken from the back, and the walk has not ended. Then a step is one `MDBX_NEXT` and the
+    /// upper-bound check (`next_entry`'s fast path); everything else goes
+    /// through `next_entry_slow`, which sets it.
+    steady: bool,
     _table: PhantomData<fn() -> T>,
 }
 
@@ -762,6 +768,7 @@ impl<'t, T: Table> Iter<'t, T> {
             front_last: None,
             back_last: None,
             done: false,
+            steady: false,
             _table: PhantomData,
         }
     }
@@ -878,7 +885,44 @@ impl<'t, T: Table> Iter<'t, T> {
         res.map_err(|code| cursor_error::<T>("iterate", code))
     }
 
+    /// The next entry from the front, undecoded.
+    ///
+    /// A scan spends most of its steps here, so the steady state (the `steady` field) takes
+    /// a short path that the compiler inlines into the caller's loop: one `MDBX_NEXT`, the
+    /// upper-bound check, and the entry returned in registers. The first step, the steps
+    /// after one from the back, and the end of the walk go through the general path.
+    #[inline(always)]
     fn next_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.steady
+            && let Some(cur) = self.front.as_mut()
+        {
+            match cur.get(op::NEXT, None, None) {
+                Ok(Some(entry)) if self.below_upper(entry.0) => {
+                    self.front_last = Some(entry);
+                    return Ok(Some(entry));
+                }
+                other => return self.front_ended(other),
+            }
+        }
+        self.next_entry_slow()
+    }
+
+    /// The fast path's way out: past the upper bound or the last entry (`Ok(None)`), or a
+    /// libmdbx failure; either way the walk is over.
+    #[cold]
+    #[inline(never)]
+    fn front_ended(&mut self, step: Result<Option<Entry<'t>>, Code>) -> Result<Option<Entry<'t>>> {
+        self.steady = false;
+        self.done = true;
+        match step {
+            Ok(_) => Ok(None),
+            Err(code) => Err(cursor_error::<T>("iterate", code)),
+        }
+    }
+
+    #[inline(never)]
+    fn next_entry_slow(&mut self) -> Result<Option<Entry<'t>>> {
+        self.steady = false;
         if self.done {
             return Ok(None);
         }
@@ -901,10 +945,15 @@ impl<'t, T: Table> Iter<'t, T> {
             return Ok(None);
         }
         self.front_last = Some(entry);
+        // The front cursor is open and placed: the next step from the front is a plain
+        // `MDBX_NEXT`, unless the back end is in play (its last entry bounds the walk).
+        self.steady = self.back_last.is_none();
         Ok(Some(entry))
     }
 
     fn next_back_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        // A step from the back bounds the front walk by its entry: leave the fast path.
+        self.steady = false;
         if self.done {
             return Ok(None);
         }

@@ -14,13 +14,13 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::codec::{AsKey, HasPrefix, Key};
-use crate::cursor::Positions;
+use crate::codec::{AsKey, HasPrefix, Key, ValueRef};
+use crate::cursor::{Iter, Lazy, Positions};
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
 use crate::state::Db;
 use crate::stored::cmp_keys;
-use crate::stored::{dbi_of, decode_key, decode_value, with_key};
+use crate::stored::{dbi_of, decode_key, decode_value, decode_value_ref, with_key};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;
 use crate::txn::{ATransactionIsUsedByOneThreadAtATime, TableStat, warn_long_read};
@@ -160,6 +160,17 @@ impl<S: Schema> OwnedTx<S> {
                 Ok(using) => f(&using),
                 Err(refused) => Err(self.refused(refused)),
             },
+        }
+    }
+
+    /// The transaction, lent for as long as `self` is borrowed, for reads whose results borrow
+    /// its pages ([`get_ref`](Self::get_ref), [`get_lazy`](Self::get_lazy)). A cuttable
+    /// transaction is pinned (`CuttableTxn::pin`): from the first such read on it is never cut,
+    /// neither for its age nor by a writer, until it is dropped.
+    fn lend(&self) -> Result<&RawTxn> {
+        match self.held() {
+            Held::Plain(raw) => Ok(raw),
+            Held::Cuttable(cuttable) => cuttable.pin().map_err(|refused| self.refused(refused)),
         }
     }
 
@@ -343,6 +354,105 @@ impl<S: Schema> OwnedTx<S> {
                 Ok(v) => Ok(v.map(<[u8]>::to_vec)),
                 Err(code) => Err(shared.fail(code, At::of::<T>("get").key(k))),
             })
+        })
+    }
+
+    /// The value under `key` decoded in place, borrowing the stored bytes for as long as the
+    /// owned transaction is borrowed: `&[u8]` for a table with `codec = Raw`, `&T` for
+    /// `codec = Pod<T>` (a [`ValueRef`] codec), as [`Tx::get_ref`](crate::Tx::get_ref).
+    ///
+    /// An owned transaction otherwise lends nothing out beyond a call, which is what lets
+    /// long-reader control ([`Options::max_read_age`](crate::Options::max_read_age),
+    /// [`Options::on_slow_reader`](crate::Options::on_slow_reader)) cut it between calls. A
+    /// borrowed read gives that up: from the first one on, the transaction is never cut (a
+    /// writer that needs the pages it pins grows the file instead, as with a [`Tx`](crate::Tx))
+    /// until it is dropped. Without long-reader control nothing changes.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"abc".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read_owned()?;
+    /// let bytes: &[u8] = tx.get_ref::<Blobs>(&1)?.unwrap(); // the page's bytes, not a copy
+    /// assert_eq!(bytes, b"abc");
+    /// assert!(tx.get_ref::<Blobs>(&2)?.is_none());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReadTxnTimedOut`] when it was cut before; [`Error::Decode`] when the stored
+    /// bytes are not a value of the codec; [`Error::Mdbx`] on libmdbx failure.
+    #[inline]
+    pub fn get_ref<T: Table>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<<T::Codec as ValueRef>::Ref<'_>>>
+    where
+        S: Contains<T>,
+        T::Codec: ValueRef,
+    {
+        let dbi = dbi_of::<S, T>(&self.db);
+        let raw = self.lend()?;
+        with_key::<T, _, _>(key, |k| match raw.get(dbi, k) {
+            Ok(Some(v)) => decode_value_ref::<T>(k, v).map(Some),
+            Ok(None) => Ok(None),
+            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
+        })
+    }
+
+    /// The value under `key` read but not decoded: a [`Lazy`] holding the stored bytes,
+    /// borrowed for as long as the owned transaction is, decoded when asked
+    /// ([`Lazy::decode`]), as [`Tx::get_lazy`](crate::Tx::get_lazy). Works with every codec.
+    /// Like [`get_ref`](Self::get_ref), it keeps the transaction from being cut from then on.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Names>(&1, &"one".to_string())?;
+    /// # tx.commit()?;
+    /// let tx = db.read_owned()?;
+    /// let lazy = tx.get_lazy::<Names>(&1)?.expect("present");
+    /// assert_eq!(lazy.bytes().len(), 4); // not decoded yet
+    /// assert_eq!(lazy.decode()?, "one");
+    /// assert!(tx.get_lazy::<Names>(&2)?.is_none());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ReadTxnTimedOut`] when it was cut before; [`Error::Mdbx`] on libmdbx failure
+    /// (decode errors come from [`Lazy::decode`]).
+    #[inline]
+    pub fn get_lazy<T: Table>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+    ) -> Result<Option<Lazy<'_, T>>>
+    where
+        S: Contains<T>,
+    {
+        let dbi = dbi_of::<S, T>(&self.db);
+        let raw = self.lend()?;
+        // The key is kept for a decode error's message: the stored copy in the page.
+        with_key::<T, _, _>(key, |k| match raw.get_pair(dbi, k) {
+            Ok(Some((stored_key, v))) => Ok(Some(Lazy::new(stored_key, v))),
+            Ok(None) => Ok(None),
+            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
         })
     }
 
@@ -875,6 +985,130 @@ fn first_from_upper<'t, T: Table>(
             None => cursor.get(op::LAST, None, None),
             Some(_) => cursor.get(op::PREV, None, None),
         },
+    }
+}
+
+impl<S: Schema, T: Table, H: Borrow<OwnedTx<S>>> OwnedIter<S, T, H>
+where
+    S: Contains<T>,
+{
+    /// The same entries (its range, in its direction, from the start) as a walk of one cursor
+    /// over the pages, lent for as long as the iterator is borrowed; the transaction is pinned
+    /// first ([`OwnedTx::get_ref`] says what that means).
+    fn walk(&self) -> Result<Iter<'_, T>> {
+        let tx = self.tx();
+        let raw = tx.lend()?;
+        Ok(Iter::new(
+            raw,
+            &tx.db.shared.cursors,
+            self.dbi,
+            self.bounds.clone(),
+        ))
+    }
+
+    /// The same entries with their values left undecoded, borrowed from the pages for as long
+    /// as the iterator is borrowed: each value is a [`Lazy`], decoded only when asked
+    /// ([`Lazy::decode`]), as [`Iter::lazy`]. It walks the iterator's range in its direction
+    /// from the start, whatever this iterator has yielded already. Like
+    /// [`OwnedTx::get_ref`], it keeps the transaction from being cut from then on; a
+    /// transaction cut before yields [`Error::ReadTxnTimedOut`] as its one item.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let entries = db.read_owned()?.into_range::<Names>(2..);
+    /// let mut long = Vec::new();
+    /// for entry in entries.lazy() {
+    ///     let (key, value) = entry?;
+    ///     if value.bytes().len() > 4 { // bincode: one length byte, then the text
+    ///         long.push((key, value.decode()?));
+    ///     }
+    /// }
+    /// assert_eq!(long, [(3, "three".to_string())]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn lazy(&self) -> impl Iterator<Item = Result<(T::Key, Lazy<'_, T>)>> + '_ {
+        Lent::new(self.walk().map(Iter::lazy), self.reverse)
+    }
+
+    /// The same entries with their values borrowed from the pages, decoded in place by the
+    /// table's [`ValueRef`] codec (`&[u8]` for `codec = Raw`, `&T` for `codec = Pod<T>`), for
+    /// as long as the iterator is borrowed, as [`Iter::borrowed`]. It walks the iterator's
+    /// range in its direction from the start, and pins the transaction, as
+    /// [`lazy`](Self::lazy).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;
+    /// # tx.put::<Blobs>(&2, &b"cde".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read_owned()?;
+    /// let newest_first = tx.range::<Blobs>(..).reversed();
+    /// let sizes: Vec<(u64, usize)> = newest_first
+    ///     .borrowed()
+    ///     .map(|e| e.map(|(key, bytes): (u64, &[u8])| (key, bytes.len())))
+    ///     .collect::<tabula::Result<_>>()?;
+    /// assert_eq!(sizes, [(2, 3), (1, 2)]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn borrowed(
+        &self,
+    ) -> impl Iterator<Item = Result<(T::Key, <T::Codec as ValueRef>::Ref<'_>)>> + '_
+    where
+        T::Codec: ValueRef,
+    {
+        Lent::new(self.walk().map(Iter::borrowed), self.reverse)
+    }
+}
+
+/// A walk lent by an [`OwnedIter`] ([`OwnedIter::lazy`], [`OwnedIter::borrowed`]): the
+/// borrowed iterator in the owned one's direction, or the error that kept it from starting,
+/// yielded once.
+struct Lent<I> {
+    walk: Option<Result<I>>,
+    reverse: bool,
+}
+
+impl<I> Lent<I> {
+    fn new(walk: Result<I>, reverse: bool) -> Self {
+        Lent {
+            walk: Some(walk),
+            reverse,
+        }
+    }
+}
+
+impl<X, I: DoubleEndedIterator<Item = Result<X>>> Iterator for Lent<I> {
+    type Item = Result<X>;
+
+    fn next(&mut self) -> Option<Result<X>> {
+        match self.walk.as_mut()? {
+            Ok(walk) if self.reverse => walk.next_back(),
+            Ok(walk) => walk.next(),
+            Err(_) => match self.walk.take() {
+                Some(Err(e)) => Some(Err(e)),
+                _ => None,
+            },
+        }
     }
 }
 

@@ -13,11 +13,14 @@
 //!                     |                +--cut by its owner--> EXPIRED
 //!                     +--CAS by a cutter--> CUTTING --reset--> CUT
 //! IDLE / CUT / EXPIRED --unregister--> FREE      (waits while CUTTING)
+//! IDLE --pin--> BUSY (pinned) --unregister--> FREE
 //! ```
 //!
 //! Only the holder of `BUSY` (the owner) or `CUTTING` (a cutter) touches the transaction, so the
 //! two never use it at once, and a cut happens only between calls, when no slice into the
-//! snapshot is alive.
+//! snapshot is alive. An owner that lends slices beyond a call ([`CuttableTxn::pin`], the
+//! borrowed reads of an owned transaction) keeps the slot `BUSY` until it drops the transaction:
+//! from then on it is never cut, as a borrowed `Tx` never is.
 
 use std::ffi::{c_int, c_uint};
 use std::ops::Deref;
@@ -121,6 +124,7 @@ impl CutTable {
             txn: std::mem::ManuallyDrop::new(txn),
             table: Arc::clone(self),
             index,
+            pinned: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -192,6 +196,10 @@ pub(crate) struct CuttableTxn {
     txn: std::mem::ManuallyDrop<RawTxn>,
     table: Arc<CutTable>,
     index: u32,
+    /// Pinned by its owner ([`pin`](Self::pin)): the slot stays `BUSY` until the transaction is
+    /// unregistered, so slices borrowed from it may outlive a call. Only its owner reads or
+    /// writes it (an atomic so as not to change the type's auto traits; relaxed suffices).
+    pinned: std::sync::atomic::AtomicBool,
 }
 
 impl CuttableTxn {
@@ -208,13 +216,23 @@ impl CuttableTxn {
     /// transaction older than the table's maximum age is cut here and refused.
     #[inline]
     pub fn enter(&self) -> Result<Using<'_>, Refused> {
+        if self.pinned.load(Ordering::Relaxed) {
+            // The pin holds the slot BUSY: a call inside it neither takes nor gives it back.
+            return Ok(Using {
+                owner: self,
+                leave: false,
+            });
+        }
         let slot = self.slot();
         match slot
             .state
             .compare_exchange(IDLE, BUSY, Ordering::Acquire, Ordering::Relaxed)
         {
             Ok(_) => {
-                let using = Using { owner: self };
+                let using = Using {
+                    owner: self,
+                    leave: true,
+                };
                 let max_age = self.table.max_age_ms;
                 if max_age != u64::MAX
                     && coarse_now_ms().saturating_sub(slot.started_ms.load(Ordering::Relaxed))
@@ -235,6 +253,21 @@ impl CuttableTxn {
                 Err(Refused::Cut { by_writer: true })
             }
         }
+    }
+
+    /// Enters a call that lasts until the transaction is unregistered (dropped or given back),
+    /// and lends the transaction for as long as `self` is borrowed: no cutter touches it and it
+    /// is not cut for its age from now on, so slices borrowed from it may outlive a call (the
+    /// borrowed reads of an owned transaction). Pinning a pinned transaction lends it again.
+    /// Refused, as [`enter`](Self::enter), when it was cut before.
+    pub fn pin(&self) -> Result<&RawTxn, Refused> {
+        if !self.pinned.load(Ordering::Relaxed) {
+            let using = self.enter()?;
+            // Keep the slot BUSY: the guard's drop would set it IDLE.
+            std::mem::forget(using);
+            self.pinned.store(true, Ordering::Relaxed);
+        }
+        Ok(&self.txn)
     }
 
     /// Whether it was cut (by its owner or a writer).
@@ -292,6 +325,8 @@ impl Drop for CuttableTxn {
 /// it ends with the guard. Dropping it ends the call.
 pub(crate) struct Using<'a> {
     owner: &'a CuttableTxn,
+    /// Whether dropping it ends the call (sets the slot IDLE); not for a call inside a pin.
+    leave: bool,
 }
 
 impl Using<'_> {
@@ -319,7 +354,9 @@ impl Deref for Using<'_> {
 impl Drop for Using<'_> {
     #[inline]
     fn drop(&mut self) {
-        self.owner.slot().state.store(IDLE, Ordering::Release);
+        if self.leave {
+            self.owner.slot().state.store(IDLE, Ordering::Release);
+        }
     }
 }
 
