@@ -65,8 +65,8 @@ fn empty_and_equal_keys() {
     );
 }
 
-/// 8-byte keys (`u64` keys, the commonest) are decided in the comparator's first step, equal
-/// ones included; keys of 8 and more bytes whose first 8 are equal go on to the rest.
+/// 8-byte keys (`u64` keys, the commonest) are decided by their first 8-byte word, equal ones
+/// included; keys of 8 and more bytes whose first 8 are equal go on to the rest.
 #[test]
 fn eight_byte_keys_and_their_extensions() {
     let words = [

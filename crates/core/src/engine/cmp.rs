@@ -26,46 +26,9 @@ pub(crate) unsafe extern "C" fn byte_key_cmp(
     a: *const sys::MDBX_val,
     b: *const sys::MDBX_val,
 ) -> c_int {
-    // SAFETY: libmdbx passes two valid values whose bytes live for the call.
-    let (a, b) = unsafe { (&*a, &*b) };
-    // The common case inline, before any slice is made: both keys at least 8 bytes long
-    // (integer keys, hashes) and their first 8 bytes decide, or both are exactly 8 bytes.
-    if a.iov_len >= 8 && b.iov_len >= 8 {
-        // SAFETY: each value has at least 8 readable bytes at its base (a non-empty value's
-        // base is valid); `read_unaligned` because keys sit at any offset in a page.
-        let (x, y) = unsafe {
-            (
-                (a.iov_base as *const [u8; 8]).read_unaligned(),
-                (b.iov_base as *const [u8; 8]).read_unaligned(),
-            )
-        };
-        let (x, y) = (u64::from_be_bytes(x), u64::from_be_bytes(y));
-        if x != y {
-            return if x < y {
-                std::hint::black_box(-1)
-            } else {
-                std::hint::black_box(1)
-            };
-        }
-        if a.iov_len == 8 && b.iov_len == 8 {
-            return 0;
-        }
-    }
-    // SAFETY: as above; a zero length with a dangling or null base is turned into an empty
-    // slice without reading it.
-    unsafe { byte_key_cmp_rest(a, b) }
-}
-
-/// [`byte_key_cmp`] past its inline first step: every other length, and longer keys whose
-/// first 8 bytes are equal. Out of line, so the first step needs no registers saved.
-///
-/// # Safety
-///
-/// As [`byte_key_cmp`]: both values' bytes are readable for the call.
-#[inline(never)]
-unsafe fn byte_key_cmp_rest(a: &sys::MDBX_val, b: &sys::MDBX_val) -> c_int {
-    // SAFETY: the caller's contract; empty values become empty slices without a read.
-    let (a, b) = unsafe { (slice(a), slice(b)) };
+    // SAFETY: libmdbx passes two valid values whose bytes live for the call; a zero length
+    // with a dangling or null base is turned into an empty slice without reading it.
+    let (a, b) = unsafe { (slice(&*a), slice(&*b)) };
     byte_order_branchy(a, b)
 }
 
