@@ -170,6 +170,40 @@ impl<'de> Deserializer<'de> {
         }
     }
 
+    /// [`varint`](Self::varint) for types of at most 64 bits, in 64-bit arithmetic: the
+    /// result stays in a register (a `Result<u128>` goes through memory).
+    #[inline]
+    fn varint64(&mut self, bits: u32, what: &str) -> Result<u64> {
+        let first = self.byte(what)?;
+        if first < U16_MARKER {
+            return Ok(u64::from(first));
+        }
+        if first == U16_MARKER {
+            Ok(u64::from(u16::from_le_bytes(self.array(what)?)))
+        } else if bits >= 32 && first == U32_MARKER {
+            Ok(u64::from(u32::from_le_bytes(self.array(what)?)))
+        } else if bits >= 64 && first == U64_MARKER {
+            Ok(u64::from_le_bytes(self.array(what)?))
+        } else {
+            Err(invalid_marker(what, first, bits))
+        }
+    }
+
+    #[inline]
+    fn unsigned64(&mut self, bits: u32, what: &str) -> Result<u64> {
+        self.varint64(bits, what)
+    }
+
+    #[inline]
+    fn signed64(&mut self, bits: u32, what: &str) -> Result<i64> {
+        let z = self.varint64(bits, what)?;
+        Ok(if z & 1 == 0 {
+            (z >> 1) as i64
+        } else {
+            !((z >> 1) as i64)
+        })
+    }
+
     #[inline]
     fn unsigned(&mut self, bits: u32, what: &str) -> Result<u128> {
         self.varint(bits, what)
@@ -192,7 +226,7 @@ impl<'de> Deserializer<'de> {
     /// missing element.
     #[inline]
     fn len(&mut self, what: &str) -> Result<usize> {
-        let n = self.varint(64, what)?;
+        let n = self.varint64(64, what)?;
         usize::try_from(n)
             .map_err(|_| Error::msg(format!("{what}: length {n} does not fit in usize")))
     }
@@ -249,20 +283,20 @@ impl<'de> Deserializer<'de> {
 }
 
 macro_rules! unsigned {
-    ($($method:ident $visit:ident $t:ty => $bits:literal),*) => {$(
+    ($($method:ident $visit:ident $t:ty => $bits:literal $read:ident),*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-            let n = self.unsigned($bits, stringify!($t))?;
+            let n = self.$read($bits, stringify!($t))?;
             visitor.$visit(n as $t)
         }
     )*};
 }
 
 macro_rules! signed {
-    ($($method:ident $visit:ident $t:ty => $bits:literal),*) => {$(
+    ($($method:ident $visit:ident $t:ty => $bits:literal $read:ident),*) => {$(
         #[inline]
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-            let n = self.signed($bits, stringify!($t))?;
+            let n = self.$read($bits, stringify!($t))?;
             visitor.$visit(n as $t)
         }
     )*};
@@ -309,16 +343,16 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     }
 
     unsigned!(
-        deserialize_u16 visit_u16 u16 => 16,
-        deserialize_u32 visit_u32 u32 => 32,
-        deserialize_u64 visit_u64 u64 => 64,
-        deserialize_u128 visit_u128 u128 => 128
+        deserialize_u16 visit_u16 u16 => 16 unsigned64,
+        deserialize_u32 visit_u32 u32 => 32 unsigned64,
+        deserialize_u64 visit_u64 u64 => 64 unsigned64,
+        deserialize_u128 visit_u128 u128 => 128 unsigned
     );
     signed!(
-        deserialize_i16 visit_i16 i16 => 16,
-        deserialize_i32 visit_i32 i32 => 32,
-        deserialize_i64 visit_i64 i64 => 64,
-        deserialize_i128 visit_i128 i128 => 128
+        deserialize_i16 visit_i16 i16 => 16 signed64,
+        deserialize_i32 visit_i32 i32 => 32 signed64,
+        deserialize_i64 visit_i64 i64 => 64 signed64,
+        deserialize_i128 visit_i128 i128 => 128 signed
     );
 
     #[inline]
@@ -515,7 +549,7 @@ impl<'de> de::EnumAccess<'de> for &mut Deserializer<'de> {
 
     #[inline]
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self)> {
-        let index = self.unsigned(32, "enum variant index")? as u32;
+        let index = self.unsigned64(32, "enum variant index")? as u32;
         let value = seed.deserialize(index.into_deserializer())?;
         Ok((value, self))
     }
