@@ -13,6 +13,8 @@ echo "== cargo fmt --check" >&2
 cargo fmt --all --check
 echo "== cargo clippy (warnings are errors)" >&2
 cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
+# Core alone, no features: code behind `#[cfg(not(feature = ..))]` is linted too.
+cargo clippy -p tabula-core --all-targets --quiet -- -D warnings
 echo "== cargo doc (warnings are errors)" >&2
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
 echo "== cargo test --workspace --all-features" >&2

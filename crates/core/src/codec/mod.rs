@@ -38,10 +38,16 @@ pub use zstd_dict::{
     StoredDictionaries, ZstdDict, ZstdDictCodec, ZstdDictionary, train_zstd_dictionary,
 };
 
-/// Without the `compression` feature there are no dictionaries to hold.
+/// Without the `compression` feature there are no dictionaries to hold. (A braced struct with a
+/// `Drop`, like the real lease, so the startup code reads the same with the feature off.)
 #[cfg(not(feature = "compression"))]
 #[derive(Debug, Default)]
-pub(crate) struct DictionaryLease;
+pub(crate) struct DictionaryLease {}
+
+#[cfg(not(feature = "compression"))]
+impl Drop for DictionaryLease {
+    fn drop(&mut self) {}
+}
 
 use std::fmt;
 
