@@ -17,6 +17,50 @@ fn step_error(step: &Step, message: String) -> Error {
     }
 }
 
+/// Where a batched operation of a step stands after a batch.
+struct BatchDone<'a> {
+    /// The operation's position in the step.
+    index: usize,
+    /// The last key done.
+    after: &'a Option<Vec<u8>>,
+    /// Entries done so far (including those done before a restart).
+    done: u64,
+    /// Entries in the source when the operation began.
+    total: u64,
+    /// The operation, as [`Progress::operation`] names it.
+    operation: &'a str,
+}
+
+/// Records where the operation stands in the step's progress, commits the batch with it, and
+/// reports the progress.
+fn batch_done(
+    a: &mut Bootstrap,
+    record: &mut SchemaRecord,
+    migrations: &Migrations,
+    step: &Step,
+    at: BatchDone<'_>,
+) -> Result<()> {
+    let progress = record
+        .in_progress
+        .as_mut()
+        .expect("apply_step marks the step in progress");
+    progress.op = at.index;
+    progress.after = at.after.clone();
+    progress.done = at.done;
+    save(a, record)?;
+    a.checkpoint()?;
+    if let Some(f) = &migrations.progress {
+        f(&Progress {
+            version: step.version,
+            step: step.name,
+            operation: at.operation,
+            done: at.done,
+            total: at.total.max(at.done),
+        });
+    }
+    Ok(())
+}
+
 fn save(a: &mut Bootstrap, record: &mut SchemaRecord) -> Result<()> {
     a.write_record(record)
 }
@@ -218,24 +262,14 @@ fn apply_op(
                 }
                 done += batch.len() as u64;
                 after = Some(last);
-                let progress = record
-                    .in_progress
-                    .as_mut()
-                    .expect("apply_step marks the step in progress");
-                progress.op = index;
-                progress.after = after.clone();
-                progress.done = done;
-                save(a, record)?;
-                a.checkpoint()?;
-                if let Some(f) = &migrations.progress {
-                    f(&Progress {
-                        version: step.version,
-                        step: step.name,
-                        operation: what,
-                        done,
-                        total: total.max(done),
-                    });
-                }
+                let at = BatchDone {
+                    index,
+                    after: &after,
+                    done,
+                    total,
+                    operation: what,
+                };
+                batch_done(a, record, migrations, step, at)?;
             }
             if replace {
                 a.replace_with_scratch(source)?;
@@ -374,24 +408,14 @@ fn train_zstd(
         }
         done += batch.len() as u64;
         after = Some(last);
-        let progress = record
-            .in_progress
-            .as_mut()
-            .expect("apply_step marks the step in progress");
-        progress.op = index;
-        progress.after = after.clone();
-        progress.done = done;
-        save(a, record)?;
-        a.checkpoint()?;
-        if let Some(f) = &migrations.progress {
-            f(&Progress {
-                version: step.version,
-                step: step.name,
-                operation: &what,
-                done,
-                total: total.max(done),
-            });
-        }
+        let at = BatchDone {
+            index,
+            after: &after,
+            done,
+            total,
+            operation: &what,
+        };
+        batch_done(a, record, migrations, step, at)?;
     }
     a.replace_with_scratch(table)?;
     Ok(done)
