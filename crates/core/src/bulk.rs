@@ -549,20 +549,7 @@ mod tests {
     use super::*;
 
     fn env(dir: &std::path::Path) -> engine::Env {
-        let cfg = engine::EnvConfig {
-            max_tables: 2,
-            max_readers: None,
-            geometry: [-1, -1, 1 << 30, 1 << 20, -1, -1],
-            sync: engine::Durability::Durable,
-            read_only: false,
-            exclusive: false,
-            write_map: false,
-            no_sub_dir: false,
-            validation: false,
-            mode: 0o644,
-            slow_readers: None,
-        };
-        engine::Env::open(dir, &cfg).unwrap()
+        engine::Env::open(dir, &engine::EnvConfig::for_tests(None, 1 << 30)).unwrap()
     }
 
     /// The threshold is really set during a load and put back after it: were `set_sync_bytes`

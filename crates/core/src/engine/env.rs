@@ -38,6 +38,27 @@ pub(crate) struct EnvConfig {
     pub slow_readers: Option<SlowReaders>,
 }
 
+#[cfg(test)]
+impl EnvConfig {
+    /// What the engine's unit tests open: two tables, durable, the given reader count and
+    /// upper size, everything else libmdbx's default.
+    pub(crate) fn for_tests(max_readers: Option<u64>, upper: isize) -> Self {
+        EnvConfig {
+            max_tables: 2,
+            max_readers,
+            geometry: [-1, -1, upper, 1 << 20, -1, -1],
+            sync: Durability::Durable,
+            read_only: false,
+            exclusive: false,
+            write_map: false,
+            no_sub_dir: false,
+            validation: false,
+            mode: 0o644,
+            slow_readers: None,
+        }
+    }
+}
+
 /// The long-reader settings of an environment: the age after which a cuttable read transaction
 /// cuts itself at its next call (`u64::MAX`: none), and the policy a write asks before it grows
 /// the file because of a reader (`None`: cut this process's cuttable transactions older than

@@ -106,19 +106,7 @@ mod tests {
     use super::*;
 
     fn config(max_readers: Option<u64>) -> EnvConfig {
-        EnvConfig {
-            max_tables: 2,
-            max_readers,
-            geometry: [-1, -1, 1 << 30, 1 << 20, -1, -1],
-            sync: Durability::Durable,
-            read_only: false,
-            exclusive: false,
-            write_map: false,
-            no_sub_dir: false,
-            validation: false,
-            mode: 0o644,
-            slow_readers: None,
-        }
+        EnvConfig::for_tests(max_readers, 1 << 30)
     }
 
     /// The lock-file space reserved before libmdbx opens it must cover every byte libmdbx

@@ -693,23 +693,7 @@ mod tests {
     use super::*;
 
     fn env(dir: &std::path::Path) -> Env {
-        Env::open(
-            dir,
-            &EnvConfig {
-                max_tables: 2,
-                max_readers: Some(8),
-                geometry: [-1, -1, 1 << 26, 1 << 20, -1, -1],
-                sync: Durability::Durable,
-                read_only: false,
-                exclusive: false,
-                write_map: false,
-                no_sub_dir: false,
-                validation: false,
-                mode: 0o644,
-                slow_readers: None,
-            },
-        )
-        .unwrap()
+        Env::open(dir, &EnvConfig::for_tests(Some(8), 1 << 26)).unwrap()
     }
 
     fn commit_one(env: &Env, key: &[u8]) {
