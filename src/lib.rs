@@ -553,6 +553,7 @@ pub use tabula_core::{
     Cursor,
     DEFAULT_BULK_BATCH_BYTES,
     DEFAULT_BULK_BATCH_ENTRIES,
+    DEFAULT_FLUSH_THRESHOLD,
     DEFAULT_LONG_READ_WARNING,
     Db,
     DbInfo,

@@ -389,6 +389,8 @@ pub fn specs() -> Vec<Spec> {
             1.10,
             &["raw_put", "raw_cursor_put"],
         ),
+        // Without a flush, every option at its default: `SafeNoSync` against LMDB's `NOSYNC`.
+        Spec::new("append", "tabula_nosync", AtMost, 1.0, "heed_nosync"),
         // Judged against the raw variant that parks like Tabula's pool does.
         Spec::new("short_reads", "tabula_8", AtLeast, 0.95, "raw_park_8"),
         Spec::new("short_reads", "tabula_8", AtLeast, 1.5, "tabula_1"),

@@ -472,7 +472,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
 const LOAD_SYNC_BYTES: u64 = 1 << 30;
 
 /// Sets libmdbx's auto-sync threshold (`MDBX_opt_sync_bytes`) for the length of a load when
-/// none is set, and restores it on drop.
+/// none is set (a `SafeNoSync` env keeps its own, see `Options::flush_threshold`), and restores
+/// it on drop.
 ///
 /// Without a threshold, each time a weak commit finds the file full at its current size
 /// libmdbx first flushes everything and writes a steady meta page (so the pages freed since

@@ -42,7 +42,10 @@ pub use cursor::{Appender, Cursor, Iter, Lazy};
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
-pub use options::{DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction, SyncMode};
+pub use options::{
+    DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction,
+    SyncMode,
+};
 pub use owned::{OwnedIter, OwnedTx};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};

@@ -18,8 +18,10 @@ pub enum SyncMode {
     /// Data is flushed at commit, the meta page is not: a system crash may roll back to the
     /// previous commit, never corrupt (`MDBX_NOMETASYNC`). A process crash loses nothing.
     NoMetaSync,
-    /// Nothing is flushed at commit; the OS writes later. A system crash may lose recent commits
-    /// but the file stays consistent (`MDBX_SAFE_NOSYNC`). A process crash loses nothing.
+    /// Nothing is flushed at commit; the OS writes later, and the commit that leaves
+    /// [`Options::flush_threshold`] bytes unflushed (256 MiB by default) flushes them. A system
+    /// crash may lose the commits since the last flush but the file stays consistent
+    /// (`MDBX_SAFE_NOSYNC`). A process crash loses nothing.
     SafeNoSync,
     /// No flushing and no ordering guarantee: a system crash may corrupt the file
     /// (`MDBX_UTTERLY_NOSYNC`). Only for data you can rebuild.
@@ -48,6 +50,7 @@ pub struct Options {
     page_size: Option<usize>,
     pub(crate) max_readers: Option<u32>,
     sync: SyncMode,
+    flush_threshold: Option<u64>,
     pub(crate) read_only: bool,
     exclusive: bool,
     pub(crate) write_map: bool,
@@ -72,6 +75,7 @@ impl Default for Options {
             page_size: None,
             max_readers: None,
             sync: SyncMode::Durable,
+            flush_threshold: None,
             read_only: false,
             exclusive: false,
             write_map: false,
@@ -310,6 +314,49 @@ impl Options {
     /// ```
     pub fn sync(mut self, mode: SyncMode) -> Self {
         self.sync = mode;
+        self
+    }
+
+    /// In [`SyncMode::SafeNoSync`] (and [`SyncMode::UtterlyNoSync`]), flush once this many
+    /// bytes have been written since the last flush: the commit that crosses it flushes the
+    /// file and becomes the point a system crash rolls back to (libmdbx's auto-sync threshold,
+    /// `MDBX_opt_sync_bytes`). `0` keeps libmdbx's own rule: flush whenever a commit finds the
+    /// file full at its current size, which in practice means a flush before every growth
+    /// step. At most [`max_size`](Self::max_size).
+    ///
+    /// The default is [`DEFAULT_FLUSH_THRESHOLD`] (256 MiB) in `SafeNoSync` and `0` in
+    /// `UtterlyNoSync`. While no flush is due, pages freed since the last flush cannot be
+    /// reused (the last flushed state must survive a crash), so the file may grow by up to
+    /// the threshold beyond what the data needs; a flush makes that space reusable again.
+    /// Setting a threshold with [`SyncMode::Durable`] or [`SyncMode::NoMetaSync`] is refused:
+    /// every commit flushes there. The threshold lives in the lock file, so every process
+    /// using the file shares the last one set.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use tabula::SyncMode;
+    ///
+    /// let err = tabula::open::<App>(dir.path(), Options::new().flush_threshold(64 << 20))
+    ///     .unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "flush_threshold", .. }));
+    ///
+    /// // A system crash loses at most the last 64 MiB written.
+    /// let options = Options::new().sync(SyncMode::SafeNoSync).flush_threshold(64 << 20);
+    /// let db = tabula::open::<App>(dir.path(), options)?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// db.sync()?; // and a flush whenever you want one
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn flush_threshold(mut self, bytes: u64) -> Self {
+        self.flush_threshold = Some(bytes);
         self
     }
 
@@ -670,6 +717,7 @@ impl Options {
                 SyncMode::SafeNoSync => engine::Durability::SafeNoSync,
                 SyncMode::UtterlyNoSync => engine::Durability::UtterlyNoSync,
             },
+            sync_bytes: self.sync_bytes(),
             read_only: self.read_only,
             exclusive: self.exclusive,
             write_map: self.write_map,
@@ -677,6 +725,18 @@ impl Options {
             validation: self.validation,
             mode: self.file_mode,
             slow_readers: self.slow_readers(),
+        }
+    }
+
+    /// The auto-sync threshold to set after the open, if any: see [`Options::flush_threshold`].
+    fn sync_bytes(&self) -> Option<u64> {
+        match (self.read_only, self.sync, self.flush_threshold) {
+            (true, ..) => None,
+            (false, SyncMode::SafeNoSync, threshold) => {
+                Some(threshold.unwrap_or(DEFAULT_FLUSH_THRESHOLD))
+            }
+            (false, SyncMode::UtterlyNoSync, threshold) => threshold,
+            (false, SyncMode::Durable | SyncMode::NoMetaSync, _) => None,
         }
     }
 
@@ -883,6 +943,26 @@ impl Options {
                 format!("is larger than max_size ({max} bytes)"),
             );
         }
+        if let Some(threshold) = self.flush_threshold {
+            if matches!(self.sync, SyncMode::Durable | SyncMode::NoMetaSync) {
+                return bad(
+                    "flush_threshold",
+                    threshold.to_string(),
+                    format!(
+                        "has no effect with SyncMode::{:?}, which flushes at every commit: use it \
+                         with SyncMode::SafeNoSync or UtterlyNoSync, or drop it",
+                        self.sync
+                    ),
+                );
+            }
+            if threshold > max as u64 {
+                return bad(
+                    "flush_threshold",
+                    format!("{threshold} bytes"),
+                    format!("is larger than max_size ({max} bytes)"),
+                );
+            }
+        }
         if let Some(shrink) = self.shrink_threshold
             && shrink > max
         {
@@ -895,6 +975,9 @@ impl Options {
         Ok(())
     }
 }
+
+/// The default of [`Options::flush_threshold`] in [`SyncMode::SafeNoSync`]: 256 MiB.
+pub const DEFAULT_FLUSH_THRESHOLD: u64 = 256 << 20;
 
 /// The default of [`Options::growth_step`]: 16 MiB.
 const DEFAULT_GROWTH_STEP: usize = 16 << 20;

@@ -96,6 +96,15 @@ pub fn run(sizes: UpsertSizes, investigate: bool) -> Workload {
                 "tabula_utterly_nosync",
                 tabula_options().sync(SyncMode::UtterlyNoSync),
             ),
+            ("tabula_nosync_flush0", nosync.clone().flush_threshold(0)),
+            (
+                "tabula_nosync_flush1g",
+                nosync.clone().flush_threshold(1 << 30),
+            ),
+            (
+                "tabula_nosync_flush8g",
+                nosync.clone().flush_threshold(8 << 30),
+            ),
         ];
         for (name, options) in rows {
             w.extra(

@@ -26,6 +26,9 @@ pub(crate) struct EnvConfig {
     /// lower, now, upper, growth step, shrink threshold, page size; -1 = libmdbx default.
     pub geometry: [isize; 6],
     pub sync: Durability,
+    /// The auto-sync threshold (`MDBX_opt_sync_bytes`) set after the open; `None` leaves the
+    /// lock file's value alone.
+    pub sync_bytes: Option<u64>,
     pub read_only: bool,
     pub exclusive: bool,
     pub write_map: bool,
@@ -48,6 +51,7 @@ impl EnvConfig {
             max_readers,
             geometry: [-1, -1, upper, 1 << 20, -1, -1],
             sync: Durability::Durable,
+            sync_bytes: None,
             read_only: false,
             exclusive: false,
             write_map: false,
@@ -187,6 +191,9 @@ impl Env {
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         let mut env = Self::open_reserved(path, cfg, probe)?;
+        if let (Some(bytes), false) = (cfg.sync_bytes, probe) {
+            env.set_sync_bytes(bytes)?;
+        }
         if let (Some(slow), false) = (&cfg.slow_readers, probe) {
             env.install_slow_reader_hook(slow)?;
         }
