@@ -14,6 +14,7 @@ pub mod lmdb;
 pub mod raw;
 pub mod report;
 pub mod tables;
+pub mod targets;
 pub mod util;
 pub mod vm;
 pub mod workloads;

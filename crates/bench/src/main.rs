@@ -29,7 +29,7 @@ use tabula_bench::workloads::prune::PruneSizes;
 use tabula_bench::workloads::scan::ScanSizes;
 use tabula_bench::workloads::short_reads::ShortSizes;
 use tabula_bench::workloads::upsert::UpsertSizes;
-use tabula_bench::{util, workloads};
+use tabula_bench::{targets, util, workloads};
 
 /// Every workload's sizes.
 struct Sizes {
@@ -354,7 +354,7 @@ fn main() -> ExitCode {
         finish(workloads::prune::run(sizes.prune));
     }
     println!("\n== targets");
-    let targets = report::targets(&done);
+    let targets = targets::targets(&done);
     let mut not_run = 0;
     for t in &targets {
         let verdict = match t.verdict {

@@ -10,8 +10,7 @@
 
 use std::marker::PhantomData;
 
-use super::dyn_value::{DynValue, ValueShape};
-use super::{AsKey, DecodeError, Descriptor, DynKey, EncodeError, Key, KeyBuf, KeyShape, Value};
+use super::{AsKey, DecodeError, Descriptor, EncodeError, Key, KeyBuf, Value};
 
 /// A type whose values can be the values of a `dupsort` table without a subkey: it has an
 /// order-preserving encoding (it is a [`Key`] type), which [`Ordered`] stores.
@@ -191,126 +190,6 @@ pub(crate) fn encode_subkeyed<'a, S: Key, C: Value>(
         scratch.extend_from_slice(bytes);
     }
     Ok(scratch)
-}
-
-/// The run-time shape of a dupsort table's values from what the schema record stores:
-/// `ordered<V>` with `V`'s key descriptor as shape, or `subkey S + C<V>` with the JSON that
-/// [`SubKeyed::shape`] writes. `None` for any other codec.
-pub(super) fn shape_of_record(
-    descriptor: &str,
-    shape: Option<&str>,
-) -> Result<Option<super::dyn_value::Repr>, DecodeError> {
-    if descriptor.starts_with("ordered<") {
-        let Some(key) = shape else { return Ok(None) };
-        return Ok(Some(super::dyn_value::Repr::Ordered(KeyShape::parse(key)?)));
-    }
-    if !descriptor.starts_with("subkey ") {
-        return Ok(None);
-    }
-    let Some(shape) = shape else { return Ok(None) };
-    let parts: serde_json::Value = serde_json::from_str(shape)
-        .map_err(|e| DecodeError::new(format!("the recorded subkey shape does not parse ({e})")))?;
-    let text = |field: &str| {
-        parts[field].as_str().map(str::to_string).ok_or_else(|| {
-            DecodeError::new(format!(
-                "the recorded subkey shape has no `{field}`: {shape}"
-            ))
-        })
-    };
-    let subkey = KeyShape::parse(&text("subkey")?)?;
-    // The value's own record: its codec descriptor (with a stand-in type) and shape.
-    let value_descriptor = format!("{}<_>", text("value")?);
-    let value = ValueShape::of_record(&value_descriptor, parts["shape"].as_str())?
-        .unwrap_or_else(ValueShape::raw);
-    Ok(Some(super::dyn_value::Repr::SubKeyed {
-        subkey,
-        value: Box::new(value),
-    }))
-}
-
-/// Decodes a value stored in the key encoding `shape` describes.
-pub(super) fn decode_ordered(shape: &KeyShape, bytes: &[u8]) -> Result<DynValue, DecodeError> {
-    Ok(key_value(shape, shape.decode(bytes)?))
-}
-
-/// A decoded key as a value: `#[derive(Key)]` structs get their field names back.
-pub(super) fn key_value(shape: &KeyShape, key: DynKey) -> DynValue {
-    match (shape, key) {
-        (_, DynKey::Unit) => DynValue::Unit,
-        (_, DynKey::Bool(b)) => DynValue::Bool(b),
-        (_, DynKey::Unsigned(n)) => DynValue::Unsigned(n),
-        (_, DynKey::Signed(n)) => DynValue::Signed(n),
-        (_, DynKey::Char(c)) => DynValue::Char(c),
-        (_, DynKey::Bytes(b)) => DynValue::Bytes(b),
-        (_, DynKey::Str(s)) => DynValue::Str(s),
-        (KeyShape::Option(inner), DynKey::Option(o)) => {
-            DynValue::Option(o.map(|k| Box::new(key_value(inner, *k))))
-        }
-        (KeyShape::Struct { fields, .. }, DynKey::Tuple(parts)) => DynValue::Struct(
-            fields
-                .iter()
-                .zip(parts)
-                .map(|((name, shape), part)| (name.clone(), key_value(shape, part)))
-                .collect(),
-        ),
-        (KeyShape::Tuple(shapes), DynKey::Tuple(parts)) => DynValue::Tuple(
-            shapes
-                .iter()
-                .zip(parts)
-                .map(|(shape, part)| key_value(shape, part))
-                .collect(),
-        ),
-        (_, DynKey::Option(o)) => {
-            DynValue::Option(o.map(|k| Box::new(key_value(&KeyShape::Unit, *k))))
-        }
-        (_, DynKey::Tuple(parts)) => DynValue::Tuple(
-            parts
-                .into_iter()
-                .map(|p| key_value(&KeyShape::Unit, p))
-                .collect(),
-        ),
-    }
-}
-
-/// A value as a key of shape `shape`, for encoding: the inverse of [`key_value`].
-pub(super) fn value_key(shape: &KeyShape, value: &DynValue) -> Result<DynKey, EncodeError> {
-    let mismatch = || EncodeError::new(format!("a value of shape `{shape}` cannot hold {value:?}"));
-    Ok(match (shape, value) {
-        (KeyShape::Unit, DynValue::Unit) => DynKey::Unit,
-        (KeyShape::Bool, DynValue::Bool(b)) => DynKey::Bool(*b),
-        (KeyShape::Unsigned(_) | KeyShape::NativeInteger(_), DynValue::Unsigned(n)) => {
-            DynKey::Unsigned(*n)
-        }
-        (KeyShape::Signed(_), DynValue::Signed(n)) => DynKey::Signed(*n),
-        (KeyShape::Char, DynValue::Char(c)) => DynKey::Char(*c),
-        (KeyShape::Array(_) | KeyShape::Bytes, DynValue::Bytes(b)) => DynKey::Bytes(b.clone()),
-        (KeyShape::Str, DynValue::Str(s)) => DynKey::Str(s.clone()),
-        (KeyShape::Option(inner), DynValue::Option(o)) => DynKey::Option(match o {
-            None => None,
-            Some(v) => Some(Box::new(value_key(inner, v)?)),
-        }),
-        (KeyShape::Tuple(shapes), DynValue::Tuple(parts)) if shapes.len() == parts.len() => {
-            DynKey::Tuple(
-                shapes
-                    .iter()
-                    .zip(parts)
-                    .map(|(s, p)| value_key(s, p))
-                    .collect::<Result<_, _>>()?,
-            )
-        }
-        (KeyShape::Struct { fields, .. }, DynValue::Struct(named))
-            if fields.len() == named.len() =>
-        {
-            DynKey::Tuple(
-                fields
-                    .iter()
-                    .zip(named)
-                    .map(|((_, s), (_, p))| value_key(s, p))
-                    .collect::<Result<_, _>>()?,
-            )
-        }
-        _ => return Err(mismatch()),
-    })
 }
 
 #[cfg(test)]

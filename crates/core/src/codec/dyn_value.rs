@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde_reflection::{ContainerFormat, Format, Named, Registry, VariantFormat};
 
-use super::{DecodeError, EncodeError, KeyShape};
+use super::{DecodeError, DynKey, EncodeError, KeyShape};
 
 /// How a table's values are encoded, known at run time; see [`ValueShape::of_record`].
 ///
@@ -155,7 +155,7 @@ impl ValueShape {
     ///
     /// [`DecodeError`] when the recorded structure does not parse.
     pub fn of_record(descriptor: &str, shape: Option<&str>) -> Result<Option<Self>, DecodeError> {
-        if let Some(repr) = super::dup::shape_of_record(descriptor, shape)? {
+        if let Some(repr) = shape_of_record(descriptor, shape)? {
             return Ok(Some(ValueShape { repr }));
         }
         let codec = descriptor.split('<').next().unwrap_or_default();
@@ -222,14 +222,16 @@ impl ValueShape {
         let (format, registry) = match &self.repr {
             Repr::Raw => return Ok(DynValue::Bytes(bytes.to_vec())),
             Repr::Bincode { format, registry } => (format, registry),
-            Repr::Ordered(key) => return super::dup::decode_ordered(key, bytes),
+            Repr::Ordered(key) => return decode_ordered(key, bytes),
             Repr::SubKeyed { subkey, value } => {
                 let mut input = bytes;
-                let subkey = super::dup::key_value(subkey, subkey.decode_part(&mut input, false)?);
+                let subkey = key_value(subkey, subkey.decode_part(&mut input, false)?);
                 return Ok(DynValue::Tuple(vec![subkey, value.decode(input)?]));
             }
             #[cfg(feature = "compression")]
-            Repr::Zstd(inner, _) => return inner.decode(&super::zstd::decompress_frame(bytes)?),
+            Repr::Zstd(inner, _) => {
+                return inner.decode(&super::zstd_dict::decompress_frame(bytes)?);
+            }
         };
         let mut d = Decoder {
             input: bytes,
@@ -267,7 +269,7 @@ impl ValueShape {
                     "a raw value is bytes, not {other:?}"
                 ))),
             },
-            Repr::Ordered(key) => key.encode(&super::dup::value_key(key, value)?),
+            Repr::Ordered(key) => key.encode(&value_key(key, value)?),
             #[cfg(feature = "compression")]
             Repr::Zstd(inner, None) => super::zstd::compress_frame(&inner.encode(value)?),
             #[cfg(feature = "compression")]
@@ -279,7 +281,7 @@ impl ValueShape {
                 value: shape,
             } => match value {
                 DynValue::Tuple(parts) if parts.len() == 2 => {
-                    let key = super::dup::value_key(subkey, &parts[0])?;
+                    let key = value_key(subkey, &parts[0])?;
                     let mut out = super::KeyBuf::new();
                     subkey.encode_part(&key, &mut out, false)?;
                     let mut bytes = out.as_slice().to_vec();
@@ -729,6 +731,126 @@ impl Encoder<'_> {
             (_, v) => Err(format!("`{name}` cannot hold {v:?}")),
         }
     }
+}
+
+// The dynamic side of dupsort values (`Ordered`, `SubKeyed`): their shapes from the schema
+// record, and their values to and from keys.
+
+/// The run-time shape of a dupsort table's values from what the schema record stores:
+/// `ordered<V>` with `V`'s key descriptor as shape, or `subkey S + C<V>` with the JSON that
+/// [`SubKeyed::shape`](super::SubKeyed::shape) writes. `None` for any other codec.
+fn shape_of_record(descriptor: &str, shape: Option<&str>) -> Result<Option<Repr>, DecodeError> {
+    if descriptor.starts_with("ordered<") {
+        let Some(key) = shape else { return Ok(None) };
+        return Ok(Some(Repr::Ordered(KeyShape::parse(key)?)));
+    }
+    if !descriptor.starts_with("subkey ") {
+        return Ok(None);
+    }
+    let Some(shape) = shape else { return Ok(None) };
+    let parts: serde_json::Value = serde_json::from_str(shape)
+        .map_err(|e| DecodeError::new(format!("the recorded subkey shape does not parse ({e})")))?;
+    let text = |field: &str| {
+        parts[field].as_str().map(str::to_string).ok_or_else(|| {
+            DecodeError::new(format!(
+                "the recorded subkey shape has no `{field}`: {shape}"
+            ))
+        })
+    };
+    let subkey = KeyShape::parse(&text("subkey")?)?;
+    // The value's own record: its codec descriptor (with a stand-in type) and shape.
+    let value_descriptor = format!("{}<_>", text("value")?);
+    let value = ValueShape::of_record(&value_descriptor, parts["shape"].as_str())?
+        .unwrap_or_else(ValueShape::raw);
+    Ok(Some(Repr::SubKeyed {
+        subkey,
+        value: Box::new(value),
+    }))
+}
+
+/// Decodes a value stored in the key encoding `shape` describes.
+fn decode_ordered(shape: &KeyShape, bytes: &[u8]) -> Result<DynValue, DecodeError> {
+    Ok(key_value(shape, shape.decode(bytes)?))
+}
+
+/// A decoded key as a value: `#[derive(Key)]` structs get their field names back.
+fn key_value(shape: &KeyShape, key: DynKey) -> DynValue {
+    match (shape, key) {
+        (_, DynKey::Unit) => DynValue::Unit,
+        (_, DynKey::Bool(b)) => DynValue::Bool(b),
+        (_, DynKey::Unsigned(n)) => DynValue::Unsigned(n),
+        (_, DynKey::Signed(n)) => DynValue::Signed(n),
+        (_, DynKey::Char(c)) => DynValue::Char(c),
+        (_, DynKey::Bytes(b)) => DynValue::Bytes(b),
+        (_, DynKey::Str(s)) => DynValue::Str(s),
+        (KeyShape::Option(inner), DynKey::Option(o)) => {
+            DynValue::Option(o.map(|k| Box::new(key_value(inner, *k))))
+        }
+        (KeyShape::Struct { fields, .. }, DynKey::Tuple(parts)) => DynValue::Struct(
+            fields
+                .iter()
+                .zip(parts)
+                .map(|((name, shape), part)| (name.clone(), key_value(shape, part)))
+                .collect(),
+        ),
+        (KeyShape::Tuple(shapes), DynKey::Tuple(parts)) => DynValue::Tuple(
+            shapes
+                .iter()
+                .zip(parts)
+                .map(|(shape, part)| key_value(shape, part))
+                .collect(),
+        ),
+        (_, DynKey::Option(o)) => {
+            DynValue::Option(o.map(|k| Box::new(key_value(&KeyShape::Unit, *k))))
+        }
+        (_, DynKey::Tuple(parts)) => DynValue::Tuple(
+            parts
+                .into_iter()
+                .map(|p| key_value(&KeyShape::Unit, p))
+                .collect(),
+        ),
+    }
+}
+
+/// A value as a key of shape `shape`, for encoding: the inverse of [`key_value`].
+fn value_key(shape: &KeyShape, value: &DynValue) -> Result<DynKey, EncodeError> {
+    let mismatch = || EncodeError::new(format!("a value of shape `{shape}` cannot hold {value:?}"));
+    Ok(match (shape, value) {
+        (KeyShape::Unit, DynValue::Unit) => DynKey::Unit,
+        (KeyShape::Bool, DynValue::Bool(b)) => DynKey::Bool(*b),
+        (KeyShape::Unsigned(_) | KeyShape::NativeInteger(_), DynValue::Unsigned(n)) => {
+            DynKey::Unsigned(*n)
+        }
+        (KeyShape::Signed(_), DynValue::Signed(n)) => DynKey::Signed(*n),
+        (KeyShape::Char, DynValue::Char(c)) => DynKey::Char(*c),
+        (KeyShape::Array(_) | KeyShape::Bytes, DynValue::Bytes(b)) => DynKey::Bytes(b.clone()),
+        (KeyShape::Str, DynValue::Str(s)) => DynKey::Str(s.clone()),
+        (KeyShape::Option(inner), DynValue::Option(o)) => DynKey::Option(match o {
+            None => None,
+            Some(v) => Some(Box::new(value_key(inner, v)?)),
+        }),
+        (KeyShape::Tuple(shapes), DynValue::Tuple(parts)) if shapes.len() == parts.len() => {
+            DynKey::Tuple(
+                shapes
+                    .iter()
+                    .zip(parts)
+                    .map(|(s, p)| value_key(s, p))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        (KeyShape::Struct { fields, .. }, DynValue::Struct(named))
+            if fields.len() == named.len() =>
+        {
+            DynKey::Tuple(
+                fields
+                    .iter()
+                    .zip(named)
+                    .map(|((_, s), (_, p))| value_key(s, p))
+                    .collect::<Result<_, _>>()?,
+            )
+        }
+        _ => return Err(mismatch()),
+    })
 }
 
 #[cfg(test)]

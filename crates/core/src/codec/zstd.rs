@@ -129,15 +129,6 @@ pub(super) fn decompress(stored: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeE
     }
 }
 
-/// One value's zstd frame decompressed into a new buffer (the schema-less reader's path); a
-/// frame naming a dictionary is decompressed with it when it is loaded
-/// ([`ZstdDict`](super::ZstdDict)).
-pub(super) fn decompress_frame(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
-    let mut out = Vec::new();
-    super::zstd_dict::decompress_any(stored, &mut out)?;
-    Ok(out)
-}
-
 /// `plain` compressed as the frame [`Zstd`] stores (level 3).
 pub(super) fn compress_frame(plain: &[u8]) -> Result<Vec<u8>, EncodeError> {
     let mut out = Vec::new();

@@ -247,6 +247,15 @@ pub(super) fn decompress_any(stored: &[u8], out: &mut Vec<u8>) -> Result<(), Dec
     }
 }
 
+/// One value's zstd frame decompressed into a new buffer (the schema-less reader's path); a
+/// frame naming a dictionary is decompressed with it when it is loaded
+/// ([`ZstdDict`]).
+pub(super) fn decompress_frame(stored: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::new();
+    decompress_any(stored, &mut out)?;
+    Ok(out)
+}
+
 /// `plain` compressed as [`ZstdDict`] with dictionary name `name` stores it (level 3), for the
 /// schema-less writer.
 pub(super) fn compress_frame_named(name: &str, plain: &[u8]) -> Result<Vec<u8>, EncodeError> {
