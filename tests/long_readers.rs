@@ -21,12 +21,17 @@ struct App(Blobs);
 
 const MIB: u64 = 1 << 20;
 
+/// `SafeNoSync` with libmdbx's own flush rule (`flush_threshold(0)`: a flush before each growth
+/// step, after which freed pages are reused), so that what bounds the file here is the readers
+/// alone. With the default 256 MiB threshold no page freed since the last flush is reused
+/// before 256 MiB are written, reader or not (`docs/design.md`, "Transactions").
 fn options() -> Options {
     Options::new()
         .max_size(1 << 30)
         .initial_size(4 << 20)
         .growth_step(4 << 20)
         .sync(SyncMode::SafeNoSync)
+        .flush_threshold(0)
 }
 
 fn open(options: Options) -> (tempfile::TempDir, Arc<Db<App>>) {

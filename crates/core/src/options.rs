@@ -324,10 +324,12 @@ impl Options {
     /// file full at its current size, which in practice means a flush before every growth
     /// step. At most [`max_size`](Self::max_size).
     ///
-    /// The default is [`DEFAULT_FLUSH_THRESHOLD`] (256 MiB) in `SafeNoSync` and `0` in
-    /// `UtterlyNoSync`. While no flush is due, pages freed since the last flush cannot be
-    /// reused (the last flushed state must survive a crash), so the file may grow by up to
-    /// the threshold beyond what the data needs; a flush makes that space reusable again.
+    /// The default is [`DEFAULT_FLUSH_THRESHOLD`] (256 MiB), or a quarter of `max_size` if
+    /// that is less, in `SafeNoSync`, and `0` in `UtterlyNoSync`. While no flush is due, pages
+    /// freed since the last flush cannot be reused (the last flushed state must survive a
+    /// crash), so the file may grow by up to the threshold beyond what the data needs; a flush
+    /// makes that space reusable again. Keep a threshold well below `max_size`: one close to it
+    /// can fill the map before it is reached ([`Error::MapFull`](crate::Error::MapFull)).
     /// Setting a threshold with [`SyncMode::Durable`] or [`SyncMode::NoMetaSync`] is refused:
     /// every commit flushes there. The threshold lives in the lock file, so every process
     /// using the file shares the last one set.
@@ -600,7 +602,9 @@ impl Options {
     /// [`Error::ReadTxnTimedOut`](crate::Error::ReadTxnTimedOut) naming its age. A write that
     /// needs the pages such a transaction keeps from reuse does not wait for its next use: it
     /// cuts it between two of its calls instead of growing the file (unless
-    /// [`on_slow_reader`](Self::on_slow_reader) decides otherwise).
+    /// [`on_slow_reader`](Self::on_slow_reader) decides otherwise). In
+    /// [`SyncMode::SafeNoSync`] pages freed since the last flush are not reused either, so
+    /// there the file may still grow by up to [`flush_threshold`](Self::flush_threshold).
     ///
     /// Only owned transactions are cut: a [`Db::read`](crate::Db::read) transaction lends out
     /// slices of its snapshot (`get_bytes`, iterators) that may be alive at any moment, so
@@ -732,9 +736,12 @@ impl Options {
     fn sync_bytes(&self) -> Option<u64> {
         match (self.read_only, self.sync, self.flush_threshold) {
             (true, ..) => None,
-            (false, SyncMode::SafeNoSync, threshold) => {
-                Some(threshold.unwrap_or(DEFAULT_FLUSH_THRESHOLD))
-            }
+            (false, SyncMode::SafeNoSync, threshold) => Some(threshold.unwrap_or(
+                // Pages freed since the last flush are not reused, so a threshold near the
+                // map's size would fill it (`MapFull` at 256 MiB in a 4 MiB map,
+                // `tests/read_snapshots.rs`): a quarter of it at most.
+                DEFAULT_FLUSH_THRESHOLD.min(self.max_size as u64 / 4),
+            )),
             (false, SyncMode::UtterlyNoSync, threshold) => threshold,
             (false, SyncMode::Durable | SyncMode::NoMetaSync, _) => None,
         }
@@ -976,7 +983,8 @@ impl Options {
     }
 }
 
-/// The default of [`Options::flush_threshold`] in [`SyncMode::SafeNoSync`]: 256 MiB.
+/// The default of [`Options::flush_threshold`] in [`SyncMode::SafeNoSync`]: 256 MiB (or a
+/// quarter of [`Options::max_size`] if that is less).
 pub const DEFAULT_FLUSH_THRESHOLD: u64 = 256 << 20;
 
 /// The default of [`Options::growth_step`]: 16 MiB.
