@@ -118,9 +118,47 @@ impl fmt::Display for Descriptor {
     }
 }
 
+impl Descriptor {
+    /// `text` after this descriptor's [`Display`](fmt::Display) form, when `text` starts with
+    /// it; `None` otherwise. Compares as it renders, without building the string: the startup
+    /// step checks every recorded table's codec this way.
+    pub(crate) fn strip_from<'a>(&self, text: &'a str) -> Option<&'a str> {
+        /// The part of the text not yet matched; a write that does not match it fails.
+        struct Strip<'a>(&'a str);
+        impl fmt::Write for Strip<'_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.0 = self.0.strip_prefix(s).ok_or(fmt::Error)?;
+                Ok(())
+            }
+        }
+        let mut rest = Strip(text);
+        fmt::write(&mut rest, format_args!("{self}")).ok()?;
+        Some(rest.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Descriptor;
+
+    #[test]
+    fn strips_its_rendering_and_nothing_else() {
+        const D: Descriptor = Descriptor::Zstd(&Descriptor::Tuple(&[
+            Descriptor::Unsigned(64),
+            Descriptor::Str,
+        ]));
+        assert_eq!(D.to_string(), "zstd((u64, str))");
+        assert_eq!(D.strip_from("zstd((u64, str))<T>"), Some("<T>"));
+        assert_eq!(D.strip_from("zstd((u64, str))"), Some(""));
+        for other in ["zstd((u64, str)", "zstd((u64, st))<T>", "", "bincode<T>"] {
+            assert_eq!(D.strip_from(other), None, "{other}");
+        }
+        assert_eq!(
+            Descriptor::Raw.strip_from("raw<Vec<u8>>"),
+            Some("<Vec<u8>>")
+        );
+        assert_eq!(Descriptor::Unsigned(64).strip_from("u6"), None);
+    }
 
     #[test]
     fn renders_nested_shapes() {
