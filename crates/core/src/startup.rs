@@ -911,7 +911,7 @@ pub fn open<S: Schema>(
     let mut handles = Vec::with_capacity(found.len());
     for ((info, declared), found) in S::TABLES.iter().zip(declared).zip(found) {
         // One lookup per table: the record it is checked against is the one updated below.
-        let mut recorded = record.tables.get_mut(info.name);
+        let recorded = record.tables.get_mut(info.name);
         let handle = match found {
             Found::Existing(existing) => {
                 check_flags(info, &existing, next_version)?;
@@ -936,7 +936,7 @@ pub fn open<S: Schema>(
         handles.push(handle);
         // In place: a table recorded as declared (every open but the first) allocates no new
         // name and frees no old record.
-        match recorded.as_deref_mut() {
+        match recorded {
             Some(recorded) if *recorded == declared => {}
             Some(recorded) => *recorded = declared,
             None => {
