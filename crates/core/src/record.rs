@@ -250,6 +250,32 @@ impl TableRecord {
     }
 }
 
+impl TableRecord {
+    /// Whether this record is exactly the one [`traced`](TableRecord::traced) makes of `info`
+    /// and `trace`: compared field by field as the declaration renders, without building it.
+    /// The startup step checks a recorded table this way first; only a record that differs
+    /// gets the declared record built and every comparison of `check_record` made.
+    pub(crate) fn is_traced(&self, info: &TableInfo, trace: &ValueTrace) -> bool {
+        let (shape, partial_shape) = match trace {
+            ValueTrace::Opaque => (None, None),
+            ValueTrace::Complete(shape) => (Some(shape.as_str()), None),
+            ValueTrace::Partial { structure, .. } => (None, Some(structure.as_str())),
+        };
+        self.dupsort == info.flags.dupsort
+            && self.integer_key == info.flags.integer_key
+            && info.key.strip_from(&self.key) == Some("")
+            && info
+                .value
+                .strip_from(&self.value)
+                .and_then(|rest| rest.strip_prefix('<'))
+                .and_then(|rest| rest.strip_suffix('>'))
+                == Some(info.value_type)
+            && self.value_version == info.value_version
+            && self.shape.as_deref() == shape
+            && self.partial_shape.as_deref() == partial_shape
+    }
+}
+
 /// Where a migration step that has begun stands, and which exact declaration it belongs to;
 /// written in the schema record in the same transaction as each batch, cleared with the
 /// transaction that records the step as applied.
@@ -324,6 +350,58 @@ mod tests {
             record.value,
             "zstd(bincode)<std::collections::BTreeMap<String, Vec<u8>>>"
         );
+    }
+
+    /// `is_traced` agrees with building the record and comparing, for the record itself and
+    /// for every field changed.
+    #[test]
+    fn is_traced_is_equality_with_the_traced_record() {
+        use crate::codec::Descriptor;
+        use crate::table::{TableFlags, TableInfo};
+        let info = TableInfo {
+            name: "pairs",
+            flags: TableFlags::NONE,
+            key: Descriptor::Tuple(&[Descriptor::Str, Descriptor::Unsigned(64)]),
+            value: Descriptor::Bincode,
+            value_type: "Pair<u8>",
+            value_version: Some(3),
+            rust_name: "",
+            value_trace: || ValueTrace::Opaque,
+        };
+        let traces = [
+            ValueTrace::Opaque,
+            ValueTrace::Complete("[\"U64\",{}]".to_string()),
+            ValueTrace::Partial {
+                structure: "{\"unknown\":null}".to_string(),
+                problem: "p".to_string(),
+            },
+        ];
+        let changes: [fn(&mut TableRecord); 12] = [
+            |_| {},
+            |r| r.dupsort = !r.dupsort,
+            |r| r.integer_key = !r.integer_key,
+            |r| r.key.push(' '),
+            |r| r.key = "(str, u64".to_string(),
+            |r| r.value = "bincode<Pair<u8>".to_string(),
+            |r| r.value = "bincode<Pair<u16>>".to_string(),
+            |r| r.value = "bincodex<Pair<u8>>".to_string(),
+            |r| r.value_version = None,
+            |r| r.shape = Some("other".to_string()),
+            |r| r.partial_shape = r.shape.take(),
+            |r| r.shape = r.partial_shape.take(),
+        ];
+        for trace in &traces {
+            let declared = TableRecord::traced(&info, trace);
+            for (i, change) in changes.iter().enumerate() {
+                let mut record = declared.clone();
+                change(&mut record);
+                assert_eq!(
+                    record.is_traced(&info, trace),
+                    record == declared,
+                    "change {i}, {record:?}"
+                );
+            }
+        }
     }
 
     #[test]
