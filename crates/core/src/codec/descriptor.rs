@@ -123,6 +123,9 @@ impl Descriptor {
     /// it; `None` otherwise. Compares as it renders, without building the string: the startup
     /// step checks every recorded table's codec this way.
     pub(crate) fn strip_from<'a>(&self, text: &'a str) -> Option<&'a str> {
+        if let Some(rendered) = self.rendered() {
+            return text.strip_prefix(rendered);
+        }
         /// The part of the text not yet matched; a write that does not match it fails.
         struct Strip<'a>(&'a str);
         impl fmt::Write for Strip<'_> {
@@ -137,9 +140,70 @@ impl Descriptor {
     }
 }
 
+impl Descriptor {
+    /// The [`Display`](fmt::Display) form of the descriptors that have one fixed text (the
+    /// common key and codec descriptors), without running the formatter.
+    fn rendered(&self) -> Option<&'static str> {
+        Some(match self {
+            Descriptor::Unit => "()",
+            Descriptor::Bool => "bool",
+            Descriptor::Char => "char",
+            Descriptor::Bytes => "bytes",
+            Descriptor::Str => "str",
+            Descriptor::Bincode => "bincode",
+            Descriptor::Raw => "raw",
+            Descriptor::Ordered(_) => "ordered",
+            Descriptor::Unsigned(8) => "u8",
+            Descriptor::Unsigned(16) => "u16",
+            Descriptor::Unsigned(32) => "u32",
+            Descriptor::Unsigned(64) => "u64",
+            Descriptor::Unsigned(128) => "u128",
+            Descriptor::Signed(8) => "i8",
+            Descriptor::Signed(16) => "i16",
+            Descriptor::Signed(32) => "i32",
+            Descriptor::Signed(64) => "i64",
+            Descriptor::Signed(128) => "i128",
+            Descriptor::NativeInteger(32) => "u32 native-endian",
+            Descriptor::NativeInteger(64) => "u64 native-endian",
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Descriptor;
+
+    #[test]
+    fn fixed_renderings_are_the_display_form() {
+        let mut all = vec![
+            Descriptor::Unit,
+            Descriptor::Bool,
+            Descriptor::Char,
+            Descriptor::Bytes,
+            Descriptor::Str,
+            Descriptor::Bincode,
+            Descriptor::Raw,
+            Descriptor::Ordered(&Descriptor::Str),
+            Descriptor::Array(4),
+            Descriptor::Custom("mine"),
+        ];
+        for bits in [1, 8, 16, 32, 64, 128, 256] {
+            all.extend([
+                Descriptor::Unsigned(bits),
+                Descriptor::Signed(bits),
+                Descriptor::NativeInteger(bits),
+            ]);
+        }
+        for d in all {
+            if let Some(text) = d.rendered() {
+                assert_eq!(text, d.to_string());
+            }
+            let text = d.to_string();
+            assert_eq!(d.strip_from(&format!("{text}<T>")), Some("<T>"), "{text}");
+            assert_eq!(d.strip_from(&text[..text.len() - 1]), None, "{text}");
+        }
+    }
 
     #[test]
     fn strips_its_rendering_and_nothing_else() {
