@@ -953,3 +953,56 @@ fn a_hundred_table_schema_traces_and_verifies_every_table() {
          {verified:?}"
     );
 }
+
+mod first_problem {
+    use tabula::{Schema, Table};
+
+    #[derive(Table)]
+    #[table(name = "first", key = u64, value = String)]
+    pub struct First;
+    #[derive(Table)]
+    #[table(name = "second", key = u64, value = u32)]
+    pub struct Second;
+    #[derive(Schema)]
+    pub struct Before(First, Second);
+
+    /// `first` with another value type.
+    #[derive(Table)]
+    #[table(name = "first", key = u64, value = u64)]
+    pub struct FirstChanged;
+    /// A table the file does not have.
+    #[derive(Table)]
+    #[table(name = "third", key = u64, value = u32)]
+    pub struct Third;
+    #[derive(Schema)]
+    pub struct After(FirstChanged, Second, Third);
+    #[derive(Schema)]
+    pub struct WithThird(First, Second, Third);
+}
+
+/// The startup step opens every table's handle before it checks them; the error is still that
+/// of the first table in schema order with a problem: a changed `first` is reported, not the
+/// missing `third` after it (read-only) — and the `third` a read-write open would create is not
+/// left behind when `first` is refused.
+#[test]
+fn the_first_table_with_a_problem_is_reported_and_nothing_is_created() {
+    use first_problem::{After, Before, WithThird};
+    let dir = tempfile::tempdir().unwrap();
+    drop(tabula::open::<Before>(dir.path(), Options::new()).unwrap());
+    for read_only in [true, false] {
+        let err = tabula::open::<After>(dir.path(), Options::new().read_only(read_only))
+            .err()
+            .unwrap_or_else(|| panic!("read_only {read_only}: a changed `first` opened"));
+        match err {
+            Error::SchemaMismatch { table, what, .. } => {
+                assert_eq!((table.as_str(), what), ("first", "value structure"));
+            }
+            other => panic!("read_only {read_only}: expected first's mismatch, got {other}"),
+        }
+    }
+    match tabula::open::<WithThird>(dir.path(), Options::new().read_only(true)) {
+        Err(Error::TableMissing { table, .. }) => assert_eq!(table, "third"),
+        Err(other) => panic!("expected `third` missing, got {other}"),
+        Ok(_) => panic!("the refused open left `third` created"),
+    }
+}

@@ -118,9 +118,111 @@ impl fmt::Display for Descriptor {
     }
 }
 
+impl Descriptor {
+    /// `text` after this descriptor's [`Display`](fmt::Display) form, when `text` starts with
+    /// it; `None` otherwise. Compares as it renders, without building the string: the startup
+    /// step checks every recorded table's codec this way.
+    pub(crate) fn strip_from<'a>(&self, text: &'a str) -> Option<&'a str> {
+        if let Some(rendered) = self.rendered() {
+            return text.strip_prefix(rendered);
+        }
+        /// The part of the text not yet matched; a write that does not match it fails.
+        struct Strip<'a>(&'a str);
+        impl fmt::Write for Strip<'_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.0 = self.0.strip_prefix(s).ok_or(fmt::Error)?;
+                Ok(())
+            }
+        }
+        let mut rest = Strip(text);
+        fmt::write(&mut rest, format_args!("{self}")).ok()?;
+        Some(rest.0)
+    }
+}
+
+impl Descriptor {
+    /// The [`Display`](fmt::Display) form of the descriptors that have one fixed text (the
+    /// common key and codec descriptors), without running the formatter.
+    fn rendered(&self) -> Option<&'static str> {
+        Some(match self {
+            Descriptor::Unit => "()",
+            Descriptor::Bool => "bool",
+            Descriptor::Char => "char",
+            Descriptor::Bytes => "bytes",
+            Descriptor::Str => "str",
+            Descriptor::Bincode => "bincode",
+            Descriptor::Raw => "raw",
+            Descriptor::Ordered(_) => "ordered",
+            Descriptor::Unsigned(8) => "u8",
+            Descriptor::Unsigned(16) => "u16",
+            Descriptor::Unsigned(32) => "u32",
+            Descriptor::Unsigned(64) => "u64",
+            Descriptor::Unsigned(128) => "u128",
+            Descriptor::Signed(8) => "i8",
+            Descriptor::Signed(16) => "i16",
+            Descriptor::Signed(32) => "i32",
+            Descriptor::Signed(64) => "i64",
+            Descriptor::Signed(128) => "i128",
+            Descriptor::NativeInteger(32) => "u32 native-endian",
+            Descriptor::NativeInteger(64) => "u64 native-endian",
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Descriptor;
+
+    #[test]
+    fn fixed_renderings_are_the_display_form() {
+        let mut all = vec![
+            Descriptor::Unit,
+            Descriptor::Bool,
+            Descriptor::Char,
+            Descriptor::Bytes,
+            Descriptor::Str,
+            Descriptor::Bincode,
+            Descriptor::Raw,
+            Descriptor::Ordered(&Descriptor::Str),
+            Descriptor::Array(4),
+            Descriptor::Custom("mine"),
+        ];
+        for bits in [1, 8, 16, 32, 64, 128, 256] {
+            all.extend([
+                Descriptor::Unsigned(bits),
+                Descriptor::Signed(bits),
+                Descriptor::NativeInteger(bits),
+            ]);
+        }
+        for d in all {
+            if let Some(text) = d.rendered() {
+                assert_eq!(text, d.to_string());
+            }
+            let text = d.to_string();
+            assert_eq!(d.strip_from(&format!("{text}<T>")), Some("<T>"), "{text}");
+            assert_eq!(d.strip_from(&text[..text.len() - 1]), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn strips_its_rendering_and_nothing_else() {
+        const D: Descriptor = Descriptor::Zstd(&Descriptor::Tuple(&[
+            Descriptor::Unsigned(64),
+            Descriptor::Str,
+        ]));
+        assert_eq!(D.to_string(), "zstd((u64, str))");
+        assert_eq!(D.strip_from("zstd((u64, str))<T>"), Some("<T>"));
+        assert_eq!(D.strip_from("zstd((u64, str))"), Some(""));
+        for other in ["zstd((u64, str)", "zstd((u64, st))<T>", "", "bincode<T>"] {
+            assert_eq!(D.strip_from(other), None, "{other}");
+        }
+        assert_eq!(
+            Descriptor::Raw.strip_from("raw<Vec<u8>>"),
+            Some("<Vec<u8>>")
+        );
+        assert_eq!(Descriptor::Unsigned(64).strip_from("u6"), None);
+    }
 
     #[test]
     fn renders_nested_shapes() {

@@ -27,6 +27,7 @@
 use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde_reflection::{ContainerFormat, Format, Named, Registry, VariantFormat};
@@ -52,16 +53,18 @@ pub(crate) fn trace<T: DeserializeOwned>() -> Traced {
     let mut tracer = Tracer::default();
     let root = tracer.new_node();
     let mut problem = None;
+    // What is known is summed up once after each pass: for the check of whether anything is
+    // still unknown and for the next pass alike (nothing changes in between).
+    tracer.begin_pass();
     for _pass in 0..MAX_PASSES {
-        tracer.begin_pass();
         let result = T::deserialize(At {
             t: &mut tracer,
             node: root,
         });
         let progress = tracer.progress;
+        tracer.begin_pass();
         match result {
             Ok(_) => {
-                tracer.begin_pass();
                 if !tracer.node_wants(root) {
                     break;
                 }
@@ -77,11 +80,8 @@ pub(crate) fn trace<T: DeserializeOwned>() -> Traced {
             Err(_) => {}
         }
     }
-    if problem.is_none() {
-        tracer.begin_pass();
-        if tracer.node_wants(root) {
-            problem = Some(format!("tracing took more than {MAX_PASSES} passes"));
-        }
+    if problem.is_none() && tracer.node_wants(root) {
+        problem = Some(format!("tracing took more than {MAX_PASSES} passes"));
     }
     tracer.output(root, problem)
 }
@@ -200,7 +200,7 @@ struct Container {
 struct Tracer {
     slots: Vec<Slot>,
     containers: Vec<Container>,
-    by_type: HashMap<TypeId, Cid>,
+    by_type: HashMap<TypeId, Cid, BuildHasherDefault<TypeIdHasher>>,
     /// Containers being built in this pass, outermost first.
     stack: Vec<Cid>,
     /// Above zero inside a container entered again inside itself: build the shortest way.
@@ -212,6 +212,28 @@ struct Tracer {
     /// Per container, at the start of the pass: a value of it can be built without entering
     /// unknown parts (options empty, sequences and maps empty, some variant known to end).
     ends: Vec<bool>,
+}
+
+/// The hasher of [`Tracer::by_type`]: a `TypeId` is already a hash of the type, so its bits
+/// are mixed once instead of through SipHash (a lookup per container per pass). Also hashes
+/// the container names of [`Tracer::output`] (the type's own names, not outside input).
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(32) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 const STR_SAMPLES: &[&str] = &[
@@ -417,8 +439,11 @@ impl Tracer {
         self.finishing = 0;
         self.progress = false;
         let n = self.containers.len();
-        self.wants = vec![false; n];
-        self.ends = vec![false; n];
+        // Refilled in place: one allocation per trace rather than two per pass.
+        self.wants.clear();
+        self.wants.resize(n, false);
+        self.ends.clear();
+        self.ends.resize(n, false);
         loop {
             let mut changed = false;
             for cid in 0..n {
@@ -538,7 +563,7 @@ impl Tracer {
     /// a second container with the same name gets `#2`, `#3`, ..).
     fn output(&self, root: NodeId, problem: Option<String>) -> Traced {
         let mut names: Vec<String> = Vec::with_capacity(self.containers.len());
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<&str, usize, BuildHasherDefault<TypeIdHasher>> = HashMap::default();
         for c in &self.containers {
             let count = seen.entry(c.name).or_insert(0);
             *count += 1;
