@@ -15,5 +15,10 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 for crate in tabula tabula-core tabula-derive tabula-migrate tabula-cli; do
     rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"$crate-$version"
 done
+# The verification builds share the workspace's target directory, where cargo fingerprints a
+# registry crate by name and version, not by content: a build of an earlier package of the same
+# version would be reused (the `tabula` package then failed to find an item that `tabula-core`
+# had gained since). Clean the crates that are verified as dependencies of others.
+cargo clean -p tabula-core -p tabula-derive -p tabula-migrate -p tabula
 cargo publish --dry-run --workspace \
     --exclude tabula-bench --exclude tabula-faultfs --exclude tabula-test-upstream "$@"
