@@ -59,12 +59,16 @@ fn safe_no_sync_grows_without_flushing_by_default() {
     assert_eq!(count, 12 * 4 * 128);
 }
 
+/// The most bytes left unflushed after any commit of 12 MiB written under `options`.
+fn most_unflushed(options: Options) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<App>(dir.path(), options).unwrap();
+    write_mib(&db, 12).0
+}
+
 #[test]
 fn threshold_zero_flushes_before_growing() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = options(SyncMode::SafeNoSync).flush_threshold(0);
-    let db = tabula::open::<App>(dir.path(), options).unwrap();
-    let (most, _) = write_mib(&db, 12);
+    let most = most_unflushed(options(SyncMode::SafeNoSync).flush_threshold(0));
     // libmdbx's own rule: a commit that finds the file full flushes first, so what is unflushed
     // never reaches much more than one growth step plus one transaction.
     assert!(
@@ -75,10 +79,7 @@ fn threshold_zero_flushes_before_growing() {
 
 #[test]
 fn a_small_threshold_bounds_what_is_unflushed() {
-    let dir = tempfile::tempdir().unwrap();
-    let options = options(SyncMode::SafeNoSync).flush_threshold(2 << 20);
-    let db = tabula::open::<App>(dir.path(), options).unwrap();
-    let (most, _) = write_mib(&db, 12);
+    let most = most_unflushed(options(SyncMode::SafeNoSync).flush_threshold(2 << 20));
     // The commit that crosses 2 MiB flushes: at most the threshold plus one transaction's pages.
     assert!(
         most < 3 << 20,
