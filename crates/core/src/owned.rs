@@ -20,7 +20,7 @@ use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
 use crate::state::Db;
 use crate::stored::cmp_keys;
-use crate::stored::{dbi_of, decode_key, decode_value, decode_value_ref, with_key};
+use crate::stored::{dbi_of, decode_key, decode_value, decode_value_ref, lookup, with_key};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;
 use crate::txn::{ATransactionIsUsedByOneThreadAtATime, TableStat, warn_long_read};
@@ -306,13 +306,9 @@ impl<S: Schema> OwnedTx<S> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(&self.db);
-        let shared = &self.db.shared;
         self.with_txn(|raw| {
-            with_key::<T, _, _>(key, |k| match raw.get(dbi, k) {
-                Ok(Some(v)) => decode_value::<T>(k, v).map(Some),
-                Ok(None) => Ok(None),
-                Err(code) => Err(shared.fail(code, At::of::<T>("get").key(k))),
+            lookup::<S, T, _>(&self.db, raw, key, |k, v| {
+                v.map(|v| decode_value::<T>(k, v)).transpose()
             })
         })
     }
@@ -347,14 +343,7 @@ impl<S: Schema> OwnedTx<S> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(&self.db);
-        let shared = &self.db.shared;
-        self.with_txn(|raw| {
-            with_key::<T, _, _>(key, |k| match raw.get(dbi, k) {
-                Ok(v) => Ok(v.map(<[u8]>::to_vec)),
-                Err(code) => Err(shared.fail(code, At::of::<T>("get").key(k))),
-            })
-        })
+        self.with_txn(|raw| lookup::<S, T, _>(&self.db, raw, key, |_, v| Ok(v.map(<[u8]>::to_vec))))
     }
 
     /// The value under `key` decoded in place, borrowing the stored bytes for as long as the
@@ -400,12 +389,8 @@ impl<S: Schema> OwnedTx<S> {
         S: Contains<T>,
         T::Codec: ValueRef,
     {
-        let dbi = dbi_of::<S, T>(&self.db);
-        let raw = self.lend()?;
-        with_key::<T, _, _>(key, |k| match raw.get(dbi, k) {
-            Ok(Some(v)) => decode_value_ref::<T>(k, v).map(Some),
-            Ok(None) => Ok(None),
-            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
+        lookup::<S, T, _>(&self.db, self.lend()?, key, |k, v| {
+            v.map(|v| decode_value_ref::<T>(k, v)).transpose()
         })
     }
 
@@ -483,14 +468,7 @@ impl<S: Schema> OwnedTx<S> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(&self.db);
-        let shared = &self.db.shared;
-        self.with_txn(|raw| {
-            with_key::<T, _, _>(key, |k| match raw.get(dbi, k) {
-                Ok(v) => Ok(v.is_some()),
-                Err(code) => Err(shared.fail(code, At::of::<T>("get").key(k))),
-            })
-        })
+        self.with_txn(|raw| lookup::<S, T, _>(&self.db, raw, key, |_, v| Ok(v.is_some())))
     }
 
     /// Entry and page counts of the table.

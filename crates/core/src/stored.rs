@@ -5,8 +5,8 @@
 use std::cmp::Ordering;
 
 use crate::codec::{AsKey, Key, KeyBuf, Value, ValueRef, encode_subkeyed};
-use crate::engine::{Code, Dbi};
-use crate::error::{Error, KeyHex, Part, Result};
+use crate::engine::{Code, Dbi, RawTxn};
+use crate::error::{At, Error, KeyHex, Part, Result};
 use crate::state::Db;
 use crate::table::{Contains, DupSort, HasSubKey, Table};
 
@@ -38,6 +38,26 @@ pub(crate) fn with_key<T: Table, Q: AsKey<T::Key> + ?Sized, R>(
     } else {
         f(bytes)
     }
+}
+
+/// Reads the value stored under `key` in table `T` through `raw` and hands it, with the
+/// encoded key (which decode errors name), to `found`: the one lookup behind every transaction's
+/// `get`, `get_bytes`, `get_ref` and `contains_key`. A libmdbx failure is an error naming the
+/// table and the key.
+#[inline]
+pub(crate) fn lookup<'t, S: Contains<T>, T: Table, R>(
+    db: &Db<S>,
+    raw: &'t RawTxn,
+    key: &(impl AsKey<T::Key> + ?Sized),
+    found: impl FnOnce(&[u8], Option<&'t [u8]>) -> Result<R>,
+) -> Result<R> {
+    let dbi = dbi_of::<S, T>(db);
+    with_key::<T, _, _>(key, |k| {
+        let v = raw
+            .get(dbi, k)
+            .map_err(|code| db.shared.fail(code, At::of::<T>("get").key(k)))?;
+        found(k, v)
+    })
 }
 
 /// Decodes a stored key of table `T`.

@@ -8,7 +8,9 @@ use crate::cursor::{Appender, Cursor, Iter, Lazy, Positions};
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Db;
-use crate::stored::{dbi_of, decode_value, decode_value_ref, has_subkey, with_key, with_subkey};
+use crate::stored::{
+    dbi_of, decode_value, decode_value_ref, has_subkey, lookup, with_key, with_subkey,
+};
 use crate::table::{Contains, DupSort, Schema, Table};
 use crate::telemetry;
 use crate::write_cursor::{Opener, WriteCursor, WriteCursors};
@@ -195,11 +197,8 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        with_key::<T, _, _>(key, |k| match self.raw().get(dbi, k) {
-            Ok(Some(v)) => decode_value::<T>(k, v).map(Some),
-            Ok(None) => Ok(None),
-            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
+        lookup::<S, T, _>(self.db, self.raw(), key, |k, v| {
+            v.map(|v| decode_value::<T>(k, v)).transpose()
         })
     }
 
@@ -237,12 +236,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        with_key::<T, _, _>(key, |k| {
-            self.raw()
-                .get(dbi, k)
-                .map_err(|code| self.db.shared.fail(code, At::of::<T>("get").key(k)))
-        })
+        lookup::<S, T, _>(self.db, self.raw(), key, |_, v| Ok(v))
     }
 
     /// Whether `key` is present.
@@ -775,11 +769,8 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
         S: Contains<T>,
         T::Codec: ValueRef,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        with_key::<T, _, _>(key, |k| match self.raw().get(dbi, k) {
-            Ok(Some(v)) => decode_value_ref::<T>(k, v).map(Some),
-            Ok(None) => Ok(None),
-            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
+        lookup::<S, T, _>(self.db, self.raw(), key, |k, v| {
+            v.map(|v| decode_value_ref::<T>(k, v)).transpose()
         })
     }
 
