@@ -6,9 +6,10 @@ use std::sync::atomic::Ordering;
 
 use crate::engine::{self, RawTxn};
 use crate::error::{At, Error, MdbxCode, Result};
+use crate::mode::{Ro, Rw};
 use crate::state::Db;
 use crate::table::Schema;
-use crate::txn::{Ro, Rw, Tx};
+use crate::txn::Tx;
 
 /// What libmdbx's integrity check found; see [`Db::check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

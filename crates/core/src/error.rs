@@ -180,6 +180,23 @@ pub enum Error {
         last: Option<KeyHex>,
     },
 
+    /// A cursor call that acts on the entry under the cursor (`delete_current`,
+    /// `delete_current_dups`, `dup_count`) found the cursor on no entry: before any move,
+    /// after a move or search that found nothing, after a delete, or after a refused write.
+    /// Nothing was changed.
+    #[error(
+        "table `{table}`: {call} needs the cursor on an entry, but {position}; place it on one \
+         first (`seek_exact`, `get_dup`, `first`, `next`, ...) and check that the move found it"
+    )]
+    NotOnEntry {
+        /// The table.
+        table: &'static str,
+        /// The call refused (`delete_current`, `dup_count`, ...).
+        call: &'static str,
+        /// Why the cursor is on no entry.
+        position: &'static str,
+    },
+
     /// Stored bytes did not decode as the declared key or value type.
     #[error("table `{table}`: cannot decode the {part} at key {key}: {source}")]
     Decode {

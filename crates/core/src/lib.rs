@@ -16,6 +16,8 @@ mod db;
 mod engine;
 mod error;
 mod files;
+mod iter;
+mod mode;
 mod options;
 mod owned;
 pub mod record;
@@ -26,7 +28,6 @@ pub mod table;
 pub mod telemetry;
 mod txn;
 pub mod untyped;
-mod write_cursor;
 
 pub use bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
@@ -38,10 +39,12 @@ pub use codec::{
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]
 pub use codec::{Zstd, ZstdDict, ZstdDictionary};
-pub use cursor::{Appender, Cursor, Iter, Lazy};
+pub use cursor::{Appender, Cursor, WriteCursor, WriteCursors};
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
+pub use iter::{Iter, Lazy};
+pub use mode::{Mode, Ro, Rw};
 pub use options::{
     DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction,
     SyncMode,
@@ -50,15 +53,14 @@ pub use owned::{OwnedIter, OwnedTx};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
-pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
-pub use write_cursor::{WriteCursor, WriteCursors};
+pub use txn::{RoTx, RwTx, TableStat, Tx};
 /// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
 /// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula
 /// uses.
 pub use zerocopy;
 // The names the compiler shows when a transaction is sent or shared across threads.
 #[doc(hidden)]
-pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
+pub use mode::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
 
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]

@@ -15,15 +15,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::{AsKey, HasPrefix, Key, ValueRef};
-use crate::cursor::{Iter, Lazy, Positions};
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
+use crate::iter::{Iter, Lazy, Positions};
+use crate::mode::ATransactionIsUsedByOneThreadAtATime;
 use crate::state::Db;
 use crate::stored::cmp_keys;
 use crate::stored::{dbi_of, decode_key, decode_value, decode_value_ref, lookup, with_key};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;
-use crate::txn::{ATransactionIsUsedByOneThreadAtATime, TableStat, warn_long_read};
+use crate::txn::{TableStat, warn_long_read};
 
 /// The transaction an [`OwnedTx`] holds: registered for cutting when the database has
 /// long-reader control ([`Options::max_read_age`](crate::Options::max_read_age) or

@@ -4,67 +4,17 @@ use std::marker::PhantomData;
 use std::ops::RangeBounds;
 
 use crate::codec::{AnyBytes, AsKey, Key, Value, ValueRef};
-use crate::cursor::{Appender, Cursor, Iter, Lazy, Positions};
+use crate::cursor::{Appender, Cursor, Opener, WriteCursor, WriteCursors};
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::iter::{Iter, Lazy, Positions};
+use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::state::Db;
 use crate::stored::{
     dbi_of, decode_value, decode_value_ref, has_subkey, lookup, with_key, with_subkey,
 };
 use crate::table::{Contains, DupSort, Schema, Table};
 use crate::telemetry;
-use crate::write_cursor::{Opener, WriteCursor, WriteCursors};
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Ro {}
-    impl Sealed for super::Rw {}
-}
-
-/// Read-only or read-write: the second parameter of [`Tx`].
-pub trait Mode: sealed::Sealed + 'static {
-    #[doc(hidden)]
-    const READ_ONLY: bool;
-    #[doc(hidden)]
-    type ThreadMarker;
-    /// The encoding buffer a transaction keeps: a `Vec<u8>` for writes, nothing for reads (so
-    /// a read transaction has no buffer to build or free).
-    #[doc(hidden)]
-    type Scratch: Default;
-}
-
-/// Marks a read transaction ([`RoTx`]). Read transactions may move between threads.
-#[derive(Debug)]
-pub enum Ro {}
-
-/// Marks the write transaction ([`RwTx`]). It stays on the thread that began it.
-#[derive(Debug)]
-pub enum Rw {}
-
-impl Mode for Ro {
-    const READ_ONLY: bool = true;
-    type ThreadMarker = ();
-    type Scratch = ();
-}
-
-impl Mode for Rw {
-    const READ_ONLY: bool = false;
-    type ThreadMarker = *const AWriteTransactionEndsOnTheThreadThatBeganIt;
-    type Scratch = Vec<u8>;
-}
-
-/// Makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to commit or abort on the
-/// thread that began it. A raw pointer to this type is the marker, so that the compiler's first
-/// line for a write transaction sent to another thread names the rule ("`*const
-/// AWriteTransactionEndsOnTheThreadThatBeganIt` cannot be sent between threads safely").
-#[doc(hidden)]
-pub enum AWriteTransactionEndsOnTheThreadThatBeganIt {}
-
-/// Makes every `Tx` `!Sync` (a `Cell` is `Send` but not `Sync`): libmdbx requires that one
-/// thread at a time uses a transaction. Named so that the compiler's first line for a
-/// transaction shared between threads names the rule.
-#[doc(hidden)]
-pub enum ATransactionIsUsedByOneThreadAtATime {}
 
 /// A read transaction over schema `S`.
 pub type RoTx<'db, S> = Tx<'db, S, Ro>;
@@ -411,7 +361,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             .raw()
             .cursor_cached(dbi, &self.db.shared.cursors)
             .map_err(|code| self.db.shared.fail(code, At::of::<T>("open cursor")))?;
-        Ok(Cursor::new(raw))
+        Ok(Cursor::new(raw, &self.db.shared))
     }
 
     /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.

@@ -20,15 +20,18 @@ const LAYERS: &[(&str, u32)] = &[
     ("table", 1),
     // Metric names and the calls that record them; imports nothing of the crate.
     ("telemetry", 1),
+    // Read-only or read-write: the marker types and what each fixes at compile time.
+    ("mode", 1),
     ("error", 2),
     ("record", 3),
     ("options", 3),
     ("files", 4),
     ("state", 4),
     ("stored", 5),
+    // One cursor for reads and writes (`cursor/`), and the iterators beside it; the
+    // transaction makes both.
     ("cursor", 6),
-    // Write cursors sit beside the read cursors; the transaction makes both.
-    ("write_cursor", 6),
+    ("iter", 6),
     ("txn", 7),
     ("bulk", 8),
     ("db", 8),
