@@ -2,7 +2,7 @@
 //! `DIR/mdbx.dat` with `Options::no_sub_dir(true)` (a tool pointed at the data file, say).
 //! libmdbx opens `DIR/mdbx.dat` as `DIR`, with the one lock file `DIR/mdbx.lck`, so the two
 //! processes share the database, each sees the other's commits, and no second lock file
-//! appears. Tabula 0.2.0 reserved `DIR/mdbx.dat-lck` first: libmdbx refused the second open
+//! appears. Earlier builds reserved `DIR/mdbx.dat-lck` first: libmdbx refused the second open
 //! with MDBX_DUPLICATED_LCK, and the file left behind refused every later open of `DIR`.
 //!
 //! The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child entry

@@ -426,8 +426,8 @@ fn a_maximum_read_age_under_a_millisecond_is_refused() {
 
 /// Writes that fit in the file never cut a reader or ask the policy: libmdbx also calls its
 /// slow-reader hook while a commit prepares its GC update, with room to spare in the file, and
-/// Tabula 0.2.0 cut the reader there, on the first one-value commit
-/// (`ReadTxnTimedOut { by_writer: true }`, `SlowReader { lag: 1, retained_bytes: 8192 }`).
+/// earlier builds cut the reader there, on the second one-value commit
+/// (`ReadTxnTimedOut { by_writer: true }`).
 #[test]
 fn commits_that_fit_in_the_file_neither_ask_nor_cut() {
     for sync in [

@@ -520,7 +520,7 @@ fn put(db: &Db<Store>, key: u64) {
 }
 
 /// `DIR/mdbx.dat` opened with `no_sub_dir(true)` is the database of `DIR`: libmdbx opens it as
-/// the directory, with the one lock file `DIR/mdbx.lck`. Tabula 0.2.0 reserved a second lock
+/// the directory, with the one lock file `DIR/mdbx.lck`. Earlier builds reserved a second lock
 /// file `DIR/mdbx.dat-lck` first, so libmdbx refused every such open (MDBX_DUPLICATED_LCK),
 /// and the file it left refused every later open of `DIR` too.
 #[test]
@@ -599,7 +599,7 @@ fn data_file_opened_while_its_directory_is_open_is_refused_and_changes_nothing()
     }
 }
 
-/// A second lock file beside a database (`DIR/mdbx.dat-lck`, which Tabula 0.2.0 left after a
+/// A second lock file beside a database (`DIR/mdbx.dat-lck`, which earlier builds left after a
 /// refused open of `DIR/mdbx.dat`): libmdbx refuses to open the database while it exists. The
 /// open is refused before anything is touched, and the error names the file and says when it
 /// is safe to remove.
@@ -634,7 +634,7 @@ fn stale_duplicate_lock_file_is_named_with_when_to_remove_it() {
 
 /// With `no_sub_dir`, libmdbx takes `NAME.lck` beside the data file `NAME.EXT` (or `NAME`) for
 /// a second lock file of it and refuses the open (MDBX_DUPLICATED_LCK). Tabula refuses first,
-/// naming that file, and creates nothing: Tabula 0.2.0 left its own lock file `NAME.EXT-lck`
+/// naming that file, and creates nothing: earlier builds left their own lock file `NAME.EXT-lck`
 /// (and, for a new database, nothing else) behind.
 #[test]
 fn file_libmdbx_takes_for_a_second_lock_file_is_named_and_nothing_is_created() {

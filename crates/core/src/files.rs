@@ -84,8 +84,8 @@ fn second_lock_file(second_lock: &Path, data: &Path, lock: &Path) -> Error {
             format!(
                 "a second lock file for the database whose data file is `{}`: its lock file is \
                  `{}`, and libmdbx refuses to open the database while `{}` exists too \
-                 (MDBX_DUPLICATED_LCK); Tabula 0.2.0 left this file behind when an open of the \
-                 data file with `Options::no_sub_dir(true)` was refused",
+                 (MDBX_DUPLICATED_LCK); earlier builds of Tabula left such a file behind when an \
+                 open of the data file with `Options::no_sub_dir(true)` was refused",
                 data.display(),
                 name(lock),
                 name(second_lock),
