@@ -318,8 +318,9 @@ pub enum Error {
     /// What is at the database's path cannot be opened as a database, found before libmdbx
     /// touched it: a FIFO, socket, device or directory where the data file or the lock file
     /// belongs, a file where the database directory belongs, an empty data file opened
-    /// read-only, or a data file too short to hold a database's meta pages (truncated, or not a
-    /// database). Nothing was created or changed.
+    /// read-only, a data file too short to hold a database's meta pages (truncated, or not a
+    /// database), or a second lock file beside the database, which libmdbx would refuse
+    /// (`MDBX_DUPLICATED_LCK`). Nothing was created or changed.
     #[error("cannot open `{path}`: {found}; {advice}")]
     BadFile {
         /// The file or directory that was checked (the data file, the lock file or the
