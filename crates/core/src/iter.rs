@@ -7,14 +7,14 @@ use std::ops::{Bound, RangeBounds};
 
 use crate::codec::{AsKey, Key, KeyBuf, ValueRef};
 use crate::engine::{Code, Dbi, RawCursor, RawTxn, op};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::stored::{
     cmp_keys, cursor_error, decode_entry, decode_key, decode_value, decode_value_ref, with_key,
     with_subkey,
 };
 use crate::table::{DupSort, Table};
 
-type Entry<'t> = (&'t [u8], &'t [u8]);
+pub(crate) type Entry<'t> = (&'t [u8], &'t [u8]);
 
 /// Decodes a raw entry of table `T`.
 fn decode<T: Table>((k, v): Entry<'_>) -> Result<(T::Key, T::Value)> {
@@ -46,7 +46,83 @@ fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyB
     }
 }
 
+/// Where a walk starts and where it stops, for borrowed ([`Iter`]) and owned
+/// ([`OwnedIter`](crate::OwnedIter)) iteration alike.
 impl Positions {
+    /// Places `cur` on the first entry at or after the lower bound (with `lower_dup`, the
+    /// exact key's first value `>=` it).
+    pub(crate) fn place_front<'t, T: Table>(
+        &self,
+        cur: &mut RawCursor<'t>,
+    ) -> std::result::Result<Option<Entry<'t>>, Code> {
+        match &self.lower {
+            Bound::Unbounded => cur.get(op::FIRST, None, None),
+            Bound::Included(k) => match &self.lower_dup {
+                None => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
+                Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice())),
+            },
+            Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+                Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
+                    cur.get(op::NEXT_NODUP, None, None)
+                }
+                other => Ok(other),
+            },
+        }
+    }
+
+    /// Places `cur` on the last entry at or before the upper bound (in a `dupsort` table, the
+    /// last value of the last key).
+    pub(crate) fn place_back<'t, T: Table>(
+        &self,
+        cur: &mut RawCursor<'t>,
+    ) -> std::result::Result<Option<Entry<'t>>, Code> {
+        match &self.upper {
+            Bound::Unbounded => cur.get(op::LAST, None, None),
+            Bound::Included(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+                None => cur.get(op::LAST, None, None),
+                Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
+                    if T::FLAGS.dupsort {
+                        cur.get(op::LAST_DUP, None, None)?;
+                    }
+                    cur.get(op::GET_CURRENT, None, None)
+                }
+                Some(_) => cur.get(op::PREV, None, None),
+            },
+            Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+                None => cur.get(op::LAST, None, None),
+                Some(_) => cur.get(op::PREV, None, None),
+            },
+        }
+    }
+
+    /// Whether a stored key is at or below the upper bound.
+    #[inline(always)]
+    pub(crate) fn below_upper<T: Table>(&self, key: &[u8]) -> bool {
+        match &self.upper {
+            Bound::Unbounded => true,
+            Bound::Included(u) => cmp_keys::<T>(key, u.as_slice()) != Ordering::Greater,
+            Bound::Excluded(u) => cmp_keys::<T>(key, u.as_slice()) == Ordering::Less,
+        }
+    }
+
+    /// Whether a stored entry is at or above the lower bound (and `lower_dup`).
+    pub(crate) fn above_lower<T: Table>(&self, (key, value): Entry<'_>) -> bool {
+        match &self.lower {
+            Bound::Unbounded => true,
+            Bound::Included(l) => match cmp_keys::<T>(key, l.as_slice()) {
+                Ordering::Less => false,
+                // libmdbx orders a dupsort table's values by their bytes (`memcmp`, then the
+                // shorter first), as slices compare.
+                Ordering::Equal => self
+                    .lower_dup
+                    .as_ref()
+                    .is_none_or(|d| value >= d.as_slice()),
+                Ordering::Greater => true,
+            },
+            Bound::Excluded(l) => cmp_keys::<T>(key, l.as_slice()) == Ordering::Greater,
+        }
+    }
+
     pub(crate) fn all() -> Self {
         Positions {
             lower: Bound::Unbounded,
@@ -114,12 +190,15 @@ impl Positions {
 /// An iterator over entries of table `T` in key order, from either end.
 ///
 /// Yields `Result<(key, value)>`: a decode error is reported for its entry and iteration can go
-/// on. Created by [`Tx::iter`](crate::Tx::iter), [`range`](crate::Tx::range),
-/// [`prefix`](crate::Tx::prefix), [`dups`](crate::Tx::dups) and
-/// [`dups_from`](crate::Tx::dups_from).
+/// on. Created by [`Reads::iter`](crate::Reads::iter), [`range`](crate::Reads::range),
+/// [`prefix`](crate::Reads::prefix), [`dups`](crate::Reads::dups) and
+/// [`dups_from`](crate::Reads::dups_from).
 pub struct Iter<'t, T: Table> {
-    txn: &'t RawTxn,
-    cursors: &'t crate::engine::CursorCache,
+    /// The transaction and the cursor cache; `None` for an iterator that could not begin
+    /// ([`failed`](Self::failed)).
+    from: Option<(&'t RawTxn, &'t crate::engine::CursorCache)>,
+    /// Why it could not begin: yielded once, first.
+    failed: Option<Error>,
     dbi: Dbi,
     bounds: Positions,
     front: Option<RawCursor<'t>>,
@@ -145,8 +224,8 @@ impl<'t, T: Table> Iter<'t, T> {
         bounds: Positions,
     ) -> Self {
         Iter {
-            txn,
-            cursors,
+            from: Some((txn, cursors)),
+            failed: None,
             dbi,
             bounds,
             front: None,
@@ -162,6 +241,29 @@ impl<'t, T: Table> Iter<'t, T> {
     }
 
     /// Compares stored keys in the table's order.
+    /// An iterator that yields `error` and then ends: a read through a transaction that could
+    /// not lend itself (an owned transaction already cut).
+    pub(crate) fn failed(error: Error) -> Self
+    where
+        T: Table,
+    {
+        Iter {
+            from: None,
+            failed: Some(error),
+            dbi: 0,
+            bounds: Positions::all(),
+            front: None,
+            back: None,
+            front_started: false,
+            back_started: false,
+            front_last: None,
+            back_last: None,
+            done: false,
+            steady: false,
+            _table: PhantomData,
+        }
+    }
+
     fn cmp_keys(a: &[u8], b: &[u8]) -> Ordering {
         cmp_keys::<T>(a, b)
     }
@@ -177,36 +279,25 @@ impl<'t, T: Table> Iter<'t, T> {
         })
     }
 
+    #[inline(always)]
     fn below_upper(&self, key: &[u8]) -> bool {
-        match &self.bounds.upper {
-            Bound::Unbounded => true,
-            Bound::Included(u) => Self::cmp_keys(key, u.as_slice()) != Ordering::Greater,
-            Bound::Excluded(u) => Self::cmp_keys(key, u.as_slice()) == Ordering::Less,
-        }
+        self.bounds.below_upper::<T>(key)
     }
 
-    fn above_lower(&self, (key, value): Entry<'_>) -> bool {
-        match &self.bounds.lower {
-            Bound::Unbounded => true,
-            Bound::Included(l) => match Self::cmp_keys(key, l.as_slice()) {
-                Ordering::Less => false,
-                // libmdbx orders a dupsort table's values by their bytes (`memcmp`, then the
-                // shorter first), as slices compare.
-                Ordering::Equal => self
-                    .bounds
-                    .lower_dup
-                    .as_ref()
-                    .is_none_or(|d| value >= d.as_slice()),
-                Ordering::Greater => true,
-            },
-            Bound::Excluded(l) => Self::cmp_keys(key, l.as_slice()) == Ordering::Greater,
-        }
+    fn above_lower(&self, entry: Entry<'_>) -> bool {
+        self.bounds.above_lower::<T>(entry)
     }
 
-    fn open(&self) -> Result<RawCursor<'t>> {
-        self.txn
-            .cursor_cached(self.dbi, self.cursors)
-            .map_err(|code| cursor_error::<T>("open cursor", code))
+    fn open(&mut self) -> Result<RawCursor<'t>> {
+        match self.from {
+            Some((txn, cursors)) => txn
+                .cursor_cached(self.dbi, cursors)
+                .map_err(|code| cursor_error::<T>("open cursor", code)),
+            None => Err(self
+                .failed
+                .take()
+                .unwrap_or_else(|| cursor_error::<T>("iterate", Code::EINVAL))),
+        }
     }
 
     fn front_raw(&mut self) -> Result<Option<Entry<'t>>> {
@@ -219,19 +310,7 @@ impl<'t, T: Table> Iter<'t, T> {
         let res = if started {
             cur.get(op::NEXT, None, None)
         } else {
-            match &self.bounds.lower {
-                Bound::Unbounded => cur.get(op::FIRST, None, None),
-                Bound::Included(k) => match &self.bounds.lower_dup {
-                    None => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
-                    Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice())),
-                },
-                Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
-                    Ok(Some((found, _))) if Self::cmp_keys(found, k.as_slice()).is_eq() => {
-                        cur.get(op::NEXT_NODUP, None, None)
-                    }
-                    other => other,
-                },
-            }
+            self.bounds.place_front::<T>(cur)
         };
         res.map_err(|code| cursor_error::<T>("iterate", code))
     }
@@ -246,29 +325,7 @@ impl<'t, T: Table> Iter<'t, T> {
         let res = if started {
             cur.get(op::PREV, None, None)
         } else {
-            match &self.bounds.upper {
-                Bound::Unbounded => cur.get(op::LAST, None, None),
-                Bound::Included(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
-                    Ok(None) => cur.get(op::LAST, None, None),
-                    Ok(Some((found, _))) if Self::cmp_keys(found, k.as_slice()).is_eq() => {
-                        if T::FLAGS.dupsort {
-                            match cur.get(op::LAST_DUP, None, None) {
-                                Ok(_) => cur.get(op::GET_CURRENT, None, None),
-                                Err(e) => Err(e),
-                            }
-                        } else {
-                            cur.get(op::GET_CURRENT, None, None)
-                        }
-                    }
-                    Ok(Some(_)) => cur.get(op::PREV, None, None),
-                    Err(e) => Err(e),
-                },
-                Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None) {
-                    Ok(None) => cur.get(op::LAST, None, None),
-                    Ok(Some(_)) => cur.get(op::PREV, None, None),
-                    Err(e) => Err(e),
-                },
-            }
+            self.bounds.place_back::<T>(cur)
         };
         res.map_err(|code| cursor_error::<T>("iterate", code))
     }
@@ -662,7 +719,7 @@ where
 }
 
 /// A value of table `T` read but not decoded: the stored bytes, borrowed from the transaction
-/// for `'t`, decoded only when asked. Returned by [`Tx::get_lazy`](crate::Tx::get_lazy) and
+/// for `'t`, decoded only when asked. Returned by [`Reads::get_lazy`](crate::Reads::get_lazy) and
 /// [`Iter::lazy`]; it costs nothing to make (two slices) and nothing to drop.
 pub struct Lazy<'t, T: Table> {
     key: &'t [u8],

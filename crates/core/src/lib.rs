@@ -20,6 +20,7 @@ mod iter;
 mod mode;
 mod options;
 mod owned;
+mod read;
 pub mod record;
 pub mod startup;
 mod state;
@@ -49,11 +50,12 @@ pub use options::{
     DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction,
     SyncMode,
 };
-pub use owned::{OwnedIter, OwnedTx};
+pub use owned::{OwnedHandle, OwnedIter, OwnedTx};
+pub use read::{Handle, Reads, TableStat};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
-pub use txn::{RoTx, RwTx, TableStat, Tx};
+pub use txn::{RoTx, RwTx, Tx, TxHandle};
 /// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
 /// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula
 /// uses.

@@ -42,10 +42,10 @@ use crate::error::KeyHex;
 use crate::error::{At, Error, Part, Result, fail};
 use crate::files::open_env;
 use crate::options::Options;
+use crate::read::TableStat;
 use crate::record::SCHEMA_RECORD_KEY;
 pub use crate::record::{AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord};
 use crate::startup::{META_TABLE, parse_record};
-use crate::txn::TableStat;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
 /// file with more named tables than this reports `MDBX_DBS_FULL` when they are listed.
