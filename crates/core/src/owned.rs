@@ -168,7 +168,7 @@ impl<S: Schema> Db<S> {
     /// As [`read`](Self::read).
     #[inline]
     pub fn read_owned(self: &Arc<Self>) -> Result<OwnedTx<S>> {
-        self.begin_read_then(|raw| {
+        self.shared.begin_read_then(|raw| {
             let table = self.shared.env.cut_table();
             let started_ms = if table.is_some() || self.shared.read_clock {
                 engine::coarse_now_ms()
@@ -398,7 +398,7 @@ impl<S: Schema> Drop for OwnedHandle<S> {
                 cuttable.into_txn()
             }
         };
-        self.db.park(raw);
+        self.db.shared.park(raw);
     }
 }
 

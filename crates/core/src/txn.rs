@@ -1166,7 +1166,7 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
                     }
                     telemetry::read_txn_ended(&self.db().telemetry, age_ns / 1_000_000);
                 }
-                self.db().park(raw);
+                self.db().shared.park(raw);
             } else {
                 drop(raw); // aborts
             }
