@@ -13,6 +13,7 @@ mod bulk;
 pub mod codec;
 mod cursor;
 mod db;
+mod diagnose;
 mod engine;
 mod error;
 mod files;

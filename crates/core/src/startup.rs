@@ -13,8 +13,9 @@ use std::time::Instant;
 use crate::codec::DictionaryLease;
 use crate::codec::ValueTrace;
 use crate::codec::identity::{self, Structure};
+use crate::diagnose::fail;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
-use crate::error::{At, Error, MdbxCode, MismatchDetail, Result, fail};
+use crate::error::{At, Error, MdbxCode, MismatchDetail, Result};
 use crate::files::open_env;
 use crate::options::Options;
 #[cfg(feature = "compression")]
@@ -131,7 +132,7 @@ impl Bootstrap {
         Ok(boot)
     }
 
-    /// `code` from `at` as an [`Error`], in this environment ([`error::fail`]).
+    /// `code` from `at` as an [`Error`], in this environment ([`diagnose::fail`]).
     fn fail(&self, code: Code, at: At<'_>) -> Error {
         fail(code, at, &self.env, &self.path)
     }

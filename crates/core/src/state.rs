@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::diagnose;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
-use crate::error::{self, At, Error, Result};
+use crate::error::{At, Error, Result};
 use crate::table::Schema;
 use crate::telemetry;
 
@@ -51,7 +52,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// `code` from the operation `at` as an [`Error`] ([`error::fail`], the one conversion).
+    /// `code` from the operation `at` as an [`Error`] ([`diagnose::fail`], the one conversion).
     ///
     /// A full map also frees the parked read transactions and stops parking for the rest of
     /// this `Db`'s life: with the file at its upper bound, libmdbx 0.14.4 ousts a parked
@@ -73,7 +74,7 @@ impl Shared {
                 drop(txn);
             }
         }
-        error::fail(code, at, &self.env, &self.path)
+        diagnose::fail(code, at, &self.env, &self.path)
     }
 
     /// Takes a read transaction object on the latest snapshot, from the pool when one is

@@ -37,9 +37,10 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
+use crate::diagnose::fail;
 use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::KeyHex;
-use crate::error::{At, Error, Part, Result, fail};
+use crate::error::{At, Error, Part, Result};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::read::TableStat;
@@ -139,7 +140,7 @@ pub struct UntypedDb {
 }
 
 impl UntypedDb {
-    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::error::fail`]).
+    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::diagnose::fail`]).
     fn err(&self, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
         move |code| fail(code, At::env(op), &self.env, &self.path)
     }

@@ -24,6 +24,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("mode", 1),
     ("error", 2),
     ("record", 3),
+    // A libmdbx failure turned into an `Error`, with what it takes to diagnose it.
+    ("diagnose", 3),
     ("options", 3),
     ("files", 4),
     ("state", 4),
