@@ -9,7 +9,6 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-mod bulk;
 pub mod codec;
 mod cursor;
 mod db;
@@ -20,20 +19,15 @@ mod files;
 mod iter;
 mod mode;
 mod options;
-mod owned;
 mod read;
 pub mod record;
 pub mod startup;
-mod state;
 mod stored;
 pub mod table;
 pub mod telemetry;
 mod txn;
 pub mod untyped;
 
-pub use bulk::{
-    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
-};
 pub use codec::{
     AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
     KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
@@ -42,6 +36,11 @@ pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]
 pub use codec::{Zstd, ZstdDict, ZstdDictionary};
 pub use cursor::{Appender, Cursor, WriteCursor, WriteCursors};
+pub use db::bulk::{
+    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
+};
+pub use db::owned::{OwnedHandle, OwnedIter, OwnedTx};
+pub use db::state::Db;
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
@@ -51,9 +50,7 @@ pub use options::{
     DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction,
     SyncMode,
 };
-pub use owned::{OwnedHandle, OwnedIter, OwnedTx};
 pub use read::{Handle, Reads, TableStat};
-pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};

@@ -26,9 +26,9 @@ use crate::table::{Contains, DupSort, Table};
 // since nothing outside the crate can implement `Access` or call its methods.
 #[allow(private_interfaces, private_bounds)]
 pub(crate) mod sealed {
+    use crate::db::state::Db;
     use crate::engine::RawTxn;
     use crate::error::Result;
-    use crate::state::Db;
     use crate::table::Schema;
 
     /// What [`Handle`](super::Handle) hides: how a read reaches the transaction.

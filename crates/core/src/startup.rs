@@ -13,6 +13,7 @@ use std::time::Instant;
 use crate::codec::DictionaryLease;
 use crate::codec::ValueTrace;
 use crate::codec::identity::{self, Structure};
+use crate::db::state::{Db, Shared};
 use crate::diagnose::fail;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, MdbxCode, MismatchDetail, Result};
@@ -21,7 +22,6 @@ use crate::options::Options;
 #[cfg(feature = "compression")]
 use crate::record::ZSTD_DICTIONARY_TABLE;
 use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
-use crate::state::{Db, Shared};
 use crate::table::{Schema, TableFlags, TableInfo};
 
 /// A table's handle in the startup transaction: valid for the [`Bootstrap`] that found or

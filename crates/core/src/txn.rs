@@ -6,11 +6,11 @@ use std::ops::RangeBounds;
 
 use crate::codec::{AnyBytes, AsKey, Value};
 use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
+use crate::db::state::Db;
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::read::{self, Reads};
-use crate::state::Db;
 use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, DupSort, Schema, Table};
 use crate::telemetry;

@@ -28,7 +28,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("diagnose", 3),
     ("options", 3),
     ("files", 4),
-    ("state", 4),
+    // `Db` and what its transactions share (`db/state.rs`): below the transactions, which hold
+    // a `&Db`; the rest of `db/` sits above them (it makes them).
+    ("db::state", 4),
     ("stored", 5),
     // One cursor for reads and writes (`cursor/`), and the iterators beside it; the
     // transaction makes both.
@@ -37,18 +39,16 @@ const LAYERS: &[(&str, u32)] = &[
     // Every read, once (`Reads`); the transaction dereferences to it and adds the writes.
     ("read", 7),
     ("txn", 7),
-    ("bulk", 8),
+    // The database's methods, its owned read transactions and its bulk load (`db/`).
     ("db", 8),
     ("startup", 9),
-    // Owned read transactions: `Db::read_owned` starts from `db`'s pooled begin.
-    ("owned", 9),
     ("untyped", 10),
 ];
 
 /// Same-layer dependencies allowed, as (user, used).
 const SAME_LAYER: &[(&str, &str)] = &[
     ("table", "__private"),
-    ("state", "options"),
+    ("db::state", "options"),
     ("txn", "read"),
 ];
 
@@ -63,12 +63,26 @@ fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`engine/txn.rs` -> `engine`, `txn.rs` -> `txn`).
+/// The unit a file belongs to: its top-level module (`engine/txn.rs` -> `engine`, `txn.rs` ->
+/// `txn`), or a submodule that has a layer of its own (`db/state.rs` -> `db::state`).
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).expect("under src");
-    let first = rel.components().next().expect("a component");
-    let name = first.as_os_str().to_string_lossy();
-    name.trim_end_matches(".rs").to_string()
+    let mut parts = rel.components().map(|c| {
+        c.as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string()
+    });
+    let first = parts.next().expect("a component");
+    match parts.next() {
+        Some(second) if is_unit(&format!("{first}::{second}")) => format!("{first}::{second}"),
+        _ => first,
+    }
+}
+
+/// Whether `name` (`a::b`) is a submodule with a layer of its own.
+fn is_unit(name: &str) -> bool {
+    LAYERS.iter().any(|(m, _)| *m == name)
 }
 
 /// The code of a line, without a trailing `//` comment and without string literals' contents
@@ -97,7 +111,19 @@ fn crate_paths(code: &str) -> Vec<String> {
         // `pub(crate)` is a visibility, not a path; `$crate` belongs to macros.
         let before = &rest[..i];
         if !ident.is_empty() && !before.ends_with('$') && !before.ends_with('(') {
-            out.push(ident);
+            // `crate::db::state::..` is the unit `db::state` when that has a layer of its own.
+            let sub: String = after[ident.len()..]
+                .strip_prefix("::")
+                .unwrap_or("")
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let unit = format!("{ident}::{sub}");
+            out.push(if !sub.is_empty() && is_unit(&unit) {
+                unit
+            } else {
+                ident
+            });
         }
         rest = after;
     }
@@ -181,6 +207,8 @@ fn the_parser_sees_paths_and_skips_comments_and_visibility() {
         ["table", "Error"]
     );
     assert!(crate_paths("macro: $crate::x").is_empty());
+    assert_eq!(crate_paths("use crate::db::state::Db;"), ["db::state"]);
+    assert_eq!(crate_paths("use crate::db::Db;"), ["db"]);
     assert_eq!(code_of("    // crate::txn in a comment"), "");
     assert_eq!(code_of("let a = 1; // crate::txn"), "let a = 1; ");
 }

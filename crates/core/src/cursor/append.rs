@@ -4,9 +4,9 @@
 use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
+use crate::db::state::Shared;
 use crate::engine::{Code, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::state::Shared;
 use crate::stored::with_key;
 use crate::table::{DupSort, Table};
 

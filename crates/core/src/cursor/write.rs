@@ -10,10 +10,10 @@ use std::ops::{Bound, RangeBounds};
 
 use super::{Cursor, Position, WriteCursor};
 use crate::codec::{AsKey, KeyBuf};
+use crate::db::state::{Db, Shared};
 use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::mode::Rw;
-use crate::state::{Db, Shared};
 use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,

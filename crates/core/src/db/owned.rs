@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::{HasPrefix, Key, ValueRef};
+use crate::db::state::Db;
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
 use crate::iter::{Iter, Lazy, Positions};
 use crate::mode::ATransactionIsUsedByOneThreadAtATime;
 use crate::read::{self, Access, Reads};
-use crate::state::Db;
 use crate::stored::{dbi_of, decode_key, decode_value};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;

@@ -1,14 +1,23 @@
-//! The typed database handle's methods: read and write transactions, geometry, the integrity
-//! check.
+//! The database, in one place: the [`Db`] struct and what its transactions share
+//! (`state`: the environment, the handle array, the pools, beginning and parking read
+//! transactions), its methods (this file: read and write transactions, geometry, the integrity
+//! check, the copy), its owned read transactions (`owned`) and its bulk load (`bulk`).
+//!
+//! `state` sits below the transactions (a `Tx` holds a `&Db` and hands its transaction back to
+//! `Shared` when it ends); the rest of the folder sits above them, since it makes them.
+
+pub(crate) mod bulk;
+pub(crate) mod owned;
+pub(crate) mod state;
 
 use std::path::Path;
 
 use crate::engine::{self, RawTxn};
 use crate::error::{At, Error, MdbxCode, Result};
 use crate::mode::{Ro, Rw};
-use crate::state::Db;
 use crate::table::Schema;
 use crate::txn::Tx;
+use state::Db;
 
 /// What libmdbx's integrity check found; see [`Db::check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
