@@ -78,8 +78,8 @@ pub fn skip_allowed(group: &str) -> bool {
 pub fn skip(group: &str, why: &str) -> Ran {
     if !skip_allowed(group) {
         panic!(
-            "cannot run here: {why}. Run it where it can (as root, see docs/reliability.md), or \
-             allow the skip with {ALLOW_SKIP_VAR}={group}"
+            "cannot run here: {why}. Run it where it can (docs/reliability.md, \"Skips are loud \
+             and opt-in\"), or allow the skip with {ALLOW_SKIP_VAR}={group}"
         );
     }
     eprintln!("SKIPPED ({ALLOW_SKIP_VAR} names `{group}`): {why}");
