@@ -677,6 +677,11 @@ pub(crate) struct ChkResult {
 }
 
 impl Env {
+    /// The environment, for the calls made in sibling modules (`chk`).
+    pub(super) fn raw_env(&self) -> *mut sys::MDBX_env {
+        self.ptr.as_ptr()
+    }
+
     /// Runs `mdbx_env_chk` in its default read-only mode: a read transaction on the latest
     /// snapshot, every meta page, the page tree, the GC and every key-value pair of every table
     /// walked. Problems are counted, not printed (no print callbacks).
