@@ -245,3 +245,100 @@ fn integer_keyed_table_declared_byte_keyed_is_refused_and_left_intact() {
     drop(tx);
     assert!(db.check().unwrap().is_ok());
 }
+
+#[test]
+fn plan_reports_a_flag_change_as_open_refuses_it() {
+    // `plan` and `open` judge stored flags with one check: the problem `plan` lists is the
+    // refusal `open` gives.
+    let d = dir();
+    let opts = || Options::new().max_size(1 << 30);
+    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), opts()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Blocks>(&1, &(1, 1)).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+    let plan =
+        tabula_migrate::plan::<DupBlocks>(d.path(), &tabula_migrate::Migrations::new()).unwrap();
+    let refusal = tabula_migrate::open::<DupBlocks>(d.path(), opts())
+        .map(drop)
+        .unwrap_err();
+    assert!(
+        matches!(refusal, Error::SchemaMismatch { what: "flags", .. }),
+        "{refusal}"
+    );
+    assert_eq!(plan.problems, [refusal.to_string()], "{plan}");
+}
+
+#[test]
+fn plan_finds_a_database_in_either_layout() {
+    // A directory holding `mdbx.dat`, a data file opened with `no_sub_dir`, and the `mdbx.dat`
+    // of a directory given as a file: each is the database that `open` would open.
+    let d = dir();
+    let opts = || Options::new().max_size(1 << 30);
+    drop(tabula_migrate::open::<OnlyBlocks>(d.path().join("dir"), opts()).unwrap());
+    drop(
+        tabula_migrate::open::<OnlyBlocks>(d.path().join("app.db"), opts().no_sub_dir(true))
+            .unwrap(),
+    );
+    for path in [
+        d.path().join("dir"),
+        d.path().join("dir").join("mdbx.dat"),
+        d.path().join("app.db"),
+    ] {
+        let plan = tabula_migrate::plan::<V1>(&path, &tabula_migrate::Migrations::new()).unwrap();
+        assert!(plan.exists, "{}: {plan}", path.display());
+        assert_eq!(plan.create, ["blobs", "tags"], "{}: {plan}", path.display());
+        assert!(plan.problems.is_empty(), "{}: {plan}", path.display());
+    }
+    let plan =
+        tabula_migrate::plan::<V1>(d.path().join("none"), &tabula_migrate::Migrations::new())
+            .unwrap();
+    assert!(!plan.exists, "{plan}");
+    assert_eq!(plan.create, ["blocks", "blobs", "tags"], "{plan}");
+}
+
+mod dupsort_010 {
+    //! The database written by Tabula 0.1.0 in the facade's fixtures, whose dupsort tables
+    //! store bincode values in bincode's byte order.
+
+    use tabula_core::{Error, Options};
+
+    use super::*;
+
+    table!(
+        Numbers,
+        "numbers",
+        u64,
+        tabula_core::Ordered<u64>,
+        u64,
+        true,
+        false
+    );
+    schema!(Current: Numbers = 0);
+
+    #[test]
+    fn plan_reports_bincode_dup_values_as_open_refuses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/dupsort-0.1.0/mdbx.dat"
+        );
+        std::fs::copy(from, dir.path().join("mdbx.dat")).unwrap();
+        let plan = tabula_migrate::plan::<Current>(dir.path(), &tabula_migrate::Migrations::new())
+            .unwrap();
+        let refusal = tabula_migrate::open::<Current>(dir.path(), Options::new().max_size(1 << 30))
+            .map(drop)
+            .unwrap_err();
+        assert!(
+            matches!(
+                refusal,
+                Error::SchemaMismatch {
+                    what: "dup value encoding",
+                    ..
+                }
+            ),
+            "{refusal}"
+        );
+        assert_eq!(plan.problems, [refusal.to_string()], "{plan}");
+    }
+}
