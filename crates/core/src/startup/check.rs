@@ -723,26 +723,28 @@ pub fn describe_flag_bits(bits: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::Descriptor;
 
-    fn raw_table() -> TableInfo {
-        TableInfo {
-            name: "blobs",
-            flags: TableFlags::NONE,
-            key: Descriptor::Unsigned(64),
-            value: Descriptor::Raw,
-            value_type: "Vec<u8>",
-            value_version: None,
-            rust_name: "app::Blobs",
-            value_trace: || ValueTrace::Opaque,
-        }
-    }
+    // Declared as an application declares tables: the derive, naming this crate.
+    #[derive(tabula_derive::Table)]
+    #[tabula(crate = crate)]
+    #[table(name = "blobs", key = u64, value = Vec<u8>, codec = crate::codec::Raw)]
+    struct Blobs;
+
+    #[derive(tabula_derive::Table)]
+    #[tabula(crate = crate)]
+    #[table(name = "numbers", key = u64, value = u64)]
+    struct Numbers;
+
+    #[derive(tabula_derive::Table)]
+    #[tabula(crate = crate)]
+    #[table(name = "sorted", key = u64, value = u64, dupsort)]
+    struct Sorted;
 
     /// `check_record` accepts a record without allocating when it holds what is declared; the
     /// records around that case are judged as before (spelling alone, codec, key, version).
     #[test]
     fn records_near_the_declared_one_are_judged_by_the_full_comparison() {
-        let info = raw_table();
+        let info = TableInfo::of::<Blobs>();
         let declared = TableRecord::traced(&info, &ValueTrace::Opaque);
         let with = |f: fn(&mut TableRecord)| {
             let mut r = declared.clone();
@@ -779,7 +781,6 @@ mod tests {
     /// whatever the codec and flags.
     #[test]
     fn a_declared_record_compared_with_itself_passes() {
-        const ORDERED: Descriptor = Descriptor::Ordered(&Descriptor::Unsigned(64));
         let traces = [
             ValueTrace::Opaque,
             ValueTrace::Complete("[\"U64\",{}]".into()),
@@ -789,20 +790,21 @@ mod tests {
                 problem: "p".into(),
             },
         ];
-        for (value, dupsort) in [
-            (Descriptor::Raw, false),
-            (Descriptor::Bincode, false),
-            (Descriptor::Bincode, true),
-            (ORDERED, true),
+        let dupsort = TableFlags {
+            dupsort: true,
+            integer_key: false,
+        };
+        for info in [
+            TableInfo::of::<Blobs>(),
+            TableInfo::of::<Numbers>(),
+            // Bincode values in a dupsort table, as Tabula 0.1.0 declared them (the derive
+            // now stores a dupsort table's values ordered).
+            TableInfo {
+                flags: dupsort,
+                ..TableInfo::of::<Numbers>()
+            },
+            TableInfo::of::<Sorted>(),
         ] {
-            let info = TableInfo {
-                value,
-                flags: TableFlags {
-                    dupsort,
-                    integer_key: false,
-                },
-                ..raw_table()
-            };
             for trace in &traces {
                 let record = TableRecord::traced(&info, trace);
                 assert!(record.is_traced(&info, trace));
