@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("txn", 7),
     ("bulk", 8),
     ("db", 8),
+    // The startup path (`startup/`: its transaction, `open`, and the schema checks).
     ("startup", 9),
     // Owned read transactions: `Db::read_owned` starts from `db`'s pooled begin.
     ("owned", 9),
