@@ -479,7 +479,7 @@ impl<'a> Comparison<'a> {
         )
     }
 
-    /// 1. The key encoding, without the names of `#[derive(Key)]` structs.
+    /// Step 1: the key encoding, without the names of `#[derive(Key)]` structs.
     fn key_encoding(&self) -> Result<()> {
         let (stored, declared) = (&self.stored.key, &self.declared.key);
         if stored == declared || key_structure(stored) == key_structure(declared) {
@@ -502,7 +502,7 @@ impl<'a> Comparison<'a> {
         ))
     }
 
-    /// 2. The value codec. Returns the recorded codec (the declared one).
+    /// Step 2: the value codec. Returns the recorded codec (the declared one).
     fn value_encoding(&self) -> Result<&'a str> {
         let info = self.info;
         let codec = info.value.to_string();
@@ -546,7 +546,7 @@ impl<'a> Comparison<'a> {
         ))
     }
 
-    /// 3. The value version; not stated counts as 1.
+    /// Step 3: the value version; not stated counts as 1.
     fn value_version(&self) -> Result<()> {
         let (old_version, new_version) = (
             self.stored.value_version.unwrap_or(1),
@@ -564,8 +564,8 @@ impl<'a> Comparison<'a> {
         ))
     }
 
-    /// 4. The value type's structure; `old_codec` is the recorded codec, which a record from
-    /// before complete tracing spells the type after.
+    /// Step 4: the value type's structure; `old_codec` is the recorded codec, which a record
+    /// from before complete tracing spells the type after.
     fn value_structure(&self, old_codec: &str) -> Result<()> {
         let (info, stored, declared) = (self.info, self.stored, self.declared);
         // The common case, and the only one that costs nothing: the same shape text.
