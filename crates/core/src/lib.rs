@@ -62,7 +62,9 @@ pub use zerocopy;
 #[doc(hidden)]
 pub use mode::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
 
-/// Items the derive macros expand to. Not public API: no stability promise.
+/// Items the derive macros expand to (and the key comparators, for core's comparator test).
+/// Not public API: no stability promise. What other crates of Tabula need from core has a named
+/// home: `tabula-migrate` works through [`startup`].
 #[doc(hidden)]
 pub mod __private {
     /// Implemented only by `#[derive(Table)]`; seals [`Table`](crate::Table). Its name is what
@@ -97,18 +99,6 @@ pub mod __private {
             i += 1;
         }
         true
-    }
-
-    /// Whether `names[at]` repeats a name that comes earlier in `names`.
-    pub const fn repeats_earlier(names: &[&str], at: usize) -> bool {
-        let mut i = 0;
-        while i < at {
-            if str_eq(names[i], names[at]) {
-                return true;
-            }
-            i += 1;
-        }
-        false
     }
 
     /// Whether `name` starts with the prefix reserved for Tabula's own tables.
@@ -168,56 +158,9 @@ pub mod __private {
     /// Compile-time check used by `#[derive(Table)]` with `integer_key`.
     pub const fn assert_integer_key<K: crate::IntegerKey>() {}
 
-    /// Compile-time check that a codec's item type is the declared value type.
-    pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
-
+    /// libmdbx's byte-key order and Tabula's branchy comparator, compared by
+    /// `tests/key_comparator.rs`.
     pub use crate::engine::{branchy_key_order, default_key_order};
-
-    /// Encodes a key of table `T` in the form the table stores (native-endian for
-    /// `integer_key`).
-    pub fn encode_stored_key<T: crate::Table>(key: &T::Key) -> Vec<u8> {
-        crate::stored::with_key::<T, _, _>(key, <[u8]>::to_vec)
-    }
-
-    /// Decodes a stored key of table `T`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
-    pub fn decode_stored_key<T: crate::Table>(stored: &[u8]) -> crate::Result<T::Key> {
-        crate::stored::decode_key::<T>(stored)
-    }
-
-    /// Decodes a stored value of table `T`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
-    pub fn decode_stored_value<T: crate::Table>(
-        key: &[u8],
-        stored: &[u8],
-    ) -> crate::Result<T::Value> {
-        crate::stored::decode_value::<T>(key, stored)
-    }
-
-    /// Encodes a value of table `T` with its codec.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Encode`](crate::Error::Encode) naming the table and key.
-    pub fn encode_stored_value<T: crate::Table>(
-        key: &[u8],
-        value: &T::Value,
-    ) -> crate::Result<Vec<u8>> {
-        let mut scratch = Vec::new();
-        <T::Codec as crate::Value>::encode(value, &mut scratch)
-            .map(<[u8]>::to_vec)
-            .map_err(|source| crate::Error::Encode {
-                table: T::NAME,
-                key: crate::KeyHex::new(key),
-                source,
-            })
-    }
 }
 
 pub use table::RESERVED_PREFIX;
@@ -230,8 +173,6 @@ mod tests {
     fn const_helpers() {
         assert!(str_eq("a", "a"));
         assert!(!str_eq("a", "ab"));
-        assert!(repeats_earlier(&["x", "y", "x"], 2));
-        assert!(!repeats_earlier(&["x", "y", "x"], 1));
         assert!(is_reserved("__tabula_meta"));
         assert!(!is_reserved("__tab"));
         assert!(!is_reserved("headers"));

@@ -41,6 +41,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("txn", 7),
     // The database's methods, its owned read transactions and its bulk load (`db/`).
     ("db", 8),
+    // The startup path (`startup/`: its transaction, `open`, and the schema checks).
     ("startup", 9),
     ("untyped", 10),
 ];
