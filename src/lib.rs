@@ -77,9 +77,8 @@
 //!
 //! ## Values
 //!
-//! Values use serde + bincode 2's format by default ([`Bincode`]: Tabula writes and reads the
-//! format itself, with no dependency on the `bincode` crate). `codec = tabula::Raw` stores
-//! `Vec<u8>` as is, and any type implementing [`Value`] can be named as a codec. [`Tx::get_bytes`] borrows the stored
+//! Values use serde + bincode 2 by default. `codec = tabula::Raw` stores `Vec<u8>` as is, and
+//! any type implementing [`Value`] can be named as a codec. [`Tx::get_bytes`] borrows the stored
 //! bytes without copying, for as long as the transaction is borrowed.
 //!
 //! ### Values without copies
