@@ -615,9 +615,9 @@ pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};
 // Codecs: keys, values, values read in place, written into the page, compressed.
 #[rustfmt::skip]
 pub use tabula_core::{
-    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
-    KeyBuf, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value, ValueRef, ValueTrace,
-    zerocopy,
+    AnyBytes, AsKey, AsValue, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix,
+    IntegerKey, Key, KeyBuf, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value, ValueRef,
+    ValueTrace, zerocopy,
 };
 #[cfg(feature = "compression")]
 #[rustfmt::skip]
