@@ -173,6 +173,7 @@ struct State {
     stats: Stats,
     marks: Vec<Mark>,
     cut_at: Option<u64>,
+    cut_on_fsync: Option<CutOnFsync>,
     power: Power,
     fault: Option<Fault>,
     fault_log: Vec<String>,
@@ -237,6 +238,7 @@ impl Disk {
                     stats: Stats::default(),
                     marks: Vec::new(),
                     cut_at: None,
+                    cut_on_fsync: None,
                     power: Power::On,
                     fault: None,
                     fault_log: Vec::new(),
@@ -308,6 +310,23 @@ impl Disk {
     /// ```
     pub fn cut_at(&self, nth: u64) {
         self.lock().cut_at = Some(nth);
+    }
+
+    /// Plans a power cut at the first fsync request (on any file) that arrives after the mark
+    /// `label` has been recorded ([`mark`]): that fsync is not applied, and it and every later
+    /// request wait until [`release`](Disk::release), then fail with `EIO`. So a test can cut
+    /// inside a chosen call, after the writes it issues before its flush.
+    ///
+    /// ```rust
+    /// let disk = tabula_faultfs::Disk::new();
+    /// disk.cut_at_fsync_after("before-commit-3");
+    /// assert!(!disk.is_cut());
+    /// ```
+    pub fn cut_at_fsync_after(&self, label: &str) {
+        self.lock().cut_on_fsync = Some(CutOnFsync {
+            label: label.to_owned(),
+            armed: false,
+        });
     }
 
     /// Cuts the power now: every later request waits until [`release`](Disk::release), then
@@ -433,53 +452,139 @@ impl Disk {
     /// assert!(image.files.is_empty());
     /// ```
     pub fn durable_image(&self, reorder: Reorder) -> Image {
-        let st = self.lock();
         let mut rng = SplitMix(match reorder {
             Reorder::DropAll => 0,
             Reorder::Prefix(seed) | Reorder::Subset(seed) => seed,
         });
+        // Per file: how many of its pieces a prefix keeps, drawn when its first piece is seen.
+        let mut prefix: Option<(String, usize)> = None;
+        let counts: BTreeMap<String, usize> =
+            self.pending().iter().fold(BTreeMap::new(), |mut m, p| {
+                *m.entry(p.file.clone()).or_default() += 1;
+                m
+            });
+        self.durable_image_with(|piece| match reorder {
+            Reorder::DropAll => false,
+            Reorder::Prefix(_) => {
+                if prefix.as_ref().is_none_or(|(f, _)| *f != piece.file) {
+                    let n = counts.get(&piece.file).copied().unwrap_or(0);
+                    let k = (rng.next() % (n as u64 + 1)) as usize;
+                    prefix = Some((piece.file.clone(), k));
+                }
+                prefix.as_ref().is_some_and(|(_, k)| piece.index < *k)
+            }
+            Reorder::Subset(_) => rng.coin(),
+        })
+    }
+
+    /// The operations not yet flushed, cut into the pieces a power cut keeps or loses whole
+    /// (see [`Piece`]), file by file in name order, each file's in issue order.
+    ///
+    /// ```rust
+    /// assert!(tabula_faultfs::Disk::new().pending().is_empty());
+    /// ```
+    pub fn pending(&self) -> Vec<Piece> {
+        let st = self.lock();
+        let mut out = Vec::new();
+        for (name, ino) in &st.names {
+            for (index, op) in pieces_of(&st.nodes[ino].pending).iter().enumerate() {
+                out.push(Piece {
+                    file: name.clone(),
+                    index,
+                    op: match op {
+                        Pending::SetLen(len) => PieceOp::SetLen(*len),
+                        Pending::Write { offset, data } => PieceOp::Write {
+                            offset: *offset,
+                            len: data.len() as u64,
+                        },
+                    },
+                });
+            }
+        }
+        out
+    }
+
+    /// What survives a power cut in which exactly the pending pieces `keep` accepts reached the
+    /// disk: each file's durable image plus those pieces, applied in issue order. `keep` is
+    /// asked once per piece, in the order of [`pending`](Disk::pending). POSIX allows any
+    /// subset between two flushes, so every choice is a state a real disk can be left in.
+    ///
+    /// ```rust
+    /// use tabula_faultfs::{Disk, PieceOp};
+    /// // Everything written reached the disk except the first 12 KiB of `mdbx.dat`.
+    /// let image = Disk::new().durable_image_with(|p| {
+    ///     !(p.file == "mdbx.dat" && matches!(p.op, PieceOp::Write { offset, .. } if offset < 12288))
+    /// });
+    /// assert!(image.files.is_empty());
+    /// ```
+    pub fn durable_image_with(&self, mut keep: impl FnMut(&Piece) -> bool) -> Image {
+        let pending = self.pending();
+        let st = self.lock();
         let mut files = BTreeMap::new();
         for (name, ino) in &st.names {
             let node = &st.nodes[ino];
             let mut bytes = node.durable.clone();
-            // The pending operations cut into pieces, in issue order.
-            let mut pieces: Vec<Pending> = Vec::new();
-            for op in &node.pending {
-                match op {
-                    Pending::SetLen(_) => pieces.push(op.clone()),
-                    Pending::Write { offset, data } => {
-                        let mut at = *offset;
-                        let end = offset + data.len() as u64;
-                        while at < end {
-                            let upto = (((at / PIECE) + 1) * PIECE).min(end);
-                            let from = (at - offset) as usize;
-                            let to = (upto - offset) as usize;
-                            pieces.push(Pending::Write {
-                                offset: at,
-                                data: data[from..to].to_vec(),
-                            });
-                            at = upto;
-                        }
-                    }
-                }
-            }
-            let keep: Vec<bool> = match reorder {
-                Reorder::DropAll => vec![false; pieces.len()],
-                Reorder::Prefix(_) => {
-                    let k = (rng.next() % (pieces.len() as u64 + 1)) as usize;
-                    (0..pieces.len()).map(|i| i < k).collect()
-                }
-                Reorder::Subset(_) => pieces.iter().map(|_| rng.coin()).collect(),
-            };
-            for (piece, keep) in pieces.iter().zip(keep) {
-                if keep {
-                    apply(&mut bytes, piece);
+            let mine = pending.iter().filter(|p| p.file == *name);
+            for (piece, op) in mine.zip(pieces_of(&node.pending)) {
+                if keep(piece) {
+                    apply(&mut bytes, &op);
                 }
             }
             files.insert(name.clone(), bytes);
         }
         Image { files }
     }
+}
+
+/// One piece of an operation not yet flushed: a [`PIECE`]-sized, offset-aligned part of a
+/// write, or a size change. A power cut keeps or loses each piece whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// The file's name.
+    pub file: String,
+    /// Its position among the file's pending pieces, in issue order (from 0).
+    pub index: usize,
+    /// What it does.
+    pub op: PieceOp,
+}
+
+/// What a [`Piece`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PieceOp {
+    /// Writes `len` bytes at `offset` (never across a [`PIECE`] boundary).
+    Write {
+        /// The file offset.
+        offset: u64,
+        /// The byte count.
+        len: u64,
+    },
+    /// Sets the file's length.
+    SetLen(u64),
+}
+
+/// `pending` cut into pieces, in issue order.
+fn pieces_of(pending: &[Pending]) -> Vec<Pending> {
+    let mut pieces = Vec::new();
+    for op in pending {
+        match op {
+            Pending::SetLen(_) => pieces.push(op.clone()),
+            Pending::Write { offset, data } => {
+                let mut at = *offset;
+                let end = offset + data.len() as u64;
+                while at < end {
+                    let upto = (((at / PIECE) + 1) * PIECE).min(end);
+                    let from = (at - offset) as usize;
+                    let to = (upto - offset) as usize;
+                    pieces.push(Pending::Write {
+                        offset: at,
+                        data: data[from..to].to_vec(),
+                    });
+                    at = upto;
+                }
+            }
+        }
+    }
+    pieces
 }
 
 impl Image {
@@ -647,6 +752,25 @@ fn apply(bytes: &mut Vec<u8>, op: &Pending) {
     }
 }
 
+/// The kind of a request, for the power-cut plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Req {
+    /// Changes nothing on the disk (lookup, read, open, ...).
+    Other,
+    Write,
+    /// `ftruncate`, `fallocate`.
+    Resize,
+    Fsync,
+}
+
+/// A planned cut at the first fsync after a mark ([`Disk::cut_at_fsync_after`]).
+#[derive(Debug, Clone)]
+struct CutOnFsync {
+    label: String,
+    /// The mark has been recorded.
+    armed: bool,
+}
+
 /// What a request may do, decided under the lock.
 enum Gate<'a> {
     Go(MutexGuard<'a, State>),
@@ -661,11 +785,14 @@ struct FaultFs {
 impl FaultFs {
     /// Every request passes here first. `mutating` requests count towards a planned cut; with
     /// the power cut, every request waits for `release` and then fails with `EIO`.
-    fn gate(&self, mutating: bool) -> Gate<'_> {
+    fn gate(&self, req: Req) -> Gate<'_> {
         let mut st = self.disk.lock();
-        if st.power == Power::On && mutating {
+        if st.power == Power::On && req != Req::Other {
             st.stats.mutating += 1;
-            if st.cut_at.is_some_and(|n| st.stats.mutating >= n) {
+            let at_nth = st.cut_at.is_some_and(|n| st.stats.mutating >= n);
+            let at_fsync =
+                req == Req::Fsync && matches!(st.cut_on_fsync, Some(CutOnFsync { armed: true, .. }));
+            if at_nth || at_fsync {
                 st.power = Power::Cut;
                 self.disk.shared.changed.notify_all();
             }
@@ -737,7 +864,7 @@ fn name_of(name: &OsStr) -> Option<String> {
 
 impl Filesystem for FaultFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -749,6 +876,9 @@ impl Filesystem for FaultFs {
         }
         if let Some(label) = name.strip_prefix(MARK_PREFIX) {
             let after_ops = st.stats.mutating;
+            if let Some(plan) = st.cut_on_fsync.as_mut().filter(|p| p.label == label) {
+                plan.armed = true;
+            }
             st.marks.push(Mark {
                 label: label.to_owned(),
                 after_ops,
@@ -762,7 +892,7 @@ impl Filesystem for FaultFs {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        let st = match self.gate(false) {
+        let st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -793,7 +923,7 @@ impl Filesystem for FaultFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let mut st = match self.gate(size.is_some()) {
+        let mut st = match self.gate(if size.is_some() { Req::Resize } else { Req::Other }) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -818,7 +948,7 @@ impl Filesystem for FaultFs {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -842,7 +972,7 @@ impl Filesystem for FaultFs {
         _flags: i32,
         reply: ReplyCreate,
     ) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -895,7 +1025,7 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let st = match self.gate(false) {
+        let st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -920,7 +1050,7 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let mut st = match self.gate(true) {
+        let mut st = match self.gate(Req::Write) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -959,7 +1089,7 @@ impl Filesystem for FaultFs {
         reply: ReplyEmpty,
     ) {
         // close(2) is not a flush to the disk.
-        match self.gate(false) {
+        match self.gate(Req::Other) {
             Gate::Go(_) => reply.ok(),
             Gate::Fail(e) => reply.error(e),
         }
@@ -975,7 +1105,7 @@ impl Filesystem for FaultFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        match self.gate(false) {
+        match self.gate(Req::Other) {
             Gate::Go(_) => reply.ok(),
             Gate::Fail(e) => reply.error(e),
         }
@@ -989,7 +1119,7 @@ impl Filesystem for FaultFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let mut st = match self.gate(true) {
+        let mut st = match self.gate(Req::Fsync) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1029,7 +1159,7 @@ impl Filesystem for FaultFs {
         if mode & !libc::FALLOC_FL_KEEP_SIZE != 0 {
             return reply.error(Errno::from_i32(libc::EOPNOTSUPP));
         }
-        let mut st = match self.gate(true) {
+        let mut st = match self.gate(Req::Resize) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1047,7 +1177,7 @@ impl Filesystem for FaultFs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1074,7 +1204,7 @@ impl Filesystem for FaultFs {
         _flags: fuser::RenameFlags,
         reply: ReplyEmpty,
     ) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1104,7 +1234,7 @@ impl Filesystem for FaultFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let st = match self.gate(false) {
+        let st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1137,7 +1267,7 @@ impl Filesystem for FaultFs {
         reply: ReplyEmpty,
     ) {
         // The namespace is durable at once.
-        match self.gate(false) {
+        match self.gate(Req::Other) {
             Gate::Go(_) => reply.ok(),
             Gate::Fail(e) => reply.error(e),
         }
