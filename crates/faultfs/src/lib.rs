@@ -173,7 +173,7 @@ struct State {
     stats: Stats,
     marks: Vec<Mark>,
     cut_at: Option<u64>,
-    cut_on_fsync: Option<CutOnFsync>,
+    cut_after_mark: Option<CutAfterMark>,
     power: Power,
     fault: Option<Fault>,
     fault_log: Vec<String>,
@@ -238,7 +238,7 @@ impl Disk {
                     stats: Stats::default(),
                     marks: Vec::new(),
                     cut_at: None,
-                    cut_on_fsync: None,
+                    cut_after_mark: None,
                     power: Power::On,
                     fault: None,
                     fault_log: Vec::new(),
@@ -323,8 +323,26 @@ impl Disk {
     /// assert!(!disk.is_cut());
     /// ```
     pub fn cut_at_fsync_after(&self, label: &str) {
-        self.lock().cut_on_fsync = Some(CutOnFsync {
+        self.lock().cut_after_mark = Some(CutAfterMark {
             label: label.to_owned(),
+            fsync_only: true,
+            armed: false,
+        });
+    }
+
+    /// Plans a power cut at the first mutating request (write, size change or fsync, on any
+    /// file) that arrives after the mark `label` has been recorded ([`mark`]), as
+    /// [`cut_at_fsync_after`](Disk::cut_at_fsync_after) does for an fsync.
+    ///
+    /// ```rust
+    /// let disk = tabula_faultfs::Disk::new();
+    /// disk.cut_after("commit-3");
+    /// assert!(!disk.is_cut());
+    /// ```
+    pub fn cut_after(&self, label: &str) {
+        self.lock().cut_after_mark = Some(CutAfterMark {
+            label: label.to_owned(),
+            fsync_only: false,
             armed: false,
         });
     }
@@ -763,10 +781,12 @@ enum Req {
     Fsync,
 }
 
-/// A planned cut at the first fsync after a mark ([`Disk::cut_at_fsync_after`]).
+/// A planned cut at the first mutating request, or the first fsync, after a mark
+/// ([`Disk::cut_after`], [`Disk::cut_at_fsync_after`]).
 #[derive(Debug, Clone)]
-struct CutOnFsync {
+struct CutAfterMark {
     label: String,
+    fsync_only: bool,
     /// The mark has been recorded.
     armed: bool,
 }
@@ -790,9 +810,11 @@ impl FaultFs {
         if st.power == Power::On && req != Req::Other {
             st.stats.mutating += 1;
             let at_nth = st.cut_at.is_some_and(|n| st.stats.mutating >= n);
-            let at_fsync =
-                req == Req::Fsync && matches!(st.cut_on_fsync, Some(CutOnFsync { armed: true, .. }));
-            if at_nth || at_fsync {
+            let after_mark = st
+                .cut_after_mark
+                .as_ref()
+                .is_some_and(|p| p.armed && (req == Req::Fsync || !p.fsync_only));
+            if at_nth || after_mark {
                 st.power = Power::Cut;
                 self.disk.shared.changed.notify_all();
             }
@@ -876,7 +898,7 @@ impl Filesystem for FaultFs {
         }
         if let Some(label) = name.strip_prefix(MARK_PREFIX) {
             let after_ops = st.stats.mutating;
-            if let Some(plan) = st.cut_on_fsync.as_mut().filter(|p| p.label == label) {
+            if let Some(plan) = st.cut_after_mark.as_mut().filter(|p| p.label == label) {
                 plan.armed = true;
             }
             st.marks.push(Mark {

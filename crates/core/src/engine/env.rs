@@ -84,10 +84,13 @@ impl std::fmt::Debug for SlowReaders {
 
 /// An open environment. Closed on drop.
 pub(crate) struct Env {
-    ptr: NonNull<sys::MDBX_env>,
+    pub(super) ptr: NonNull<sys::MDBX_env>,
     /// The slow-reader callback's context (the environment's user context), freed after the
     /// environment is closed.
     hook: Option<Box<SlowReaderHook>>,
+    /// `SyncMode::NoMetaSync`, writable: the reader that keeps the newest durable snapshot's
+    /// pages from being reused ([`Keeper`]).
+    keeper: Option<std::sync::Arc<Keeper>>,
 }
 
 // SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make
@@ -190,7 +193,24 @@ impl Env {
     }
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
+        let writable = !probe && !cfg.read_only;
+        let created = writable && data_file_is_new(path, cfg.no_sub_dir);
         let mut env = Self::open_reserved(path, cfg, probe)?;
+        if writable {
+            match cfg.sync {
+                // libmdbx writes a new file's meta pages without a flush, and under
+                // `SafeNoSync` nothing flushes them before the first flush the mode makes (the
+                // flush threshold, a sync, a close): until then a power cut could leave a file
+                // with no valid meta page. One flush makes the new file durable.
+                Durability::SafeNoSync if created => env.flush_data_file()?,
+                Durability::NoMetaSync => {
+                    let keeper = std::sync::Arc::new(Keeper::new());
+                    keeper.prime(&env)?;
+                    env.keeper = Some(keeper);
+                }
+                _ => {}
+            }
+        }
         if let (Some(bytes), false) = (cfg.sync_bytes, probe) {
             env.set_sync_bytes(bytes)?;
         }
@@ -257,6 +277,7 @@ impl Env {
         let hook = Box::new(SlowReaderHook {
             table: CutTable::new(readers as usize, max_age_ms),
             policy,
+            keeper: self.keeper.clone(),
         });
         let ctx = (&*hook as *const SlowReaderHook)
             .cast_mut()
@@ -358,6 +379,7 @@ impl Env {
         let env = Env {
             ptr: NonNull::new(raw).ok_or(Code::EINVAL)?,
             hook: None,
+            keeper: None,
         };
         let [lower, now, upper, step, shrink, page] = cfg.geometry;
         // SAFETY: `env.ptr` is a freshly created env that is not open yet: options and geometry
@@ -369,10 +391,16 @@ impl Env {
                 cfg.max_tables,
             ))?;
             if let Some(readers) = cfg.max_readers {
+                // The keeper's readers come on top of the ones asked for.
+                let keeper = if cfg.sync == Durability::NoMetaSync && !cfg.read_only && !probe {
+                    KEEPER_READERS
+                } else {
+                    0
+                };
                 check(sys::mdbx_env_set_option(
                     env.ptr.as_ptr(),
                     sys::MDBX_opt_max_readers,
-                    readers,
+                    (readers + keeper).min(u64::from(limits::MAX_READERS)),
                 ))?;
             }
             if !cfg.read_only || probe {
@@ -444,9 +472,29 @@ impl Env {
                 ptr::null_mut(),
             )
         })?;
-        Ok(RawTxn {
+        let txn = RawTxn {
             ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
-        })
+        };
+        if let (false, Some(keeper)) = (read_only, &self.keeper) {
+            // On error `txn` is dropped: aborted before it wrote anything.
+            keeper.before_write(self, txn.id())?;
+        }
+        Ok(txn)
+    }
+
+    /// Flushes the data file's written pages to the disk (`fdatasync` on libmdbx's
+    /// descriptor), whatever libmdbx believes is flushed already.
+    pub fn flush_data_file(&self) -> Result<(), Code> {
+        let mut fd: sys::mdbx_filehandle_t = -1;
+        // SAFETY: the env is open; `fd` is a valid out-parameter. The descriptor stays owned by
+        // libmdbx: it is only passed to fdatasync below, never closed.
+        check(unsafe { sys::mdbx_env_get_fd(self.ptr.as_ptr(), &mut fd) })?;
+        // SAFETY: `fd` is libmdbx's open data-file descriptor.
+        if unsafe { libc::fdatasync(fd) } != 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            return Err(Code(errno));
+        }
+        Ok(())
     }
 
     pub fn info(&self) -> Result<EnvInfo, Code> {
@@ -580,12 +628,27 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
+        if let Some(keeper) = self.keeper.take() {
+            // Its read transactions end before the environment closes (the slow-reader hook
+            // may still hold the emptied keeper).
+            keeper.release();
+        }
         // SAFETY: `Env` is dropped last: `Db` drops its pooled transactions first, and every
         // transaction borrows the `Db`. The handle is not used after this.
         unsafe {
             sys::mdbx_env_close_ex(self.ptr.as_ptr(), false);
         }
     }
+}
+
+/// Whether opening `path` read-write creates the data file: it does not exist or is empty.
+fn data_file_is_new(path: &Path, no_sub_dir: bool) -> bool {
+    let data = if no_sub_dir {
+        path.to_path_buf()
+    } else {
+        path.join("mdbx.dat")
+    };
+    std::fs::metadata(data).map_or(true, |m| m.len() == 0)
 }
 
 /// What libmdbx's integrity check (`mdbx_env_chk`) found.

@@ -396,6 +396,8 @@ pub(crate) type Policy = Arc<dyn Fn(&Laggard) -> Verdict + Send + Sync>;
 pub(crate) struct SlowReaderHook {
     pub table: Arc<CutTable>,
     pub policy: Policy,
+    /// The `NoMetaSync` keeper, whose readers are never cut nor waited for.
+    pub keeper: Option<Arc<Keeper>>,
 }
 
 // The policy runs inside `catch_unwind` (below) and sees only a copy of the reader's figures, so
@@ -430,6 +432,11 @@ pub(crate) unsafe extern "C" fn handle_slow_reader(
     // the environment (so no write, so no call of this) before freeing it.
     let hook = unsafe { &*(sys::mdbx_env_get_userctx(env) as *const SlowReaderHook) };
     let this_process = pid as u32 == std::process::id();
+    if this_process && hook.keeper.as_ref().is_some_and(|k| k.holds(laggard)) {
+        // The keeper holds the last durable snapshot until a newer one is durable: neither
+        // cuttable nor worth waiting for, inside the very write that would have to wait.
+        return -1;
+    }
     // `pthread_t` is `u64` on 64-bit Linux but not everywhere.
     #[allow(clippy::unnecessary_cast)]
     let thread = tid as u64;

@@ -3,8 +3,9 @@
 //! Rust (`patches/nometasync-powercut.c` uses it).
 //!
 //! ```text
-//! faultfs-run [--cut-at N | --cut-at-fsync-after LABEL] [--keep none|all|subset:SEED]
-//!             [--lose FILE:START-END]... --image DIR -- PROGRAM [ARG]...
+//! faultfs-run [--cut-at N | --cut-after LABEL | --cut-at-fsync-after LABEL]
+//!             [--keep none|all|subset:SEED] [--lose FILE:START-END]... --image DIR --
+//!             PROGRAM [ARG]...
 //! ```
 //!
 //! The program runs with the mount point in `FAULTFS_DIR`, and every argument `{}` replaced by
@@ -13,6 +14,7 @@
 //! (the run happens in a private mount namespace, see `tabula_faultfs::new_boot_namespace`).
 //!
 //! - `--cut-at N`: cut at the N-th mutating request (write, size change, fsync).
+//! - `--cut-after LABEL`: cut at the first mutating request after the mark LABEL.
 //! - `--cut-at-fsync-after LABEL`: cut at the first fsync after the mark LABEL.
 //! - `--keep`: which pending (unflushed) pieces reach the disk: `none` (the default), `all`,
 //!   or a random half (`subset:SEED`).
@@ -45,14 +47,14 @@ struct Lose {
 
 struct Args {
     cut_at: Option<u64>,
-    cut_after: Option<String>,
+    cut_after: Option<(String, bool)>,
     keep: Keep,
     lose: Vec<Lose>,
     image: PathBuf,
     program: Vec<String>,
 }
 
-const USAGE: &str = "usage: faultfs-run [--cut-at N | --cut-at-fsync-after LABEL] \
+const USAGE: &str = "usage: faultfs-run [--cut-at N | --cut-after LABEL | --cut-at-fsync-after LABEL] \
                      [--keep none|all|subset:SEED] [--lose FILE:START-END]... --image DIR -- \
                      PROGRAM [ARG]...";
 
@@ -74,7 +76,8 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
                 let v = value(&mut it, &a)?;
                 args.cut_at = Some(v.parse().map_err(|_| format!("--cut-at {v}: not a count"))?);
             }
-            "--cut-at-fsync-after" => args.cut_after = Some(value(&mut it, &a)?),
+            "--cut-after" => args.cut_after = Some((value(&mut it, &a)?, false)),
+            "--cut-at-fsync-after" => args.cut_after = Some((value(&mut it, &a)?, true)),
             "--keep" => {
                 let v = value(&mut it, &a)?;
                 args.keep = match v.as_str() {
@@ -109,7 +112,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         return Err("--image DIR and a program after -- are required".into());
     }
     if args.cut_at.is_some() && args.cut_after.is_some() {
-        return Err("--cut-at and --cut-at-fsync-after exclude each other".into());
+        return Err("--cut-at and --cut-after / --cut-at-fsync-after exclude each other".into());
     }
     Ok(args)
 }
@@ -138,8 +141,10 @@ fn run(args: &Args) -> Result<(), String> {
     if let Some(n) = args.cut_at {
         disk.cut_at(n);
     }
-    if let Some(label) = &args.cut_after {
-        disk.cut_at_fsync_after(label);
+    match &args.cut_after {
+        Some((label, true)) => disk.cut_at_fsync_after(label),
+        Some((label, false)) => disk.cut_after(label),
+        None => {}
     }
     let mnt = std::env::temp_dir().join(format!("faultfs-run-{}", std::process::id()));
     std::fs::create_dir_all(&mnt).map_err(|e| format!("creating {}: {e}", mnt.display()))?;
