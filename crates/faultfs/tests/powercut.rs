@@ -591,6 +591,8 @@ fn main() {
         no_meta_sync_data_before_meta_write_map,
         safe_no_sync_new_file_before_first_flush,
         safe_no_sync_new_file_before_first_flush_write_map,
+        no_meta_sync_bulk_load_weak_metas,
+        no_meta_sync_bulk_load_weak_metas_write_map,
         io_faults,
     );
 }
@@ -1225,17 +1227,20 @@ fn row_value(c: u64, k: u64) -> Vec<u8> {
     (0..96u64).map(|j| (c * 31 + k * 7 + j) as u8).collect()
 }
 
-/// The child of a targeted cut (spec `mode:write_map`): opens, creating the file (mark
-/// `r-open`), then `COMMITS` commits that each rewrite `ROWS` rows of `bulk` and set `head` to
-/// the commit's number (marks `c1`, `c2`, ...), then closes.
+/// The child of a targeted cut (spec `mode:write_map:commits:load`): opens, creating the file
+/// (mark `r-open`), then `commits` commits that each rewrite `ROWS` rows of `bulk` and set
+/// `head` to the commit's number (marks `c1`, `c2`, ...); with `load` = 1, then a bulk load of
+/// 100 items in batches of 20 (marks `b1`, `b2`, ...); then closes.
 fn rewrite_child(spec: &str) {
     let dir = PathBuf::from(std::env::var(DIR_ENV).expect("the child needs its directory"));
-    let (mode, write_map) = spec.split_once(':').expect("mode:write_map");
-    let options = options(parse_mode(mode), write_map == "1").page_size(PAGE as usize);
+    let parts: Vec<&str> = spec.split(':').collect();
+    let options = options(parse_mode(parts[0]), parts[1] == "1").page_size(PAGE as usize);
+    let commits: u64 = parts[2].parse().expect("commits");
+    let load = parts[3] == "1";
     let run = || -> Result<(), tabula::Error> {
         let db = tabula::open::<v2::App>(&dir, options)?;
         tabula_faultfs::mark(&dir, "r-open");
-        for c in 1..=COMMITS {
+        for c in 1..=commits {
             let mut tx = db.write()?;
             for k in 0..ROWS {
                 tx.put::<Bulk>(&k, &row_value(c, k))?;
@@ -1243,6 +1248,13 @@ fn rewrite_child(spec: &str) {
             tx.put::<Head>(&0, &c)?;
             tx.commit()?;
             tabula_faultfs::mark(&dir, &format!("c{c}"));
+        }
+        if load {
+            let items: Vec<(u64, v2::Item)> = (0..100).map(|k| (k, v2::item(&[k as u8; 50]))).collect();
+            db.bulk_loader::<v2::Items>()
+                .batch_entries(20)
+                .on_batch(|r| tabula_faultfs::mark(&dir, &format!("b{}", r.batches)))
+                .load(items.iter().map(|(k, v)| (k, v)))?;
         }
         Ok(())
     };
@@ -1273,6 +1285,14 @@ fn verify_rewrite(dir: &Path, lo: u64, hi: u64, opened: bool) -> Result<u64, (Fa
         rows += 1;
     }
     let want = if c == 0 { 0 } else { ROWS };
+    // The targeted bulk load is cut before it ends: its batches are weak commits, all undone.
+    let items = tx.len::<v2::Items>().map_err(read)?;
+    if items != 0 {
+        return Err((
+            Failure::Contents,
+            format!("{items} items of a bulk load cut before its end survived"),
+        ));
+    }
     if rows != want || !(lo..=hi).contains(&c) {
         return Err((
             Failure::Contents,
@@ -1282,20 +1302,35 @@ fn verify_rewrite(dir: &Path, lo: u64, hi: u64, opened: bool) -> Result<u64, (Fa
     Ok(c)
 }
 
-/// Runs the targeted workload under `mode` with the cut `plan` sets up, keeps of the unflushed
-/// writes exactly those `keep` accepts, and requires the image to hold a commit in `lo..=hi`.
-fn targeted_cut(
-    test: &str,
+/// The targeted workload: its sync mode, `write_map`, how many commits, and whether a bulk load
+/// follows them.
+struct Targeted {
     mode: SyncMode,
     write_map: bool,
+    commits: u64,
+    load: bool,
+}
+
+/// Runs the targeted workload with the cut `plan` sets up, keeps of the unflushed writes
+/// exactly those `keep` accepts (asked once per piece, in [`Disk::pending`] order), and
+/// requires the image to hold a commit in `lo..=hi`.
+fn targeted_cut(
+    test: &str,
+    work: Targeted,
     plan: impl FnOnce(&Disk),
-    keep: impl Fn(&Piece) -> bool,
+    mut keep: impl FnMut(&Piece) -> bool,
     (lo, hi): (u64, u64),
 ) {
     if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
         return;
     }
-    let spec = format!("rewrite:{}:{}", mode_name(mode), u8::from(write_map));
+    let spec = format!(
+        "rewrite:{}:{}:{}:{}",
+        mode_name(work.mode),
+        u8::from(work.write_map),
+        work.commits,
+        u8::from(work.load)
+    );
     let (disk, run) = run_spec(plan, &spec);
     assert!(
         run.cut && run.exit.is_none(),
@@ -1305,12 +1340,15 @@ fn targeted_cut(
         run.stderr
     );
     let pending = disk.pending();
+    let kept: Vec<bool> = pending.iter().map(&mut keep).collect();
     let lost: Vec<String> = pending
         .iter()
-        .filter(|p| !keep(p))
-        .map(|p| format!("{} {:?}", p.file, p.op))
+        .zip(&kept)
+        .filter(|(_, k)| !**k)
+        .map(|(p, _)| format!("{} {:?}", p.file, p.op))
         .collect();
-    let image = disk.durable_image_with(&keep);
+    let mut fates = kept.into_iter();
+    let image = disk.durable_image_with(|_| fates.next().unwrap_or(false));
     let last = run.marks.last().map_or("none", |m| m.label.as_str());
     say!(
         "{test}: cut after mark `{last}`; of {} unflushed pieces, lost: {}",
@@ -1342,8 +1380,12 @@ fn meta_write(p: &Piece) -> bool {
 fn no_meta_sync_data_before_meta() {
     targeted_cut(
         "no_meta_sync_data_before_meta",
-        SyncMode::NoMetaSync,
-        false,
+        Targeted {
+            mode: SyncMode::NoMetaSync,
+            write_map: false,
+            commits: COMMITS,
+            load: false,
+        },
         |d| d.cut_at_fsync_after("c5"),
         |p| !meta_write(p),
         (4, 5),
@@ -1355,8 +1397,12 @@ fn no_meta_sync_data_before_meta() {
 fn no_meta_sync_data_before_meta_write_map() {
     targeted_cut(
         "no_meta_sync_data_before_meta_write_map",
-        SyncMode::NoMetaSync,
-        true,
+        Targeted {
+            mode: SyncMode::NoMetaSync,
+            write_map: true,
+            commits: COMMITS,
+            load: false,
+        },
         |d| d.cut_at_fsync_after("c5"),
         |p| !meta_write(p),
         (4, 5),
@@ -1369,8 +1415,12 @@ fn no_meta_sync_data_before_meta_write_map() {
 fn safe_no_sync_new_file_before_first_flush() {
     targeted_cut(
         "safe_no_sync_new_file_before_first_flush",
-        SyncMode::SafeNoSync,
-        false,
+        Targeted {
+            mode: SyncMode::SafeNoSync,
+            write_map: false,
+            commits: COMMITS,
+            load: false,
+        },
         |d| d.cut_after("c4"),
         |p| !(meta_write(p) && matches!(p.op, PieceOp::Write { len, .. } if len == PAGE)),
         (0, 4),
@@ -1381,11 +1431,44 @@ fn safe_no_sync_new_file_before_first_flush() {
 fn safe_no_sync_new_file_before_first_flush_write_map() {
     targeted_cut(
         "safe_no_sync_new_file_before_first_flush_write_map",
-        SyncMode::SafeNoSync,
-        true,
+        Targeted {
+            mode: SyncMode::SafeNoSync,
+            write_map: true,
+            commits: COMMITS,
+            load: false,
+        },
         |d| d.cut_after("c4"),
         |p| !(meta_write(p) && matches!(p.op, PieceOp::Write { len, .. } if len == PAGE)),
         (0, 4),
+    );
+}
+
+/// `NoMetaSync`, 3 commits, then a bulk load (weak commits) cut after its second batch: every
+/// unflushed write reached the disk except the first meta page written since the last flush
+/// (commit 3's, unless Tabula flushed it before the load). The file must open at commit 2 or 3
+/// with the load undone, not fall back to an older snapshot whose pages were reused.
+fn no_meta_sync_bulk_load_weak_metas() {
+    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas", false);
+}
+
+/// [`no_meta_sync_bulk_load_weak_metas`] with `write_map`.
+fn no_meta_sync_bulk_load_weak_metas_write_map() {
+    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas_write_map", true);
+}
+
+fn bulk_load_weak_metas(test: &str, write_map: bool) {
+    let mut first_meta = true;
+    targeted_cut(
+        test,
+        Targeted {
+            mode: SyncMode::NoMetaSync,
+            write_map,
+            commits: 3,
+            load: true,
+        },
+        |d| d.cut_after("b2"),
+        |p| !(meta_write(p) && std::mem::replace(&mut first_meta, false)),
+        (2, 3),
     );
 }
 

@@ -482,6 +482,20 @@ impl Env {
         Ok(txn)
     }
 
+    /// Called by a write transaction that is about to make weak commits
+    /// ([`RawTxn::checkpoint_nosync`]), once, before the first: under `NoMetaSync` it flushes,
+    /// so that the newest steady meta page is durable before weak ones follow it. libmdbx keeps
+    /// only the newest steady meta page out of the way of the next meta page written; while
+    /// that one is not yet on the disk, two weak commits would write over the slot of the one
+    /// that is, and a power cut could leave no intact steady meta page (seen in
+    /// `crates/faultfs/tests/powercut.rs`, during bulk loads). No-op in the other modes.
+    pub fn before_weak_commits(&self) -> Result<(), Code> {
+        match self.keeper {
+            Some(_) => self.sync(),
+            None => Ok(()),
+        }
+    }
+
     /// Flushes the data file's written pages to the disk (`fdatasync` on libmdbx's
     /// descriptor), whatever libmdbx believes is flushed already.
     pub fn flush_data_file(&self) -> Result<(), Code> {
