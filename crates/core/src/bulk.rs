@@ -410,9 +410,6 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             Ok(t) => t,
             Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
-        if let Err(code) = db.shared.env.before_weak_commits() {
-            return Err(commit_error::<S, T>(db, code));
-        }
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
         let mut scratch = Vec::new();
@@ -449,7 +446,12 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 bytes: report.bytes + bytes as u64,
             };
             if more {
-                if let Err(code) = txn.checkpoint_nosync() {
+                if let Err(code) = db
+                    .shared
+                    .env
+                    .before_weak_commit()
+                    .and_then(|()| txn.checkpoint_nosync())
+                {
                     return Err(commit_error::<S, T>(db, code));
                 }
             } else {

@@ -350,10 +350,24 @@ fn options(mode: SyncMode, write_map: bool) -> Options {
         .long_read_warning(None)
 }
 
+/// The writer's options: [`options`], and with `flush0` (under `SafeNoSync`) no flush
+/// threshold, so that libmdbx makes its own steady checkpoint whenever the file is full at its
+/// current size.
+fn writer_options(mode: SyncMode, write_map: bool, flush0: bool) -> Options {
+    let o = options(mode, write_map);
+    if flush0 { o.flush_threshold(0) } else { o }
+}
+
 /// Runs the plan on `dir`, marking each unit on the disk mounted there. Returns the label of
 /// the action that failed and its error.
-fn run_plan(dir: &Path, plan: &Plan, mode: SyncMode, write_map: bool) -> Result<(), String> {
-    let opts = || options(mode, write_map);
+fn run_plan(
+    dir: &Path,
+    plan: &Plan,
+    mode: SyncMode,
+    write_map: bool,
+    flush0: bool,
+) -> Result<(), String> {
+    let opts = || writer_options(mode, write_map, flush0);
     let mark_here = |label: &str| mark(dir, label);
     let mut db1: Option<Db<v1::App>> = None;
     let mut db2: Option<Db<v2::App>> = None;
@@ -587,6 +601,8 @@ fn main() {
         power_cuts_no_meta_sync_write_map,
         power_cuts_safe_no_sync,
         power_cuts_safe_no_sync_write_map,
+        power_cuts_safe_no_sync_flush0,
+        power_cuts_safe_no_sync_flush0_write_map,
         no_meta_sync_data_before_meta,
         no_meta_sync_data_before_meta_write_map,
         safe_no_sync_new_file_before_first_flush,
@@ -606,8 +622,9 @@ fn powercut_child(spec: &str) {
     let seed: u64 = parts[1].parse().expect("seed");
     let write_map = parts[2] == "1";
     let fault_run = parts[3] == "fault";
+    let flush0 = parts[4] == "1";
     let plan = Plan::new(seed);
-    match run_plan(&dir, &plan, mode, write_map) {
+    match run_plan(&dir, &plan, mode, write_map, flush0) {
         Ok(()) => println!("TABULA-DONE"),
         Err(e) => {
             println!("TABULA-ERROR {e}");
@@ -795,12 +812,13 @@ struct ChildRun {
 }
 
 /// The child's spec for the plan's workload.
-fn plan_spec(mode: SyncMode, seed: u64, write_map: bool, fault: bool) -> String {
+fn plan_spec(mode: SyncMode, seed: u64, write_map: bool, fault: bool, flush0: bool) -> String {
     format!(
-        "{}:{seed}:{}:{}",
+        "{}:{seed}:{}:{}:{}",
         mode_name(mode),
         u8::from(write_map),
-        if fault { "fault" } else { "cut" }
+        if fault { "fault" } else { "cut" },
+        u8::from(flush0)
     )
 }
 
@@ -833,7 +851,7 @@ fn run_child(
     write_map: bool,
     fault: bool,
 ) -> (Disk, ChildRun) {
-    run_spec(setup, &plan_spec(mode, seed, write_map, fault))
+    run_spec(setup, &plan_spec(mode, seed, write_map, fault, false))
 }
 
 /// [`run_child`] for a child given by its spec.
@@ -1007,6 +1025,11 @@ fn phase(label: &str) -> &'static str {
 }
 
 fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
+    cut_scenario_with(test, mode, write_map, false, cuts);
+}
+
+/// [`cut_scenario`], with `flush0` as in [`writer_options`].
+fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush0: bool, cuts: u64) {
     if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
         return;
     }
@@ -1017,7 +1040,8 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
     let started = Instant::now();
 
     // A run without a cut: how many mutating requests the workload makes, and a clean end.
-    let (disk, run) = run_child(|_| {}, mode, seed, write_map, false);
+    let spec = plan_spec(mode, seed, write_map, false, flush0);
+    let (disk, run) = run_spec(|_| {}, &spec);
     assert!(
         run.stdout.contains("TABULA-DONE"),
         "{test}: the workload failed without a cut:\n{}\n{}",
@@ -1059,7 +1083,7 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
             (true, 1, _) | (false, _, 1) => Reorder::Prefix(mix(cut_seed)),
             _ => Reorder::Subset(mix(cut_seed)),
         };
-        let (disk, run) = run_child(|d| d.cut_at(at), mode, seed, write_map, false);
+        let (disk, run) = run_spec(|d| d.cut_at(at), &spec);
         tally.runs += 1;
         tally.ops += disk.stats().mutating;
         let replay = format!(
@@ -1148,10 +1172,10 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
     );
 }
 
-/// The cuts of a scenario: its share (of 114) of `TABULA_POWERCUT_CUTS` (default 1140).
+/// The cuts of a scenario: its share (of 144) of `TABULA_POWERCUT_CUTS` (default 1440).
 fn share(weight: u64) -> u64 {
-    let total = env_count("TABULA_POWERCUT_CUTS", 1140);
-    (total * weight).div_ceil(114).max(1)
+    let total = env_count("TABULA_POWERCUT_CUTS", 1440);
+    (total * weight).div_ceil(144).max(1)
 }
 
 /// `Durable`: nothing whose call returned is lost, ever.
@@ -1208,6 +1232,29 @@ fn power_cuts_safe_no_sync_write_map() {
         SyncMode::SafeNoSync,
         true,
         share(15),
+    );
+}
+
+/// `SafeNoSync` with `flush_threshold(0)`: libmdbx flushes whenever the file is full at its
+/// current size (its GC's steady checkpoint), not after a volume of commits.
+fn power_cuts_safe_no_sync_flush0() {
+    cut_scenario_with(
+        "power_cuts_safe_no_sync_flush0",
+        SyncMode::SafeNoSync,
+        false,
+        true,
+        share(20),
+    );
+}
+
+/// [`power_cuts_safe_no_sync_flush0`] with `write_map`.
+fn power_cuts_safe_no_sync_flush0_write_map() {
+    cut_scenario_with(
+        "power_cuts_safe_no_sync_flush0_write_map",
+        SyncMode::SafeNoSync,
+        true,
+        true,
+        share(10),
     );
 }
 

@@ -88,8 +88,8 @@ pub(crate) struct Env {
     /// The slow-reader callback's context (the environment's user context), freed after the
     /// environment is closed.
     hook: Option<Box<SlowReaderHook>>,
-    /// `SyncMode::NoMetaSync`, writable: the reader that keeps the newest durable snapshot's
-    /// pages from being reused ([`Keeper`]).
+    /// `SyncMode::NoMetaSync` or `SafeNoSync`, writable: the readers that keep the newest
+    /// durable snapshot's pages from being reused ([`Keeper`]).
     keeper: Option<std::sync::Arc<Keeper>>,
 }
 
@@ -194,22 +194,15 @@ impl Env {
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         let writable = !probe && !cfg.read_only;
-        let created = writable && data_file_is_new(path, cfg.no_sub_dir);
         let mut env = Self::open_reserved(path, cfg, probe)?;
-        if writable {
-            match cfg.sync {
-                // libmdbx writes a new file's meta pages without a flush, and under
-                // `SafeNoSync` nothing flushes them before the first flush the mode makes (the
-                // flush threshold, a sync, a close): until then a power cut could leave a file
-                // with no valid meta page. One flush makes the new file durable.
-                Durability::SafeNoSync if created => env.flush_data_file()?,
-                Durability::NoMetaSync => {
-                    let keeper = std::sync::Arc::new(Keeper::new());
-                    keeper.prime(&env)?;
-                    env.keeper = Some(keeper);
-                }
-                _ => {}
-            }
+        if writable && matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync) {
+            // Flushes the data file first: libmdbx writes a new file's meta pages without a
+            // flush, and under `SafeNoSync` nothing flushed them before the first flush the
+            // mode makes (the flush threshold, a sync, a close), so until then a power cut
+            // could leave a file with no valid meta page.
+            let keeper = std::sync::Arc::new(Keeper::new(cfg.sync == Durability::NoMetaSync));
+            keeper.prime(&env)?;
+            env.keeper = Some(keeper);
         }
         if let (Some(bytes), false) = (cfg.sync_bytes, probe) {
             env.set_sync_bytes(bytes)?;
@@ -392,7 +385,10 @@ impl Env {
             ))?;
             if let Some(readers) = cfg.max_readers {
                 // The keeper's readers come on top of the ones asked for.
-                let keeper = if cfg.sync == Durability::NoMetaSync && !cfg.read_only && !probe {
+                let keeper = if matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync)
+                    && !cfg.read_only
+                    && !probe
+                {
                     KEEPER_READERS
                 } else {
                     0
@@ -482,16 +478,13 @@ impl Env {
         Ok(txn)
     }
 
-    /// Called by a write transaction that is about to make weak commits
-    /// ([`RawTxn::checkpoint_nosync`]), once, before the first: under `NoMetaSync` it flushes,
-    /// so that the newest steady meta page is durable before weak ones follow it. libmdbx keeps
-    /// only the newest steady meta page out of the way of the next meta page written; while
-    /// that one is not yet on the disk, two weak commits would write over the slot of the one
-    /// that is, and a power cut could leave no intact steady meta page (seen in
+    /// Called by a write transaction before each weak commit ([`RawTxn::checkpoint_nosync`]):
+    /// under `NoMetaSync` and `SafeNoSync` it flushes when the newest steady meta page is not
+    /// known to be on the disk ([`Keeper::before_weak_commit`]; seen in
     /// `crates/faultfs/tests/powercut.rs`, during bulk loads). No-op in the other modes.
-    pub fn before_weak_commits(&self) -> Result<(), Code> {
-        match self.keeper {
-            Some(_) => self.sync(),
+    pub fn before_weak_commit(&self) -> Result<(), Code> {
+        match &self.keeper {
+            Some(keeper) => keeper.before_weak_commit(self),
             None => Ok(()),
         }
     }
@@ -653,16 +646,6 @@ impl Drop for Env {
             sys::mdbx_env_close_ex(self.ptr.as_ptr(), false);
         }
     }
-}
-
-/// Whether opening `path` read-write creates the data file: it does not exist or is empty.
-fn data_file_is_new(path: &Path, no_sub_dir: bool) -> bool {
-    let data = if no_sub_dir {
-        path.to_path_buf()
-    } else {
-        path.join("mdbx.dat")
-    };
-    std::fs::metadata(data).map_or(true, |m| m.len() == 0)
 }
 
 /// What libmdbx's integrity check (`mdbx_env_chk`) found.

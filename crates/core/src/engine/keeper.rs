@@ -42,18 +42,84 @@ use super::*;
 /// Reader slots the keeper may hold.
 pub(crate) const KEEPER_READERS: u64 = 2;
 
-/// Holds the newest durable snapshot of a `NoMetaSync` environment; see the module docs.
+/// Holds the newest durable snapshot of a `NoMetaSync` or `SafeNoSync` environment; see the
+/// module docs.
 pub(crate) struct Keeper {
-    /// The held read transactions, oldest first (at most [`KEEPER_READERS`]).
-    held: Mutex<Vec<RawTxn>>,
+    /// Whether every non-weak commit flushes its data, and with it every meta page written
+    /// before (`NoMetaSync`); not under `SafeNoSync`.
+    commits_flush: bool,
+    state: Mutex<State>,
     /// The snapshots held, for the slow-reader callback (0: none).
     snapshots: [AtomicU64; KEEPER_READERS as usize],
 }
 
+struct State {
+    /// The held read transactions, oldest first (at most [`KEEPER_READERS`]).
+    held: Vec<RawTxn>,
+    /// The newest snapshot whose steady meta page is known to be on the disk.
+    durable: u64,
+}
+
+/// The meta pages as libmdbx's environment info shows them.
+struct Metas {
+    /// The newest meta page's transaction.
+    head: u64,
+    /// The transactions of the steady meta pages.
+    steady: [Option<u64>; 3],
+    /// Something committed is not flushed yet (pages, or the newest meta page).
+    unsynced: bool,
+}
+
+impl Metas {
+    fn read(env: &Env) -> Result<Metas, Code> {
+        // SAFETY: MDBX_envinfo is a plain C struct for which all-zero bytes are valid.
+        let mut info: sys::MDBX_envinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: the env is open for the life of `env`; `info` is a properly sized
+        // out-parameter; a null txn asks for the env-wide view.
+        check(unsafe {
+            sys::mdbx_env_info_ex(
+                env.ptr.as_ptr(),
+                std::ptr::null(),
+                &mut info,
+                std::mem::size_of::<sys::MDBX_envinfo>(),
+            )
+        })?;
+        // libmdbx's meta signature: 0 none, 1 weak, anything above steady.
+        let steady = |i: usize| (info.mi_meta_sign[i] > 1).then_some(info.mi_meta_txnid[i]);
+        Ok(Metas {
+            head: info.mi_recent_txnid,
+            steady: [steady(0), steady(1), steady(2)],
+            unsynced: info.mi_unsync_volume != 0,
+        })
+    }
+
+    /// The newest steady meta page's transaction (0: none).
+    fn newest_steady(&self) -> u64 {
+        self.steady.iter().flatten().copied().max().unwrap_or(0)
+    }
+
+    /// The newest steady meta page's transaction older than the newest meta page (0: none).
+    fn newest_steady_below_head(&self) -> u64 {
+        let head = self.head;
+        self.steady
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&t| t < head)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 impl Keeper {
-    pub fn new() -> Keeper {
+    /// `commits_flush`: `NoMetaSync` (every commit flushes its data), not `SafeNoSync`.
+    pub fn new(commits_flush: bool) -> Keeper {
         Keeper {
-            held: Mutex::new(Vec::new()),
+            commits_flush,
+            state: Mutex::new(State {
+                held: Vec::new(),
+                durable: 0,
+            }),
             snapshots: [AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
@@ -67,70 +133,123 @@ impl Keeper {
                 .any(|s| s.load(Ordering::Relaxed) == snapshot)
     }
 
-    /// At open: flushes the data file, then holds the latest snapshot.
+    /// At open: flushes the data file (so the newest steady meta page is durable), then holds
+    /// the latest snapshot.
     pub fn prime(&self, env: &Env) -> Result<(), Code> {
         env.flush_data_file()?;
-        let mut held = self.lock();
+        let metas = Metas::read(env)?;
+        let mut st = self.lock();
+        st.durable = metas.newest_steady();
         let txn = env.begin(true)?;
-        held.push(txn);
-        self.publish(&held);
+        st.held.push(txn);
+        self.publish(&st.held);
         Ok(())
     }
 
     /// Called right after a write transaction with ID `write_txn` began, with the writer lock
-    /// held: makes sure a reader holds the newest durable snapshot, and that one holds the
-    /// latest (for the next write). On error the caller aborts the write transaction.
+    /// held: makes sure a reader holds the newest durable snapshot, flushing first when none
+    /// can, and that one holds the latest (for the next write). On error the caller aborts the
+    /// write transaction.
     pub fn before_write(&self, env: &Env, write_txn: u64) -> Result<(), Code> {
         let latest = write_txn.saturating_sub(1);
-        let durable = durable_snapshot(env)?;
-        let mut held = self.lock();
-        // Keep the newest held snapshot at or below `durable`, drop older ones.
-        let anchor = held.iter().rposition(|t| t.id() <= durable);
+        let metas = Metas::read(env)?;
+        let mut st = self.lock();
+        self.learn(&mut st, &metas);
+        // A steady meta page that is not known to be on the disk, other than the newest
+        // `NoMetaSync` commit's (which the anchor below covers): libmdbx's own checkpoint,
+        // written without a flush when its GC ran dry. The next weak meta page could take the
+        // durable one's slot: flush it now.
+        let suspect = if self.commits_flush {
+            metas.newest_steady_below_head()
+        } else {
+            metas.newest_steady()
+        };
+        if suspect > st.durable && metas.unsynced {
+            self.flush(env, &mut st)?;
+        }
         let mut spare = Vec::new();
-        match anchor {
-            Some(i) => spare.extend(held.drain(..i)),
+        // Keep the newest held snapshot at or below the durable one, drop older ones.
+        match st.held.iter().rposition(|t| t.id() <= st.durable) {
+            Some(i) => spare.extend(st.held.drain(..i)),
             None => {
-                // Nothing old enough: make the latest snapshot durable instead. A snapshot
-                // newer than `durable` is of no use then, except the latest itself.
-                env.sync()?;
-                let keep: Vec<RawTxn> = held.drain(..).collect();
-                for t in keep {
+                // Nothing old enough: make the latest snapshot durable instead; of the held
+                // ones only the latest is of use then.
+                self.flush(env, &mut st)?;
+                let held: Vec<RawTxn> = st.held.drain(..).collect();
+                for t in held {
                     if t.id() == latest {
-                        held.push(t);
+                        st.held.push(t);
                     } else {
                         spare.push(t);
                     }
                 }
             }
         }
-        // Now hold the latest too (the anchor of the next write transaction).
-        if held.last().is_none_or(|t| t.id() != latest) {
+        // Hold the latest too: the anchor of the next write transaction.
+        if st.held.last().is_none_or(|t| t.id() != latest) {
             let txn = match spare.pop() {
                 Some(mut t) => t.reset().and_then(|()| t.renew()).map(|()| t),
                 None => env.begin(true),
             };
             match txn {
-                Ok(t) if t.id() == latest => held.push(t),
+                Ok(t) if t.id() == latest => st.held.push(t),
                 // Another snapshot (cannot happen under the writer lock) or no reader slot
                 // free: the next write transaction finds nothing to anchor on and flushes.
                 Ok(_) | Err(_) => {}
             }
         }
         drop(spare); // aborted: their reader slots are free again
-        self.publish(&held);
+        self.publish(&st.held);
+        Ok(())
+    }
+
+    /// Called by a write transaction before each weak commit (`mdbx_txn_checkpoint` with
+    /// `MDBX_TXN_NOSYNC`): flushes when the newest steady meta page is not known to be on the
+    /// disk. libmdbx keeps only the newest steady meta page out of the way of the next meta
+    /// page written; while that one is not on the disk, two weak commits would write over the
+    /// slot of the one that is, and a power cut could leave no intact steady meta page.
+    pub fn before_weak_commit(&self, env: &Env) -> Result<(), Code> {
+        let metas = Metas::read(env)?;
+        let mut st = self.lock();
+        self.learn(&mut st, &metas);
+        if metas.newest_steady() > st.durable && metas.unsynced {
+            self.flush(env, &mut st)?;
+        }
+        Ok(())
+    }
+
+    /// Updates the durable snapshot from what the meta pages show: everything, when nothing is
+    /// unflushed; under `NoMetaSync`, the newest steady meta page before the newest one, which
+    /// the newest commit's data flush made durable.
+    fn learn(&self, st: &mut State, metas: &Metas) {
+        let known = if !metas.unsynced {
+            metas.newest_steady()
+        } else if self.commits_flush {
+            metas.newest_steady_below_head()
+        } else {
+            0
+        };
+        st.durable = st.durable.max(known);
+    }
+
+    /// Flushes everything (`mdbx_env_sync_ex`, a steady meta page included); the newest
+    /// snapshot is durable then.
+    fn flush(&self, env: &Env, st: &mut State) -> Result<(), Code> {
+        env.sync()?;
+        st.durable = st.durable.max(Metas::read(env)?.newest_steady());
         Ok(())
     }
 
     /// Ends the held read transactions (before the environment closes).
     pub fn release(&self) {
-        let mut held = self.lock();
-        held.clear();
-        self.publish(&held);
+        let mut st = self.lock();
+        st.held.clear();
+        self.publish(&st.held);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<RawTxn>> {
-        // A panic while the lock was held left the list as it was: still usable.
-        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while the lock was held left the state as it was: still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn publish(&self, held: &[RawTxn]) {
@@ -138,36 +257,4 @@ impl Keeper {
             slot.store(held.get(i).map_or(0, RawTxn::id), Ordering::Relaxed);
         }
     }
-}
-
-/// The newest snapshot whose meta page is durable and steady: the newest meta page when
-/// nothing is unflushed, else the newest steady meta page older than the newest one (0: none).
-fn durable_snapshot(env: &Env) -> Result<u64, Code> {
-    // SAFETY: MDBX_envinfo is a plain C struct for which all-zero bytes are valid.
-    let mut info: sys::MDBX_envinfo = unsafe { std::mem::zeroed() };
-    // SAFETY: the env is open for the life of `env`; `info` is a properly sized out-parameter;
-    // a null txn asks for the env-wide view (the caller holds the writer lock, so the meta
-    // pages do not change meanwhile).
-    check(unsafe {
-        sys::mdbx_env_info_ex(
-            env.ptr.as_ptr(),
-            std::ptr::null(),
-            &mut info,
-            std::mem::size_of::<sys::MDBX_envinfo>(),
-        )
-    })?;
-    let head = info.mi_recent_txnid;
-    // libmdbx's signature: 0 none, 1 weak, anything above steady.
-    let steady = |i: usize| info.mi_meta_sign[i] > 1;
-    if info.mi_unsync_volume == 0 {
-        let head_steady = (0..3).any(|i| info.mi_meta_txnid[i] == head && steady(i));
-        if head_steady {
-            return Ok(head);
-        }
-    }
-    Ok((0..3)
-        .filter(|&i| steady(i) && info.mi_meta_txnid[i] < head)
-        .map(|i| info.mi_meta_txnid[i])
-        .max()
-        .unwrap_or(0))
 }
