@@ -564,6 +564,29 @@ impl Env {
         if rc != sys::MDBX_RESULT_TRUE {
             check(rc)?;
         }
+        if let Some(keeper) = &self.keeper {
+            // The keeper's own slots are not readers of the application's.
+            let pid = std::process::id() as i32;
+            let mut hidden: Vec<(u64, usize)> = Vec::new();
+            out.retain(|r| {
+                if r.pid != pid {
+                    return true;
+                }
+                let i = match hidden.iter().position(|h| h.0 == r.txnid) {
+                    Some(i) => i,
+                    None => {
+                        hidden.push((r.txnid, keeper.held_on(r.txnid)));
+                        hidden.len() - 1
+                    }
+                };
+                if hidden[i].1 > 0 {
+                    hidden[i].1 -= 1;
+                    false
+                } else {
+                    true
+                }
+            });
+        }
         Ok(out)
     }
 

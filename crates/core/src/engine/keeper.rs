@@ -72,13 +72,19 @@ struct Metas {
 
 impl Metas {
     fn read(env: &Env) -> Result<Metas, Code> {
+        Metas::read_raw(env.ptr.as_ptr())
+    }
+
+    /// [`read`](Self::read) for the environment behind `env`, which must be open (the
+    /// slow-reader callback has only the pointer).
+    fn read_raw(env: *const sys::MDBX_env) -> Result<Metas, Code> {
         // SAFETY: MDBX_envinfo is a plain C struct for which all-zero bytes are valid.
         let mut info: sys::MDBX_envinfo = unsafe { std::mem::zeroed() };
-        // SAFETY: the env is open for the life of `env`; `info` is a properly sized
-        // out-parameter; a null txn asks for the env-wide view.
+        // SAFETY: the callers pass an open env; `info` is a properly sized out-parameter; a
+        // null txn asks for the env-wide view.
         check(unsafe {
             sys::mdbx_env_info_ex(
-                env.ptr.as_ptr(),
+                env,
                 std::ptr::null(),
                 &mut info,
                 std::mem::size_of::<sys::MDBX_envinfo>(),
@@ -238,6 +244,60 @@ impl Keeper {
         env.sync()?;
         st.durable = st.durable.max(Metas::read(env)?.newest_steady());
         Ok(())
+    }
+
+    /// The slow-reader callback met the keeper's snapshot `laggard` holding up a write that
+    /// would otherwise grow the file (or fail at the upper size bound). Under `SafeNoSync`
+    /// that happens right after libmdbx made its own steady checkpoint, written without a
+    /// flush, to reuse pages: the keeper keeps the write from reusing them until that
+    /// checkpoint is durable. Then this flushes it (`mdbx_env_sync_ex` from the writing thread,
+    /// which libmdbx allows: it syncs through the running write transaction), lets go of the
+    /// older snapshot and returns 0 (libmdbx looks at the readers again and reuses the
+    /// pages). Otherwise -1: grow (the keeper's snapshot is neither cut nor waited for).
+    pub fn on_laggard(&self, env: *mut sys::MDBX_env, laggard: u64) -> std::ffi::c_int {
+        let Ok(metas) = Metas::read_raw(env) else {
+            return -1;
+        };
+        let mut st = self.lock();
+        self.learn(&mut st, &metas);
+        let suspect = if self.commits_flush {
+            metas.newest_steady_below_head()
+        } else {
+            metas.newest_steady()
+        };
+        if suspect <= st.durable || !metas.unsynced || laggard > st.durable {
+            return -1;
+        }
+        // SAFETY: libmdbx calls the slow-reader callback in the thread that runs the write
+        // transaction, with the environment open; `mdbx_env_sync_ex` detects that this thread
+        // owns the write transaction and flushes without taking the writer lock, updating
+        // that transaction's view of the meta pages (as libmdbx's own checkpoint does).
+        let rc = unsafe { sys::mdbx_env_sync_ex(env, true, false) };
+        if rc != sys::MDBX_SUCCESS && rc != sys::MDBX_RESULT_TRUE {
+            return -1;
+        }
+        let Ok(after) = Metas::read_raw(env) else {
+            return -1;
+        };
+        st.durable = st.durable.max(after.newest_steady());
+        // Only the held snapshots at or above the durable one stay.
+        let durable = st.durable;
+        let before = st.held.len();
+        st.held.retain(|t| t.id() >= durable);
+        if st.held.len() == before {
+            return -1; // nothing let go: looking again would find the same reader
+        }
+        self.publish(&st.held);
+        0
+    }
+
+    /// How many of the keeper's read transactions are on `snapshot` (`Db::readers` leaves them
+    /// out).
+    pub fn held_on(&self, snapshot: u64) -> usize {
+        self.snapshots
+            .iter()
+            .filter(|s| s.load(Ordering::Relaxed) == snapshot && snapshot != 0)
+            .count()
     }
 
     /// Ends the held read transactions (before the environment closes).

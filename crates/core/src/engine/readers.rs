@@ -405,6 +405,12 @@ pub(crate) struct SlowReaderHook {
 impl std::panic::UnwindSafe for SlowReaderHook {}
 impl std::panic::RefUnwindSafe for SlowReaderHook {}
 
+thread_local! {
+    /// How many times, in the current round of libmdbx's slow-reader loop on this thread, the
+    /// keeper let go of a snapshot and asked libmdbx to look again (`retry` counts those too).
+    static KEEPER_RETRIES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// libmdbx's handle-slow-readers callback (`MDBX_hsr_func`): asks the policy what to do about the
 /// reader holding up a write that would otherwise grow the file, and does it.
 ///
@@ -432,11 +438,20 @@ pub(crate) unsafe extern "C" fn handle_slow_reader(
     // the environment (so no write, so no call of this) before freeing it.
     let hook = unsafe { &*(sys::mdbx_env_get_userctx(env) as *const SlowReaderHook) };
     let this_process = pid as u32 == std::process::id();
-    if this_process && hook.keeper.as_ref().is_some_and(|k| k.holds(laggard)) {
-        // The keeper holds the last durable snapshot until a newer one is durable: neither
-        // cuttable nor worth waiting for, inside the very write that would have to wait.
-        return -1;
+    if retry == 0 {
+        KEEPER_RETRIES.with(|n| n.set(0));
     }
+    if let Some(keeper) = hook.keeper.as_ref().filter(|k| this_process && k.holds(laggard)) {
+        // The keeper holds the last durable snapshot until a newer one is durable: never cut
+        // nor waited for, and the policy is not asked about it.
+        let rc = keeper.on_laggard(env.cast_mut(), laggard);
+        if rc == 0 {
+            KEEPER_RETRIES.with(|n| n.set(n.get() + 1));
+        }
+        return rc;
+    }
+    // The policy counts its own attempts, not the keeper's.
+    let retry = retry.saturating_sub(KEEPER_RETRIES.with(|n| n.get()) as c_int);
     // `pthread_t` is `u64` on 64-bit Linux but not everywhere.
     #[allow(clippy::unnecessary_cast)]
     let thread = tid as u64;
