@@ -350,12 +350,48 @@ fn options(mode: SyncMode, write_map: bool) -> Options {
         .long_read_warning(None)
 }
 
-/// The writer's options: [`options`], and with `flush0` (under `SafeNoSync`) no flush
-/// threshold, so that libmdbx makes its own steady checkpoint whenever the file is full at its
-/// current size.
-fn writer_options(mode: SyncMode, write_map: bool, flush0: bool) -> Options {
+/// Flush settings of a `SafeNoSync` writer beyond [`options`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flush {
+    /// The default flush threshold.
+    Threshold,
+    /// `flush_threshold(0)`: libmdbx makes its own steady checkpoint whenever the file is full
+    /// at its current size.
+    Full,
+    /// [`Flush::Full`], with long-reader control on (a maximum read age of an hour, which cuts
+    /// nothing here), so that libmdbx's slow-reader hook runs in every write that would grow
+    /// the file.
+    FullHooked,
+}
+
+impl Flush {
+    fn code(self) -> u8 {
+        match self {
+            Flush::Threshold => 0,
+            Flush::Full => 1,
+            Flush::FullHooked => 2,
+        }
+    }
+
+    fn parse(s: &str) -> Flush {
+        match s {
+            "1" => Flush::Full,
+            "2" => Flush::FullHooked,
+            _ => Flush::Threshold,
+        }
+    }
+}
+
+/// The writer's options: [`options`] with `flush`'s settings.
+fn writer_options(mode: SyncMode, write_map: bool, flush: Flush) -> Options {
     let o = options(mode, write_map);
-    if flush0 { o.flush_threshold(0) } else { o }
+    match flush {
+        Flush::Threshold => o,
+        Flush::Full => o.flush_threshold(0),
+        Flush::FullHooked => o
+            .flush_threshold(0)
+            .max_read_age(Some(Duration::from_secs(3600))),
+    }
 }
 
 /// Runs the plan on `dir`, marking each unit on the disk mounted there. Returns the label of
@@ -365,9 +401,9 @@ fn run_plan(
     plan: &Plan,
     mode: SyncMode,
     write_map: bool,
-    flush0: bool,
+    flush: Flush,
 ) -> Result<(), String> {
-    let opts = || writer_options(mode, write_map, flush0);
+    let opts = || writer_options(mode, write_map, flush);
     let mark_here = |label: &str| mark(dir, label);
     let mut db1: Option<Db<v1::App>> = None;
     let mut db2: Option<Db<v2::App>> = None;
@@ -603,6 +639,7 @@ fn main() {
         power_cuts_safe_no_sync_write_map,
         power_cuts_safe_no_sync_flush0,
         power_cuts_safe_no_sync_flush0_write_map,
+        power_cuts_safe_no_sync_flush0_hooked,
         no_meta_sync_data_before_meta,
         no_meta_sync_data_before_meta_write_map,
         safe_no_sync_new_file_before_first_flush,
@@ -622,9 +659,9 @@ fn powercut_child(spec: &str) {
     let seed: u64 = parts[1].parse().expect("seed");
     let write_map = parts[2] == "1";
     let fault_run = parts[3] == "fault";
-    let flush0 = parts[4] == "1";
+    let flush = Flush::parse(parts[4]);
     let plan = Plan::new(seed);
-    match run_plan(&dir, &plan, mode, write_map, flush0) {
+    match run_plan(&dir, &plan, mode, write_map, flush) {
         Ok(()) => println!("TABULA-DONE"),
         Err(e) => {
             println!("TABULA-ERROR {e}");
@@ -812,13 +849,13 @@ struct ChildRun {
 }
 
 /// The child's spec for the plan's workload.
-fn plan_spec(mode: SyncMode, seed: u64, write_map: bool, fault: bool, flush0: bool) -> String {
+fn plan_spec(mode: SyncMode, seed: u64, write_map: bool, fault: bool, flush: Flush) -> String {
     format!(
         "{}:{seed}:{}:{}:{}",
         mode_name(mode),
         u8::from(write_map),
         if fault { "fault" } else { "cut" },
-        u8::from(flush0)
+        flush.code()
     )
 }
 
@@ -851,7 +888,7 @@ fn run_child(
     write_map: bool,
     fault: bool,
 ) -> (Disk, ChildRun) {
-    run_spec(setup, &plan_spec(mode, seed, write_map, fault, false))
+    run_spec(setup, &plan_spec(mode, seed, write_map, fault, Flush::Threshold))
 }
 
 /// [`run_child`] for a child given by its spec.
@@ -1025,11 +1062,11 @@ fn phase(label: &str) -> &'static str {
 }
 
 fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
-    cut_scenario_with(test, mode, write_map, false, cuts);
+    cut_scenario_with(test, mode, write_map, Flush::Threshold, cuts);
 }
 
-/// [`cut_scenario`], with `flush0` as in [`writer_options`].
-fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush0: bool, cuts: u64) {
+/// [`cut_scenario`], with `flush` as in [`writer_options`].
+fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush: Flush, cuts: u64) {
     if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
         return;
     }
@@ -1040,7 +1077,7 @@ fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush0: bool, 
     let started = Instant::now();
 
     // A run without a cut: how many mutating requests the workload makes, and a clean end.
-    let spec = plan_spec(mode, seed, write_map, false, flush0);
+    let spec = plan_spec(mode, seed, write_map, false, flush);
     let (disk, run) = run_spec(|_| {}, &spec);
     assert!(
         run.stdout.contains("TABULA-DONE"),
@@ -1172,10 +1209,10 @@ fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush0: bool, 
     );
 }
 
-/// The cuts of a scenario: its share (of 144) of `TABULA_POWERCUT_CUTS` (default 1440).
+/// The cuts of a scenario: its share (of 154) of `TABULA_POWERCUT_CUTS` (default 1540).
 fn share(weight: u64) -> u64 {
-    let total = env_count("TABULA_POWERCUT_CUTS", 1440);
-    (total * weight).div_ceil(144).max(1)
+    let total = env_count("TABULA_POWERCUT_CUTS", 1540);
+    (total * weight).div_ceil(154).max(1)
 }
 
 /// `Durable`: nothing whose call returned is lost, ever.
@@ -1242,8 +1279,20 @@ fn power_cuts_safe_no_sync_flush0() {
         "power_cuts_safe_no_sync_flush0",
         SyncMode::SafeNoSync,
         false,
-        true,
+        Flush::Full,
         share(20),
+    );
+}
+
+/// [`power_cuts_safe_no_sync_flush0`] with the slow-reader hook installed: where libmdbx's
+/// checkpoint meets the keeper's snapshot, the hook flushes it and the write reuses pages.
+fn power_cuts_safe_no_sync_flush0_hooked() {
+    cut_scenario_with(
+        "power_cuts_safe_no_sync_flush0_hooked",
+        SyncMode::SafeNoSync,
+        false,
+        Flush::FullHooked,
+        share(10),
     );
 }
 
@@ -1253,7 +1302,7 @@ fn power_cuts_safe_no_sync_flush0_write_map() {
         "power_cuts_safe_no_sync_flush0_write_map",
         SyncMode::SafeNoSync,
         true,
-        true,
+        Flush::Full,
         share(10),
     );
 }
