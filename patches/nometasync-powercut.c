@@ -36,10 +36,15 @@ static void die(const char *what, int rc) {
   exit(2);
 }
 
+/* libmdbx's warnings, on stdout in order with the rest. */
 static void logger(MDBX_log_level_t level, const char *function, int line, const char *fmt, va_list args) {
+  char text[1024];
   (void)level;
-  fprintf(stderr, "  libmdbx %s:%d: ", function, line);
-  vfprintf(stderr, fmt, args);
+  (void)line;
+  vsnprintf(text, sizeof(text), fmt, args);
+  text[strcspn(text, "\n")] = '\0';
+  printf("libmdbx (%s): %s\n", function, text);
+  fflush(stdout);
 }
 
 /* The value of record `i` after commit `c`. */

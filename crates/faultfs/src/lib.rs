@@ -945,7 +945,11 @@ impl Filesystem for FaultFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let mut st = match self.gate(if size.is_some() { Req::Resize } else { Req::Other }) {
+        let mut st = match self.gate(if size.is_some() {
+            Req::Resize
+        } else {
+            Req::Other
+        }) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };

@@ -575,9 +575,7 @@ fn open_verified(dir: &Path, opened: bool) -> Result<Option<Db<v2::App>>, (Failu
             eprintln!("TABULA-CREATION-CUT {e}");
             return Ok(None);
         }
-        Err(e @ tabula::Error::Open { code, .. })
-            if !opened && code.name() == "MDBX_INVALID" =>
-        {
+        Err(e @ tabula::Error::Open { code, .. }) if !opened && code.name() == "MDBX_INVALID" => {
             eprintln!("TABULA-CREATION-CUT {e}");
             return Ok(None);
         }
@@ -808,10 +806,7 @@ fn prepare(test: &str) -> Option<()> {
     match Disk::new().mount(dir.path()) {
         Ok(m) => {
             if let Err(e) = m.unmount() {
-                return skip(
-                    test,
-                    &format!("unmounting a FUSE file system failed: {e}"),
-                );
+                return skip(test, &format!("unmounting a FUSE file system failed: {e}"));
             }
         }
         Err(e) => {
@@ -888,7 +883,10 @@ fn run_child(
     write_map: bool,
     fault: bool,
 ) -> (Disk, ChildRun) {
-    run_spec(setup, &plan_spec(mode, seed, write_map, fault, Flush::Threshold))
+    run_spec(
+        setup,
+        &plan_spec(mode, seed, write_map, fault, Flush::Threshold),
+    )
 }
 
 /// [`run_child`] for a child given by its spec.
@@ -975,7 +973,9 @@ fn verify_in_child(
 ) -> Result<usize, (Failure, String)> {
     let crash = |e: String| (Failure::Crash, e);
     let dir = tempfile::tempdir().map_err(|e| crash(e.to_string()))?;
-    image.write_to(dir.path()).map_err(|e| crash(e.to_string()))?;
+    image
+        .write_to(dir.path())
+        .map_err(|e| crash(e.to_string()))?;
     let exe = std::env::current_exe().map_err(|e| crash(e.to_string()))?;
     let out = Command::new(exe)
         .env(VERIFY_ENV, spec(dir.path()))
@@ -1346,7 +1346,8 @@ fn rewrite_child(spec: &str) {
             tabula_faultfs::mark(&dir, &format!("c{c}"));
         }
         if load {
-            let items: Vec<(u64, v2::Item)> = (0..100).map(|k| (k, v2::item(&[k as u8; 50]))).collect();
+            let items: Vec<(u64, v2::Item)> =
+                (0..100).map(|k| (k, v2::item(&[k as u8; 50]))).collect();
             db.bulk_loader::<v2::Items>()
                 .batch_entries(20)
                 .on_batch(|r| tabula_faultfs::mark(&dir, &format!("b{}", r.batches)))
@@ -1451,13 +1452,7 @@ fn targeted_cut(
         pending.len(),
         lost.join(", ")
     );
-    let spec = |dir: &Path| {
-        format!(
-            "{}|rewrite|{lo}|{hi}|{}",
-            dir.display(),
-            opened(&run.marks)
-        )
-    };
+    let spec = |dir: &Path| format!("{}|rewrite|{lo}|{hi}|{}", dir.display(), opened(&run.marks));
     match verify_in_child(&image, &spec, test) {
         Ok(c) => say!("{test}: the file opens, checks clean and holds commit {c}"),
         Err((kind, e)) => panic!("{test}: {}: {e}", kind.name()),

@@ -498,7 +498,9 @@ impl Env {
         check(unsafe { sys::mdbx_env_get_fd(self.ptr.as_ptr(), &mut fd) })?;
         // SAFETY: `fd` is libmdbx's open data-file descriptor.
         if unsafe { libc::fdatasync(fd) } != 0 {
-            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
             return Err(Code(errno));
         }
         Ok(())

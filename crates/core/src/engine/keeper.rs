@@ -1,36 +1,42 @@
-//! `SyncMode::NoMetaSync` kept crash-safe on libmdbx 0.14.4: [`Keeper`] holds a read
-//! transaction on the newest snapshot whose meta page is on the disk, so that no write reuses
-//! its pages before a newer meta page is durable.
+//! `SyncMode::NoMetaSync` and `SafeNoSync` kept crash-safe on libmdbx 0.14.4: [`Keeper`] holds a
+//! read transaction on the newest snapshot whose steady meta page is on the disk, so that no
+//! write reuses its pages before a newer meta page is durable.
 //!
-//! Why. Under `MDBX_NOMETASYNC` a commit flushes its data, then writes its meta page, signed
-//! steady, without flushing it (the next commit's data flush or a sync does that). libmdbx's
-//! GC treats the newest steady meta page as durable: the next write transaction may reuse the
-//! pages the snapshot before it no longer needs, although after a power cut the disk may hold
-//! only that older snapshot's meta page. If that transaction's data reaches the disk before the
-//! newer meta page (the kernel and the disk write back dirty pages in any order between two
-//! flushes), the older snapshot, the one the file falls back to, is overwritten. The
-//! power-cut suite (`crates/faultfs/tests/powercut.rs`) showed it, `patches/nometasync-powercut.c`
-//! reproduces it against raw libmdbx, and `patches/libmdbx-0.14.4-nometasync-gc.patch` fixes
-//! it in libmdbx. The published crates build the registry's unpatched libmdbx, hence this.
+//! Why. libmdbx's GC hands out the pages that the newest steady meta page's snapshot no longer
+//! uses, taking that meta page for durable. Two things write a steady meta page without
+//! flushing it: a `MDBX_NOMETASYNC` commit (it flushes its data, then writes its meta page; the
+//! next commit's data flush makes it durable), and the checkpoint libmdbx's GC makes when it
+//! runs dry (`gc_alloc_ex`, under `MDBX_SAFE_NOSYNC`, which implies `MDBX_NOMETASYNC`). Until
+//! that meta page is on the disk a power cut falls back to the previous steady one, whose
+//! pages the next write may already have overwritten: the kernel and the disk write dirty
+//! pages back in any order between two flushes. And libmdbx keeps only the newest steady meta
+//! page out of the way of the next meta page written, so two weak commits after an unflushed
+//! steady one may write over the durable one's slot. The power-cut suite
+//! (`crates/faultfs/tests/powercut.rs`) showed both, `patches/nometasync-powercut.c`
+//! reproduces the first against raw libmdbx, and `patches/libmdbx-0.14.4-nometasync-gc.patch`
+//! fixes libmdbx. The published crates build the registry's unpatched libmdbx, hence this.
 //!
-//! How. libmdbx never hands out pages a reader's snapshot still uses. At the start of every
-//! write transaction (the writer lock held, so nothing commits meanwhile) the keeper finds the
-//! newest snapshot that is durable — the newest meta page when nothing is unflushed, otherwise
-//! the newest steady meta page older than the newest meta page, which the newest commit's data
-//! flush made durable — and makes sure it holds a reader at or below it. It also starts a
-//! reader on the latest snapshot, which the next write transaction will need. So it holds at
-//! most two read transactions (two reader slots, added to `max_readers`), and moving them costs
-//! a reset and a renew per write transaction. When it holds nothing old enough (the first
-//! write after another process committed, or no reader slot free), it flushes instead
-//! (`mdbx_env_sync_ex`), after which the latest snapshot is durable.
+//! How. libmdbx never hands out pages a reader's snapshot still uses. The keeper knows the
+//! newest durable snapshot: everything after a flush (at open, `mdbx_env_sync_ex`, or when
+//! libmdbx reports nothing unflushed); under `NoMetaSync` also the newest steady meta page
+//! before the newest one, which that commit's data flush made durable. At the start of every
+//! write transaction (the writer lock held, so nothing commits meanwhile) it makes sure it
+//! holds a reader at or below that snapshot, and one on the latest snapshot (the next write's
+//! anchor): at most two read transactions, moved by a reset and a renew per write. When it
+//! holds nothing old enough (another process wrote, no reader slot was free), or a steady
+//! meta page it cannot vouch for exists (libmdbx's own checkpoint), it flushes first; so
+//! before a bulk load's weak commits too ([`Keeper::before_weak_commit`]).
 //!
 //! The readers are active transactions, not parked ones: libmdbx ousts a parked reader when a
-//! write needs its pages. The slow-reader callback lets the file grow rather than ask the
-//! policy about them (`readers.rs`).
+//! write needs its pages. The slow-reader callback never cuts them nor asks the policy; where
+//! libmdbx's own checkpoint just made the keeper the obstacle, it flushes that checkpoint and
+//! lets the older snapshot go, so the write reuses the pages ([`Keeper::on_laggard`]).
+//! `Db::readers` leaves the keeper's slots out.
 //!
-//! At open, before any of this, the data file is flushed once (`fdatasync`): a meta page a
-//! crashed process left unflushed in the page cache is then durable too (libmdbx takes the
-//! newest meta page for flushed when it re-initialises the lock file).
+//! At open the data file is flushed once (`fdatasync`): a new file's meta pages, which libmdbx
+//! writes without a flush, and a meta page a crashed process left in the page cache are then
+//! durable (libmdbx takes the newest meta page for flushed when it re-initialises the lock
+//! file).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -19,7 +19,7 @@
 //! One file per concern: `code` (return codes), `env` (the environment), `txn` (transaction
 //! objects), `cursor`, `room` (a value's room reserved in a page), `slots` (per-thread reuse
 //! of transactions and cursors), `readers` (cuttable read transactions and the slow-reader
-//! callback), `cmp` (the key
+//! callback), `keeper` (the durable snapshot held in the no-sync modes), `cmp` (the key
 //! comparator), `space` (disk-space reservations), `limits`, `flags`, `log`, `clock`. The rest of
 //! the crate sees only the items re-exported here, and nothing here imports from outside this
 //! module (`tests/layering.rs` checks both).

@@ -441,7 +441,11 @@ pub(crate) unsafe extern "C" fn handle_slow_reader(
     if retry == 0 {
         KEEPER_RETRIES.with(|n| n.set(0));
     }
-    if let Some(keeper) = hook.keeper.as_ref().filter(|k| this_process && k.holds(laggard)) {
+    if let Some(keeper) = hook
+        .keeper
+        .as_ref()
+        .filter(|k| this_process && k.holds(laggard))
+    {
         // The keeper holds the last durable snapshot until a newer one is durable: never cut
         // nor waited for, and the policy is not asked about it.
         let rc = keeper.on_laggard(env.cast_mut(), laggard);

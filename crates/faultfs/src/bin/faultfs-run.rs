@@ -74,7 +74,10 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         match a.as_str() {
             "--cut-at" => {
                 let v = value(&mut it, &a)?;
-                args.cut_at = Some(v.parse().map_err(|_| format!("--cut-at {v}: not a count"))?);
+                args.cut_at = Some(
+                    v.parse()
+                        .map_err(|_| format!("--cut-at {v}: not a count"))?,
+                );
             }
             "--cut-after" => args.cut_after = Some((value(&mut it, &a)?, false)),
             "--cut-at-fsync-after" => args.cut_after = Some((value(&mut it, &a)?, true)),
@@ -195,7 +198,10 @@ fn run(args: &Args) -> Result<(), String> {
             PieceOp::SetLen(len) => format!("set length {len}"),
         };
         let fate = if *keep { "kept" } else { "lost" };
-        eprintln!("faultfs-run: pending {} #{}: {what}: {fate}", p.file, p.index);
+        eprintln!(
+            "faultfs-run: pending {} #{}: {what}: {fate}",
+            p.file, p.index
+        );
     }
     image
         .write_to(&args.image)
