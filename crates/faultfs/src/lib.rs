@@ -14,12 +14,16 @@
 //! files are durable at once (the modelled file system journals its namespace synchronously).
 //!
 //! A power cut ([`Disk::cut_at`]) stops the disk at the N-th mutating request (write, size
-//! change or fsync, counted across all files; the N-th is not applied): that request and every
-//! later one blocks until [`Disk::release`], then fails with `EIO`, so nothing after the cut
-//! reaches the disk and a process that waited on it never sees it succeed. The state after the
-//! cut is [`Disk::durable_image`]: the durable images, optionally plus a random subset of the
-//! pending writes ([`Reorder`]), written to a real directory with [`Image::write_to`] and opened
-//! from there as a machine would after rebooting.
+//! change or fsync, counted across all files; the N-th is not applied), or at the first
+//! mutating request or the first fsync after a [`mark`] ([`Disk::cut_after`],
+//! [`Disk::cut_at_fsync_after`]): that request and every later one blocks until
+//! [`Disk::release`], then fails with `EIO`, so nothing after the cut reaches the disk and a
+//! process that waited on it never sees it succeed. The state after the cut is
+//! [`Disk::durable_image`]: the durable images, optionally plus a random subset of the pending
+//! writes ([`Reorder`]), or exactly the pending pieces a test chooses
+//! ([`Disk::durable_image_with`], listed by [`Disk::pending`]), written to a real directory with
+//! [`Image::write_to`] and opened from there as a machine would after rebooting. The
+//! `faultfs-run` binary does all this for any program (its docs say how).
 //!
 //! An I/O fault ([`Disk::fail_at`]) answers the N-th write or fsync of a named file with an
 //! error (`EIO`, `ENOSPC`, ...) instead of performing it; the disk goes on working afterwards.
