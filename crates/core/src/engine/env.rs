@@ -90,7 +90,7 @@ pub(crate) struct Env {
     hook: Option<Box<SlowReaderHook>>,
     /// `SyncMode::NoMetaSync` or `SafeNoSync`, writable: the readers that keep the newest
     /// durable snapshot's pages from being reused ([`Keeper`]).
-    keeper: Option<std::sync::Arc<Keeper>>,
+    pub(super) keeper: Option<std::sync::Arc<Keeper>>,
 }
 
 // SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make

@@ -179,24 +179,25 @@ impl Keeper {
         if suspect > st.durable && metas.unsynced {
             self.flush(env, &mut st)?;
         }
+        // The anchor: the newest held snapshot at or below the durable one.
+        let newest_durable = |st: &State| st.held.iter().rposition(|t| t.id() <= st.durable);
+        let mut anchor = newest_durable(&st);
+        if anchor.is_none() {
+            // Nothing old enough: make the latest snapshot durable instead.
+            self.flush(env, &mut st)?;
+            anchor = newest_durable(&st);
+        }
+        // Keep the anchor and the latest; the others are spares, renewed below or dropped.
         let mut spare = Vec::new();
-        // Keep the newest held snapshot at or below the durable one, drop older ones.
-        match st.held.iter().rposition(|t| t.id() <= st.durable) {
-            Some(i) => spare.extend(st.held.drain(..i)),
-            None => {
-                // Nothing old enough: make the latest snapshot durable instead; of the held
-                // ones only the latest is of use then.
-                self.flush(env, &mut st)?;
-                let held: Vec<RawTxn> = st.held.drain(..).collect();
-                for t in held {
-                    if t.id() == latest {
-                        st.held.push(t);
-                    } else {
-                        spare.push(t);
-                    }
-                }
+        let mut kept = Vec::new();
+        for (i, t) in st.held.drain(..).enumerate() {
+            if Some(i) == anchor || t.id() == latest {
+                kept.push(t);
+            } else {
+                spare.push(t);
             }
         }
+        st.held = kept;
         // Hold the latest too: the anchor of the next write transaction.
         if st.held.last().is_none_or(|t| t.id() != latest) {
             let txn = match spare.pop() {
@@ -322,5 +323,70 @@ impl Keeper {
         for (i, slot) in self.snapshots.iter().enumerate() {
             slot.store(held.get(i).map_or(0, RawTxn::id), Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `commits` transactions of one put each to the main table of a fresh `sync`
+    /// environment; returns the environment, each write's ID and what the keeper held after it.
+    fn write(sync: Durability, commits: u64) -> (tempfile::TempDir, Env, Vec<(u64, Vec<u64>)>) {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = EnvConfig {
+            sync,
+            sync_bytes: (sync == Durability::SafeNoSync).then_some(1 << 30),
+            ..EnvConfig::for_tests(Some(8), 1 << 26)
+        };
+        let env = Env::open(dir.path(), &cfg).unwrap();
+        let mut seen = Vec::new();
+        for i in 0..commits {
+            let mut txn = env.begin(false).unwrap();
+            let id = txn.id();
+            let dbi = txn.open_table(None, 0, false).unwrap().unwrap();
+            txn.put(dbi, &i.to_be_bytes(), b"value", 0).unwrap();
+            txn.commit().unwrap();
+            let keeper = env.keeper.as_ref().unwrap();
+            let held = keeper.lock().held.iter().map(RawTxn::id).collect();
+            seen.push((id, held));
+        }
+        (dir, env, seen)
+    }
+
+    /// Under `NoMetaSync` each write's data flush makes the meta page before it durable: after
+    /// write N the keeper holds snapshot N - 1 (durable) and N (the next write's anchor), never
+    /// more than two.
+    #[test]
+    fn under_no_meta_sync_the_keeper_holds_the_snapshot_before_the_latest() {
+        let (_dir, env, seen) = write(Durability::NoMetaSync, 50);
+        for (id, held) in &seen[1..] {
+            // Write `id` began after `id - 1` committed: it anchored on `id - 2` and took `id - 1`.
+            assert_eq!(held, &vec![id - 2, id - 1], "write {id}");
+        }
+        assert!(
+            env.readers().unwrap().is_empty(),
+            "Db::readers hides the keeper"
+        );
+    }
+
+    /// Under `SafeNoSync` nothing is flushed between the writes (the threshold is far): the
+    /// keeper goes on holding the snapshot flushed at open and the latest one, two readers in
+    /// all however many writes there are (it once kept one per write).
+    #[test]
+    fn under_safe_no_sync_the_keeper_holds_the_flushed_snapshot_and_the_latest() {
+        let (_dir, env, seen) = write(Durability::SafeNoSync, 200);
+        let first = seen[0].1[0];
+        for (id, held) in &seen {
+            assert!(held.len() <= 2, "write {id}: {held:?}");
+            assert_eq!(held[0], first, "write {id}: {held:?}");
+            assert_eq!(*held.last().unwrap(), id - 1, "write {id}: {held:?}");
+        }
+        // Two slots: the keeper reuses them rather than taking new ones.
+        assert!(
+            env.info().unwrap().readers <= 3,
+            "{:?}",
+            env.info().unwrap().readers
+        );
     }
 }
