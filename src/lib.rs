@@ -72,23 +72,23 @@
 //! struct AccountAt { account: String, block: u64 }   // sorts by account, then block
 //! ```
 //!
-//! A composite key can be scanned by prefix: [`Tx::prefix`] with its first field (or a tuple of
+//! A composite key can be scanned by prefix: [`Reads::prefix`] with its first field (or a tuple of
 //! its first fields).
 //!
 //! ## Values
 //!
 //! Values use serde + bincode 2 by default. `codec = tabula::Raw` stores `Vec<u8>` as is, and
-//! any type implementing [`Value`] can be named as a codec. [`Tx::get_bytes`] borrows the stored
+//! any type implementing [`Value`] can be named as a codec. [`Reads::get_bytes`] borrows the stored
 //! bytes without copying, for as long as the transaction is borrowed.
 //!
 //! ### Values without copies
 //!
-//! A [`ValueRef`] codec decodes *in place*: [`Tx::get_ref`] and [`Iter::borrowed`] return
+//! A [`ValueRef`] codec decodes *in place*: [`Reads::get_ref`] and [`Iter::borrowed`] return
 //! values that borrow the page, for as long as the transaction is borrowed. [`Raw`] gives the
 //! bytes; [`Pod<T>`] gives a `&T` view of a fixed-layout struct (derived with
 //! [`zerocopy`]; the page is not aligned, so `T` is `Unaligned` and its
 //! integers are `zerocopy::byteorder` types, byte order in the type). Any codec can be read
-//! lazily: [`Tx::get_lazy`] and [`Iter::lazy`] hand out [`Lazy`] values, the stored bytes
+//! lazily: [`Reads::get_lazy`] and [`Iter::lazy`] hand out [`Lazy`] values, the stored bytes
 //! decoded only on [`Lazy::decode`]. The other way, [`Tx::put_reserve`] lends the [`Room`]
 //! libmdbx reserved in the page (`MDBX_RESERVE`), so a `Raw` value is written once, where it
 //! is stored; `put` does the same by itself for a codec that knows its encoded length
@@ -196,12 +196,12 @@
 //!   finish, must end on the thread that began it (it is not `Send`), and is aborted when dropped
 //!   without [`commit`](Tx::commit).
 //!
-//! Reads: [`get`](Tx::get), [`get_bytes`](Tx::get_bytes), [`get_ref`](Tx::get_ref),
-//! [`get_lazy`](Tx::get_lazy), [`contains_key`](Tx::contains_key),
-//! [`len`](Tx::len), [`stat`](Tx::stat), [`iter`](Tx::iter), [`range`](Tx::range) (any
-//! `RangeBounds` of the key), [`prefix`](Tx::prefix) and [`cursor`](Tx::cursor); on dupsort
-//! tables also [`dups`](Tx::dups), [`dups_from`](Tx::dups_from), [`get_dup`](Tx::get_dup),
-//! [`seek_dup`](Tx::seek_dup) and [`dup_count`](Tx::dup_count). Iterators are double-ended:
+//! Reads: [`get`](Reads::get), [`get_bytes`](Reads::get_bytes), [`get_ref`](Reads::get_ref),
+//! [`get_lazy`](Reads::get_lazy), [`contains_key`](Reads::contains_key),
+//! [`len`](Reads::len), [`stat`](Reads::stat), [`iter`](Reads::iter), [`range`](Reads::range) (any
+//! `RangeBounds` of the key), [`prefix`](Reads::prefix) and [`cursor`](Reads::cursor); on dupsort
+//! tables also [`dups`](Reads::dups), [`dups_from`](Reads::dups_from), [`get_dup`](Reads::get_dup),
+//! [`seek_dup`](Reads::seek_dup) and [`dup_count`](Reads::dup_count). Iterators are double-ended:
 //! `.rev()` walks from the end. A [`Cursor`] moves explicitly: [`seek`](Cursor::seek) finds
 //! the first key `>=` the one given (libmdbx's `MDBX_SET_RANGE`),
 //! [`seek_exact`](Cursor::seek_exact) the key itself.
@@ -255,10 +255,10 @@
 //!   followed by `V` in its codec ([`SubKeyed`]), sorted by `S`. Typed calls take and return
 //!   `(subkey, value)` pairs.
 //!
-//! [`seek_dup`](Tx::seek_dup) finds a key's first value whose subkey (or value) is `>=` the one
+//! [`seek_dup`](Reads::seek_dup) finds a key's first value whose subkey (or value) is `>=` the one
 //! given with one search of the B-tree (`MDBX_GET_BOTH_RANGE` on a cursor,
-//! [`Cursor::seek_dup`]), [`get_dup`](Tx::get_dup) the exact one;
-//! [`dups`](Tx::dups) and [`dups_from`](Tx::dups_from) iterate a key's values from either end.
+//! [`Cursor::seek_dup`]), [`get_dup`](Reads::get_dup) the exact one;
+//! [`dups`](Reads::dups) and [`dups_from`](Reads::dups_from) iterate a key's values from either end.
 //! These, the cursors' `first_dup` / `last_dup` / `next_dup` / `prev_dup` / `next_no_dup` /
 //! `prev_no_dup`, and `append_dup`, compile only for tables declared `dupsort` ([`DupSort`]);
 //! [`WriteCursor::upsert_dup`], which replaces a subkey's value, only with a subkey
@@ -527,87 +527,56 @@
 // Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
 extern crate self as tabula;
 
-// The public surface, item by item: nothing of the engine, the startup internals or the
-// command-line tool's support is re-exported.
-// What the compiler names when a transaction is sent or shared across threads (see `Tx`).
-pub use tabula_core::telemetry;
+// The public surface, item by item and one `use` per group (`#[rustfmt::skip]` keeps each
+// group together): nothing of the engine, the startup internals or the command-line tool's
+// support is re-exported.
+
+// Opening and the database.
+#[rustfmt::skip]
+pub use tabula_core::{
+    CheckReport, Db, DbInfo, DbStat, Options, SyncMode, TableUsage, libmdbx_version,
+    DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING,
+};
+// Tables and schemas.
+#[rustfmt::skip]
+pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, TableInfo};
+// Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
+#[rustfmt::skip]
+pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
+// Cursors and iterators.
+#[rustfmt::skip]
+pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};
+// Codecs: keys, values, values read in place, written into the page, compressed.
+#[rustfmt::skip]
+pub use tabula_core::{
+    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
+    KeyBuf, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value, ValueRef, ValueTrace,
+    zerocopy,
+};
+#[cfg(feature = "compression")]
+#[rustfmt::skip]
+pub use tabula_core::{Zstd, ZstdDict, ZstdDictionary};
+// Bulk loading.
+#[rustfmt::skip]
+pub use tabula_core::{
+    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
+};
+// Services and long jobs: owned read transactions, long-reader control, metrics.
+#[rustfmt::skip]
+pub use tabula_core::{
+    OwnedHandle, OwnedIter, OwnedTx, ReaderInfo, ReaderPin, SlowReader, SlowReaderAction,
+    telemetry,
+};
+// Errors.
+#[rustfmt::skip]
+pub use tabula_core::{Error, KeyHex, MdbxCode, MismatchDetail, Part, Result};
+// Schema-less access (what the `tabula` command stands on).
 pub use tabula_core::untyped;
+// What the compiler names when a transaction is sent or shared across threads (see `Tx`).
 #[doc(hidden)]
 pub use tabula_core::{
     ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt,
 };
-pub use tabula_core::{
-    // Transactions, cursors, iterators.
-    Appender,
-    // Codecs.
-    AsKey,
-    Bincode,
-    // Bulk loading.
-    BulkEntry,
-    BulkLoad,
-    BulkReport,
-    // Opening and the database.
-    CheckReport,
-    // Tables and schemas.
-    Contains,
-    Cursor,
-    DEFAULT_BULK_BATCH_BYTES,
-    DEFAULT_BULK_BATCH_ENTRIES,
-    DEFAULT_FLUSH_THRESHOLD,
-    DEFAULT_LONG_READ_WARNING,
-    Db,
-    DbInfo,
-    DbStat,
-    DecodeError,
-    Descriptor,
-    EncodeError,
-    // Errors.
-    Error,
-    HasPrefix,
-    IntegerKey,
-    Iter,
-    Key,
-    KeyBuf,
-    KeyHex,
-    MdbxCode,
-    MismatchDetail,
-    Mode,
-    Options,
-    // Services and long jobs: owned read transactions, long-reader control, space.
-    OwnedIter,
-    OwnedTx,
-    Part,
-    Raw,
-    ReaderInfo,
-    ReaderPin,
-    Result,
-    Ro,
-    RoTx,
-    Rw,
-    RwTx,
-    Schema,
-    SlowReader,
-    SlowReaderAction,
-    SyncMode,
-    Table,
-    TableFlags,
-    TableInfo,
-    TableStat,
-    TableUsage,
-    Tx,
-    Value,
-    ValueTrace,
-    libmdbx_version,
-};
-// Dupsort tables: the table traits, their value codecs, write cursors.
-pub use tabula_core::{
-    DupSort, HasSubKey, Ordered, OrderedValue, SubKeyed, WriteCursor, WriteCursors,
-};
-// Values read in place, written into the page, compressed.
-pub use tabula_core::zerocopy;
-pub use tabula_core::{AnyBytes, Lazy, Pod, Room, ValueRef};
-#[cfg(feature = "compression")]
-pub use tabula_core::{Zstd, ZstdDict, ZstdDictionary};
 pub use tabula_derive::{Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,

@@ -6,6 +6,10 @@
 //! again with `TABULA_CHECK_CHILD=<dir>`): in builds with debug assertions libmdbx's checker can
 //! abort on such a page (see `check_in_child`). The file has its own `main` (`harness = false`,
 //! `tests/support/harness.rs`), so the child entry is not a test.
+//!
+//! Random damage is drawn from a seed per test, printed; `TABULA_BAD_INPUT_SEED=<seed>` replays
+//! it. A row that reads back as missing (`Ok(None)`) without any error is a silent loss and
+//! fails every damage test.
 
 #[path = "support/harness.rs"]
 #[macro_use]
@@ -50,6 +54,7 @@ struct Filler;
 struct Bank(Accounts, Slots, Filler);
 
 const CHECK_CHILD_VAR: &str = "TABULA_CHECK_CHILD";
+const SEED_VAR: &str = "TABULA_BAD_INPUT_SEED";
 
 fn main() {
     if let Some(dir) = std::env::var_os(CHECK_CHILD_VAR) {
@@ -59,7 +64,7 @@ fn main() {
     run_tests!(
         damaged_values_and_keys_give_decode_errors_naming_table_and_key,
         random_value_bytes_never_panic,
-        zero_length_file_is_an_open_error_or_a_fresh_database,
+        zero_length_file_opens_as_a_fresh_database,
         file_truncated_to_half_is_refused_or_detected,
         random_bytes_over_the_meta_pages_are_an_open_error,
         random_bytes_over_a_tree_page_are_detected_never_a_crash,
@@ -87,7 +92,7 @@ fn mix(mut x: u64) -> u64 {
 
 fn bytes(seed: u64, len: usize) -> Vec<u8> {
     (0..len as u64)
-        .map(|i| mix(seed * 65_537 + i) as u8)
+        .map(|i| mix(seed.wrapping_mul(65_537).wrapping_add(i)) as u8)
         .collect()
 }
 
@@ -195,15 +200,19 @@ fn hex(b: &[u8]) -> String {
 
 /// Random value bytes under every key of a table: every read is a value or a decode error.
 fn random_value_bytes_never_panic() {
+    let seed = harness::seed(SEED_VAR, "random_value_bytes_never_panic");
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
     let mut tx = db.write().unwrap();
+    let mut slot_keys = std::collections::BTreeSet::new();
     for n in 0..500u64 {
-        let len = (mix(n) % 64) as usize;
-        tx.put_bytes::<Accounts>(&n.to_be_bytes(), &bytes(n, len))
+        let r = mix(seed ^ n);
+        let len = (r % 64) as usize;
+        tx.put_bytes::<Accounts>(&n.to_be_bytes(), &bytes(r, len))
             .unwrap();
-        tx.put_bytes::<Slots>(&bytes(n + 1000, 1 + len % 20), &bytes(n + 2000, len))
-            .unwrap();
+        let key = bytes(r ^ 1, 1 + len % 20);
+        tx.put_bytes::<Slots>(&key, &bytes(r ^ 2, len)).unwrap();
+        slot_keys.insert(key);
     }
     tx.commit().unwrap();
     let tx = db.read().unwrap();
@@ -225,11 +234,22 @@ fn random_value_bytes_never_panic() {
         refused > 400,
         "random bytes mostly do not decode: {refused}"
     );
-    for r in tx.iter::<Slots>().chain(tx.iter::<Slots>().rev()) {
-        match r {
-            Ok(_) | Err(Error::Decode { table: "slots", .. }) => {}
-            Err(e) => panic!("{e}"),
+    // Every stored entry is seen once each way, as a key and value or as a decode error.
+    for (way, entries) in [
+        ("forward", tx.iter::<Slots>().collect::<Vec<_>>()),
+        ("backward", tx.iter::<Slots>().rev().collect()),
+    ] {
+        for r in &entries {
+            match r {
+                Ok(_) | Err(Error::Decode { table: "slots", .. }) => {}
+                Err(e) => panic!("{e}"),
+            }
         }
+        assert_eq!(
+            entries.len(),
+            slot_keys.len(),
+            "{way}: entries seen, against distinct keys stored"
+        );
     }
 }
 
@@ -304,11 +324,26 @@ fn offset_of(file: &Path, needle: &[u8]) -> u64 {
 enum Outcome {
     /// `open` refused it.
     OpenError(String),
-    /// It opened; the integrity check and/or the reads found the damage.
-    #[allow(dead_code)] // read by `Debug` in failure messages
-    Detected { problems: u64, read_errors: usize },
-    /// It opened and everything read back as written, or changed without an error.
-    Intact,
+    /// It opened; the integrity check and/or the reads found the damage. `missing` rows read
+    /// back as absent without an error (a silent loss), which every damage test refuses.
+    Detected {
+        problems: u64,
+        read_errors: usize,
+        missing: usize,
+    },
+    /// It opened; no error and no problem, and `missing` rows read back as absent: every row for
+    /// a fresh, empty database; any other number is a silent loss.
+    Clean { missing: usize },
+}
+
+impl Outcome {
+    /// Rows that read back as absent without an error.
+    fn missing(&self) -> usize {
+        match self {
+            Outcome::OpenError(_) => 0,
+            Outcome::Detected { missing, .. } | Outcome::Clean { missing } => *missing,
+        }
+    }
 }
 
 /// Opens the damaged database with `Options::validation` and reads everything `contents` put
@@ -341,6 +376,7 @@ fn try_open(dir: &Path, contents: Contents, run_check: bool) -> (Outcome, usize)
         0
     };
     let mut read_errors = 0;
+    let mut missing = 0;
     let mut changed = 0;
     match db.read() {
         Ok(tx) => {
@@ -348,28 +384,52 @@ fn try_open(dir: &Path, contents: Contents, run_check: bool) -> (Outcome, usize)
                 match tx.get::<Filler>(&n) {
                     Ok(Some(v)) if v != large(n) => changed += 1,
                     Ok(Some(_)) => {}
-                    Ok(None) | Err(_) => read_errors += 1,
+                    Ok(None) => missing += 1,
+                    Err(_) => read_errors += 1,
                 }
             }
             for n in 0..u64::from(contents.accounts) {
                 match tx.get::<Accounts>(&n) {
                     Ok(Some(a)) => assert_eq!(a, account(n), "account {n}"),
-                    Ok(None) | Err(_) => read_errors += 1,
+                    Ok(None) => missing += 1,
+                    Err(_) => read_errors += 1,
                 }
             }
-            read_errors += tx.iter::<Filler>().filter(Result::is_err).count();
+            // A walk over the large values: an error, or every one of them, once, in order.
+            let mut walked = 0u32;
+            let mut walk_errors = 0;
+            for entry in tx.iter::<Filler>() {
+                match entry {
+                    Ok((k, _)) => {
+                        assert_eq!(k, walked, "the walk skipped or repeated a key");
+                        walked += 1;
+                    }
+                    Err(_) => walk_errors += 1,
+                }
+            }
+            read_errors += walk_errors;
+            if walk_errors == 0 {
+                missing += (contents.large - walked) as usize;
+            }
         }
         Err(_) => read_errors += 1,
     }
     let outcome = if problems == 0 && read_errors == 0 {
-        Outcome::Intact
+        Outcome::Clean { missing }
     } else {
         Outcome::Detected {
             problems,
             read_errors,
+            missing,
         }
     };
     (outcome, changed)
+}
+
+/// What a fresh, empty database reads back as missing in `try_open`: every account, and every
+/// large value twice (by key, then in the walk).
+fn rows(contents: Contents) -> usize {
+    (contents.accounts + 2 * contents.large) as usize
 }
 
 fn overwrite(file: &Path, at: u64, data: &[u8]) {
@@ -441,7 +501,7 @@ fn libc_sigabrt() -> i32 {
     6
 }
 
-fn zero_length_file_is_an_open_error_or_a_fresh_database() {
+fn zero_length_file_opens_as_a_fresh_database() {
     let dir = tempfile::tempdir().unwrap();
     let (file, _) = make_db(dir.path(), WITH_LARGE);
     OpenOptions::new()
@@ -450,11 +510,15 @@ fn zero_length_file_is_an_open_error_or_a_fresh_database() {
         .open(&file)
         .unwrap();
     // libmdbx treats an empty data file as a new database: nothing to lose, nothing to crash on.
+    // It opens as a fresh database: every table empty, the check clean.
     match try_open(dir.path(), WITH_LARGE, true).0 {
-        Outcome::OpenError(e) => assert!(e.contains("cannot open"), "{e}"),
-        Outcome::Detected { .. } => {} // an empty database: every row missing
-        Outcome::Intact => panic!("rows cannot be intact in an empty file"),
+        Outcome::Clean { missing } => assert_eq!(missing, rows(WITH_LARGE), "a fresh database"),
+        other => panic!("an empty data file is a fresh database, not {other:?}"),
     }
+    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.len::<Accounts>().unwrap(), 0);
+    assert_eq!(tx.len::<Filler>().unwrap(), 0);
 }
 
 fn file_truncated_to_half_is_refused_or_detected() {
@@ -470,18 +534,31 @@ fn file_truncated_to_half_is_refused_or_detected() {
         .unwrap();
     let (outcome, _) = try_open(dir.path(), WITH_LARGE, true);
     eprintln!("truncated to half: {outcome:?}");
-    assert!(!matches!(outcome, Outcome::Intact), "{outcome:?}");
+    assert!(
+        matches!(outcome, Outcome::OpenError(_) | Outcome::Detected { .. }),
+        "half the file is gone, unseen: {outcome:?}"
+    );
+    assert_eq!(
+        outcome.missing(),
+        0,
+        "rows lost without an error: {outcome:?}"
+    );
 }
 
 fn random_bytes_over_the_meta_pages_are_an_open_error() {
-    for seed in 0..3u64 {
+    let base = harness::seed(
+        SEED_VAR,
+        "random_bytes_over_the_meta_pages_are_an_open_error",
+    );
+    for run in 0..3u64 {
+        let seed = mix(base ^ run);
         let dir = tempfile::tempdir().unwrap();
         let (file, page) = make_db(dir.path(), WITH_LARGE);
         // libmdbx keeps three meta pages at the start of the file; damage all of them.
         overwrite(&file, 0, &bytes(seed, 3 * page as usize));
         match try_open(dir.path(), WITH_LARGE, true).0 {
             Outcome::OpenError(e) => assert!(e.contains("MDBX_"), "{e}"),
-            other => panic!("seed {seed}: {other:?}"),
+            other => panic!("run {run} (seed {base}): {other:?}"),
         }
     }
 }
@@ -490,35 +567,49 @@ fn random_bytes_over_the_meta_pages_are_an_open_error() {
 /// is detected by the reads and by `Db::check` (or, with libmdbx's assertions on, the checker
 /// aborts on its documented assertion: counted and reported), and no other value changes.
 fn random_bytes_over_a_tree_page_are_detected_never_a_crash() {
+    let base = harness::seed(
+        SEED_VAR,
+        "random_bytes_over_a_tree_page_are_detected_never_a_crash",
+    );
     let (mut counted, mut aborted) = (0, 0);
-    for seed in 0..6u64 {
+    for run in 0..6u64 {
+        let seed = mix(base ^ run);
         let dir = tempfile::tempdir().unwrap();
         let (file, page) = make_db(dir.path(), MOSTLY_SMALL);
-        let k = mix(seed) % u64::from(MOSTLY_SMALL.accounts);
+        let k = seed % u64::from(MOSTLY_SMALL.accounts);
         let at = offset_of(&file, &encoded_account(k)) / page * page;
-        overwrite(&file, at, &bytes(seed + 100, page as usize));
+        overwrite(&file, at, &bytes(seed ^ 100, page as usize));
         let (outcome, changed) = try_open(dir.path(), MOSTLY_SMALL, false);
-        eprintln!("tree page of account {k} at {at} damaged: {outcome:?}");
+        eprintln!("run {run}: tree page of account {k} at {at} damaged: {outcome:?}");
         assert!(
             matches!(outcome, Outcome::Detected { read_errors, .. } if read_errors > 0),
-            "seed {seed}: the reads did not see the damaged page of account {k}: {outcome:?}"
+            "run {run} (seed {base}): the reads did not see the damaged page of account {k}: \
+             {outcome:?}"
+        );
+        assert_eq!(
+            outcome.missing(),
+            0,
+            "run {run} (seed {base}): rows lost without an error: {outcome:?}"
         );
         // The large values are on overflow pages the damage did not touch: they read back as
         // written (a value changed without an error would count here).
-        assert_eq!(changed, 0, "seed {seed}: large values changed");
+        assert_eq!(changed, 0, "run {run} (seed {base}): large values changed");
         match check_in_child(dir.path()) {
             Checked::Problems(n) => {
-                assert!(n > 0, "seed {seed}: mdbx_env_chk found no problem");
+                assert!(
+                    n > 0,
+                    "run {run} (seed {base}): mdbx_env_chk found no problem"
+                );
                 counted += 1;
             }
             Checked::Assertion(line) => {
                 if !cfg!(debug_assertions) {
                     panic!("libmdbx's assertions are off in release builds, yet: {line}");
                 }
-                eprintln!("seed {seed}: Db::check aborted on libmdbx's assertion: {line}");
+                eprintln!("run {run}: Db::check aborted on libmdbx's assertion: {line}");
                 aborted += 1;
             }
-            Checked::Error(e) => panic!("seed {seed}: Db::check could not run: {e}"),
+            Checked::Error(e) => panic!("run {run} (seed {base}): Db::check could not run: {e}"),
         }
     }
     eprintln!(
@@ -538,7 +629,10 @@ fn changed_bytes_inside_a_large_value_read_back_changed_without_an_error() {
     let flipped: Vec<u8> = value[2000..2016].iter().map(|b| !b).collect();
     overwrite(&file, at, &flipped);
     let (outcome, changed) = try_open(dir.path(), WITH_LARGE, true);
-    assert!(matches!(outcome, Outcome::Intact), "{outcome:?}");
+    assert!(
+        matches!(outcome, Outcome::Clean { missing: 0 }),
+        "{outcome:?}"
+    );
     assert_eq!(changed, 1, "the damaged value reads back changed");
 }
 
@@ -563,23 +657,32 @@ fn a_file_that_is_not_an_mdbx_database_is_an_open_error() {
 /// bounds are consistent, so libmdbx's checker assertion (above) does not fire and the check
 /// runs in this process in every build.
 fn integrity_check_counts_zeroed_tree_pages() {
-    for seed in 0..3u64 {
+    let base = harness::seed(SEED_VAR, "integrity_check_counts_zeroed_tree_pages");
+    for run in 0..3u64 {
         let dir = tempfile::tempdir().unwrap();
         let (file, page) = make_db(dir.path(), MOSTLY_SMALL);
-        let k = mix(seed + 50) % u64::from(MOSTLY_SMALL.accounts);
+        let k = mix(base ^ run) % u64::from(MOSTLY_SMALL.accounts);
         let at = offset_of(&file, &encoded_account(k)) / page * page;
         overwrite(&file, at, &vec![0u8; page as usize]);
         let (reads, changed) = try_open(dir.path(), MOSTLY_SMALL, false);
         let (checked, _) = try_open(dir.path(), MOSTLY_SMALL, true);
-        eprintln!("zeroed page of account {k} at {at}: reads {reads:?}, with check {checked:?}");
+        eprintln!(
+            "run {run}: zeroed page of account {k} at {at}: reads {reads:?}, with check \
+             {checked:?}"
+        );
         assert!(
             matches!(reads, Outcome::Detected { read_errors, .. } if read_errors > 0),
-            "seed {seed}: {reads:?}"
+            "run {run} (seed {base}): {reads:?}"
         );
         assert!(
             matches!(checked, Outcome::Detected { problems, .. } if problems > 0),
-            "seed {seed}: the check missed what the reads saw: {checked:?}"
+            "run {run} (seed {base}): the check missed what the reads saw: {checked:?}"
         );
-        assert_eq!(changed, 0, "seed {seed}: large values changed");
+        assert_eq!(
+            reads.missing(),
+            0,
+            "run {run} (seed {base}): rows lost: {reads:?}"
+        );
+        assert_eq!(changed, 0, "run {run} (seed {base}): large values changed");
     }
 }

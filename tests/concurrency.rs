@@ -58,36 +58,72 @@ fn total(db: &Db<Bank>) -> (u64, u64) {
     (a + b, tx.id())
 }
 
+/// What the readers of one round saw.
+struct Seen {
+    /// Snapshots checked.
+    snapshots: u64,
+    /// The most distinct snapshot IDs one reader saw.
+    distinct: u64,
+    /// Snapshots taken while the writer was between its first and its last commit of the round.
+    during: u64,
+}
+
 /// One writer moving value between the tables, `READERS` threads checking snapshots until it is
-/// done. Returns (snapshots checked, distinct snapshot IDs seen).
-fn round(db: &Db<Bank>, round: u64) -> (u64, u64) {
+/// done. Every snapshot must be one of the round's commits (from the one before its first write
+/// to its last), and a read begun after the writer finished must see its last commit.
+fn round(db: &Db<Bank>, round: u64) -> Seen {
     let done = AtomicBool::new(false);
     let snapshots = AtomicU64::new(0);
     let distinct = AtomicU64::new(0);
+    let during = AtomicU64::new(0);
     let start = Barrier::new(READERS + 1);
+    // The snapshot before the round's first write, and (set by the writer before `done`) the
+    // one of its last commit. A commit that changes nothing (a zero amount) keeps the ID.
+    let before = db.info().unwrap().last_txn;
+    let last = AtomicU64::new(0);
     std::thread::scope(|s| {
         for _ in 0..READERS {
             s.spawn(|| {
                 start.wait();
-                let mut last_id = 0;
-                let mut seen = 0;
+                let mut ids = Vec::new();
                 // At least a few snapshots each, then until the writer is done.
                 let mut n = 0u64;
                 while n < 20 || !done.load(Ordering::Acquire) {
                     let (sum, id) = total(db);
                     assert_eq!(sum, TOTAL, "torn or lost snapshot at txn {id}");
+                    let last_id = ids.last().copied().unwrap_or(0);
                     assert!(id >= last_id, "snapshots go forward: {id} after {last_id}");
-                    if id != last_id {
-                        seen += 1;
-                        last_id = id;
-                    }
+                    ids.push(id);
                     n += 1;
                 }
+                // The writer is done: a read begun now sees its last commit.
+                let after = last.load(Ordering::Acquire);
+                let (sum, id) = total(db);
+                assert_eq!(sum, TOTAL);
+                assert_eq!(id, after, "a read begun after the last commit of the round");
+                // Every snapshot is one of the round's commits.
+                let (first, latest) = (ids[0], ids[ids.len() - 1]);
+                assert!(
+                    before <= first && latest <= after,
+                    "snapshots {first}..={latest} outside the round's commits {before}..={after}"
+                );
+                let mut distinct_ids = ids.clone();
+                distinct_ids.dedup();
+                let mid = ids.iter().filter(|&&id| id > before && id < after).count();
                 snapshots.fetch_add(n, Ordering::Relaxed);
-                distinct.fetch_max(seen, Ordering::Relaxed);
+                distinct.fetch_max(distinct_ids.len() as u64, Ordering::Relaxed);
+                during.fetch_add(mid as u64, Ordering::Relaxed);
             });
         }
         start.wait();
+        // The readers stop when the writer is done, also when it panics (no hang on a failure).
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+            }
+        }
+        let _done = Done(&done);
         for i in 0..WRITES_PER_ROUND {
             let r = mix(round << 32 | i);
             let from = (r % u64::from(ACCOUNTS)) as u32;
@@ -109,12 +145,13 @@ fn round(db: &Db<Bank>, round: u64) -> (u64, u64) {
             }
             tx.commit().unwrap();
         }
-        done.store(true, Ordering::Release);
+        last.store(db.info().unwrap().last_txn, Ordering::Release);
     });
-    (
-        snapshots.load(Ordering::Relaxed),
-        distinct.load(Ordering::Relaxed),
-    )
+    Seen {
+        snapshots: snapshots.load(Ordering::Relaxed),
+        distinct: distinct.load(Ordering::Relaxed),
+        during: during.load(Ordering::Relaxed),
+    }
 }
 
 #[test]
@@ -131,15 +168,23 @@ fn eight_readers_one_writer_no_torn_read_no_slot_leak() {
     let warm_high_water = db.info().unwrap().readers;
     assert!(warm_high_water as usize > READERS);
     let mut high_water = Vec::new();
-    let mut checked = 0;
+    let (mut checked, mut during) = (0, 0);
     for r in 0..ROUNDS {
-        let (snapshots, distinct) = round(&db, r);
-        checked += snapshots;
-        assert!(snapshots >= 20 * READERS as u64);
-        // Readers ran while the writer committed: they saw more than one snapshot.
+        let seen = round(&db, r);
+        checked += seen.snapshots;
+        during += seen.during;
+        // Readers ran while the writer committed: they saw more than one snapshot, and some
+        // between the round's first and last commit.
         assert!(
-            distinct >= 2,
-            "round {r}: readers saw {distinct} snapshot(s)"
+            seen.distinct >= 2,
+            "round {r}: readers saw {} snapshot(s)",
+            seen.distinct
+        );
+        assert!(
+            seen.during > 0,
+            "round {r}: no snapshot between the writer's first and last commit of {} \
+             snapshots: the readers did not run while it wrote",
+            seen.snapshots
         );
         high_water.push(db.info().unwrap().readers);
     }
@@ -152,7 +197,8 @@ fn eight_readers_one_writer_no_torn_read_no_slot_leak() {
     assert!(db.check().unwrap().is_ok());
     eprintln!(
         "concurrency: {ROUNDS} rounds x {WRITES_PER_ROUND} write txns, {checked} reader \
-         snapshots checked, reader slots high-water {high_water:?}"
+         snapshots checked ({during} while the writer was mid-round), reader slots high-water \
+         {high_water:?}"
     );
 }
 

@@ -8,6 +8,12 @@
 //! after that one succeeded.
 //!
 //! The reader is a child process: this test binary run again with `TABULA_DEAD_READER_CHILD`.
+//! The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child entry
+//! is not a test.
+
+#[path = "support/harness.rs"]
+#[macro_use]
+mod harness;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -27,6 +33,18 @@ struct Blobs;
 struct S(Counter, Blobs);
 
 const CHILD_VAR: &str = "TABULA_DEAD_READER_CHILD";
+
+fn main() {
+    if let Some(dir) = std::env::var_os(CHILD_VAR) {
+        child_reader(Path::new(&dir));
+        return;
+    }
+    run_tests!(
+        a_reader_process_killed_after_the_map_filled_does_not_fail_the_next_write,
+        a_long_read_transaction_of_this_process_is_named_when_the_map_fills,
+        a_map_full_of_data_advises_a_larger_max_size,
+    );
+}
 
 fn open(dir: &Path) -> Db<S> {
     tabula::open::<S>(
@@ -60,14 +78,10 @@ fn rewrite_until_error(db: &Db<S>, from: u32) -> (u32, Error) {
     panic!("a 4 MiB map never filled while a reader pinned its snapshot");
 }
 
-/// The reader: opens the database, holds one read transaction, prints `reading <pid>`, and
-/// waits on stdin until it is killed. Without `TABULA_DEAD_READER_CHILD` it does nothing.
-#[test]
-fn child_reader_entry() {
-    let Ok(dir) = std::env::var(CHILD_VAR) else {
-        return;
-    };
-    let db = open(Path::new(&dir));
+/// The reader (`TABULA_DEAD_READER_CHILD=<dir>`): opens the database, holds one read
+/// transaction, prints `reading <pid>`, and waits on stdin until it is killed.
+fn child_reader(dir: &Path) {
+    let db = open(dir);
     let tx = db.read().unwrap();
     assert_eq!(tx.get::<Blobs>(&3).unwrap().unwrap()[0], 0);
     let mut out = std::io::stdout().lock();
@@ -80,19 +94,12 @@ fn child_reader_entry() {
     drop(tx);
 }
 
-#[test]
 fn a_reader_process_killed_after_the_map_filled_does_not_fail_the_next_write() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     rewrite_round(&db, 0).unwrap();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_reader_entry",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
         .env(CHILD_VAR, dir.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -159,7 +166,6 @@ fn a_reader_process_killed_after_the_map_filled_does_not_fail_the_next_write() {
     assert!(db.check().unwrap().is_ok());
 }
 
-#[test]
 fn a_long_read_transaction_of_this_process_is_named_when_the_map_fills() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
@@ -183,7 +189,6 @@ fn a_long_read_transaction_of_this_process_is_named_when_the_map_fills() {
     rewrite_round(&db, failed_round).unwrap();
 }
 
-#[test]
 fn a_map_full_of_data_advises_a_larger_max_size() {
     // No reader at all: the data fills the map, and a larger bound is the remedy.
     let dir = tempfile::tempdir().unwrap();

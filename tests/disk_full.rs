@@ -9,13 +9,21 @@
 //! the path, frees a little space (a ballast file made before the fill), reopens the database,
 //! and finds exactly the entries of the commits that returned `Ok`, with `Db::check` clean.
 //!
-//! Mounting needs root (CI runs as root); when a mount fails the test prints why and skips.
+//! Mounting needs root (CI runs as root). When a mount fails the test fails, naming why, unless
+//! `TABULA_ALLOW_SKIP` names `disk_full` (a comma-separated list of test groups): then it is
+//! reported as `ignored` with the reason. The file has its own `main` (`harness = false`,
+//! `tests/support/harness.rs`): the child entry is not a test.
+
+#[path = "support/harness.rs"]
+#[macro_use]
+mod harness;
 
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use harness::Ran;
 use tabula::{Options, Raw, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -26,6 +34,23 @@ struct Blobs;
 struct S(Blobs);
 
 const CHILD_VAR: &str = "TABULA_DISKFULL_CHILD";
+/// The group `TABULA_ALLOW_SKIP` names to let these tests skip where nothing can be mounted.
+const GROUP: &str = "disk_full";
+
+fn main() {
+    if let Ok(spec) = std::env::var(CHILD_VAR) {
+        child_fill(&spec);
+        return;
+    }
+    run_tests!(
+        a_full_tmpfs_with_write_map_is_an_error_not_a_crash,
+        a_full_tmpfs_without_write_map_says_the_disk_is_full,
+        a_full_ext4_with_write_map_is_an_error_not_a_crash,
+        a_full_ext4_without_write_map_says_the_disk_is_full,
+        opening_on_a_full_tmpfs_is_an_error_not_a_crash,
+        write_map_is_used_only_where_space_can_be_reserved,
+    );
+}
 
 /// A file system mounted in a temp dir for one test, unmounted on drop.
 struct Mount {
@@ -49,27 +74,25 @@ fn run(cmd: &mut Command) -> Result<(), String> {
 }
 
 impl Mount {
-    /// A tmpfs of `size` bytes.
-    fn tmpfs(size: u64) -> Option<Mount> {
+    /// A tmpfs of `size` bytes, or why it cannot be mounted.
+    fn tmpfs(size: u64) -> Result<Mount, String> {
         let dir = tempfile::tempdir().unwrap();
         match run(Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(dir.path()))
         {
-            Ok(()) => Some(Mount {
+            Ok(()) => Ok(Mount {
                 dir,
                 _image: None,
                 what: "tmpfs",
             }),
-            Err(e) => {
-                eprintln!("skipping: cannot mount a tmpfs (the test needs root): {e}");
-                None
-            }
+            Err(e) => Err(format!("cannot mount a tmpfs (the test needs root): {e}")),
         }
     }
 
-    /// An ext4 file system of `size` bytes in an image file, mounted through a loop device.
-    fn ext4(size: u64) -> Option<Mount> {
+    /// An ext4 file system of `size` bytes in an image file, mounted through a loop device, or
+    /// why it cannot be made.
+    fn ext4(size: u64) -> Result<Mount, String> {
         let image_dir = tempfile::tempdir().unwrap();
         let image = image_dir.path().join("fs.img");
         std::fs::File::create(&image)
@@ -85,8 +108,9 @@ impl Mount {
             }
         }
         if let Err(e) = made {
-            eprintln!("skipping: cannot make an ext4 image (mkfs.ext4 from e2fsprogs): {e}");
-            return None;
+            return Err(format!(
+                "cannot make an ext4 image (mkfs.ext4, from e2fsprogs): {e}"
+            ));
         }
         let dir = tempfile::tempdir().unwrap();
         match run(Command::new("mount")
@@ -94,15 +118,14 @@ impl Mount {
             .arg(&image)
             .arg(dir.path()))
         {
-            Ok(()) => Some(Mount {
+            Ok(()) => Ok(Mount {
                 dir,
                 _image: Some(image_dir),
                 what: "ext4",
             }),
-            Err(e) => {
-                eprintln!("skipping: cannot loop-mount an ext4 image (the test needs root): {e}");
-                None
-            }
+            Err(e) => Err(format!(
+                "cannot loop-mount an ext4 image (the test needs root and a loop device): {e}"
+            )),
         }
     }
 
@@ -234,14 +257,10 @@ fn value(k: u64, len: usize) -> Vec<u8> {
     vec![(k % 251) as u8 + 1; len]
 }
 
-/// The child: writes until an error, printing `committed <entries>` after each commit that
-/// returned `Ok`, then the error. Without `TABULA_DISKFULL_CHILD` (a normal run) it does nothing.
-#[test]
-fn child_fill_entry() {
-    let Ok(spec) = std::env::var(CHILD_VAR) else {
-        return;
-    };
-    let (dir, sc) = Scenario::decode(&spec);
+/// The child (`TABULA_DISKFULL_CHILD=<scenario>`): writes until an error, printing
+/// `committed <entries>` after each commit that returned `Ok`, then the error.
+fn child_fill(spec: &str) {
+    let (dir, sc) = Scenario::decode(spec);
     let mut out = std::io::stdout().lock();
     writeln!(out).unwrap();
     let db = match tabula::open::<S>(&dir, sc.options()) {
@@ -309,12 +328,6 @@ fn child_fill_entry() {
 
 fn spawn_child(spec: &str) -> Output {
     Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_fill_entry",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
         .env(CHILD_VAR, spec)
         .output()
         .unwrap()
@@ -415,52 +428,64 @@ fn scenarios(write_map: bool) -> Vec<Scenario> {
     out
 }
 
-#[test]
-fn a_full_tmpfs_with_write_map_is_an_error_not_a_crash() {
-    let Some(fs) = Mount::tmpfs(8 << 20) else {
-        return;
+fn a_full_tmpfs_with_write_map_is_an_error_not_a_crash() -> Ran {
+    let fs = match Mount::tmpfs(8 << 20) {
+        Ok(fs) => fs,
+        Err(why) => return harness::skip(GROUP, &why),
     };
-    for sc in scenarios(true) {
+    let scenarios = scenarios(true);
+    assert_eq!(scenarios.len(), 12);
+    for sc in scenarios {
         fill_and_check(&fs, sc);
     }
+    Ran::Completed
 }
 
-#[test]
-fn a_full_tmpfs_without_write_map_says_the_disk_is_full() {
-    let Some(fs) = Mount::tmpfs(8 << 20) else {
-        return;
+fn a_full_tmpfs_without_write_map_says_the_disk_is_full() -> Ran {
+    let fs = match Mount::tmpfs(8 << 20) {
+        Ok(fs) => fs,
+        Err(why) => return harness::skip(GROUP, &why),
     };
-    for sc in scenarios(false) {
+    let scenarios = scenarios(false);
+    assert_eq!(scenarios.len(), 12);
+    for sc in scenarios {
         fill_and_check(&fs, sc);
     }
+    Ran::Completed
 }
 
-#[test]
-fn a_full_ext4_with_write_map_is_an_error_not_a_crash() {
-    let Some(fs) = Mount::ext4(32 << 20) else {
-        return;
+fn a_full_ext4_with_write_map_is_an_error_not_a_crash() -> Ran {
+    let fs = match Mount::ext4(32 << 20) {
+        Ok(fs) => fs,
+        Err(why) => return harness::skip(GROUP, &why),
     };
-    for sc in scenarios(true) {
+    let scenarios = scenarios(true);
+    assert_eq!(scenarios.len(), 12);
+    for sc in scenarios {
         fill_and_check(&fs, sc);
     }
+    Ran::Completed
 }
 
-#[test]
-fn a_full_ext4_without_write_map_says_the_disk_is_full() {
-    let Some(fs) = Mount::ext4(32 << 20) else {
-        return;
+fn a_full_ext4_without_write_map_says_the_disk_is_full() -> Ran {
+    let fs = match Mount::ext4(32 << 20) {
+        Ok(fs) => fs,
+        Err(why) => return harness::skip(GROUP, &why),
     };
-    for sc in scenarios(false) {
+    let scenarios = scenarios(false);
+    assert_eq!(scenarios.len(), 12);
+    for sc in scenarios {
         fill_and_check(&fs, sc);
     }
+    Ran::Completed
 }
 
 /// Opening on a file system with no space left: libmdbx sizes the lock file and zeroes it
 /// through its memory map, which on a full tmpfs is a SIGBUS. It must be an open error.
-#[test]
-fn opening_on_a_full_tmpfs_is_an_error_not_a_crash() {
-    let Some(fs) = Mount::tmpfs(4 << 20) else {
-        return;
+fn opening_on_a_full_tmpfs_is_an_error_not_a_crash() -> Ran {
+    let fs = match Mount::tmpfs(4 << 20) {
+        Ok(fs) => fs,
+        Err(why) => return harness::skip(GROUP, &why),
     };
     let existing = fs.path().join("existing");
     {
@@ -510,16 +535,22 @@ fn opening_on_a_full_tmpfs_is_an_error_not_a_crash() {
         Some(value(1, 1000))
     );
     assert!(db.check().unwrap().is_ok());
+    Ran::Completed
 }
 
 /// Where the file system can reserve the pages libmdbx writes through the map (ext4), the map
 /// stays writable; on a tmpfs (libmdbx ignores a failed reservation there) it is turned off.
-#[test]
-fn write_map_is_used_only_where_space_can_be_reserved() {
-    for fs in [Mount::ext4(16 << 20), Mount::tmpfs(8 << 20)]
-        .into_iter()
-        .flatten()
-    {
+fn write_map_is_used_only_where_space_can_be_reserved() -> Ran {
+    let mut tested = Vec::new();
+    let mut missing = Vec::new();
+    for fs in [Mount::ext4(16 << 20), Mount::tmpfs(8 << 20)] {
+        let fs = match fs {
+            Ok(fs) => fs,
+            Err(why) => {
+                missing.push(why);
+                continue;
+            }
+        };
         let db = tabula::open::<S>(&fs.path().join("db"), Options::new().write_map(true)).unwrap();
         let info = db.info().unwrap();
         assert_eq!(info.write_map, fs.what == "ext4", "{}: {info:?}", fs.what);
@@ -527,5 +558,15 @@ fn write_map_is_used_only_where_space_can_be_reserved() {
         drop(db);
         let db = tabula::open::<S>(&fs.path().join("db"), Options::new()).unwrap();
         assert!(!db.info().unwrap().write_map);
+        tested.push(fs.what);
     }
+    // Both file systems, or a skip that names what is missing: never a pass over none.
+    if !missing.is_empty() {
+        return harness::skip(
+            GROUP,
+            &format!("tested only {tested:?}; {}", missing.join("; ")),
+        );
+    }
+    assert_eq!(tested, ["ext4", "tmpfs"]);
+    Ran::Completed
 }

@@ -7,9 +7,10 @@
 //! is `BTreeMap<u8, BTreeMap<i16, ()>>`. The model holds one value per subkey, so `put` and
 //! `append_dup` on `storage` are applied only where they keep it so (`upsert_dup` replaces).
 //!
-//! A cursor walk stops at the first move that finds nothing (where a cursor stands after
-//! running off an end is libmdbx's business). After a delete the next move is `next`, `prev` or
-//! `current`, the moves whose meaning after a delete is documented.
+//! A cursor walk stops at the first move that finds nothing, and after a delete the next move
+//! is `next`, `prev` or `current`: where a cursor stands off the entries, and what every call
+//! does there, is `tests/cursor_model.rs`'s subject. Read and write cursors run the same moves
+//! (one generic `move_cursor`: they are one cursor type).
 //!
 //! `PROPTEST_CASES` raises the case count (default here: 64 sequences of up to 60 operations).
 //! The RNG seed is printed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
@@ -22,7 +23,7 @@ use std::ops::Bound;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, RngSeed};
-use tabula::{Contains, DupSort, Error, Options, RwTx, Schema, SyncMode, Table};
+use tabula::{Contains, DupSort, Error, Mode, Options, RwTx, Schema, SyncMode, Table};
 
 #[derive(Table)]
 #[table(name = "storage", key = u8, subkey = u16, value = u32, dupsort)]
@@ -291,7 +292,7 @@ where
 
 type Entry<T> = Option<(u8, <T as Table>::Value)>;
 
-fn start_cursor<T: Side>(c: &mut tabula::Cursor<'_, T>, start: Start) -> Entry<T>
+fn start_cursor<T: Side, M: Mode>(c: &mut tabula::Cursor<'_, T, M>, start: Start) -> Entry<T>
 where
     DupSchema: Contains<T>,
 {
@@ -306,40 +307,7 @@ where
     .unwrap()
 }
 
-fn move_cursor<T: Side>(c: &mut tabula::Cursor<'_, T>, mv: Move) -> Entry<T>
-where
-    DupSchema: Contains<T>,
-{
-    match mv {
-        Move::Next => c.next(),
-        Move::Prev => c.prev(),
-        Move::NextDup => c.next_dup(),
-        Move::PrevDup => c.prev_dup(),
-        Move::NextNoDup => c.next_no_dup(),
-        Move::PrevNoDup => c.prev_no_dup(),
-        Move::FirstDup => c.first_dup(),
-        Move::LastDup => c.last_dup(),
-        Move::Current => c.current(),
-    }
-    .unwrap()
-}
-
-fn start_write<T: Side>(c: &mut tabula::WriteCursor<'_, T>, start: Start) -> Entry<T>
-where
-    DupSchema: Contains<T>,
-{
-    match start {
-        Start::First => c.first(),
-        Start::Last => c.last(),
-        Start::Seek(k) => c.seek(&k),
-        Start::SeekExact(k) => c.seek_exact(&k),
-        Start::SeekDup(k, s) => c.seek_dup(&k, &T::subkey(T::sk(s))),
-        Start::GetDup(k, s) => c.get_dup(&k, &T::subkey(T::sk(s))),
-    }
-    .unwrap()
-}
-
-fn move_write<T: Side>(c: &mut tabula::WriteCursor<'_, T>, mv: Move) -> Entry<T>
+fn move_cursor<T: Side, M: Mode>(c: &mut tabula::Cursor<'_, T, M>, mv: Move) -> Entry<T>
 where
     DupSchema: Contains<T>,
 {
@@ -523,7 +491,7 @@ where
             let mut entries = flat(m);
             let mut c = tx.cursor_mut::<T>().unwrap();
             let mut pos = model_start::<T>(&entries, start);
-            let got = found::<T>(start_write(&mut c, start));
+            let got = found::<T>(start_cursor(&mut c, start));
             prop_assert_eq!(got, pos.map(|p| entries[p]), "start {:?}", start);
             // Set after a delete: the entries on either side of the deleted ones.
             let mut gap: Option<usize> = None;
@@ -540,12 +508,12 @@ where
                         Move::Prev => at.checked_sub(1),
                         _ => (at < entries.len()).then_some(at),
                     };
-                    let got = found::<T>(move_write(&mut c, mv));
+                    let got = found::<T>(move_cursor(&mut c, mv));
                     prop_assert_eq!(got, pos.map(|p| entries[p]), "{:?} after a delete", mv);
                 } else {
                     let Some(at) = pos else { break };
                     pos = model_move(&entries, at, mv);
-                    let got = found::<T>(move_write(&mut c, mv));
+                    let got = found::<T>(move_cursor(&mut c, mv));
                     prop_assert_eq!(
                         got,
                         pos.map(|p| entries[p]),

@@ -217,7 +217,7 @@ where
     let descriptor = tabula::TableInfo::of::<T>().key;
     let shape = KeyShape::parse(&descriptor.to_string()).expect("parses");
     prop_assert_eq!(&shape, &KeyShape::of(&descriptor).expect("a key"));
-    let stored = tabula::__private::encode_stored_key::<T>(k);
+    let stored = tabula_core::startup::encode_stored_key::<T>(k);
     prop_assert_eq!(&shape.encode(&k.to_dyn()).expect("encodes"), &stored);
     prop_assert_eq!(shape.decode(&stored).expect("decodes"), k.to_dyn());
     Ok(())

@@ -423,3 +423,216 @@ fn a_maximum_read_age_under_a_millisecond_is_refused() {
     );
     assert!(err.to_string().contains("at least 1 ms"), "{err}");
 }
+
+/// Writes that fit in the file never cut a reader or ask the policy: libmdbx also calls its
+/// slow-reader hook while a commit prepares its GC update, with room to spare in the file, and
+/// earlier builds cut the reader there, on the second one-value commit
+/// (`ReadTxnTimedOut { by_writer: true }`).
+#[test]
+fn commits_that_fit_in_the_file_neither_ask_nor_cut() {
+    for sync in [
+        SyncMode::Durable,
+        SyncMode::NoMetaSync,
+        SyncMode::SafeNoSync,
+        SyncMode::UtterlyNoSync,
+    ] {
+        let asked: Arc<Mutex<Vec<SlowReader>>> = Arc::default();
+        let record = Arc::clone(&asked);
+        let options = Options::new()
+            .initial_size(8 * MIB as usize)
+            .sync(sync)
+            .on_slow_reader(move |reader| {
+                record.lock().unwrap().push(*reader);
+                SlowReaderAction::Cut
+            });
+        let (_dir, db) = open(options);
+        let mut tx = db.write().unwrap();
+        tx.put::<Blobs>(&0, &vec![0; 100]).unwrap();
+        tx.commit().unwrap();
+        let size = db.info().unwrap().file_size;
+        let held = db.read_owned().unwrap();
+        for round in 1..=5u8 {
+            let mut tx = db.write().unwrap();
+            tx.put::<Blobs>(&0, &vec![round; 100]).unwrap();
+            tx.commit().unwrap();
+            assert_eq!(
+                held.get::<Blobs>(&0)
+                    .unwrap_or_else(|e| panic!("{sync:?}, round {round}: {e}")),
+                Some(vec![0; 100]),
+                "{sync:?}"
+            );
+        }
+        assert_eq!(
+            db.info().unwrap().file_size,
+            size,
+            "{sync:?}: the file grew"
+        );
+        assert!(
+            asked.lock().unwrap().is_empty(),
+            "{sync:?}: asked about a reader with room in the file: {:?}",
+            asked.lock().unwrap()
+        );
+    }
+}
+
+/// With `max_read_age` and no policy, a reader past its age held across commits that fit in
+/// the file is cut at its own next use, for its age (`by_writer: false`), not by a writer.
+#[test]
+fn commits_that_fit_in_the_file_leave_an_old_reader_to_its_next_use() {
+    let options = Options::new()
+        .initial_size(8 * MIB as usize)
+        .max_read_age(Some(Duration::from_millis(1)));
+    let (_dir, db) = open(options);
+    let mut tx = db.write().unwrap();
+    tx.put::<Blobs>(&0, &vec![0; 100]).unwrap();
+    tx.commit().unwrap();
+    let held = db.read_owned().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    for round in 1..=5u8 {
+        let mut tx = db.write().unwrap();
+        tx.put::<Blobs>(&0, &vec![round; 100]).unwrap();
+        tx.commit().unwrap();
+    }
+    match held.get::<Blobs>(&0) {
+        Err(Error::ReadTxnTimedOut {
+            by_writer: false,
+            age,
+            ..
+        }) => assert!(age >= Duration::from_millis(20), "{age:?}"),
+        other => panic!("expected a cut at its own use, for its age: {other:?}"),
+    }
+}
+
+/// What one run of [`rewrite_small`] rounds saw: the round of the first call of the policy, the
+/// round of the first growth of the file, and the first write that failed.
+#[derive(Debug)]
+struct Run {
+    first_asked: Option<u64>,
+    first_grown: Option<u64>,
+    failed: Option<(u64, Error)>,
+    final_size: u64,
+}
+
+/// Opens with `options` and the given policy answer, holds an owned reader on the first
+/// snapshot, and rewrites 64 values of 1 KiB per round for `rounds` rounds (or until a write
+/// fails), noting in which round the policy was first asked and the file first grew.
+fn rewrite_small(
+    options: Options,
+    answer: SlowReaderAction,
+    rounds: u64,
+) -> (Run, Result<(), Error>) {
+    let round = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let first_asked = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (r, f) = (Arc::clone(&round), Arc::clone(&first_asked));
+    let options = options.sync(SyncMode::Durable).on_slow_reader(move |_| {
+        let _ = f.compare_exchange(
+            0,
+            r.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        answer
+    });
+    let (_dir, db) = open(options);
+    let write = |value: u8| -> Result<(), Error> {
+        let mut tx = db.write()?;
+        for key in 0..64u64 {
+            tx.put::<Blobs>(&key, &vec![value; 1024])?;
+        }
+        tx.commit()
+    };
+    write(0).unwrap();
+    let held = db.read_owned().unwrap();
+    let start = db.info().unwrap().file_size;
+    let mut run = Run {
+        first_asked: None,
+        first_grown: None,
+        failed: None,
+        final_size: start,
+    };
+    for k in 1..=rounds {
+        round.store(k, Ordering::Relaxed);
+        if let Err(e) = write(k as u8) {
+            run.failed = Some((k, e));
+            break;
+        }
+        let size = db.info().unwrap().file_size;
+        if size > start && run.first_grown.is_none() {
+            run.first_grown = Some(k);
+        }
+        run.final_size = size;
+    }
+    let asked = first_asked.load(Ordering::Relaxed);
+    run.first_asked = (asked > 0).then_some(asked);
+    let read = held.get::<Blobs>(&0).map(drop);
+    (run, read)
+}
+
+/// A file that cannot grow (its size is its upper bound): the policy is first asked in the
+/// round whose write would otherwise fail with MapFull, not before; answering `Cut` there
+/// keeps every write going.
+#[test]
+fn at_the_upper_bound_the_policy_is_asked_exactly_when_the_write_would_fail() {
+    let fixed = || Options::new().initial_size(1 << 20).max_size(1 << 20);
+    let (grow, read) = rewrite_small(fixed(), SlowReaderAction::Grow, 500);
+    eprintln!("fixed size, answered Grow: {grow:?}");
+    let (k_full, err) = grow
+        .failed
+        .as_ref()
+        .expect("the held reader fills the file");
+    assert!(matches!(err, Error::MapFull { .. }), "{err}");
+    assert_eq!(grow.first_asked, Some(*k_full), "{grow:?}");
+    assert_eq!(grow.first_grown, None);
+    read.unwrap();
+
+    let (cut, read) = rewrite_small(fixed(), SlowReaderAction::Cut, 500);
+    eprintln!("fixed size, answered Cut: {cut:?}");
+    assert_eq!(cut.first_asked, Some(*k_full), "{cut:?}");
+    assert!(cut.failed.is_none(), "{cut:?}");
+    assert!(
+        matches!(
+            read,
+            Err(Error::ReadTxnTimedOut {
+                by_writer: true,
+                ..
+            })
+        ),
+        "{read:?}"
+    );
+}
+
+/// A file that can grow: the policy is first asked in the round in which the file would
+/// otherwise first grow, not before; answering `Cut` there keeps the file at its size.
+#[test]
+fn a_growing_file_asks_the_policy_exactly_when_it_would_grow() {
+    let growable = || {
+        Options::new()
+            .initial_size(1 << 20)
+            .growth_step(1 << 20)
+            .max_size(256 << 20)
+    };
+    let (grow, read) = rewrite_small(growable(), SlowReaderAction::Grow, 60);
+    eprintln!("growable, answered Grow: {grow:?}");
+    assert!(grow.failed.is_none(), "{grow:?}");
+    let k_grown = grow
+        .first_grown
+        .expect("the held reader makes the file grow");
+    assert_eq!(grow.first_asked, Some(k_grown), "{grow:?}");
+    read.unwrap();
+
+    let (cut, read) = rewrite_small(growable(), SlowReaderAction::Cut, 60);
+    eprintln!("growable, answered Cut: {cut:?}");
+    assert_eq!(cut.first_asked, Some(k_grown), "{cut:?}");
+    assert!(cut.failed.is_none(), "{cut:?}");
+    assert_eq!(cut.first_grown, None, "{cut:?}");
+    assert!(
+        matches!(
+            read,
+            Err(Error::ReadTxnTimedOut {
+                by_writer: true,
+                ..
+            })
+        ),
+        "{read:?}"
+    );
+}

@@ -497,3 +497,173 @@ fn options_at_the_edges_of_their_ranges_open() {
         assert_eq!(db.read().unwrap().len::<Items>().unwrap(), 1, "{case}");
     }
 }
+
+/// The names in `dir`, sorted: what an open left behind.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The entries of `Items`, read from a fresh snapshot.
+fn count(db: &Db<Store>) -> u64 {
+    db.read().unwrap().len::<Items>().unwrap()
+}
+
+fn put(db: &Db<Store>, key: u64) {
+    let mut tx = db.write().unwrap();
+    tx.put::<Items>(&key, &value(key)).unwrap();
+    tx.commit().unwrap();
+}
+
+/// `DIR/mdbx.dat` opened with `no_sub_dir(true)` is the database of `DIR`: libmdbx opens it as
+/// the directory, with the one lock file `DIR/mdbx.lck`. Earlier builds reserved a second lock
+/// file `DIR/mdbx.dat-lck` first, so libmdbx refused every such open (MDBX_DUPLICATED_LCK),
+/// and the file it left refused every later open of `DIR` too.
+#[test]
+fn data_file_named_mdbx_dat_opens_as_its_directory_with_one_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path(), false);
+    let before = listing(dir.path());
+    assert_eq!(before, ["mdbx.dat", "mdbx.lck"]);
+    let file = dir.path().join("mdbx.dat");
+    for read_only in [true, false] {
+        let options = Options::new().no_sub_dir(true).read_only(read_only);
+        let db =
+            open_or_hang(&file, options).unwrap_or_else(|e| panic!("read_only {read_only}: {e}"));
+        assert_eq!(db.path(), file);
+        assert_eq!(count(&db), 3500);
+        if !read_only {
+            put(&db, 9000);
+        }
+        drop(db);
+        assert_eq!(listing(dir.path()), before, "read_only {read_only}");
+    }
+    // The directory opens as before and holds the write made through the data file.
+    let db = open_or_hang(dir.path(), Options::new()).unwrap();
+    assert_eq!(
+        db.read().unwrap().get::<Items>(&9000).unwrap(),
+        Some(value(9000))
+    );
+}
+
+/// One process: the database open through its directory, then its data file opened with
+/// `no_sub_dir(true)` (and the other way round). libmdbx allows one open of a database per
+/// process: the second open is refused, says the file is already open through its directory
+/// and what to do, and leaves the directory as it was; the first keeps working, and the
+/// database opens again either way once it is closed.
+#[test]
+fn data_file_opened_while_its_directory_is_open_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path(), false);
+    let file = dir.path().join("mdbx.dat");
+    let by_dir = || Options::new();
+    let by_file = || Options::new().no_sub_dir(true);
+    for (first, second, second_path) in [
+        (by_dir(), by_file(), &file),
+        (by_file(), by_dir(), &dir.path().to_path_buf()),
+    ] {
+        let first_path = if second_path == &file {
+            dir.path().to_path_buf()
+        } else {
+            file.clone()
+        };
+        let owner = open_or_hang(&first_path, first).unwrap();
+        let before = listing(dir.path());
+        for read_only in [false, true] {
+            let err = open_or_hang(second_path, second.clone().read_only(read_only)).unwrap_err();
+            let msg = err.to_string();
+            assert!(matches!(err, Error::Open { .. }), "{err:?}");
+            assert!(msg.contains(&second_path.display().to_string()), "{msg}");
+            assert!(msg.contains("already open"), "{msg}");
+            assert!(msg.contains("share the `Db`"), "{msg}");
+            if second_path == &file {
+                assert!(
+                    msg.contains("already open through its directory in this process"),
+                    "{msg}"
+                );
+            }
+            assert_eq!(listing(dir.path()), before, "{msg}");
+        }
+        put(&owner, 7000);
+        drop(owner);
+        for path in [dir.path(), file.as_path()] {
+            let options = Options::new().no_sub_dir(path == file);
+            let db = open_or_hang(path, options).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(count(&db), 3501);
+        }
+        assert_eq!(listing(dir.path()), ["mdbx.dat", "mdbx.lck"]);
+    }
+}
+
+/// A second lock file beside a database (`DIR/mdbx.dat-lck`, which earlier builds left after a
+/// refused open of `DIR/mdbx.dat`): libmdbx refuses to open the database while it exists. The
+/// open is refused before anything is touched, and the error names the file and says when it
+/// is safe to remove.
+#[test]
+fn stale_duplicate_lock_file_is_named_with_when_to_remove_it() {
+    let dir = tempfile::tempdir().unwrap();
+    make_db(dir.path(), false);
+    let stale = dir.path().join("mdbx.dat-lck");
+    std::fs::write(&stale, b"").unwrap();
+    let before = listing(dir.path());
+    let file = dir.path().join("mdbx.dat");
+    for (path, no_sub_dir) in [(dir.path(), false), (file.as_path(), true)] {
+        for read_only in [false, true] {
+            let options = Options::new().no_sub_dir(no_sub_dir).read_only(read_only);
+            let err = open_or_hang(path, options).unwrap_err();
+            assert_bad_file(
+                &err,
+                &stale,
+                &[
+                    "second lock file",
+                    "mdbx.lck",
+                    "safe to remove when no process has the database open",
+                ],
+            );
+            assert_eq!(listing(dir.path()), before, "{err}");
+        }
+    }
+    std::fs::remove_file(&stale).unwrap();
+    let db = open_or_hang(dir.path(), Options::new()).unwrap();
+    assert_eq!(count(&db), 3500);
+}
+
+/// With `no_sub_dir`, libmdbx takes `NAME.lck` beside the data file `NAME.EXT` (or `NAME`) for
+/// a second lock file of it and refuses the open (MDBX_DUPLICATED_LCK). Tabula refuses first,
+/// naming that file, and creates nothing: earlier builds left their own lock file `NAME.EXT-lck`
+/// (and, for a new database, nothing else) behind.
+#[test]
+fn file_libmdbx_takes_for_a_second_lock_file_is_named_and_nothing_is_created() {
+    for (data, other) in [("store.db", "store.lck"), ("store", "store.lck")] {
+        for existing in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(data);
+            if existing {
+                make_db(&path, true);
+                std::fs::remove_file(dir.path().join(format!("{data}-lck"))).unwrap();
+            }
+            let alternative = dir.path().join(other);
+            std::fs::write(&alternative, b"an application's own lock").unwrap();
+            let before = listing(dir.path());
+            for read_only in [false, true] {
+                let options = Options::new().no_sub_dir(true).read_only(read_only);
+                let err = open_or_hang(&path, options).unwrap_err();
+                if !existing && read_only {
+                    // Nothing to open read-only: refused as before, for the missing file.
+                    assert!(matches!(err, Error::Open { .. }), "{err:?}");
+                } else {
+                    assert_bad_file(&err, &alternative, &["second lock file", data]);
+                }
+                assert_eq!(
+                    listing(dir.path()),
+                    before,
+                    "{data}, existing {existing}: {err}"
+                );
+            }
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! The operations API: `Db::copy_to` (an online, consistent backup), `Db::sync`, `Db::stat`
 //! (per-table bytes and pages, the free list) and `DbInfo::unsynced_bytes`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use tabula::{Db, Error, Options, Raw, Schema, SyncMode, Table};
 
@@ -31,6 +31,8 @@ fn copies_taken_while_a_writer_commits_are_consistent_snapshots() {
         Options::new().sync(SyncMode::SafeNoSync),
     );
     let stop = AtomicBool::new(false);
+    // The writer's counter of commits that returned.
+    let committed = AtomicU64::new(0);
     std::thread::scope(|s| {
         let writer = s.spawn(|| {
             let mut n = 0u64;
@@ -41,6 +43,7 @@ fn copies_taken_while_a_writer_commits_are_consistent_snapshots() {
                 tx.put::<Blobs>(&n, &vec![n as u8; 3000]).unwrap();
                 tx.put::<Pairs>(&1, &n).unwrap();
                 tx.commit().unwrap();
+                committed.store(n, Ordering::Release);
             }
             n
         });
@@ -48,9 +51,12 @@ fn copies_taken_while_a_writer_commits_are_consistent_snapshots() {
         while db.info().unwrap().last_txn < 20 {
             std::thread::yield_now();
         }
+        let mut copied = Vec::new();
         for (i, compact) in [(0, false), (1, true), (2, false)] {
             let to = dir.path().join(format!("copy{i}"));
+            let low = committed.load(Ordering::Acquire);
             db.copy_to(&to, compact).unwrap();
+            let high = committed.load(Ordering::Acquire);
             let copy = open_at(&to, Options::new());
             let tx = copy.read().unwrap();
             let a = tx.get::<Pairs>(&0).unwrap().unwrap();
@@ -58,10 +64,22 @@ fn copies_taken_while_a_writer_commits_are_consistent_snapshots() {
             assert_eq!(a, b, "copy {i} mixes snapshots");
             assert_eq!(tx.len::<Blobs>().unwrap(), a, "copy {i}");
             assert!(copy.check().unwrap().is_ok(), "copy {i}");
+            // The snapshot of the call: every commit that returned before it, and none begun
+            // after it returned (at most the one in flight, visible before its `commit` returns).
+            assert!(
+                low <= a && a <= high + 1,
+                "copy {i} holds commit {a}, outside the {low}..={high} committed during the call"
+            );
+            copied.push(a);
         }
         stop.store(true, Ordering::Relaxed);
         let last = writer.join().unwrap();
-        assert!(last >= 20);
+        // The live database holds every commit, the last one included.
+        let tx = db.read().unwrap();
+        assert_eq!(tx.get::<Pairs>(&0).unwrap(), Some(last));
+        assert_eq!(tx.get::<Pairs>(&1).unwrap(), Some(last));
+        assert_eq!(tx.len::<Blobs>().unwrap(), last);
+        eprintln!("copies of commits {copied:?}; the writer made {last}");
     });
 }
 

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use tabula::{Db, Options, OwnedIter, OwnedTx, Schema, Table};
+use tabula::{Db, Options, OwnedIter, Schema, Table};
 
 #[derive(Table)]
 #[table(name = "names", key = u64, value = String)]
@@ -54,11 +54,10 @@ fn fill(db: &Db<App>) {
     tx.commit().unwrap();
 }
 
-fn collect<S, T, H>(it: OwnedIter<S, T, H>) -> Vec<(T::Key, T::Value)>
+fn collect<S, T>(it: OwnedIter<S, T>) -> Vec<(T::Key, T::Value)>
 where
     S: Schema + tabula::Contains<T>,
     T: Table,
-    H: std::borrow::Borrow<OwnedTx<S>>,
 {
     it.collect::<tabula::Result<_>>().unwrap()
 }
@@ -117,8 +116,9 @@ fn an_owned_transaction_reads_one_snapshot_for_its_whole_life() {
     drop(old);
 }
 
-/// Every range of every shape, both directions, borrowed and owned, matches what a borrowed
-/// `Tx` yields on the same snapshot; batches end at 64 entries, inside the 150 values of a
+/// Every range of every shape, both directions, through an owning iterator (`into_range`,
+/// `into_prefix`, on owned transactions of the same snapshot) and through the borrowed reads
+/// an owned transaction shares with `Tx`, matches what a borrowed `Tx` yields; batches end at 64 entries, inside the 150 values of a
 /// dupsort key and exactly at its end (64 values), so resuming by (key, value) is exercised.
 #[test]
 fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
@@ -142,11 +142,20 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
                     .range::<Names>(range)
                     .collect::<tabula::Result<_>>()
                     .unwrap();
-                assert_eq!(collect(owned.range::<Names>(range)), want, "{range:?}");
+                assert_eq!(
+                    collect(db.read_owned().unwrap().into_range::<Names>(range)),
+                    want,
+                    "{range:?}"
+                );
                 let mut back = want.clone();
                 back.reverse();
                 assert_eq!(
-                    collect(owned.range::<Names>(range).reversed()),
+                    collect(
+                        db.read_owned()
+                            .unwrap()
+                            .into_range::<Names>(range)
+                            .reversed()
+                    ),
                     back,
                     "{range:?} reversed"
                 );
@@ -168,11 +177,20 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
             .range::<Tags>(range)
             .collect::<tabula::Result<_>>()
             .unwrap();
-        assert_eq!(collect(owned.range::<Tags>(range)), want, "tags {range:?}");
+        assert_eq!(
+            collect(db.read_owned().unwrap().into_range::<Tags>(range)),
+            want,
+            "tags {range:?}"
+        );
         let mut back = want.clone();
         back.reverse();
         assert_eq!(
-            collect(owned.range::<Tags>(range).reversed()),
+            collect(
+                db.read_owned()
+                    .unwrap()
+                    .into_range::<Tags>(range)
+                    .reversed()
+            ),
             back,
             "tags {range:?} reversed"
         );
@@ -191,7 +209,7 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
                 .collect::<tabula::Result<_>>()
                 .unwrap();
             assert_eq!(
-                collect(owned.range::<Heights>((l, h))),
+                collect(db.read_owned().unwrap().into_range::<Heights>((l, h))),
                 want,
                 "{l:?}..{h:?}"
             );
@@ -205,7 +223,7 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
             .collect::<tabula::Result<_>>()
             .unwrap();
         assert_eq!(
-            collect(owned.prefix::<Balances, _>(&owner)),
+            collect(db.read_owned().unwrap().into_prefix::<Balances, _>(&owner)),
             want,
             "{owner}"
         );
@@ -244,7 +262,7 @@ fn gets_match_the_borrowed_transaction() {
             tx.get::<Names>(&k).unwrap()
         );
         assert_eq!(
-            owned.get_bytes::<Names>(&k).unwrap().as_deref(),
+            owned.get_bytes::<Names>(&k).unwrap(),
             tx.get_bytes::<Names>(&k).unwrap()
         );
         assert_eq!(
@@ -297,14 +315,12 @@ fn lazy_gets_borrow_what_the_borrowed_transaction_reads() {
 fn lazy_iteration_matches_the_borrowed_iterators() {
     let (_dir, db) = open();
     fill(&db);
-    let owned = db.read_owned().unwrap();
     let tx = db.read().unwrap();
 
-    fn lazy_of<S, T, H>(it: &OwnedIter<S, T, H>) -> Vec<(T::Key, Vec<u8>, T::Value)>
+    fn lazy_of<S, T>(it: &OwnedIter<S, T>) -> Vec<(T::Key, Vec<u8>, T::Value)>
     where
         S: Schema + tabula::Contains<T>,
         T: Table,
-        H: std::borrow::Borrow<OwnedTx<S>>,
     {
         it.lazy()
             .map(|e| {
@@ -326,27 +342,36 @@ fn lazy_iteration_matches_the_borrowed_iterators() {
     }
 
     assert_eq!(
-        lazy_of(&owned.range::<Names>(..)),
+        lazy_of(&db.read_owned().unwrap().into_range::<Names>(..)),
         lazy_tx(tx.iter::<Names>(), false)
     );
     assert_eq!(
-        lazy_of(&owned.range::<Names>(30..=600).reversed()),
+        lazy_of(
+            &db.read_owned()
+                .unwrap()
+                .into_range::<Names>(30..=600)
+                .reversed()
+        ),
         lazy_tx(tx.range::<Names>(30..=600), true)
     );
     assert_eq!(
-        lazy_of(&owned.range::<Tags>(2..4)),
+        lazy_of(&db.read_owned().unwrap().into_range::<Tags>(2..4)),
         lazy_tx(tx.range::<Tags>(2..4), false)
     );
     assert_eq!(
-        lazy_of(&owned.range::<Heights>(1000..)),
+        lazy_of(&db.read_owned().unwrap().into_range::<Heights>(1000..)),
         lazy_tx(tx.range::<Heights>(1000..), false)
     );
     assert_eq!(
-        lazy_of(&owned.prefix::<Balances, _>(&"bob".to_string())),
+        lazy_of(
+            &db.read_owned()
+                .unwrap()
+                .into_prefix::<Balances, _>(&"bob".to_string())
+        ),
         lazy_tx(tx.prefix::<Balances, _>(&"bob".to_string()), false)
     );
     // It starts over whatever the owned iterator has yielded, and leaves it where it was.
-    let mut partly = owned.range::<Names>(..);
+    let mut partly = db.read_owned().unwrap().into_range::<Names>(..);
     let first = partly.next().unwrap().unwrap();
     assert_eq!(lazy_of(&partly).len(), 300);
     assert_eq!(partly.next().unwrap().unwrap().0, first.0 + 3);
@@ -391,4 +416,91 @@ fn the_iterator_hands_back_its_transaction() {
     assert_eq!(first, (0, "name 0".to_string()));
     assert_eq!(it.tx().get::<Names>(&3).unwrap().as_deref(), Some("name 1"));
     assert_eq!(it.count(), 299);
+}
+
+/// Every read of a `Tx` is a read of an owned transaction too (one surface, `Reads`): each
+/// returns what the borrowed transaction returns on the same snapshot.
+#[test]
+fn every_read_of_a_transaction_works_on_an_owned_one() {
+    let (_dir, db) = open();
+    fill(&db);
+    let owned = db.read_owned().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(owned.id(), tx.id());
+    let all = |it: tabula::Iter<'_, Names>| it.collect::<tabula::Result<Vec<_>>>().unwrap();
+    let dups = |it: tabula::Iter<'_, Tags>| it.collect::<tabula::Result<Vec<_>>>().unwrap();
+
+    assert_eq!(
+        owned.get::<Names>(&3).unwrap(),
+        tx.get::<Names>(&3).unwrap()
+    );
+    assert!(owned.get::<Names>(&3).unwrap().is_some());
+    assert_eq!(
+        owned.get_bytes::<Names>(&3).unwrap(),
+        tx.get_bytes::<Names>(&3).unwrap()
+    );
+    assert_eq!(
+        owned
+            .get_lazy::<Names>(&3)
+            .unwrap()
+            .unwrap()
+            .decode()
+            .unwrap(),
+        tx.get::<Names>(&3).unwrap().unwrap()
+    );
+    assert!(owned.contains_key::<Names>(&3).unwrap());
+    assert!(!owned.contains_key::<Names>(&4).unwrap());
+    assert_eq!(owned.len::<Names>().unwrap(), tx.len::<Names>().unwrap());
+    assert!(!owned.is_empty::<Names>().unwrap());
+    assert_eq!(owned.stat::<Tags>().unwrap(), tx.stat::<Tags>().unwrap());
+    assert_eq!(all(owned.iter::<Names>()), all(tx.iter::<Names>()));
+    assert_eq!(
+        all(owned.range::<Names>(10..40)),
+        all(tx.range::<Names>(10..40))
+    );
+    assert_eq!(
+        owned
+            .range::<Names>(10..40)
+            .rev()
+            .collect::<tabula::Result<Vec<_>>>()
+            .unwrap(),
+        tx.range::<Names>(10..40)
+            .rev()
+            .collect::<tabula::Result<Vec<_>>>()
+            .unwrap()
+    );
+    let bob = "bob".to_string();
+    assert_eq!(
+        owned.prefix::<Balances, _>(&bob).count(),
+        tx.prefix::<Balances, _>(&bob).count()
+    );
+    for tag in 0..6u32 {
+        assert_eq!(
+            dups(owned.dups::<Tags>(&tag)),
+            dups(tx.dups::<Tags>(&tag)),
+            "tag {tag}"
+        );
+        assert_eq!(
+            dups(owned.dups_from::<Tags>(&tag, &7)),
+            dups(tx.dups_from::<Tags>(&tag, &7)),
+            "tag {tag} from 7"
+        );
+        assert_eq!(
+            owned.dup_count::<Tags>(&tag).unwrap(),
+            tx.dup_count::<Tags>(&tag).unwrap()
+        );
+        assert_eq!(
+            owned.get_dup::<Tags>(&tag, &7).unwrap(),
+            tx.get_dup::<Tags>(&tag, &7).unwrap()
+        );
+        assert_eq!(
+            owned.seek_dup::<Tags>(&tag, &7).unwrap(),
+            tx.seek_dup::<Tags>(&tag, &7).unwrap()
+        );
+    }
+    let mut a = owned.cursor::<Tags>().unwrap();
+    let mut b = tx.cursor::<Tags>().unwrap();
+    assert_eq!(a.last().unwrap(), b.last().unwrap());
+    assert_eq!(a.prev_no_dup().unwrap(), b.prev_no_dup().unwrap());
+    assert_eq!(a.dup_count().unwrap(), b.dup_count().unwrap());
 }

@@ -564,19 +564,45 @@ pub fn copy(path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
     Ok(())
 }
 
-/// `tabula check`: libmdbx's integrity check, then the decode pass over every recorded table.
+/// `tabula check`: libmdbx's integrity check (with its own report), then the decode pass over
+/// every table. A table that cannot be read is recorded with its error and the pass goes on to
+/// the next; every damaged table is named, and the report (`--json` too) is printed whether the
+/// file is sound or not.
 pub fn check(path: &Path, as_json: bool) -> Outcome {
     let db = open(path)?;
     // Before the snapshot: the check takes a reader slot of its own and walks every page.
-    let chk = db.check()?;
+    let chk = db.check_report()?;
+    let summary = chk.summary;
+    // Tables that could not be read (listed, found or walked), with the error.
+    let mut read_errors: Vec<(String, String)> = Vec::new();
     let mut snap = db.read()?;
+    let names = match snap.table_names() {
+        Ok(names) => names,
+        Err(e) => {
+            read_errors.push(("@MAIN".to_owned(), format!("list the tables: {e}")));
+            snap = db.read()?;
+            Vec::new()
+        }
+    };
     let mut views = Vec::new();
     let mut total = 0u64;
-    for name in snap.table_names()? {
-        let Some(found) = snap.table(&name)? else {
-            continue;
+    for name in names {
+        let found = match snap.table(&name) {
+            Ok(Some(found)) => found,
+            Ok(None) => continue,
+            Err(e) => {
+                read_errors.push((name, e.to_string()));
+                snap = db.read()?;
+                continue;
+            }
         };
-        total += snap.stat(&found)?.entries;
+        match snap.stat(&found) {
+            Ok(stat) => total += stat.entries,
+            Err(e) => {
+                read_errors.push((name, e.to_string()));
+                snap = db.read()?;
+            }
+        }
         views.push(View::new(found));
     }
     let pb = if total >= PROGRESS_THRESHOLD && std::io::stderr().is_terminal() {
@@ -599,7 +625,7 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
         let mut bad = 0u64;
         let decodes_keys = v.found.key_shape().is_some();
         let decodes_values = v.found.value_shape().is_some() || v.found.is_meta();
-        snap.walk(&v.found, None, None, false, |key, value| {
+        let walked = snap.walk(&v.found, None, None, false, |key, value| {
             checked += 1;
             if checked.is_multiple_of(4096) {
                 pb.inc(4096);
@@ -620,32 +646,82 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
                 }
             }
             true
-        })?;
+        });
         pb.inc(checked % 4096);
+        let read_error = match walked {
+            Ok(()) => None,
+            Err(e) => {
+                // A damaged page can leave the transaction unusable: the next table gets a
+                // fresh one.
+                snap = db.read()?;
+                Some(e.to_string())
+            }
+        };
+        if let Some(e) = &read_error {
+            read_errors.push((v.name.clone(), e.clone()));
+        }
         problem_count += bad;
+        let libmdbx = chk.tables.iter().find(|t| t.named && t.name == v.name);
         tables.push(json!({
             "name": v.name, "entries": checked, "problems": bad,
             "keys_decoded": decodes_keys, "values_decoded": decodes_values,
+            "read_error": read_error,
+            "damaged": read_error.is_some() || libmdbx.is_some_and(|t| t.damaged()),
+            "libmdbx": libmdbx.map(|t| json!({
+                "pages": t.pages, "broken_pages": t.broken_pages,
+                "entry_problems": t.entry_problems, "error": t.error,
+            })),
         }));
     }
     pb.finish_and_clear();
+
+    // Every damaged tree, in the order met: libmdbx's findings, then tables that failed to read.
+    let mut damaged: Vec<String> = chk.damaged().map(|t| t.name.clone()).collect();
+    for (name, _) in &read_errors {
+        if !damaged.contains(name) {
+            damaged.push(name.clone());
+        }
+    }
     let libmdbx = json!({
-        "ok": chk.is_ok(), "problems": chk.problems, "tables": chk.tables,
-        "pages": chk.pages, "txn_id": chk.txn_id,
+        "ok": summary.is_ok(), "problems": summary.problems, "tables": summary.tables,
+        "pages": summary.pages, "txn_id": summary.txn_id,
+        "damaged": chk.damaged().map(|t| json!({
+            "name": t.name, "named": t.named, "pages": t.pages,
+            "broken_pages": t.broken_pages, "entry_problems": t.entry_problems,
+            "error": t.error,
+        })).collect::<Vec<_>>(),
+        "report": chk.report.iter().map(|l| json!({
+            "depth": l.depth, "problem": l.problem, "text": l.text,
+        })).collect::<Vec<_>>(),
     });
+    let ok = problem_count == 0 && summary.is_ok() && damaged.is_empty();
     if as_json {
         print_json(&json!({
-            "ok": problem_count == 0 && chk.is_ok(),
+            "ok": ok,
             "problems": problem_count,
             "first_problems": problems,
+            "damaged_tables": damaged,
+            "read_errors": read_errors.iter().map(|(t, e)| json!({"table": t, "error": e}))
+                .collect::<Vec<_>>(),
             "tables": tables,
             "libmdbx_check": libmdbx,
         }));
     } else {
         println!(
             "libmdbx check (mdbx_env_chk): {} problem(s) in {} table(s), {} page(s), txn {}",
-            chk.problems, chk.tables, chk.pages, chk.txn_id
+            summary.problems, summary.tables, summary.pages, summary.txn_id
         );
+        if !summary.is_ok() {
+            println!("libmdbx's report:");
+            for l in &chk.report {
+                println!(
+                    "  {}{}{}",
+                    "  ".repeat(usize::from(l.depth)),
+                    if l.problem { "! " } else { "" },
+                    l.text
+                );
+            }
+        }
         for t in &tables {
             let what = match (t["keys_decoded"].as_bool(), t["values_decoded"].as_bool()) {
                 (Some(true), Some(true)) => "keys and values decoded",
@@ -654,10 +730,15 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
                 _ => "nothing to decode (no descriptor)",
             };
             println!(
-                "{:<24} {:>10} entries  {:>6} problems  {what}",
+                "{:<24} {:>10} entries  {:>6} problems  {what}{}",
                 t["name"].as_str().unwrap_or(""),
                 t["entries"].as_u64().unwrap_or(0),
-                t["problems"].as_u64().unwrap_or(0)
+                t["problems"].as_u64().unwrap_or(0),
+                if t["damaged"] == json!(true) {
+                    "  DAMAGED"
+                } else {
+                    ""
+                }
             );
         }
         for p in &problems {
@@ -668,12 +749,26 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
                 p["error"].as_str().unwrap_or("")
             );
         }
+        for (_, e) in &read_errors {
+            println!("read error: {e}");
+        }
     }
-    if !chk.is_ok() {
+    if !damaged.is_empty() || !summary.is_ok() {
+        let named: Vec<String> = damaged.iter().map(|t| describe_tree(t)).collect();
         return Err(Failure::Problem(format!(
-            "libmdbx's integrity check found {} problem(s): the file is damaged; restore it \
-             from a backup (or `tabula copy` what still reads)",
-            chk.problems
+            "the file is damaged (libmdbx's integrity check found {} problem(s)){}{}; restore \
+             it from a backup (or `tabula copy` what still reads)",
+            summary.problems,
+            if named.is_empty() {
+                String::new()
+            } else {
+                format!("; damaged: {}", named.join(", "))
+            },
+            if read_errors.is_empty() {
+                String::new()
+            } else {
+                format!("; {} could not be read to the end", read_errors.len())
+            },
         )));
     }
     if problem_count > 0 {
@@ -686,6 +781,16 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
         println!("ok: libmdbx finds no damage and every key and value decodes with its descriptor");
     }
     Ok(())
+}
+
+/// A tree's name for a message: a table, or what libmdbx's own trees hold.
+fn describe_tree(name: &str) -> String {
+    match name {
+        "@MAIN" => "libmdbx's main tree (`@MAIN`, the directory of tables)".to_owned(),
+        "@GC" => "libmdbx's free-page tree (`@GC`)".to_owned(),
+        "@META" => "the meta pages".to_owned(),
+        table => format!("table `{table}`"),
+    }
 }
 
 /// `tabula train-dict`: samples a `ZstdDict` table's values, trains a zstd dictionary from

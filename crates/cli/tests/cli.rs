@@ -559,7 +559,7 @@ fn check_decodes_everything_and_reports_damage() {
     // A value that is not an `Account` (an enum variant number out of range).
     let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0).unwrap();
     let t = boot.find_table("accounts").unwrap().unwrap();
-    let key = tabula::__private::encode_stored_key::<Accounts>(&AccountAt {
+    let key = tabula_core::startup::encode_stored_key::<Accounts>(&AccountAt {
         account: "zed".into(),
         block: 0,
     });

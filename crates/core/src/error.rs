@@ -1,10 +1,10 @@
 //! The one error type.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::codec::{DecodeError, EncodeError};
-use crate::engine::{self, Code, Env};
+use crate::engine::{self, Code};
 
 /// A `Result` whose error is Tabula's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -180,6 +180,23 @@ pub enum Error {
         last: Option<KeyHex>,
     },
 
+    /// A cursor call that acts on the entry under the cursor (`delete_current`,
+    /// `delete_current_dups`, `dup_count`) found the cursor on no entry: before any move,
+    /// after a move or search that found nothing, after a delete, or after a refused write.
+    /// Nothing was changed.
+    #[error(
+        "table `{table}`: {call} needs the cursor on an entry, but {position}; place it on one \
+         first (`seek_exact`, `get_dup`, `first`, `next`, ...) and check that the move found it"
+    )]
+    NotOnEntry {
+        /// The table.
+        table: &'static str,
+        /// The call refused (`delete_current`, `dup_count`, ...).
+        call: &'static str,
+        /// Why the cursor is on no entry.
+        position: &'static str,
+    },
+
     /// Stored bytes did not decode as the declared key or value type.
     #[error("table `{table}`: cannot decode the {part} at key {key}: {source}")]
     Decode {
@@ -301,8 +318,9 @@ pub enum Error {
     /// What is at the database's path cannot be opened as a database, found before libmdbx
     /// touched it: a FIFO, socket, device or directory where the data file or the lock file
     /// belongs, a file where the database directory belongs, an empty data file opened
-    /// read-only, or a data file too short to hold a database's meta pages (truncated, or not a
-    /// database). Nothing was created or changed.
+    /// read-only, a data file too short to hold a database's meta pages (truncated, or not a
+    /// database), or a second lock file beside the database, which libmdbx would refuse
+    /// (`MDBX_DUPLICATED_LCK`). Nothing was created or changed.
     #[error("cannot open `{path}`: {found}; {advice}")]
     BadFile {
         /// The file or directory that was checked (the data file, the lock file or the
@@ -596,15 +614,16 @@ fn hint_suffix(hint: &str) -> String {
 }
 
 /// Where a libmdbx call failed: the operation, and the table and key when there are some. With
-/// the code and the environment it is everything [`fail`] needs to build the right [`Error`].
+/// the code and the environment it is everything `diagnose::fail` needs to build the right
+/// [`Error`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct At<'a> {
-    table: Option<&'static str>,
-    op: &'static str,
-    key: Option<&'a [u8]>,
+    pub(crate) table: Option<&'static str>,
+    pub(crate) op: &'static str,
+    pub(crate) key: Option<&'a [u8]>,
     /// For [`Error::TooLarge`]: the value's length and the table's libmdbx flags.
-    value_len: usize,
-    flags: u32,
+    pub(crate) value_len: usize,
+    pub(crate) flags: u32,
 }
 
 impl<'a> At<'a> {
@@ -661,138 +680,6 @@ impl<'a> At<'a> {
     }
 }
 
-/// Below this many bytes available, an `EIO` from a write is taken for a full file system
-/// (libmdbx reports a write cut short as `EIO`: `osal_pwritev` has no errno for it).
-const PROBABLY_FULL_BELOW: u64 = 1 << 20;
-
-/// The one place a libmdbx code becomes an [`Error`]: `code` from the operation `at`, in the
-/// environment `env` opened at `path`.
-///
-/// - `MDBX_MAP_FULL` is [`Error::MapFull`], naming the read transaction that pins old pages if
-///   one does (after clearing dead processes' reader slots);
-/// - `ENOSPC`/`EDQUOT`, or `EIO` with (almost) no space left, is [`Error::DiskFull`];
-/// - `MDBX_BAD_VALSIZE` on an entry is [`Error::TooLarge`] with the page size that would take it;
-/// - `MDBX_READERS_FULL` is [`Error::ReadersFull`];
-/// - anything else is [`Error::Mdbx`] naming the table and key, or [`Error::Env`] naming the path.
-#[cold]
-#[inline(never)]
-pub(crate) fn fail(code: Code, at: At<'_>, env: &Env, path: &Path) -> Error {
-    if code == Code::MAP_FULL {
-        return Error::MapFull {
-            table: at.table,
-            upper: env.info().map_or(0, |i| i.upper),
-            pinned_by: oldest_pinning_reader(env),
-        };
-    }
-    if code == Code::READERS_FULL {
-        return Error::ReadersFull {
-            max_readers: env.info().map_or(0, |i| i.max_readers),
-        };
-    }
-    if let Some(e) = disk_full(code, at, path) {
-        return e;
-    }
-    if code == Code::BAD_VALSIZE
-        && let (Some(table), Some(key)) = (at.table, at.key)
-    {
-        return too_large(env, table, key, at.value_len, at.flags);
-    }
-    match at.table {
-        Some(table) => Error::Mdbx {
-            table,
-            op: at.op,
-            key: at.key.map(KeyHex::new),
-            code: code.into(),
-        },
-        None => Error::Env {
-            op: at.op,
-            path: path.to_path_buf(),
-            code: code.into(),
-        },
-    }
-}
-
-/// [`Error::DiskFull`] when `code` says the file system is out of space (`ENOSPC`, `EDQUOT`),
-/// or is `EIO` while it has less than [`PROBABLY_FULL_BELOW`] bytes available.
-fn disk_full(code: Code, at: At<'_>, path: &Path) -> Option<Error> {
-    let certain = code.is_out_of_space();
-    if !certain && code != Code::EIO {
-        return None;
-    }
-    let available = engine::available_bytes(path);
-    if !certain && available.is_none_or(|a| a >= PROBABLY_FULL_BELOW) {
-        return None;
-    }
-    Some(Error::DiskFull {
-        table: at.table,
-        op: at.op,
-        path: path.to_path_buf(),
-        available,
-        certain,
-        code: code.into(),
-    })
-}
-
-/// The read transaction with the oldest snapshot among those that keep freed pages from being
-/// reused, in any process.
-fn oldest_pinning_reader(env: &Env) -> Option<ReaderPin> {
-    let _ = env.reader_check();
-    let me = std::process::id();
-    env.readers()
-        .ok()?
-        .into_iter()
-        .filter(|r| r.txnid != 0 && r.lag > 0 && r.bytes_retained > 0)
-        .max_by_key(|r| r.lag)
-        .map(|r| ReaderPin {
-            pid: r.pid as u32,
-            this_process: r.pid as u32 == me,
-            thread: r.thread,
-            txn_id: r.txnid,
-            lag: r.lag,
-            retained_bytes: r.bytes_retained as u64,
-        })
-}
-
-/// [`Error::TooLarge`] for an entry libmdbx refused as too large, with the page size that
-/// would take it, if any: libmdbx's limits for larger pages are asked
-/// (`mdbx_limits_keysize_max` / `mdbx_limits_valsize_max`), so the advice is only given when a
-/// larger page really raises the limit far enough (it never does for a value of a table
-/// without `dupsort`: that limit is the same at every page size).
-fn too_large(env: &Env, table: &'static str, key: &[u8], value_len: usize, flags: u32) -> Error {
-    let max_key = env.max_key_size(flags);
-    let (part, len, max) = if key.len() > max_key {
-        (Part::Key, key.len(), max_key)
-    } else {
-        (Part::Value, value_len, env.max_value_size(flags))
-    };
-    let page = env.info().map_or(4096, |i| i.page_size as usize);
-    let (fits_page_size, max_any_page_size) = larger_page_fit(part, flags, len, page);
-    Error::TooLarge {
-        table,
-        part,
-        key: KeyHex::new(key),
-        len,
-        max,
-        fits_page_size,
-        max_any_page_size: max_any_page_size.max(max),
-    }
-}
-
-/// The smallest page size above `page` at which a table with libmdbx `flags` accepts a `part`
-/// of `len` bytes (`None`: none does), and the limit at the largest page size.
-fn larger_page_fit(part: Part, flags: u32, len: usize, page: usize) -> (Option<usize>, usize) {
-    let limit_at = |page: usize| {
-        engine::limits_at_page_size(page, flags).map_or(0, |(k, v)| match part {
-            Part::Key => k,
-            Part::Value => v,
-        })
-    };
-    let fits = std::iter::successors(Some(page.max(256) * 2), |p| Some(p * 2))
-        .take_while(|p| *p <= engine::MAX_PAGE_SIZE)
-        .find(|p| limit_at(*p) >= len);
-    (fits, limit_at(engine::MAX_PAGE_SIZE))
-}
-
 impl Error {
     /// The libmdbx code behind this error, if there is one.
     pub fn mdbx_code(&self) -> Option<MdbxCode> {
@@ -812,46 +699,6 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_two_gib_value_fits_no_page_size() {
-        // The value limit of a table without `dupsort` is the same at every page size
-        // (libmdbx's MDBX_MAXDATASIZE): no page size is advised for a 2 GiB value.
-        for flags in [0, engine::table_flags(false, true)] {
-            let at_4k = engine::limits_at_page_size(4096, flags).unwrap().1;
-            let at_64k = engine::limits_at_page_size(65536, flags).unwrap().1;
-            assert_eq!(at_4k, at_64k);
-            assert_eq!(
-                larger_page_fit(Part::Value, flags, 2 << 30, 4096),
-                (None, at_64k)
-            );
-        }
-    }
-
-    #[test]
-    fn a_key_over_the_limit_fits_the_next_page_size_that_allows_it() {
-        let flags = 0;
-        let key_max = |page| engine::limits_at_page_size(page, flags).unwrap().0;
-        // One byte over the 4 KiB limit fits at 8 KiB; one byte over the 16 KiB limit at 32.
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(4096) + 1, 4096).0,
-            Some(8192)
-        );
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(16384) + 1, 4096).0,
-            Some(32768)
-        );
-        // Over the 64 KiB limit: nothing fits.
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 4096),
-            (None, key_max(65536))
-        );
-        // Already at 64 KiB pages there is nothing larger to advise.
-        assert_eq!(
-            larger_page_fit(Part::Key, flags, key_max(65536) + 1, 65536).0,
-            None
-        );
-    }
 
     #[test]
     fn messages_name_table_key_and_code() {

@@ -2,9 +2,9 @@
 //! a new database; a FIFO, socket, device, directory or a file too short for its meta pages is
 //! refused as it is, untouched.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::engine::{self, Code, Env, EnvConfig};
+use crate::engine::{self, Code, DatabaseFiles, Env, EnvConfig};
 use crate::error::{Error, Result};
 
 /// The smallest data file that can hold a database: three meta pages of the smallest page size.
@@ -69,17 +69,55 @@ fn too_short(data: &Path, len: u64) -> Error {
     )
 }
 
-/// The data file and lock file of the database at `path`, as libmdbx names them: `mdbx.dat` and
-/// `mdbx.lck` in the directory `path`, or with `no_sub_dir` the file `path` and `path-lck`.
-fn database_files(path: &Path, no_sub_dir: bool) -> (PathBuf, PathBuf) {
-    if no_sub_dir {
-        let mut lock = path.as_os_str().to_os_string();
-        lock.push("-lck");
-        (path.to_path_buf(), PathBuf::from(lock))
+/// The refusal for a file libmdbx takes for a second lock file of the database
+/// (`second_lock`, see [`DatabaseFiles`]).
+fn second_lock_file(second_lock: &Path, data: &Path, lock: &Path) -> Error {
+    let name = |p: &Path| {
+        p.file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    let in_dir = data.file_name().is_some_and(|n| n == "mdbx.dat");
+    let (found, advice) = if in_dir {
+        (
+            format!(
+                "a second lock file for the database whose data file is `{}`: its lock file is \
+                 `{}`, and libmdbx refuses to open the database while `{}` exists too \
+                 (MDBX_DUPLICATED_LCK); earlier builds of Tabula left such a file behind when an \
+                 open of the data file with `Options::no_sub_dir(true)` was refused",
+                data.display(),
+                name(lock),
+                name(second_lock),
+            ),
+            "it is safe to remove when no process has the database open: stop every program \
+             using the database, delete this file, and open it again",
+        )
     } else {
-        (path.join("mdbx.dat"), path.join("mdbx.lck"))
-    }
+        (
+            format!(
+                "libmdbx takes this file for a second lock file of the data file `{}` (whose \
+                 lock file is `{}`) and refuses to open the database while it exists \
+                 (MDBX_DUPLICATED_LCK)",
+                data.display(),
+                name(lock),
+            ),
+            "if it is a lock file left by an earlier open of this database, it is safe to \
+             remove when no process has the database open; if it belongs to something else, \
+             give the data file another name (libmdbx checks `NAME.lck` beside `NAME.EXT`)",
+        )
+    };
+    bad_file(second_lock, found, advice)
 }
+
+/// The hint for a data file `DIR/mdbx.dat` opened with `no_sub_dir` while its database is
+/// already open in this process: libmdbx opens such a path as the directory `DIR`.
+const ALREADY_OPEN_THROUGH_DIRECTORY: &str = "a file named `mdbx.dat` is the data file of the \
+     database in its directory, and libmdbx opens it as that directory (with the lock file \
+     `mdbx.lck` beside it); that database is already open through its directory in this process \
+     (or exclusively in another): libmdbx allows one open per process, so share the `Db` (it is \
+     `Send + Sync`, wrap it in `Arc`) instead of opening it again; another process may open the \
+     directory or this data file alike";
 
 /// Checks what is at the database's paths before libmdbx opens anything: the directory (when
 /// the path is one), the data file and the lock file must each be missing or of the right kind
@@ -98,7 +136,12 @@ fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<
              `mdbx.dat`; to open a data file itself, set `Options::no_sub_dir(true)`",
         ));
     }
-    let (data, lock) = database_files(path, no_sub_dir);
+    let DatabaseFiles {
+        data,
+        lock,
+        second_lock,
+        ..
+    } = DatabaseFiles::of(path, no_sub_dir);
     let len = match metadata(&data) {
         None => None,
         Some(meta) if meta.is_file() => Some(meta.len()),
@@ -129,6 +172,12 @@ fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<
             "this is where libmdbx keeps the database's lock file (its reader table): move it \
              away (libmdbx creates a missing lock file) or check the path",
         ));
+    }
+    // libmdbx refuses the open while this file exists (MDBX_DUPLICATED_LCK), after Tabula
+    // would have created the lock file: refuse first, naming it, with nothing created. (A
+    // read-only open of a missing data file fails before libmdbx looks for it.)
+    if (len.is_some() || !read_only) && metadata(&second_lock).is_some() {
+        return Err(second_lock_file(&second_lock, &data, &lock));
     }
     match len {
         Some(0) if read_only => Err(bad_file(
@@ -161,7 +210,8 @@ pub(crate) fn open_env(
             source,
         })?;
     }
-    let data = database_files(path, cfg.no_sub_dir).0;
+    let files = DatabaseFiles::of(path, cfg.no_sub_dir);
+    let data = files.data;
     if !cfg.read_only
         && let Some(len) = len.filter(|&len| len > 0 && len < PROBE_BELOW)
         && Env::probe_read_only(path, cfg) == Err(Code::ENODATA)
@@ -173,7 +223,12 @@ pub(crate) fn open_env(
         _ => Error::Open {
             path: shown.to_path_buf(),
             code: code.into(),
-            hint: open_hint(code, cfg.read_only),
+            hint: match code {
+                c if files.opened_as_directory && (c == Code::EAGAIN || c == Code::BUSY) => {
+                    ALREADY_OPEN_THROUGH_DIRECTORY
+                }
+                c => open_hint(c, cfg.read_only),
+            },
         },
     })
 }
@@ -197,6 +252,12 @@ pub(crate) fn open_hint(code: Code, read_only: bool) -> &'static str {
             "the database is already open (in this process, or exclusively in another): libmdbx \
              allows one open per process, so share the `Db` (it is `Send + Sync`, wrap it in \
              `Arc`) instead of opening it again"
+        }
+        c if c == Code::DUPLICATED_LCK => {
+            "libmdbx found a second lock file for this database (`mdbx.dat-lck` beside \
+             `mdbx.lck` in its directory, or `NAME.lck` beside `NAME.EXT-lck`) and opens a \
+             database with one lock file only: the one not in use is safe to remove when no \
+             process has the database open"
         }
         c if c == Code::EACCESS => "permission denied; check the file's owner and mode",
         c if c == Code::ENOMEM => {

@@ -9,28 +9,25 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-mod bulk;
 pub mod codec;
 mod cursor;
 mod db;
+mod diagnose;
 mod engine;
 mod error;
 mod files;
+mod iter;
+mod mode;
 mod options;
-mod owned;
+mod read;
 pub mod record;
 pub mod startup;
-mod state;
 mod stored;
 pub mod table;
 pub mod telemetry;
 mod txn;
 pub mod untyped;
-mod write_cursor;
 
-pub use bulk::{
-    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
-};
 pub use codec::{
     AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
     KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
@@ -38,29 +35,36 @@ pub use codec::{
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]
 pub use codec::{Zstd, ZstdDict, ZstdDictionary};
-pub use cursor::{Appender, Cursor, Iter, Lazy};
+pub use cursor::{Appender, Cursor, WriteCursor, WriteCursors};
+pub use db::bulk::{
+    BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
+};
+pub use db::owned::{OwnedHandle, OwnedIter, OwnedTx};
+pub use db::state::Db;
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
+pub use iter::{Iter, Lazy};
+pub use mode::{Mode, Ro, Rw};
 pub use options::{
     DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction,
     SyncMode,
 };
-pub use owned::{OwnedIter, OwnedTx};
-pub use state::Db;
+pub use read::{Handle, Reads, TableStat};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
-pub use txn::{Mode, Ro, RoTx, Rw, RwTx, TableStat, Tx};
-pub use write_cursor::{WriteCursor, WriteCursors};
+pub use txn::{RoTx, RwTx, Tx, TxHandle};
 /// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
 /// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula
 /// uses.
 pub use zerocopy;
 // The names the compiler shows when a transaction is sent or shared across threads.
 #[doc(hidden)]
-pub use txn::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
+pub use mode::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt};
 
-/// Items the derive macros expand to. Not public API: no stability promise.
+/// Items the derive macros expand to (and the key comparators, for core's comparator test).
+/// Not public API: no stability promise. What other crates of Tabula need from core has a named
+/// home: `tabula-migrate` works through [`startup`].
 #[doc(hidden)]
 pub mod __private {
     /// Implemented only by `#[derive(Table)]`; seals [`Table`](crate::Table). Its name is what
@@ -95,18 +99,6 @@ pub mod __private {
             i += 1;
         }
         true
-    }
-
-    /// Whether `names[at]` repeats a name that comes earlier in `names`.
-    pub const fn repeats_earlier(names: &[&str], at: usize) -> bool {
-        let mut i = 0;
-        while i < at {
-            if str_eq(names[i], names[at]) {
-                return true;
-            }
-            i += 1;
-        }
-        false
     }
 
     /// Whether `name` starts with the prefix reserved for Tabula's own tables.
@@ -166,56 +158,9 @@ pub mod __private {
     /// Compile-time check used by `#[derive(Table)]` with `integer_key`.
     pub const fn assert_integer_key<K: crate::IntegerKey>() {}
 
-    /// Compile-time check that a codec's item type is the declared value type.
-    pub const fn assert_codec<C: crate::Value<Item = V>, V>() {}
-
+    /// libmdbx's byte-key order and Tabula's branchy comparator, compared by
+    /// `tests/key_comparator.rs`.
     pub use crate::engine::{branchy_key_order, default_key_order};
-
-    /// Encodes a key of table `T` in the form the table stores (native-endian for
-    /// `integer_key`).
-    pub fn encode_stored_key<T: crate::Table>(key: &T::Key) -> Vec<u8> {
-        crate::stored::with_key::<T, _, _>(key, <[u8]>::to_vec)
-    }
-
-    /// Decodes a stored key of table `T`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
-    pub fn decode_stored_key<T: crate::Table>(stored: &[u8]) -> crate::Result<T::Key> {
-        crate::stored::decode_key::<T>(stored)
-    }
-
-    /// Decodes a stored value of table `T`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`](crate::Error::Decode) naming the table and key.
-    pub fn decode_stored_value<T: crate::Table>(
-        key: &[u8],
-        stored: &[u8],
-    ) -> crate::Result<T::Value> {
-        crate::stored::decode_value::<T>(key, stored)
-    }
-
-    /// Encodes a value of table `T` with its codec.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Encode`](crate::Error::Encode) naming the table and key.
-    pub fn encode_stored_value<T: crate::Table>(
-        key: &[u8],
-        value: &T::Value,
-    ) -> crate::Result<Vec<u8>> {
-        let mut scratch = Vec::new();
-        <T::Codec as crate::Value>::encode(value, &mut scratch)
-            .map(<[u8]>::to_vec)
-            .map_err(|source| crate::Error::Encode {
-                table: T::NAME,
-                key: crate::KeyHex::new(key),
-                source,
-            })
-    }
 }
 
 pub use table::RESERVED_PREFIX;
@@ -228,8 +173,6 @@ mod tests {
     fn const_helpers() {
         assert!(str_eq("a", "a"));
         assert!(!str_eq("a", "ab"));
-        assert!(repeats_earlier(&["x", "y", "x"], 2));
-        assert!(!repeats_earlier(&["x", "y", "x"], 1));
         assert!(is_reserved("__tabula_meta"));
         assert!(!is_reserved("__tab"));
         assert!(!is_reserved("headers"));

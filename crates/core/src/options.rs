@@ -476,6 +476,10 @@ impl Options {
 
     /// Treat the path as the data file itself rather than a directory holding `mdbx.dat`.
     ///
+    /// A path named `mdbx.dat` is the data file of the database in its directory: libmdbx opens
+    /// it as that directory (lock file `mdbx.lck` beside it), so it shares the database with
+    /// whoever opened the directory.
+    ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
     /// # #[derive(Table)]
@@ -626,9 +630,9 @@ impl Options {
     /// live; `None` (the default) for no limit. An owned read transaction used after this age
     /// is cut: its snapshot is released and that use, and every later one, fails with
     /// [`Error::ReadTxnTimedOut`](crate::Error::ReadTxnTimedOut) naming its age. A write that
-    /// needs the pages such a transaction keeps from reuse does not wait for its next use: it
-    /// cuts it between two of its calls instead of growing the file (unless
-    /// [`on_slow_reader`](Self::on_slow_reader) decides otherwise). In
+    /// needs the pages such a transaction keeps from reuse, and would otherwise grow the file
+    /// (or fail with `MapFull`), does not wait for its next use: it cuts it between two of its
+    /// calls instead (unless [`on_slow_reader`](Self::on_slow_reader) decides otherwise). In
     /// [`SyncMode::SafeNoSync`] pages freed since the last flush are not reused either, so
     /// there the file may still grow by up to [`flush_threshold`](Self::flush_threshold).
     ///
@@ -663,7 +667,9 @@ impl Options {
     }
 
     /// What a write does about a read transaction that keeps it from reusing pages, when the
-    /// file would otherwise grow: libmdbx's handle-slow-readers hook (`mdbx_env_set_hsr`).
+    /// file would otherwise grow (or, at [`max_size`](Self::max_size), the write fail with
+    /// [`Error::MapFull`](crate::Error::MapFull)): libmdbx's handle-slow-readers hook
+    /// (`mdbx_env_set_hsr`). A write that fits in the file as it is never asks.
     ///
     /// The callback gets the [`SlowReader`] holding the oldest snapshot (any process) and
     /// answers with a [`SlowReaderAction`]: [`Grow`](SlowReaderAction::Grow) the file (the

@@ -5,9 +5,9 @@
 use std::cmp::Ordering;
 
 use crate::codec::{AsKey, Key, KeyBuf, Value, ValueRef, encode_subkeyed};
+use crate::db::state::Db;
 use crate::engine::{Code, Dbi, RawTxn};
 use crate::error::{At, Error, KeyHex, Part, Result};
-use crate::state::Db;
 use crate::table::{Contains, DupSort, HasSubKey, Table};
 
 /// The handle of table `T` in `db`: an array index by a compile-time constant.

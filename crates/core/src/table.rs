@@ -179,8 +179,8 @@ pub trait Contains<T: Table>: Schema {
 pub const RESERVED_PREFIX: &str = "__tabula";
 
 /// A `dupsort` table: several values per key, kept sorted. `#[derive(Table)]` implements it for
-/// tables declared with `dupsort`, and the dup operations ([`dups`](crate::Tx::dups),
-/// [`seek_dup`](crate::Tx::seek_dup), [`append_dup`](crate::Tx::append_dup), the cursors'
+/// tables declared with `dupsort`, and the dup operations ([`dups`](crate::Reads::dups),
+/// [`seek_dup`](crate::Reads::seek_dup), [`append_dup`](crate::Tx::append_dup), the cursors'
 /// `next_dup`, ...) require it, so they do not compile on a table without `dupsort`.
 ///
 /// A key's values are sorted and sought by the [`SubKey`](DupSort::SubKey): for a table declared

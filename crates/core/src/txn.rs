@@ -1,70 +1,19 @@
 //! Transactions and typed table operations.
 
 use std::marker::PhantomData;
+use std::ops::Deref;
 use std::ops::RangeBounds;
 
-use crate::codec::{AnyBytes, AsKey, Key, Value, ValueRef};
-use crate::cursor::{Appender, Cursor, Iter, Lazy, Positions};
+use crate::codec::{AnyBytes, AsKey, Value};
+use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
+use crate::db::state::Db;
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::state::Db;
-use crate::stored::{
-    dbi_of, decode_value, decode_value_ref, has_subkey, lookup, with_key, with_subkey,
-};
+use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
+use crate::read::{self, Reads};
+use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, DupSort, Schema, Table};
 use crate::telemetry;
-use crate::write_cursor::{Opener, WriteCursor, WriteCursors};
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for super::Ro {}
-    impl Sealed for super::Rw {}
-}
-
-/// Read-only or read-write: the second parameter of [`Tx`].
-pub trait Mode: sealed::Sealed + 'static {
-    #[doc(hidden)]
-    const READ_ONLY: bool;
-    #[doc(hidden)]
-    type ThreadMarker;
-    /// The encoding buffer a transaction keeps: a `Vec<u8>` for writes, nothing for reads (so
-    /// a read transaction has no buffer to build or free).
-    #[doc(hidden)]
-    type Scratch: Default;
-}
-
-/// Marks a read transaction ([`RoTx`]). Read transactions may move between threads.
-#[derive(Debug)]
-pub enum Ro {}
-
-/// Marks the write transaction ([`RwTx`]). It stays on the thread that began it.
-#[derive(Debug)]
-pub enum Rw {}
-
-impl Mode for Ro {
-    const READ_ONLY: bool = true;
-    type ThreadMarker = ();
-    type Scratch = ();
-}
-
-impl Mode for Rw {
-    const READ_ONLY: bool = false;
-    type ThreadMarker = *const AWriteTransactionEndsOnTheThreadThatBeganIt;
-    type Scratch = Vec<u8>;
-}
-
-/// Makes `Tx<Rw>` `!Send`: libmdbx requires a write transaction to commit or abort on the
-/// thread that began it. A raw pointer to this type is the marker, so that the compiler's first
-/// line for a write transaction sent to another thread names the rule ("`*const
-/// AWriteTransactionEndsOnTheThreadThatBeganIt` cannot be sent between threads safely").
-#[doc(hidden)]
-pub enum AWriteTransactionEndsOnTheThreadThatBeganIt {}
-
-/// Makes every `Tx` `!Sync` (a `Cell` is `Send` but not `Sync`): libmdbx requires that one
-/// thread at a time uses a transaction. Named so that the compiler's first line for a
-/// transaction shared between threads names the rule.
-#[doc(hidden)]
-pub enum ATransactionIsUsedByOneThreadAtATime {}
 
 /// A read transaction over schema `S`.
 pub type RoTx<'db, S> = Tx<'db, S, Ro>;
@@ -76,17 +25,63 @@ pub type RwTx<'db, S> = Tx<'db, S, Rw>;
 /// Every typed call takes the table as a type parameter, `tx.get::<Headers>(&1)`, and compiles
 /// only for tables of the schema `S`. The table's handle is `dbis[ID]` with `ID` a constant.
 ///
+/// The reads (`get`, `iter`, `range`, `cursor`, ...) are [`Reads`]'s, which a `Tx` dereferences
+/// to (an [`OwnedTx`](crate::OwnedTx) too); the writes are this type's.
+///
 /// A read transaction, when dropped, is parked for reuse; a write transaction that is dropped
 /// without [`commit`](Tx::commit) is aborted.
 pub struct Tx<'db, S: Schema, M: Mode> {
     // The markers come first: the compiler reports the first field that is not `Send`/`Sync`.
     _mode: PhantomData<(M, M::ThreadMarker)>,
     _one_thread_at_a_time: PhantomData<std::cell::Cell<ATransactionIsUsedByOneThreadAtATime>>,
-    pub(crate) raw: Option<RawTxn>,
-    pub(crate) db: &'db Db<S>,
+    reads: Reads<TxHandle<'db, S>>,
     pub(crate) scratch: M::Scratch,
     /// When a read transaction began (coarse clock, ns), for the long-read warning.
     started_ns: u64,
+}
+
+/// What a [`Tx`]'s reads go through ([`Handle`](crate::Handle)): the libmdbx transaction it holds and its
+/// database. Made only by Tabula.
+pub struct TxHandle<'db, S: Schema> {
+    raw: Option<RawTxn>,
+    db: &'db Db<S>,
+}
+
+#[allow(private_interfaces, private_bounds)] // see `read::sealed`
+impl<'db, S: Schema> read::sealed::Access for TxHandle<'db, S> {
+    type Schema = S;
+
+    #[inline(always)]
+    fn db(&self) -> &Db<S> {
+        self.db
+    }
+
+    #[inline(always)]
+    fn with_txn<R>(&self, f: impl FnOnce(&RawTxn) -> Result<R>) -> Result<R> {
+        f(self.raw())
+    }
+
+    #[inline(always)]
+    fn lend(&self) -> Result<&RawTxn> {
+        Ok(self.raw())
+    }
+}
+
+impl<S: Schema> TxHandle<'_, S> {
+    #[inline(always)]
+    fn raw(&self) -> &RawTxn {
+        // `raw` is only taken by `commit`/`drop`, which consume the transaction.
+        self.raw.as_ref().expect("transaction is live")
+    }
+}
+
+impl<'db, S: Schema, M: Mode> Deref for Tx<'db, S, M> {
+    type Target = Reads<TxHandle<'db, S>>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Self::Target {
+        &self.reads
+    }
 }
 
 // `&Tx` changes nothing (every write takes `&mut self`); only the `Cell` in the marker that
@@ -96,8 +91,9 @@ impl<S: Schema, M: Mode> std::panic::RefUnwindSafe for Tx<'_, S, M> {}
 impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     pub(crate) fn new(db: &'db Db<S>, raw: RawTxn) -> Self {
         Tx {
-            raw: Some(raw),
-            db,
+            reads: Reads {
+                h: TxHandle { raw: Some(raw), db },
+            },
             scratch: Default::default(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
@@ -113,13 +109,12 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 
     #[inline]
     pub(crate) fn raw(&self) -> &RawTxn {
-        // `raw` is only taken by `commit`/`drop`, which consume the transaction.
-        self.raw.as_ref().expect("transaction is live")
+        self.reads.h.raw()
     }
 
     #[inline]
     fn raw_mut(&mut self) -> &mut RawTxn {
-        self.raw.as_mut().expect("transaction is live")
+        self.reads.h.raw.as_mut().expect("transaction is live")
     }
 
     /// The database this transaction reads.
@@ -138,7 +133,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn db(&self) -> &'db Db<S> {
-        self.db
+        self.reads.h.db
     }
 
     /// The libmdbx transaction ID (the snapshot a read transaction sees).
@@ -162,661 +157,6 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// ```
     pub fn id(&self) -> u64 {
         self.raw().id()
-    }
-
-    /// Reads the value stored under `key`, decoded.
-    ///
-    /// In a `dupsort` table this is the first (smallest) value of the key; use
-    /// [`dups`](Tx::dups) for all of them.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// assert_eq!(tx.get::<Names>(&1)?, Some("one".to_string()));
-    /// assert_eq!(tx.get::<Names>(&9)?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`] when the stored bytes do not decode; [`Error::Mdbx`] on libmdbx failure.
-    #[inline]
-    pub fn get<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Option<T::Value>>
-    where
-        S: Contains<T>,
-    {
-        lookup::<S, T, _>(self.db, self.raw(), key, |k, v| {
-            v.map(|v| decode_value::<T>(k, v)).transpose()
-        })
-    }
-
-    /// The stored bytes of the value under `key`, borrowed from the database without copying.
-    ///
-    /// The slice lives as long as the borrow of the transaction: it cannot outlive it, and a
-    /// write transaction cannot write while it is held.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// // The stored form: bincode writes the string's length, then its bytes.
-    /// assert_eq!(tx.get_bytes::<Names>(&1)?, Some(&[3, b'o', b'n', b'e'][..]));
-    /// assert_eq!(tx.get_bytes::<Names>(&9)?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    #[inline]
-    pub fn get_bytes<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Option<&[u8]>>
-    where
-        S: Contains<T>,
-    {
-        lookup::<S, T, _>(self.db, self.raw(), key, |_, v| Ok(v))
-    }
-
-    /// Whether `key` is present.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// assert!(tx.contains_key::<Names>(&1)?);
-    /// assert!(!tx.contains_key::<Names>(&9)?);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn contains_key<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
-    where
-        S: Contains<T>,
-    {
-        Ok(self.get_bytes::<T>(key)?.is_some())
-    }
-
-    /// Number of entries in the table (in a `dupsort` table, key-value pairs).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Names, Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// # let mut tx = db.write()?;
-    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
-    /// # tx.put::<Topics>(&2, &"z".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// assert_eq!(tx.len::<Names>()?, 3);
-    /// assert_eq!(tx.len::<Topics>()?, 4); // 3 values under key 1, one under key 2
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn len<T: Table>(&self) -> Result<u64>
-    where
-        S: Contains<T>,
-    {
-        Ok(self.stat::<T>()?.entries)
-    }
-
-    /// Whether the table is empty.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// let mut tx = db.write()?;
-    /// assert!(tx.is_empty::<Names>()?);
-    /// tx.put::<Names>(&1, &"one".to_string())?;
-    /// assert!(!tx.is_empty::<Names>()?);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn is_empty<T: Table>(&self) -> Result<bool>
-    where
-        S: Contains<T>,
-    {
-        Ok(self.len::<T>()? == 0)
-    }
-
-    /// Entry and page counts of the table.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let stat = db.read()?.stat::<Names>()?;
-    /// assert_eq!(stat.entries, 3);
-    /// assert_eq!((stat.depth, stat.leaf_pages), (1, 1)); // three small entries fit in one page
-    /// assert_eq!(stat.page_size, db.info()?.page_size);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn stat<T: Table>(&self) -> Result<TableStat>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        self.raw()
-            .stat(dbi)
-            .map(TableStat::from_raw)
-            .map_err(|code| self.db.shared.fail(code, At::of::<T>("stat")))
-    }
-
-    /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let mut cursor = tx.cursor::<Names>()?;
-    /// assert_eq!(cursor.seek(&2)?, Some((2, "two".to_string())));
-    /// assert_eq!(cursor.next()?, Some((3, "three".to_string())));
-    /// assert_eq!(cursor.next()?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn cursor<T: Table>(&self) -> Result<Cursor<'_, T>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        let raw = self
-            .raw()
-            .cursor_cached(dbi, &self.db.shared.cursors)
-            .map_err(|code| self.db.shared.fail(code, At::of::<T>("open cursor")))?;
-        Ok(Cursor::new(raw))
-    }
-
-    /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
-    /// #     tx.put::<Names>(&k, &v.to_string())?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let mut entries = tx.iter::<Names>();
-    /// assert_eq!(entries.next().transpose()?, Some((1, "one".to_string())));
-    /// assert_eq!(entries.next_back().transpose()?, Some((3, "three".to_string())));
-    /// assert_eq!(entries.count(), 1); // key 2 is left in between
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn iter<T: Table>(&self) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::all())
-    }
-
-    /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
-    /// Double-ended.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for k in 1..=9 { tx.put::<Names>(&k, &k.to_string())?; }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let keys = |it: tabula::Iter<'_, Names>| it.keys().collect::<tabula::Result<Vec<u64>>>();
-    /// assert_eq!(keys(tx.range::<Names>(3..6))?, [3, 4, 5]);
-    /// assert_eq!(keys(tx.range::<Names>(7..))?, [7, 8, 9]);
-    /// assert_eq!(keys(tx.range::<Names>(2..=4))?, [2, 3, 4]);
-    /// let (last, _) = tx.range::<Names>(..=5).next_back().unwrap()?; // from the upper end
-    /// assert_eq!(last, 5);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::range::<T, _>(range))
-    }
-
-    /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
-    /// of its first fields). Double-ended.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = (String, u64), value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Balances>(&("alice", 1), &10)?;
-    /// # tx.put::<Balances>(&("alice", 2), &20)?;
-    /// # tx.put::<Balances>(&("bob", 1), &5)?;
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let alice = tx.prefix::<Balances, _>(&"alice".to_string()).values();
-    /// assert_eq!(alice.collect::<Result<Vec<u64>, _>>()?, [10, 20]);
-    /// let (key, _) = tx.prefix::<Balances, _>(&"bob".to_string()).next().unwrap()?;
-    /// assert_eq!(key, ("bob".to_string(), 1));
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-        T::Key: crate::codec::HasPrefix<P>,
-    {
-        self.iter_between::<T>(Positions::prefix::<P>(prefix))
-    }
-
-    /// The values of `key` in a `dupsort` table, in their order (by subkey, for a table with
-    /// one). Yields `(key, value)` pairs like the other iterators; double-ended.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
-    /// # tx.put::<Topics>(&2, &"z".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let topics: Vec<String> = tx.dups::<Topics>(&1).values().collect::<Result<_, _>>()?;
-    /// assert_eq!(topics, ["a", "b", "c"]); // sorted by value
-    /// let last = tx.dups::<Topics>(&1).values().next_back().transpose()?;
-    /// assert_eq!(last.as_deref(), Some("c"));
-    /// assert_eq!(tx.dups::<Topics>(&3).count(), 0);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn dups<T: DupSort>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::exact::<T, _>(key))
-    }
-
-    /// The values of `key` from the first whose subkey is `>= subkey` (in a table without a
-    /// subkey: the first value `>= subkey`), found with `MDBX_GET_BOTH_RANGE`. Double-ended:
-    /// from the back it ends at that value.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// #[derive(Table)]
-    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
-    /// struct Storage;
-    /// # #[derive(Schema)]
-    /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (1, 30, "c"), (2, 5, "d")] {
-    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let slot = |entry: tabula::Result<(u64, (u32, String))>| entry.map(|(_, (slot, _))| slot);
-    /// let slots: Vec<u32> = tx.dups_from::<Storage>(&1, &15).map(slot).collect::<Result<_, _>>()?;
-    /// assert_eq!(slots, [20, 30]);
-    /// let back: Vec<u32> =
-    ///     tx.dups_from::<Storage>(&1, &15).rev().map(slot).collect::<Result<_, _>>()?;
-    /// assert_eq!(back, [30, 20]);
-    /// assert_eq!(tx.dups_from::<Storage>(&1, &31).count(), 0); // not key 2's values
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn dups_from<T: DupSort>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-        subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::dups_from::<T, _, _>(key, subkey))
-    }
-
-    /// The value of `key` with exactly this subkey (in a table without a subkey: the value
-    /// equal to `subkey`), or `None`.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// #[derive(Table)]
-    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
-    /// struct Storage;
-    /// # #[derive(Schema)]
-    /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
-    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// assert_eq!(tx.get_dup::<Storage>(&1, &20)?, Some((20, "b".to_string())));
-    /// assert_eq!(tx.get_dup::<Storage>(&1, &15)?, None);
-    /// assert_eq!(tx.get_dup::<Storage>(&3, &20)?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn get_dup<T: DupSort>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-        subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Result<Option<T::Value>>
-    where
-        S: Contains<T>,
-    {
-        self.find_dup::<T>(key, subkey, true, "get_dup")
-    }
-
-    /// The first value of `key` whose subkey is `>= subkey` (in a table without a subkey: the
-    /// first value `>= subkey`), found with one search of libmdbx's B-tree (no walk over the
-    /// key's values); `None` when `key` has no such value.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// #[derive(Table)]
-    /// #[table(key = u64, subkey = u32, value = String, dupsort)]
-    /// struct Storage;
-    /// # #[derive(Schema)]
-    /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
-    /// #     tx.put::<Storage>(&k, &(slot, v.to_string()))?;
-    /// # }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// assert_eq!(tx.seek_dup::<Storage>(&1, &15)?, Some((20, "b".to_string())));
-    /// assert_eq!(tx.seek_dup::<Storage>(&1, &21)?, None); // key 2's values do not count
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`] or [`Error::Mdbx`].
-    pub fn seek_dup<T: DupSort>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-        subkey: &(impl AsKey<T::SubKey> + ?Sized),
-    ) -> Result<Option<T::Value>>
-    where
-        S: Contains<T>,
-    {
-        self.find_dup::<T>(key, subkey, false, "seek_dup")
-    }
-
-    /// `get_dup` (`exact`) and `seek_dup`: one lower-bound search over (key, value) pairs
-    /// (`mdbx_get_equal_or_great`, which finds what `MDBX_GET_BOTH_RANGE` finds when the key
-    /// has such a value, with a cursor on libmdbx's stack instead of a bound one), and a check
-    /// that it landed on `key`.
-    fn find_dup<T: DupSort>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-        subkey: &(impl AsKey<T::SubKey> + ?Sized),
-        exact: bool,
-        name: &'static str,
-    ) -> Result<Option<T::Value>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        with_key::<T, _, _>(key, |k| {
-            with_subkey::<T, _, _>(subkey, |s| match self.raw().get_lower_bound(dbi, k, s) {
-                Ok(Some((found, v))) if found == k && (!exact || has_subkey::<T>(v, s)) => {
-                    decode_value::<T>(k, v).map(Some)
-                }
-                Ok(_) => Ok(None),
-                Err(code) => Err(self.db.shared.fail(code, At::of::<T>(name).key(k))),
-            })
-        })
-    }
-
-    /// Number of values of `key` in a `dupsort` table (0 when it is absent).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// assert_eq!(tx.dup_count::<Topics>(&1)?, 3);
-    /// assert_eq!(tx.dup_count::<Topics>(&2)?, 0);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn dup_count<T: DupSort>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<u64>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        with_key::<T, _, _>(key, |k| {
-            self.raw()
-                .count_values(dbi, k)
-                .map(|n| n as u64)
-                .map_err(|code| self.db.shared.fail(code, At::of::<T>("dup_count").key(k)))
-        })
-    }
-
-    fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        Iter::new(self.raw(), &self.db.shared.cursors, dbi, positions)
-    }
-
-    /// The value under `key` decoded in place, borrowing the stored bytes: `&[u8]` for a table
-    /// with `codec = Raw`, `&T` for `codec = Pod<T>` (a [`ValueRef`] codec). Nothing is copied;
-    /// the value lives as long as the borrow of the transaction (a write transaction cannot
-    /// write while it is held). For other codecs this does not compile; use [`get`](Tx::get),
-    /// or [`get_lazy`](Tx::get_lazy) to decide after reading whether to decode.
-    ///
-    /// ```
-    /// use tabula::{Options, Pod, Schema, Table};
-    /// use zerocopy::byteorder::{LittleEndian, U64};
-    /// use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
-    ///
-    /// #[derive(Debug, PartialEq, FromBytes, IntoBytes, Immutable, KnownLayout, Unaligned)]
-    /// #[repr(C)]
-    /// struct Account { nonce: U64<LittleEndian>, balance: [u8; 32] }
-    ///
-    /// #[derive(Table)]
-    /// #[table(key = [u8; 20], value = Account, codec = Pod<Account>)]
-    /// struct Accounts;
-    /// # #[derive(Schema)]
-    /// # struct App(Accounts);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// let mut tx = db.write()?;
-    /// tx.put::<Accounts>(&[7; 20], &Account { nonce: U64::new(3), balance: [1; 32] })?;
-    /// tx.commit()?;
-    ///
-    /// let tx = db.read()?;
-    /// let account: &Account = tx.get_ref::<Accounts>(&[7; 20])?.unwrap(); // a view of the page
-    /// assert_eq!(account.nonce.get(), 3);
-    /// assert!(tx.get_ref::<Accounts>(&[8; 20])?.is_none());
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Decode`] when the stored bytes are not a value of the codec (for `Pod<T>`: not
-    /// `size_of::<T>()` bytes); [`Error::Mdbx`] on libmdbx failure.
-    #[inline]
-    pub fn get_ref<T: Table>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<<T::Codec as ValueRef>::Ref<'_>>>
-    where
-        S: Contains<T>,
-        T::Codec: ValueRef,
-    {
-        lookup::<S, T, _>(self.db, self.raw(), key, |k, v| {
-            v.map(|v| decode_value_ref::<T>(k, v)).transpose()
-        })
-    }
-
-    /// The value under `key` read but not decoded: a [`Lazy`] holding the stored bytes,
-    /// borrowed for as long as the transaction is, decoded when asked ([`Lazy::decode`]).
-    /// Works with every codec.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Names>(&1, &"one".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read()?;
-    /// let lazy = tx.get_lazy::<Names>(&1)?.expect("present");
-    /// assert_eq!(lazy.bytes().len(), 4); // not decoded yet
-    /// assert_eq!(lazy.decode()?, "one");
-    /// assert!(tx.get_lazy::<Names>(&2)?.is_none());
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] on libmdbx failure (decode errors come from [`Lazy::decode`]).
-    #[inline]
-    pub fn get_lazy<T: Table>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<Lazy<'_, T>>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(self.db);
-        // The key is kept for a decode error's message: the stored copy in the page (the
-        // encoded key given here is a temporary).
-        with_key::<T, _, _>(key, |k| match self.raw().get_pair(dbi, k) {
-            Ok(Some((stored_key, v))) => Ok(Some(Lazy::new(stored_key, v))),
-            Ok(None) => Ok(None),
-            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
-        })
     }
 }
 
@@ -843,9 +183,15 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        let db = self.db;
-        let Tx { raw, scratch, .. } = self;
+        let dbi = dbi_of::<S, T>(self.db());
+        let db = self.db();
+        let Tx {
+            reads: Reads {
+                h: TxHandle { raw, .. },
+            },
+            scratch,
+            ..
+        } = self;
         let raw = raw.as_mut().expect("transaction is live");
         with_key::<T, _, _>(key, |k| {
             // A codec that knows its encoded length writes straight into the page (libmdbx
@@ -1121,8 +467,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        let db = self.db;
+        let dbi = dbi_of::<S, T>(self.db());
+        let db = self.db();
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.del(dbi, k, None)
@@ -1164,9 +510,15 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        let db = self.db;
-        let Tx { raw, scratch, .. } = self;
+        let dbi = dbi_of::<S, T>(self.db());
+        let db = self.db();
+        let Tx {
+            reads: Reads {
+                h: TxHandle { raw, .. },
+            },
+            scratch,
+            ..
+        } = self;
         let raw = raw.as_mut().expect("transaction is live");
         with_key::<T, _, _>(key, |k| {
             let v = Self::encode_value::<T>(scratch, k, value)?;
@@ -1205,8 +557,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        let db = self.db;
+        let dbi = dbi_of::<S, T>(self.db());
+        let db = self.db();
         self.raw_mut()
             .put(dbi, key, value, engine::put::UPSERT)
             .map_err(|code| {
@@ -1245,8 +597,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        let db = self.db;
+        let dbi = dbi_of::<S, T>(self.db());
+        let db = self.db();
         self.raw_mut()
             .drop_table(dbi, false)
             .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))
@@ -1282,9 +634,15 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let dbi = dbi_of::<S, T>(self.db);
-        let shared = &self.db.shared;
-        let Tx { raw, scratch, .. } = self;
+        let dbi = dbi_of::<S, T>(self.db());
+        let shared = &self.db().shared;
+        let Tx {
+            reads: Reads {
+                h: TxHandle { raw, .. },
+            },
+            scratch,
+            ..
+        } = self;
         let raw = raw.as_mut().expect("transaction is live");
         let cursor = raw.write_cursor(dbi).map_err(|code| Error::Mdbx {
             table: T::NAME,
@@ -1295,7 +653,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         Ok(Appender::new(cursor, scratch, shared))
     }
 
-    /// A write cursor over table `T`: it moves like a [`Cursor`] and writes at its position
+    /// A write cursor over table `T`: it moves like a [`Cursor`](crate::Cursor) and writes at its position
     /// (`upsert`, `insert`, `append`, `append_dup`, `delete_current`, ...). Its reads return
     /// owned values, so entries can be deleted while walking. Borrows the transaction; for
     /// cursors over several tables at once, see [`cursors_mut`](Tx::cursors_mut).
@@ -1327,7 +685,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        let db = self.db;
+        let db = self.db();
         Opener::new(self.raw_mut().lend(), db).cursor::<T>()
     }
 
@@ -1369,7 +727,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::Mdbx`] when a cursor cannot be opened.
     pub fn cursors_mut<C: WriteCursors<S>>(&mut self) -> Result<C::Cursors<'_>> {
-        let db = self.db;
+        let db = self.db();
         C::open(&Opener::new(self.raw_mut().lend(), db))
     }
 
@@ -1551,12 +909,12 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// [`Error::MapFull`], [`Error::DiskFull`] (the file system filled up) or [`Error::Env`];
     /// the transaction is then aborted and nothing of it is written.
     pub fn commit(mut self) -> Result<()> {
-        let raw = self.raw.take().expect("transaction is live");
-        let shared = &self.db.shared;
+        let raw = self.reads.h.raw.take().expect("transaction is live");
+        let shared = &self.db().shared;
         #[cfg(feature = "metrics")]
         return match raw.commit_timed() {
             Ok(seconds) => {
-                telemetry::commit(&self.db.telemetry, seconds);
+                telemetry::commit(&self.db().telemetry, seconds);
                 Ok(())
             }
             Err(code) => Err(shared.fail(code, At::commit(None, "commit"))),
@@ -1640,7 +998,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             }
         }
 
-        let db = self.db;
+        let db = self.db();
         let parent = self
             .raw_mut()
             .nest()
@@ -1744,8 +1102,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                     .to_string(),
             });
         }
-        let dbi = dbi_of::<S, T>(self.db);
-        let db = self.db;
+        let dbi = dbi_of::<S, T>(self.db());
+        let db = self.db();
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.put_reserve(dbi, k, len, engine::put::UPSERT, fill)
@@ -1798,17 +1156,17 @@ fn last_key(raw: &mut RawTxn, dbi: Dbi) -> Option<KeyHex> {
 impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(raw) = self.raw.take() {
+        if let Some(raw) = self.reads.h.raw.take() {
             if M::READ_ONLY {
                 let mut raw = raw;
-                if self.db.shared.read_clock {
+                if self.db().shared.read_clock {
                     let age_ns = engine::coarse_now_ns().saturating_sub(self.started_ns);
-                    if age_ns >= self.db.shared.long_read_ns {
+                    if age_ns >= self.db().shared.long_read_ns {
                         raw = warn_long_read_of(raw, age_ns / 1_000_000);
                     }
-                    telemetry::read_txn_ended(&self.db.telemetry, age_ns / 1_000_000);
+                    telemetry::read_txn_ended(&self.db().telemetry, age_ns / 1_000_000);
                 }
-                self.db.park(raw);
+                self.db().shared.park(raw);
             } else {
                 drop(raw); // aborts
             }
@@ -1819,38 +1177,7 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
 impl<S: Schema, M: Mode> std::fmt::Debug for Tx<'_, S, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct(if M::READ_ONLY { "RoTx" } else { "RwTx" })
-            .field("id", &self.raw.as_ref().map(RawTxn::id))
+            .field("id", &self.reads.h.raw.as_ref().map(RawTxn::id))
             .finish()
-    }
-}
-
-/// Entry and page counts of a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TableStat {
-    /// Entries (key-value pairs).
-    pub entries: u64,
-    /// Height of the B-tree.
-    pub depth: u32,
-    /// Branch pages.
-    pub branch_pages: u64,
-    /// Leaf pages.
-    pub leaf_pages: u64,
-    /// Overflow (large value) pages.
-    pub overflow_pages: u64,
-    /// Page size in bytes.
-    pub page_size: u32,
-}
-
-impl TableStat {
-    pub(crate) fn from_raw(s: engine::RawStat) -> Self {
-        TableStat {
-            entries: s.entries,
-            depth: s.depth,
-            branch_pages: s.branch_pages,
-            leaf_pages: s.leaf_pages,
-            overflow_pages: s.overflow_pages,
-            page_size: s.page_size,
-        }
     }
 }

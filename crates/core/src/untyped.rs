@@ -37,15 +37,16 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
 pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
+use crate::diagnose::fail;
 use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::KeyHex;
-use crate::error::{At, Error, Part, Result, fail};
+use crate::error::{At, Error, Part, Result};
 use crate::files::open_env;
 use crate::options::Options;
+use crate::read::TableStat;
 use crate::record::SCHEMA_RECORD_KEY;
 pub use crate::record::{AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord};
 use crate::startup::{META_TABLE, parse_record};
-use crate::txn::TableStat;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
 /// file with more named tables than this reports `MDBX_DBS_FULL` when they are listed.
@@ -83,6 +84,105 @@ pub struct EnvDetails {
 
 /// One live reader (an occupied slot of the reader table): the typed API's reader record.
 pub use crate::db::ReaderInfo;
+
+/// libmdbx's integrity check in full: its counts, its own report and what it found in each
+/// tree of the file; see [`UntypedDb::check_report`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckDetails {
+    /// The counts, as [`UntypedDb::check`] returns them.
+    pub summary: crate::db::CheckReport,
+    /// libmdbx's report (what its `mdbx_chk` tool prints), one entry per line: section headings,
+    /// each problem, the summaries. Collected on x86-64 only (see the `Limits` below); empty
+    /// elsewhere.
+    ///
+    /// # Limits
+    ///
+    /// libmdbx hands each piece of the report to a callback as a `printf` format with a
+    /// `va_list`, which stable Rust cannot read: the pieces are formatted by the C library's
+    /// `vsnprintf`, and the Rust type of a `va_list` parameter is known here for x86-64 only.
+    pub report: Vec<CheckLine>,
+    /// Every tree the check's B-tree walk reached (named tables, and libmdbx's own trees
+    /// `@MAIN` and `@GC`), with what it found in each.
+    pub tables: Vec<TableCheck>,
+}
+
+impl CheckDetails {
+    /// The trees with a problem, in the order the check met them.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "owners", key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let found = tabula::untyped::UntypedDb::open(dir.path())?.check_report()?;
+    /// let damaged: Vec<&str> = found.damaged().map(|t| t.name.as_str()).collect();
+    /// assert!(damaged.is_empty(), "damaged: {damaged:?}");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn damaged(&self) -> impl Iterator<Item = &TableCheck> {
+        self.tables.iter().filter(|t| t.damaged())
+    }
+}
+
+/// One line of libmdbx's check report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckLine {
+    /// The nesting of the report section it is in (0 = top), for indenting.
+    pub depth: u8,
+    /// Whether libmdbx reported it as a problem (an error line).
+    pub problem: bool,
+    /// The text, without a line end.
+    pub text: String,
+}
+
+/// What libmdbx's check found in one tree of the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableCheck {
+    /// The table's name; libmdbx's own trees are `@MAIN` (the directory of named tables) and
+    /// `@GC` (free pages), as libmdbx names them.
+    pub name: String,
+    /// Whether this is a named table (not one of libmdbx's own trees).
+    pub named: bool,
+    /// Pages of the tree the walk reached.
+    pub pages: u64,
+    /// Of those, pages that are damaged (a bad header, a wrong type, unreadable).
+    pub broken_pages: u64,
+    /// Problems found while reading its entries. libmdbx reads the entries only when the B-tree
+    /// walk found no damage, and stops at the first table whose entries cannot be read.
+    pub entry_problems: u64,
+    /// The error that ended the reading of its entries, if one did (`MDBX_CORRUPTED`, ...).
+    pub error: Option<String>,
+}
+
+impl TableCheck {
+    /// Whether the check found anything wrong in this tree.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "owners", key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let found = tabula::untyped::UntypedDb::open(dir.path())?.check_report()?;
+    /// let owners = found.tables.iter().find(|t| t.name == "owners").unwrap();
+    /// assert!(!owners.damaged());
+    /// assert_eq!(owners.broken_pages, 0);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn damaged(&self) -> bool {
+        self.broken_pages > 0 || self.entry_problems > 0 || self.error.is_some()
+    }
+}
 
 /// A table found by name in an [`UntypedTx`], with the encodings its schema record names.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,7 +239,7 @@ pub struct UntypedDb {
 }
 
 impl UntypedDb {
-    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::error::fail`]).
+    /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::diagnose::fail`]).
     fn err(&self, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
         move |code| fail(code, At::env(op), &self.env, &self.path)
     }
@@ -270,6 +370,77 @@ impl UntypedDb {
             tables: r.tables,
             pages: r.pages,
             txn_id: r.txn_id,
+        })
+    }
+
+    /// Runs libmdbx's integrity check as [`check`](UntypedDb::check) does, and returns, with
+    /// the counts, libmdbx's own report (problems, section summaries) and what it found in each
+    /// tree, so that every damaged table can be named.
+    ///
+    /// ```
+    /// use tabula::untyped::UntypedDb;
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "owners", key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let db = UntypedDb::open(dir.path())?;
+    /// let found = db.check_report()?;
+    /// assert!(found.summary.is_ok());
+    /// assert_eq!(found.damaged().count(), 0);
+    /// assert!(found.tables.iter().any(|t| t.named && t.name == "owners"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the check cannot run; damage is reported in the result.
+    pub fn check_report(&self) -> Result<CheckDetails> {
+        let r = self
+            .env
+            .check_report()
+            .map_err(self.err("integrity check (mdbx_env_chk)"))?;
+        Ok(CheckDetails {
+            summary: crate::db::CheckReport {
+                problems: r.result.problems,
+                tables: r.result.tables,
+                pages: r.result.pages,
+                txn_id: r.result.txn_id,
+            },
+            report: r
+                .lines
+                .into_iter()
+                .map(|l| CheckLine {
+                    depth: l.depth,
+                    problem: l.problem,
+                    text: l.text,
+                })
+                .collect(),
+            tables: r
+                .tables
+                .into_iter()
+                .map(|t| {
+                    let (name, named) = match t.tree {
+                        engine::ChkTree::Main => ("@MAIN".to_owned(), false),
+                        engine::ChkTree::Gc => ("@GC".to_owned(), false),
+                        engine::ChkTree::Meta => ("@META".to_owned(), false),
+                        engine::ChkTree::Named(n) => {
+                            (String::from_utf8_lossy(&n).into_owned(), true)
+                        }
+                    };
+                    TableCheck {
+                        name,
+                        named,
+                        pages: t.pages,
+                        broken_pages: t.broken_pages,
+                        entry_problems: t.entry_problems,
+                        error: t.error.map(|c| c.name().to_owned()),
+                    }
+                })
+                .collect(),
         })
     }
 
@@ -539,7 +710,15 @@ impl UntypedTx<'_> {
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         use engine::op;
-        let err = self.db.err("walk a table");
+        let name = intern(&table.name);
+        let err = |code| {
+            fail(
+                code,
+                At::table(name, "walk the table"),
+                &self.db.env,
+                &self.db.path,
+            )
+        };
         let dbi = table.dbi;
         let mut cur = self.txn.cursor(dbi).map_err(err)?;
         if !reverse {

@@ -1,7 +1,7 @@
 //! Every public method of the user-facing types carries a compiled, running doc example.
 //!
 //! Reads the sources of `tabula-core` and `tabula-migrate` line by line: for each inherent
-//! `impl` of `Db`, `Tx`, `Cursor`, `Iter`, `Appender`, `WriteCursor`, `BulkLoad`, `Migrations`,
+//! `impl` of `Db`, `Tx`, `Cursor` (the write cursor's writes included: `WriteCursor` is `Cursor<'_, T, Rw>`), `Iter`, `Appender`, `BulkLoad`, `Migrations`,
 //! `Options`, `OwnedTx`, `OwnedIter` and `Lazy` (trait impls such as `impl Iterator for Iter` are
 //! not looked at), every `pub fn` at the impl's top level must have in its doc comment a code
 //! block fenced with
@@ -18,7 +18,6 @@ const TYPES: &[&str] = &[
     "Cursor",
     "Iter",
     "Appender",
-    "WriteCursor",
     "BulkLoad",
     "Migrations",
     "Options",

@@ -20,26 +20,38 @@ const LAYERS: &[(&str, u32)] = &[
     ("table", 1),
     // Metric names and the calls that record them; imports nothing of the crate.
     ("telemetry", 1),
+    // Read-only or read-write: the marker types and what each fixes at compile time.
+    ("mode", 1),
     ("error", 2),
     ("record", 3),
+    // A libmdbx failure turned into an `Error`, with what it takes to diagnose it.
+    ("diagnose", 3),
     ("options", 3),
     ("files", 4),
-    ("state", 4),
+    // `Db` and what its transactions share (`db/state.rs`): below the transactions, which hold
+    // a `&Db`; the rest of `db/` sits above them (it makes them).
+    ("db::state", 4),
     ("stored", 5),
+    // One cursor for reads and writes (`cursor/`), and the iterators beside it; the
+    // transaction makes both.
     ("cursor", 6),
-    // Write cursors sit beside the read cursors; the transaction makes both.
-    ("write_cursor", 6),
+    ("iter", 6),
+    // Every read, once (`Reads`); the transaction dereferences to it and adds the writes.
+    ("read", 7),
     ("txn", 7),
-    ("bulk", 8),
+    // The database's methods, its owned read transactions and its bulk load (`db/`).
     ("db", 8),
+    // The startup path (`startup/`: its transaction, `open`, and the schema checks).
     ("startup", 9),
-    // Owned read transactions: `Db::read_owned` starts from `db`'s pooled begin.
-    ("owned", 9),
     ("untyped", 10),
 ];
 
 /// Same-layer dependencies allowed, as (user, used).
-const SAME_LAYER: &[(&str, &str)] = &[("table", "__private"), ("state", "options")];
+const SAME_LAYER: &[(&str, &str)] = &[
+    ("table", "__private"),
+    ("db::state", "options"),
+    ("txn", "read"),
+];
 
 fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read src") {
@@ -52,12 +64,26 @@ fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`engine/txn.rs` -> `engine`, `txn.rs` -> `txn`).
+/// The unit a file belongs to: its top-level module (`engine/txn.rs` -> `engine`, `txn.rs` ->
+/// `txn`), or a submodule that has a layer of its own (`db/state.rs` -> `db::state`).
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).expect("under src");
-    let first = rel.components().next().expect("a component");
-    let name = first.as_os_str().to_string_lossy();
-    name.trim_end_matches(".rs").to_string()
+    let mut parts = rel.components().map(|c| {
+        c.as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string()
+    });
+    let first = parts.next().expect("a component");
+    match parts.next() {
+        Some(second) if is_unit(&format!("{first}::{second}")) => format!("{first}::{second}"),
+        _ => first,
+    }
+}
+
+/// Whether `name` (`a::b`) is a submodule with a layer of its own.
+fn is_unit(name: &str) -> bool {
+    LAYERS.iter().any(|(m, _)| *m == name)
 }
 
 /// The code of a line, without a trailing `//` comment and without string literals' contents
@@ -86,7 +112,19 @@ fn crate_paths(code: &str) -> Vec<String> {
         // `pub(crate)` is a visibility, not a path; `$crate` belongs to macros.
         let before = &rest[..i];
         if !ident.is_empty() && !before.ends_with('$') && !before.ends_with('(') {
-            out.push(ident);
+            // `crate::db::state::..` is the unit `db::state` when that has a layer of its own.
+            let sub: String = after[ident.len()..]
+                .strip_prefix("::")
+                .unwrap_or("")
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let unit = format!("{ident}::{sub}");
+            out.push(if !sub.is_empty() && is_unit(&unit) {
+                unit
+            } else {
+                ident
+            });
         }
         rest = after;
     }
@@ -170,6 +208,271 @@ fn the_parser_sees_paths_and_skips_comments_and_visibility() {
         ["table", "Error"]
     );
     assert!(crate_paths("macro: $crate::x").is_empty());
+    assert_eq!(crate_paths("use crate::db::state::Db;"), ["db::state"]);
+    assert_eq!(crate_paths("use crate::db::Db;"), ["db"]);
     assert_eq!(code_of("    // crate::txn in a comment"), "");
     assert_eq!(code_of("let a = 1; // crate::txn"), "let a = 1; ");
+}
+
+/// Method names std types (or serde's and the metrics crate's) have too: a call of one of
+/// these says nothing about which module's method runs, so the call check skips them.
+const STD_NAMES: &[&str] = &[
+    "new",
+    "default",
+    "clone",
+    "drop",
+    "fmt",
+    "eq",
+    "cmp",
+    "partial_cmp",
+    "hash",
+    "from",
+    "into",
+    "try_from",
+    "as_ref",
+    "as_mut",
+    "deref",
+    "deref_mut",
+    "borrow",
+    "next",
+    "next_back",
+    "len",
+    "is_empty",
+    "iter",
+    "get",
+    "insert",
+    "remove",
+    "push",
+    "pop",
+    "take",
+    "map",
+    "and_then",
+    "unwrap",
+    "expect",
+    "contains",
+    "extend",
+    "clear",
+    "first",
+    "last",
+    "count",
+    "range",
+    "keys",
+    "values",
+    "min",
+    "max",
+    "to_vec",
+    "write",
+    "read",
+    "flush",
+    "path",
+    "sync",
+    "index",
+    "put",
+    "as_slice",
+    "as_str",
+    "to_string",
+    "parse",
+    "store",
+    "load",
+    "swap",
+    "reset",
+    "into_iter",
+    "position",
+    "split",
+    "find",
+    "filter",
+    "copy",
+    "lock",
+    "send",
+    "err",
+    "is_ok",
+    "drain",
+    "append",
+    "entry",
+    "contains_key",
+    "extend_from_slice",
+    "open",
+    "next_entry",
+    "record",
+];
+
+/// The methods (functions taking `self`) each module defines in its inherent impls; trait
+/// impls are skipped (their methods are reached through the trait, whose layer the import
+/// check covers).
+fn defined_methods(src: &Path, files: &[PathBuf]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in files {
+        let module = module_of(src, file);
+        let text = std::fs::read_to_string(file).expect("read source");
+        // Brace depth, and the depth at which a trait impl's body ends (`None`: not in one).
+        let mut depth = 0i32;
+        let mut trait_impl_at: Option<i32> = None;
+        for line in text.lines() {
+            let code = without_strings(code_of(line));
+            let trimmed = code.trim_start();
+            if trait_impl_at.is_none()
+                && (trimmed.starts_with("impl") || trimmed.starts_with("unsafe impl"))
+                && trimmed.contains(" for ")
+            {
+                trait_impl_at = Some(depth);
+            }
+            if trait_impl_at.is_none()
+                && let Some(i) = code.find("fn ")
+                && (i == 0 || code[..i].ends_with(' '))
+            {
+                let after = &code[i + 3..];
+                let name: String = after
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                // The first parameter, after the name and any generics.
+                let params = after.find('(').map(|p| after[p + 1..].trim_start());
+                let takes_self = params.is_some_and(|p| {
+                    ["&self", "&mut self", "self", "mut self", "&'"]
+                        .iter()
+                        .any(|s| p.starts_with(s))
+                        && !p.starts_with("self_")
+                });
+                if !name.is_empty() && takes_self {
+                    let modules = out.entry(name).or_default();
+                    if !modules.contains(&module) {
+                        modules.push(module.clone());
+                    }
+                }
+            }
+            for c in code.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if trait_impl_at == Some(depth) {
+                            trait_impl_at = None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A line of code with the contents of its string literals blanked (a message may name a
+/// method).
+fn without_strings(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in code.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+                out.push('"');
+            }
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Every method called in a line of code: `.name(` and `.name::<`.
+fn method_calls(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find('.') {
+        let after = &rest[i + 1..];
+        rest = after;
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let tail = &after[name.len()..];
+        if !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && (tail.starts_with('(') || tail.starts_with("::<"))
+        {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Calls go downwards too: a module calls no method that only a higher layer defines (say,
+/// a transaction's drop calling back into `Db`). A name some module at or below the caller's
+/// layer also defines, or that std types have, is not counted: the check is on names, so it
+/// flags only calls that can go nowhere but up.
+#[test]
+fn modules_call_only_downwards() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layers: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
+    let mut files = Vec::new();
+    source_files(&src, &mut files);
+    files.sort();
+    let defined = defined_methods(&src, &files);
+    let layer_of = |m: &str| layers.get(m).copied();
+    let mut problems = Vec::new();
+    let mut calls = 0;
+    for file in &files {
+        let module = module_of(&src, file);
+        let Some(layer) = layer_of(&module) else {
+            continue; // `lib` and unknown modules: the import check reports those
+        };
+        let shown = file.strip_prefix(&src).unwrap().display().to_string();
+        let text = std::fs::read_to_string(file).expect("read source");
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break; // unit tests may call anything
+            }
+            for name in method_calls(&without_strings(code_of(line))) {
+                let Some(modules) = defined.get(&name) else {
+                    continue; // not a method of this crate
+                };
+                calls += 1;
+                if STD_NAMES.contains(&name.as_str()) {
+                    continue;
+                }
+                let reachable = modules.iter().any(|m| {
+                    m == &module
+                        || m == "lib"
+                        || layer_of(m).is_some_and(|l| {
+                            l < layer
+                                || (l == layer
+                                    && SAME_LAYER.contains(&(module.as_str(), m.as_str())))
+                        })
+                });
+                if !reachable {
+                    problems.push(format!(
+                        "{shown}:{}: `{module}` (layer {layer}) calls `.{name}()`, defined only in \
+                         {modules:?}",
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        calls > 300,
+        "found only {calls} calls: is the parser still right?"
+    );
+    assert!(
+        problems.is_empty(),
+        "calls going up:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The call parser finds what it must: the check above can fail.
+#[test]
+fn the_call_parser_sees_method_calls() {
+    assert_eq!(method_calls("self.db().park(raw);"), ["db", "park"]);
+    assert_eq!(method_calls("x.get::<T>(k).map(f)"), ["get", "map"]);
+    assert!(method_calls("let a = 1.5; s.field").is_empty());
 }

@@ -3,7 +3,7 @@
 
 use quote::ToTokens;
 use syn::ext::IdentExt;
-use syn::{Data, DeriveInput, Fields, Generics, Ident, Index, Member, Type};
+use syn::{Data, DeriveInput, Fields, Generics, Ident, Index, Member, Path, Type};
 
 use crate::attr;
 use crate::ctxt::Ctxt;
@@ -13,6 +13,8 @@ pub struct Table<'a> {
     pub ident: &'a Ident,
     pub generics: &'a Generics,
     pub attrs: attr::Table<'a>,
+    /// The path the generated code names Tabula by (`#[tabula(crate = ..)]`).
+    pub krate: Path,
 }
 
 impl<'a> Table<'a> {
@@ -42,6 +44,7 @@ impl<'a> Table<'a> {
             ident,
             generics: &input.generics,
             attrs: attr::Table::from_attrs(cx, &input.attrs),
+            krate: attr::crate_path(cx, &input.attrs),
         }
     }
 }
@@ -52,6 +55,8 @@ pub struct Schema<'a> {
     pub generics: &'a Generics,
     /// The table types, in ID order.
     pub tables: Vec<&'a Type>,
+    /// The path the generated code names Tabula by (`#[tabula(crate = ..)]`).
+    pub krate: Path,
 }
 
 impl<'a> Schema<'a> {
@@ -95,6 +100,7 @@ impl<'a> Schema<'a> {
             ident,
             generics: &input.generics,
             tables,
+            krate: attr::crate_path(cx, &input.attrs),
         }
     }
 }
@@ -105,6 +111,8 @@ pub struct Key<'a> {
     pub generics: &'a Generics,
     /// The fields in declaration order, which is the sort order.
     pub fields: Vec<Field<'a>>,
+    /// The path the generated code names Tabula by (`#[tabula(crate = ..)]`).
+    pub krate: Path,
 }
 
 /// One field of a composite key.
@@ -160,6 +168,7 @@ impl<'a> Key<'a> {
             ident,
             generics: &input.generics,
             fields,
+            krate: attr::crate_path(cx, &input.attrs),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! `#[table(..)]`: the attribute keywords and their parser.
+//! `#[table(..)]` and `#[tabula(..)]`: the attribute keywords and their parsers.
 //!
 //! This stage checks syntax only (known keys, no duplicates, the right kind of value); rules that
 //! need the whole declaration live in `check`.
@@ -35,6 +35,11 @@ pub const INTEGER_KEY: Symbol = Symbol("integer_key");
 pub const VALUE_VERSION: Symbol = Symbol("value_version");
 /// `subkey = S`: a dupsort table's values are `(S, V)` pairs sorted by `S`.
 pub const SUBKEY: Symbol = Symbol("subkey");
+
+/// `#[tabula(..)]`: what every derive of this crate reads, whatever it declares.
+pub const TABULA: Symbol = Symbol("tabula");
+/// `crate = path`: the path the generated code names Tabula by.
+pub const CRATE: Symbol = Symbol("crate");
 
 /// Every key `#[table(..)]` accepts, in the order the error message lists them.
 const TABLE_KEYS: [Symbol; 8] = [
@@ -116,10 +121,16 @@ impl<'a> Table<'a> {
                     }
                 } else {
                     let expected = TABLE_KEYS.map(|k| format!("`{k}`")).join(", ");
+                    // The crate path belongs to every derive, so it has an attribute of its own.
+                    let hint = if meta.path == CRATE {
+                        "; the path to Tabula goes in `#[tabula(crate = ..)]`"
+                    } else {
+                        ""
+                    };
                     cx.error_spanned_by(
                         &meta.path,
                         format!(
-                            "unknown table attribute `{}`; expected one of {expected}",
+                            "unknown table attribute `{}`; expected one of {expected}{hint}",
                             path_to_string(&meta.path)
                         ),
                     );
@@ -146,6 +157,85 @@ impl<'a> Table<'a> {
     }
 }
 
+/// The path the generated code names Tabula by: `#[tabula(crate = path)]` among `attrs`, or
+/// `::tabula`, the facade users depend on.
+///
+/// The value is a path, written bare (`crate = tabula_core`, as `#[table(..)]` takes its types)
+/// or as a string (`crate = "tabula_core"`, as `#[serde(crate = "..")]` takes it): code inside
+/// Tabula's own crates, or a crate that re-exports Tabula under another name, says where the
+/// items are. A bad value is reported and the default used, so the rest of the declaration is
+/// still checked.
+pub fn crate_path(cx: &Ctxt, attrs: &[Attribute]) -> Path {
+    let mut krate = Attr::none(cx, CRATE);
+    for attr in attrs.iter().filter(|attr| *attr.path() == TABULA) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path == CRATE {
+                if let Some(path) = parse_crate(cx, &meta)? {
+                    krate.set_in(TABULA, &meta.path, path);
+                }
+            } else {
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "unknown tabula attribute `{}`; expected `{CRATE}`: \
+                         `#[tabula(crate = path::to::tabula)]`",
+                        path_to_string(&meta.path)
+                    ),
+                );
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+        if let Err(error) = parsed {
+            cx.syn_error(error);
+        }
+    }
+    krate.get().unwrap_or_else(|| syn::parse_quote!(::tabula))
+}
+
+/// `krate` with every token at `span`, for code generated with `quote_spanned!`: a path to
+/// Tabula written into the user's tokens takes their span, as the `::tabula` there always did,
+/// so rustc reports a bound that fails in it at the user's token.
+pub fn krate_at(krate: &Path, span: proc_macro2::Span) -> TokenStream {
+    krate
+        .to_token_stream()
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
+}
+
+/// `crate = path` or `crate = "path"`: a path without generic arguments. `Ok(None)` after
+/// reporting a bad value.
+fn parse_crate(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Path>> {
+    let expected =
+        "expected the path to Tabula: `crate = tabula_core` or `crate = \"tabula_core\"`";
+    if !meta.input.peek(Token![=]) {
+        cx.error_spanned_by(&meta.path, expected);
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let eq: Token![=] = meta.input.parse()?;
+    let tokens = value_tokens(meta.input)?;
+    if tokens.is_empty() {
+        cx.error_spanned_by(quote::quote!(#eq), expected);
+        return Ok(None);
+    }
+    let path = match syn::parse2::<LitStr>(tokens.clone()) {
+        Ok(lit) => lit.parse_with(Path::parse_mod_style),
+        Err(_) => syn::parse::Parser::parse2(Path::parse_mod_style, tokens.clone()),
+    };
+    match path {
+        Ok(path) => Ok(Some(path)),
+        Err(_) => {
+            cx.error_spanned_by(tokens, expected);
+            Ok(None)
+        }
+    }
+}
+
 /// One keyword's value, remembering that it was set so a second occurrence is an error.
 struct Attr<'c, T> {
     cx: &'c Ctxt,
@@ -164,8 +254,13 @@ impl<'c, T> Attr<'c, T> {
 
     /// Sets the value, or reports a duplicate at `obj` (the keyword as written the second time).
     fn set<A: ToTokens>(&mut self, obj: A, value: T) {
+        self.set_in(TABLE, obj, value)
+    }
+
+    /// [`set`](Self::set) for a keyword of the attribute `attr`.
+    fn set_in<A: ToTokens>(&mut self, attr: Symbol, obj: A, value: T) {
         if self.value.is_some() {
-            let message = format!("duplicate table attribute `{}`", self.name);
+            let message = format!("duplicate {attr} attribute `{}`", self.name);
             self.cx.error_spanned_by(obj, message);
         } else {
             self.value = Some(value);

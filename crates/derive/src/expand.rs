@@ -2,9 +2,10 @@
 //! when it has mistakes, emits every error plus a stub impl from `fallback`.
 //!
 //! Generated code is hygienic: it is wrapped in `const _: () = { .. };`, names items only by
-//! absolute paths (`::tabula::..`, `::core::..`, primitives through `::core::primitive`), calls
-//! trait items as `<T as ::tabula::Trait>::item`, and names its locals `__tabula_*` with
-//! mixed-site hygiene. Bound assertions are spanned on the user's tokens so rustc points there.
+//! absolute paths (`::tabula::..`, or the path of `#[tabula(crate = ..)]`; `::core::..`,
+//! primitives through `::core::primitive`), calls trait items as `<T as ::tabula::Trait>::item`,
+//! and names its locals `__tabula_*` with mixed-site hygiene. Bound assertions are spanned on the
+//! user's tokens so rustc points there.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -13,6 +14,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use crate::ast;
+use crate::attr::krate_at;
 use crate::check;
 use crate::ctxt::Ctxt;
 use crate::dupsort;
@@ -25,7 +27,7 @@ pub fn derive_table(input: &DeriveInput) -> TokenStream {
     check::dupsort(&cx, &table);
     match cx.check() {
         Ok(()) => table_impl(&table),
-        Err(errors) => with_fallback(errors, fallback::table(input)),
+        Err(errors) => with_fallback(errors, fallback::table(input, &table.krate)),
     }
 }
 
@@ -45,7 +47,7 @@ pub fn derive_key(input: &DeriveInput) -> TokenStream {
     check::key(&cx, &key);
     match cx.check() {
         Ok(()) => key_impl(&key),
-        Err(errors) => with_fallback(errors, fallback::key(input)),
+        Err(errors) => with_fallback(errors, fallback::key(input, &key.krate)),
     }
 }
 
@@ -57,6 +59,7 @@ fn with_fallback(errors: syn::Error, stub: TokenStream) -> TokenStream {
 
 fn table_impl(table: &ast::Table) -> TokenStream {
     let ident = table.ident;
+    let krate = &table.krate;
     let attrs = &table.attrs;
     let (Some(key), Some(value)) = (&attrs.key, &attrs.value) else {
         unreachable!("check::table reports a missing key or value");
@@ -69,7 +72,10 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     let integer_key = attrs.integer_key;
     let codec = match &attrs.codec {
         Some(codec) => quote!(#codec),
-        None => quote_spanned!(value.span()=> ::tabula::Bincode<#value>),
+        None => {
+            let krate = krate_at(krate, value.span());
+            quote_spanned!(value.span()=> #krate::Bincode<#value>)
+        }
     };
     let value_type = ast::type_to_string(value);
     let rust_name = ident.unraw().to_string();
@@ -78,22 +84,24 @@ fn table_impl(table: &ast::Table) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     // A dupsort table stores its values in an ordered form (`dupsort.rs`).
-    let (value, codec) = dupsort::value_and_codec(attrs).unwrap_or((quote!(#value), codec));
-    let dup_impls = dupsort::impls(ident, attrs);
+    let (value, codec) = dupsort::value_and_codec(attrs, krate).unwrap_or((quote!(#value), codec));
+    let dup_impls = dupsort::impls(ident, attrs, krate);
 
     // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
     // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
     // type), so rustc reports there. Separate assertions would only repeat those errors.
     let assert_integer_key = integer_key.then(|| {
+        let krate = krate_at(krate, key.span());
         quote_spanned! {key.span()=>
-            const _: () = ::tabula::__private::assert_integer_key::<#key>();
+            const _: () = #krate::__private::assert_integer_key::<#key>();
         }
     });
     // `check::table` already rejects reserved names with a clear error; this keeps its copy of the
     // prefix honest against core's.
+    let at_name = krate_at(krate, name_span);
     let assert_not_reserved = quote_spanned! {name_span=>
         const _: () = ::core::assert!(
-            !::tabula::__private::is_reserved(<#ident as ::tabula::Table>::NAME),
+            !#at_name::__private::is_reserved(<#ident as #at_name::Table>::NAME),
             "this table name is reserved for Tabula's meta table"
         );
     };
@@ -101,12 +109,12 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::__private::ImplementedByDeriveTableOnly for #ident {}
+            impl #krate::__private::ImplementedByDeriveTableOnly for #ident {}
 
             #[automatically_derived]
-            impl ::tabula::Table for #ident {
+            impl #krate::Table for #ident {
                 const NAME: &'static ::core::primitive::str = #name;
-                const FLAGS: ::tabula::TableFlags = ::tabula::TableFlags {
+                const FLAGS: #krate::TableFlags = #krate::TableFlags {
                     dupsort: #dupsort,
                     integer_key: #integer_key,
                 };
@@ -129,17 +137,20 @@ fn table_impl(table: &ast::Table) -> TokenStream {
 
 fn schema_impl(schema: &ast::Schema) -> TokenStream {
     let ident = schema.ident;
+    let krate = &schema.krate;
     let tables = &schema.tables;
 
-    let infos = tables
-        .iter()
-        .map(|ty| quote_spanned!(ty.span()=> ::tabula::TableInfo::of::<#ty>()));
+    let infos = tables.iter().map(|ty| {
+        let krate = krate_at(krate, ty.span());
+        quote_spanned!(ty.span()=> #krate::TableInfo::of::<#ty>())
+    });
     // Spanned on the table's type, so "`X` is not a table" from the impl's bound lands there, like
     // the one from `TableInfo::of::<X>()` (which is why there is no separate assertion).
     let contains = tables.iter().enumerate().map(|(id, ty)| {
+        let krate = krate_at(krate, ty.span());
         quote_spanned! {ty.span()=>
             #[automatically_derived]
-            impl ::tabula::Contains<#ty> for #ident {
+            impl #krate::Contains<#ty> for #ident {
                 const ID: ::core::primitive::usize = #id;
             }
         }
@@ -153,10 +164,11 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
              must be unique",
             ast::type_to_string(ty)
         ));
+        let krate = krate_at(krate, ty.span());
         quote_spanned! {ty.span()=>
             const _: () = ::core::assert!(
-                !::tabula::__private::name_repeats_earlier(
-                    <#ident as ::tabula::Schema>::TABLES,
+                !#krate::__private::name_repeats_earlier(
+                    <#ident as #krate::Schema>::TABLES,
                     #at,
                 ),
                 #message
@@ -167,8 +179,8 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::Schema for #ident {
-                const TABLES: &'static [::tabula::TableInfo] = &[#(#infos),*];
+            impl #krate::Schema for #ident {
+                const TABLES: &'static [#krate::TableInfo] = &[#(#infos),*];
             }
 
             #(#contains)*
@@ -179,6 +191,7 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
 
 fn key_impl(key: &ast::Key) -> TokenStream {
     let ident = key.ident;
+    let krate = &key.krate;
     let name = ident.unraw().to_string();
     let fields = &key.fields;
     let out = Ident::new("__tabula_out", Span::mixed_site());
@@ -198,22 +211,22 @@ fn key_impl(key: &ast::Key) -> TokenStream {
         // Through a helper bounded by `Key`, so a field that is not a key reads "`F` is not a key
         // type" here as in `decode_part`, not `AsKey`'s message about borrowed key forms.
         quote! {
-            ::tabula::__private::encode_key_part::<#ty>(&self.#member, #out, #last);
+            #krate::__private::encode_key_part::<#ty>(&self.#member, #out, #last);
         }
     });
     let decode_parts = fields.iter().enumerate().map(|(i, field)| {
         let (ty, member, last) = (field.ty, &field.member, is_last(i));
         quote! {
-            #member: <#ty as ::tabula::Key>::decode_part(#input, #last)?
+            #member: <#ty as #krate::Key>::decode_part(#input, #last)?
         }
     });
     let descriptors = fields.iter().map(|field| {
         let (ty, name) = (field.ty, &field.name);
-        quote!((#name, <#ty as ::tabula::Key>::DESCRIPTOR))
+        quote!((#name, <#ty as #krate::Key>::DESCRIPTOR))
     });
     let sizes = fields.iter().map(|field| {
         let ty = field.ty;
-        quote!(<#ty as ::tabula::Key>::FIXED_SIZE)
+        quote!(<#ty as #krate::Key>::FIXED_SIZE)
     });
     // Every proper prefix: the first field alone, then tuples of the first 2, 3, .. fields.
     let prefixes = (1..fields.len()).map(|len| {
@@ -226,27 +239,27 @@ fn key_impl(key: &ast::Key) -> TokenStream {
         };
         quote! {
             #[automatically_derived]
-            impl ::tabula::HasPrefix<#prefix> for #ident {}
+            impl #krate::HasPrefix<#prefix> for #ident {}
         }
     });
 
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::AsKey<#ident> for #ident {
-                type Encoded<'a> = ::tabula::KeyBuf;
+            impl #krate::AsKey<#ident> for #ident {
+                type Encoded<'a> = #krate::KeyBuf;
 
                 #[inline]
                 fn encode(&self) -> Self::Encoded<'_> {
-                    let mut #out = ::tabula::KeyBuf::new();
-                    <Self as ::tabula::AsKey<Self>>::encode_part(self, &mut #out, true);
+                    let mut #out = #krate::KeyBuf::new();
+                    <Self as #krate::AsKey<Self>>::encode_part(self, &mut #out, true);
                     #out
                 }
 
                 #[inline]
                 fn encode_part(
                     &self,
-                    #out: &mut ::tabula::KeyBuf,
+                    #out: &mut #krate::KeyBuf,
                     #last: ::core::primitive::bool,
                 ) {
                     #(#encode_parts)*
@@ -254,22 +267,22 @@ fn key_impl(key: &ast::Key) -> TokenStream {
             }
 
             #[automatically_derived]
-            impl ::tabula::OrderedValue for #ident {}
+            impl #krate::OrderedValue for #ident {}
 
             #[automatically_derived]
-            impl ::tabula::Key for #ident {
-                const DESCRIPTOR: ::tabula::Descriptor = ::tabula::Descriptor::Struct {
+            impl #krate::Key for #ident {
+                const DESCRIPTOR: #krate::Descriptor = #krate::Descriptor::Struct {
                     name: #name,
                     fields: &[#(#descriptors),*],
                 };
                 const FIXED_SIZE: ::core::option::Option<::core::primitive::usize> =
-                    ::tabula::__private::sum_fixed_sizes(&[#(#sizes),*]);
+                    #krate::__private::sum_fixed_sizes(&[#(#sizes),*]);
 
                 #[inline]
                 fn decode_part(
                     #input: &mut &[::core::primitive::u8],
                     #last: ::core::primitive::bool,
-                ) -> ::core::result::Result<Self, ::tabula::DecodeError> {
+                ) -> ::core::result::Result<Self, #krate::DecodeError> {
                     ::core::result::Result::Ok(Self {
                         #(#decode_parts,)*
                     })
@@ -379,6 +392,37 @@ mod tests {
                 out.contains("expected a version number of at least 1"),
                 "{bad}: {out}"
             );
+        }
+    }
+
+    #[test]
+    fn the_crate_path_names_every_item() {
+        for (derive, input) in [
+            (
+                derive_table as fn(&DeriveInput) -> TokenStream,
+                "#[table(key = u64, value = u8, integer_key, dupsort)] struct T;",
+            ),
+            (
+                derive_table,
+                "#[table(key = u64, subkey = u8, value = u8, dupsort)] struct T;",
+            ),
+            (derive_schema, "struct S(A, B);"),
+            (derive_key, "struct K { a: u64, b: u32 }"),
+            // A mistake: the stub impls name the path too.
+            (derive_table, "#[table(key = u64)] struct T;"),
+            (derive_schema, "struct S(A, A);"),
+            (derive_key, "enum K {}"),
+        ] {
+            for path in ["tabula_core", "\"tabula_core\""] {
+                let out = expand(derive, &format!("#[tabula(crate = {path})] {input}"));
+                assert!(out.contains("tabula_core ::"), "{input}: {out}");
+                assert!(!out.contains(":: tabula ::"), "{input}: {out}");
+            }
+            let out = expand(derive, &format!("#[tabula(crate = crate)] {input}"));
+            assert!(out.contains("crate ::"), "{input}: {out}");
+            assert!(!out.contains(":: tabula ::"), "{input}: {out}");
+            let out = expand(derive, input);
+            assert!(out.contains(":: tabula ::"), "{input}: {out}");
         }
     }
 

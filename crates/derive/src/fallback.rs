@@ -8,12 +8,12 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::DeriveInput;
 use syn::ext::IdentExt;
+use syn::{DeriveInput, Path};
 
 use crate::ast;
 
-pub fn table(input: &DeriveInput) -> TokenStream {
+pub fn table(input: &DeriveInput, krate: &Path) -> TokenStream {
     if has_generics(input) {
         return TokenStream::new();
     }
@@ -22,15 +22,15 @@ pub fn table(input: &DeriveInput) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::__private::ImplementedByDeriveTableOnly for #ident {}
+            impl #krate::__private::ImplementedByDeriveTableOnly for #ident {}
 
             #[automatically_derived]
-            impl ::tabula::Table for #ident {
+            impl #krate::Table for #ident {
                 const NAME: &'static ::core::primitive::str = #name;
-                const FLAGS: ::tabula::TableFlags = ::tabula::TableFlags::NONE;
+                const FLAGS: #krate::TableFlags = #krate::TableFlags::NONE;
                 type Key = ::core::primitive::u64;
-                type Value = <::tabula::Raw as ::tabula::Value>::Item;
-                type Codec = ::tabula::Raw;
+                type Value = <#krate::Raw as #krate::Value>::Item;
+                type Codec = #krate::Raw;
                 const VALUE_TYPE: &'static ::core::primitive::str = "";
             }
         };
@@ -38,6 +38,7 @@ pub fn table(input: &DeriveInput) -> TokenStream {
 }
 
 pub fn schema(input: &DeriveInput, schema: &ast::Schema) -> TokenStream {
+    let krate = &schema.krate;
     if has_generics(input) {
         return TokenStream::new();
     }
@@ -53,7 +54,7 @@ pub fn schema(input: &DeriveInput, schema: &ast::Schema) -> TokenStream {
         seen.push(written);
         Some(quote! {
             #[automatically_derived]
-            impl ::tabula::Contains<#ty> for #ident {
+            impl #krate::Contains<#ty> for #ident {
                 const ID: ::core::primitive::usize = #id;
             }
         })
@@ -62,8 +63,8 @@ pub fn schema(input: &DeriveInput, schema: &ast::Schema) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::Schema for #ident {
-                const TABLES: &'static [::tabula::TableInfo] = &[];
+            impl #krate::Schema for #ident {
+                const TABLES: &'static [#krate::TableInfo] = &[];
             }
 
             #(#contains)*
@@ -71,7 +72,7 @@ pub fn schema(input: &DeriveInput, schema: &ast::Schema) -> TokenStream {
     }
 }
 
-pub fn key(input: &DeriveInput) -> TokenStream {
+pub fn key(input: &DeriveInput, krate: &Path) -> TokenStream {
     if has_generics(input) {
         return TokenStream::new();
     }
@@ -79,31 +80,31 @@ pub fn key(input: &DeriveInput) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
-            impl ::tabula::AsKey<#ident> for #ident {
-                type Encoded<'a> = ::tabula::KeyBuf;
+            impl #krate::AsKey<#ident> for #ident {
+                type Encoded<'a> = #krate::KeyBuf;
 
                 fn encode(&self) -> Self::Encoded<'_> {
                     ::core::unreachable!()
                 }
 
-                fn encode_part(&self, _: &mut ::tabula::KeyBuf, _: ::core::primitive::bool) {
+                fn encode_part(&self, _: &mut #krate::KeyBuf, _: ::core::primitive::bool) {
                     ::core::unreachable!()
                 }
             }
 
             #[automatically_derived]
-            impl ::tabula::OrderedValue for #ident {}
+            impl #krate::OrderedValue for #ident {}
 
             #[automatically_derived]
-            impl ::tabula::Key for #ident {
-                const DESCRIPTOR: ::tabula::Descriptor = ::tabula::Descriptor::Unit;
+            impl #krate::Key for #ident {
+                const DESCRIPTOR: #krate::Descriptor = #krate::Descriptor::Unit;
                 const FIXED_SIZE: ::core::option::Option<::core::primitive::usize> =
                     ::core::option::Option::None;
 
                 fn decode_part(
                     _: &mut &[::core::primitive::u8],
                     _: ::core::primitive::bool,
-                ) -> ::core::result::Result<Self, ::tabula::DecodeError> {
+                ) -> ::core::result::Result<Self, #krate::DecodeError> {
                     ::core::unreachable!()
                 }
             }

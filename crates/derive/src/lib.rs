@@ -3,6 +3,28 @@
 //! Use them through the `tabula` crate, which re-exports them next to the traits they implement;
 //! the generated code names only `::tabula::..` and `::core::..` paths.
 //!
+//! # `#[tabula(crate = path)]`
+//!
+//! Every derive also reads `#[tabula(crate = path)]`, the path its code names Tabula by, for code
+//! that does not see Tabula as `::tabula`: Tabula's own crates (`crate = crate` inside
+//! `tabula-core`, `crate = tabula_core` in crates that depend on it alone), or a crate that
+//! re-exports Tabula under another name (`crate = my_db::tabula`). The path is written bare, as
+//! `#[table(..)]` takes its types, or in a string, as serde's `#[serde(crate = "..")]` takes it:
+//!
+//! ```text
+//! use tabula_core::Table;
+//! use tabula_derive::Table;
+//!
+//! #[derive(Table)]
+//! #[tabula(crate = tabula_core)]
+//! #[table(key = u64, value = String)]
+//! struct Notes;
+//! ```
+//!
+//! It has an attribute of its own rather than a key of `#[table(..)]` because it belongs to every
+//! derive, and `#[derive(Schema)]` and `#[derive(Key)]` have no other attribute; the attribute is
+//! named after the crate, as serde's is.
+//!
 //! Each derive runs the same stages: `attr` parses `#[table(..)]`, `ast` reads the input's
 //! shape, `check` applies the rules that need the whole declaration, and `expand` generates the
 //! impls, or, when there were mistakes, every error at once plus a stub from `fallback`.
@@ -57,7 +79,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// With `dupsort` it also implements `tabula::DupSort` (and, with `subkey`, `tabula::HasSubKey`),
 /// which the dup operations require.
-#[proc_macro_derive(Table, attributes(table))]
+///
+/// `#[tabula(crate = path)]` names Tabula by another path (see the crate docs).
+#[proc_macro_derive(Table, attributes(table, tabula))]
 pub fn derive_table(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_table(&input).into()
@@ -79,7 +103,9 @@ pub fn derive_table(input: TokenStream) -> TokenStream {
 ///
 /// Listing one table type twice is a derive error at the second occurrence; two distinct tables
 /// with the same name fail to compile with an error at the later one.
-#[proc_macro_derive(Schema)]
+///
+/// `#[tabula(crate = path)]` names Tabula by another path (see the crate docs).
+#[proc_macro_derive(Schema, attributes(tabula))]
 pub fn derive_schema(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_schema(&input).into()
@@ -108,7 +134,9 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 /// prefix of the fields: the first field's type, then tuples of the first 2, 3, .. field types,
 /// for prefix scans, and `tabula::OrderedValue`, so the struct can be the value of a `dupsort`
 /// table. Every field type must be a `tabula::Key`. Generic structs are not supported.
-#[proc_macro_derive(Key)]
+///
+/// `#[tabula(crate = path)]` names Tabula by another path (see the crate docs).
+#[proc_macro_derive(Key, attributes(tabula))]
 pub fn derive_key(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_key(&input).into()

@@ -750,29 +750,19 @@ macro_rules! say {
     }};
 }
 
-/// The environment variable that allows a test to skip, and the group that names these tests
-/// in it (a comma-separated list, shared with the root's tests: `TABULA_ALLOW_SKIP=powercut`).
-const ALLOW_SKIP_VAR: &str = "TABULA_ALLOW_SKIP";
+/// The group that names these tests in `TABULA_ALLOW_SKIP` (`harness::skip`).
 const SKIP_GROUP: &str = "powercut";
 
 /// This test cannot run here, for the reason `why`: fails (panics) unless `TABULA_ALLOW_SKIP`
-/// names `powercut`; otherwise says so loudly and returns `None`, for the test to return.
-fn skip(test: &str, why: &str) -> Option<()> {
-    let allowed = std::env::var(ALLOW_SKIP_VAR)
-        .is_ok_and(|groups| groups.split(',').any(|g| g.trim() == SKIP_GROUP));
-    if !allowed {
-        panic!(
-            "{test}: cannot run here: {why}. Run it as root with /dev/fuse (see \
-             docs/reliability.md), or allow the skip with {ALLOW_SKIP_VAR}={SKIP_GROUP}"
-        );
-    }
-    say!("{test}: SKIPPED ({ALLOW_SKIP_VAR} names `{SKIP_GROUP}`): {why}");
-    None
+/// names `powercut`; otherwise says so loudly and returns the skip, for the test to return
+/// (reported `ignored`).
+fn skip(test: &str, why: &str) -> Result<(), harness::Ran> {
+    Err(harness::skip(SKIP_GROUP, &format!("{test}: {why}")))
 }
 
-/// Prepares this test thread: a private mount namespace with per-process boot IDs. `None`
-/// when the test cannot run here and the skip is allowed ([`skip`]).
-fn prepare(test: &str) -> Option<()> {
+/// Prepares this test thread: a private mount namespace with per-process boot IDs. `Err`
+/// with the skip when the test cannot run here and the skip is allowed ([`skip`]).
+fn prepare(test: &str) -> Result<(), harness::Ran> {
     if !Path::new("/dev/fuse").exists() {
         return skip(
             test,
@@ -813,7 +803,7 @@ fn prepare(test: &str) -> Option<()> {
             return skip(test, &format!("cannot mount a FUSE file system: {e}"));
         }
     }
-    Some(())
+    Ok(())
 }
 
 fn base_seed() -> u64 {
@@ -1061,14 +1051,20 @@ fn phase(label: &str) -> &'static str {
     }
 }
 
-fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
-    cut_scenario_with(test, mode, write_map, Flush::Threshold, cuts);
+fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) -> harness::Ran {
+    cut_scenario_with(test, mode, write_map, Flush::Threshold, cuts)
 }
 
 /// [`cut_scenario`], with `flush` as in [`writer_options`].
-fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush: Flush, cuts: u64) {
-    if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
-        return;
+fn cut_scenario_with(
+    test: &str,
+    mode: SyncMode,
+    write_map: bool,
+    flush: Flush,
+    cuts: u64,
+) -> harness::Ran {
+    if let Err(skipped) = prepare(test) {
+        return skipped;
     }
     let base = base_seed();
     let seed = mix(base ^ checksum(test.as_bytes()));
@@ -1207,6 +1203,7 @@ fn cut_scenario_with(test: &str, mode: SyncMode, write_map: bool, flush: Flush, 
         tally.kinds,
         tally.failures.join("\n")
     );
+    harness::Ran::Completed
 }
 
 /// The cuts of a scenario: its share (of 154) of `TABULA_POWERCUT_CUTS` (default 1540).
@@ -1216,95 +1213,95 @@ fn share(weight: u64) -> u64 {
 }
 
 /// `Durable`: nothing whose call returned is lost, ever.
-fn power_cuts_durable() {
-    cut_scenario("power_cuts_durable", SyncMode::Durable, false, share(16));
+fn power_cuts_durable() -> harness::Ran {
+    cut_scenario("power_cuts_durable", SyncMode::Durable, false, share(16))
 }
 
 /// `Durable` with `write_map`: libmdbx writes through a shared memory map and flushes with
 /// `msync`; the kernel writes the dirty pages back to the disk.
-fn power_cuts_durable_write_map() {
+fn power_cuts_durable_write_map() -> harness::Ran {
     cut_scenario(
         "power_cuts_durable_write_map",
         SyncMode::Durable,
         true,
         share(8),
-    );
+    )
 }
 
 /// `NoMetaSync`: at most the last commit rolls back, and the file is never damaged.
-fn power_cuts_no_meta_sync() {
+fn power_cuts_no_meta_sync() -> harness::Ran {
     cut_scenario(
         "power_cuts_no_meta_sync",
         SyncMode::NoMetaSync,
         false,
         share(30),
-    );
+    )
 }
 
 /// `NoMetaSync` with `write_map`.
-fn power_cuts_no_meta_sync_write_map() {
+fn power_cuts_no_meta_sync_write_map() -> harness::Ran {
     cut_scenario(
         "power_cuts_no_meta_sync_write_map",
         SyncMode::NoMetaSync,
         true,
         share(15),
-    );
+    )
 }
 
 /// `SafeNoSync`: back to the last flush (a close or a finished bulk load), never further, and
 /// the file is never damaged.
-fn power_cuts_safe_no_sync() {
+fn power_cuts_safe_no_sync() -> harness::Ran {
     cut_scenario(
         "power_cuts_safe_no_sync",
         SyncMode::SafeNoSync,
         false,
         share(30),
-    );
+    )
 }
 
 /// `SafeNoSync` with `write_map`.
-fn power_cuts_safe_no_sync_write_map() {
+fn power_cuts_safe_no_sync_write_map() -> harness::Ran {
     cut_scenario(
         "power_cuts_safe_no_sync_write_map",
         SyncMode::SafeNoSync,
         true,
         share(15),
-    );
+    )
 }
 
 /// `SafeNoSync` with `flush_threshold(0)`: libmdbx flushes whenever the file is full at its
 /// current size (its GC's steady checkpoint), not after a volume of commits.
-fn power_cuts_safe_no_sync_flush0() {
+fn power_cuts_safe_no_sync_flush0() -> harness::Ran {
     cut_scenario_with(
         "power_cuts_safe_no_sync_flush0",
         SyncMode::SafeNoSync,
         false,
         Flush::Full,
         share(20),
-    );
+    )
 }
 
 /// [`power_cuts_safe_no_sync_flush0`] with the slow-reader hook installed: where libmdbx's
 /// checkpoint meets the keeper's snapshot, the hook flushes it and the write reuses pages.
-fn power_cuts_safe_no_sync_flush0_hooked() {
+fn power_cuts_safe_no_sync_flush0_hooked() -> harness::Ran {
     cut_scenario_with(
         "power_cuts_safe_no_sync_flush0_hooked",
         SyncMode::SafeNoSync,
         false,
         Flush::FullHooked,
         share(10),
-    );
+    )
 }
 
 /// [`power_cuts_safe_no_sync_flush0`] with `write_map`.
-fn power_cuts_safe_no_sync_flush0_write_map() {
+fn power_cuts_safe_no_sync_flush0_write_map() -> harness::Ran {
     cut_scenario_with(
         "power_cuts_safe_no_sync_flush0_write_map",
         SyncMode::SafeNoSync,
         true,
         Flush::Full,
         share(10),
-    );
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1417,9 +1414,9 @@ fn targeted_cut(
     plan: impl FnOnce(&Disk),
     mut keep: impl FnMut(&Piece) -> bool,
     (lo, hi): (u64, u64),
-) {
-    if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
-        return;
+) -> harness::Ran {
+    if let Err(skipped) = prepare(test) {
+        return skipped;
     }
     let spec = format!(
         "rewrite:{}:{}:{}:{}",
@@ -1457,6 +1454,7 @@ fn targeted_cut(
         Ok(c) => say!("{test}: the file opens, checks clean and holds commit {c}"),
         Err((kind, e)) => panic!("{test}: {}: {e}", kind.name()),
     }
+    harness::Ran::Completed
 }
 
 /// A write of one of the meta pages (the first three pages of `mdbx.dat`).
@@ -1468,7 +1466,7 @@ fn meta_write(p: &Piece) -> bool {
 /// meta page commit 5 wrote without a flush did not (an order POSIX allows between two
 /// flushes). The disk holds commit 4's meta page, flushed by commit 5's data flush: the file
 /// must open at commit 4 (or 5), not with commit 6's pages over commit 4's.
-fn no_meta_sync_data_before_meta() {
+fn no_meta_sync_data_before_meta() -> harness::Ran {
     targeted_cut(
         "no_meta_sync_data_before_meta",
         Targeted {
@@ -1480,12 +1478,12 @@ fn no_meta_sync_data_before_meta() {
         |d| d.cut_at_fsync_after("c5"),
         |p| !meta_write(p),
         (4, 5),
-    );
+    )
 }
 
 /// [`no_meta_sync_data_before_meta`] with `write_map`: the pages reach the disk when the
 /// commit's `msync` writes them back.
-fn no_meta_sync_data_before_meta_write_map() {
+fn no_meta_sync_data_before_meta_write_map() -> harness::Ran {
     targeted_cut(
         "no_meta_sync_data_before_meta_write_map",
         Targeted {
@@ -1497,13 +1495,13 @@ fn no_meta_sync_data_before_meta_write_map() {
         |d| d.cut_at_fsync_after("c5"),
         |p| !meta_write(p),
         (4, 5),
-    );
+    )
 }
 
 /// `SafeNoSync` on a new file, cut after 4 commits, before any flush: the weak meta pages and
 /// data reached the disk, the three meta pages libmdbx wrote when it created the file did not.
 /// The file `open` created must open (at the empty database: nothing was flushed since).
-fn safe_no_sync_new_file_before_first_flush() {
+fn safe_no_sync_new_file_before_first_flush() -> harness::Ran {
     targeted_cut(
         "safe_no_sync_new_file_before_first_flush",
         Targeted {
@@ -1515,11 +1513,11 @@ fn safe_no_sync_new_file_before_first_flush() {
         |d| d.cut_after("c4"),
         |p| !(meta_write(p) && matches!(p.op, PieceOp::Write { len, .. } if len == PAGE)),
         (0, 4),
-    );
+    )
 }
 
 /// [`safe_no_sync_new_file_before_first_flush`] with `write_map`.
-fn safe_no_sync_new_file_before_first_flush_write_map() {
+fn safe_no_sync_new_file_before_first_flush_write_map() -> harness::Ran {
     targeted_cut(
         "safe_no_sync_new_file_before_first_flush_write_map",
         Targeted {
@@ -1531,23 +1529,23 @@ fn safe_no_sync_new_file_before_first_flush_write_map() {
         |d| d.cut_after("c4"),
         |p| !(meta_write(p) && matches!(p.op, PieceOp::Write { len, .. } if len == PAGE)),
         (0, 4),
-    );
+    )
 }
 
 /// `NoMetaSync`, 3 commits, then a bulk load (weak commits) cut after its second batch: every
 /// unflushed write reached the disk except the first meta page written since the last flush
 /// (commit 3's, unless Tabula flushed it before the load). The file must open at commit 2 or 3
 /// with the load undone, not fall back to an older snapshot whose pages were reused.
-fn no_meta_sync_bulk_load_weak_metas() {
-    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas", false);
+fn no_meta_sync_bulk_load_weak_metas() -> harness::Ran {
+    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas", false)
 }
 
 /// [`no_meta_sync_bulk_load_weak_metas`] with `write_map`.
-fn no_meta_sync_bulk_load_weak_metas_write_map() {
-    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas_write_map", true);
+fn no_meta_sync_bulk_load_weak_metas_write_map() -> harness::Ran {
+    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas_write_map", true)
 }
 
-fn bulk_load_weak_metas(test: &str, write_map: bool) {
+fn bulk_load_weak_metas(test: &str, write_map: bool) -> harness::Ran {
     let mut first_meta = true;
     targeted_cut(
         test,
@@ -1560,14 +1558,14 @@ fn bulk_load_weak_metas(test: &str, write_map: bool) {
         |d| d.cut_after("b2"),
         |p| !(meta_write(p) && std::mem::replace(&mut first_meta, false)),
         (2, 3),
-    );
+    )
 }
 
 /// EIO and ENOSPC at the N-th write or fsync of the data file.
-fn io_faults() {
+fn io_faults() -> harness::Ran {
     let test = "io_faults";
-    if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
-        return;
+    if let Err(skipped) = prepare(test) {
+        return skipped;
     }
     let runs = env_count("TABULA_POWERCUT_FAULTS", 24);
     let base = base_seed();
@@ -1704,4 +1702,5 @@ fn io_faults() {
         failures.len(),
         failures.join("\n")
     );
+    harness::Ran::Completed
 }

@@ -101,7 +101,7 @@ use std::path::Path;
 pub use steps::{DEFAULT_BATCH, Migrations, Progress, Step};
 use tabula_core::record::{SchemaRecord, TableRecord};
 pub use tabula_core::startup::Report;
-use tabula_core::startup::{self, Bootstrap, Upgrade, check_record, describe_flag_bits};
+use tabula_core::startup::{self, Bootstrap, Upgrade, check_table, data_file, is_reserved};
 use tabula_core::{Db, Error, Options, Result, Schema};
 pub use tx::MigrationTx;
 
@@ -230,8 +230,9 @@ pub struct Plan {
     pub create: Vec<&'static str>,
     /// Tables that steps would drop.
     pub drop: Vec<&'static str>,
-    /// Problems that would make the open fail (changed descriptors no step covers, changed
-    /// flags), one sentence each.
+    /// Problems that would make the open fail, one sentence each: for each table, the refusal
+    /// [`open_with`] would give (changed flags or descriptors that no step covers, with the step
+    /// to add), and declarations it would refuse.
     pub problems: Vec<String>,
 }
 
@@ -297,15 +298,9 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
         target,
         ..Plan::default()
     };
-    // Either layout: a directory holding `mdbx.dat`, or the data file itself
-    // (`Options::no_sub_dir`).
+    // Either layout: a database directory, or the data file itself (`Options::no_sub_dir`).
     let no_sub_dir = path.is_file();
-    let data = if no_sub_dir {
-        path.to_path_buf()
-    } else {
-        path.join("mdbx.dat")
-    };
-    if !data.exists() {
+    if !data_file(path, no_sub_dir).exists() {
         plan.version = target;
         plan.create = S::TABLES.iter().map(|t| t.name).collect();
         return Ok(plan);
@@ -345,7 +340,7 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     rewritten.insert(name.to_string());
                 }
                 Op::Drop { name } => {
-                    if tabula_core::__private::is_reserved(name) {
+                    if is_reserved(name) {
                         plan.problems.push(format!(
                             "step {} `{}` drops `{name}`, a name reserved for Tabula's own tables",
                             step.version, step.name
@@ -357,7 +352,7 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
                     plan.drop.push(name);
                 }
                 Op::Rename { from, to } => {
-                    if tabula_core::__private::is_reserved(from) {
+                    if is_reserved(from) {
                         plan.problems.push(format!(
                             "step {} `{}` renames `{from}`, a name reserved for Tabula's own \
                              tables",
@@ -405,21 +400,15 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
             plan.create.push(info.name);
             continue;
         }
-        if let Some(stored) = records.get(info.name)
-            && let Err(e) = check_record(info, stored, declared, target + 1)
-        {
+        // The open's checks, on the records as the steps leave them: what `open_with` would
+        // refuse for this table. A table a step rewrites gets the declared flags.
+        let existing = match rewritten.contains(info.name) {
+            true => None,
+            false => boot.find_table(info.name)?,
+        };
+        let stored = records.get(info.name).map(|stored| (stored, declared));
+        if let Err(e) = check_table(info, existing.as_ref(), stored, target + 1) {
             plan.problems.push(e.to_string());
-        }
-        if !rewritten.contains(info.name)
-            && let Some(existing) = boot.find_table(info.name)?
-            && existing.flags != Bootstrap::flag_bits(info.flags)
-        {
-            plan.problems.push(format!(
-                "table `{}`: stored flags are `{}` but the schema declares `{}`",
-                info.name,
-                describe_flag_bits(existing.flags),
-                info.flags
-            ));
         }
     }
     drop(boot);

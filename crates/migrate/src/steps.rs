@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use tabula_core::__private::{
+use tabula_core::startup::{
     decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
 };
 use tabula_core::{

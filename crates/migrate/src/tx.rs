@@ -1,9 +1,9 @@
 //! Typed access to any table from a migration step's `run` operation.
 
-use tabula_core::__private::{
-    decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
+use tabula_core::startup::{
+    Bootstrap, TableHandle, decode_stored_key, decode_stored_value, encode_stored_key,
+    encode_stored_value,
 };
-use tabula_core::startup::{Bootstrap, TableHandle};
 use tabula_core::{Result, Table};
 
 /// Typed access to any table during a migration step's [`run`](crate::Step::run) operation.

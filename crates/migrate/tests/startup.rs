@@ -1,81 +1,54 @@
-//! The startup step against real environments in temp dirs. Tables are declared by hand here
-//! (this crate sits below the derive); the facade's tests use `#[derive(Table)]`.
+//! The startup step against real environments in temp dirs. This crate's tests name core
+//! directly: the derives write `#[tabula(crate = tabula_core)]`; the facade's tests use
+//! `::tabula`.
 //!
 //! Tests cap `max_size` at 1 GiB: under valgrind (`scripts/valgrind.sh`) the default 1 TiB
 //! of address space cannot be reserved.
 
-use tabula_core::{Bincode, Contains, Error, Options, Raw, Schema, Table, TableFlags, TableInfo};
+use tabula_core::{Error, Options};
+use tabula_derive::{Schema, Table};
 
-macro_rules! table {
-    ($ty:ident, $name:literal, $key:ty, $codec:ty, $value:ty, $dupsort:literal, $int:literal) => {
-        struct $ty;
-        impl tabula_core::__private::ImplementedByDeriveTableOnly for $ty {}
-        impl Table for $ty {
-            const NAME: &'static str = $name;
-            const FLAGS: TableFlags = TableFlags {
-                dupsort: $dupsort,
-                integer_key: $int,
-            };
-            type Key = $key;
-            type Value = $value;
-            type Codec = $codec;
-            const VALUE_TYPE: &'static str = stringify!($value);
-            const RUST_NAME: &'static str = stringify!($ty);
-        }
-    };
-}
+#[derive(Table)]
+#[tabula(crate = tabula_core)]
+#[table(name = "blocks", key = u64, value = (u32, u32))]
+struct Blocks;
 
-macro_rules! schema {
-    ($s:ident: $($t:ident = $id:literal),*) => {
-        struct $s;
-        impl Schema for $s {
-            const TABLES: &'static [TableInfo] = &[$(TableInfo::of::<$t>()),*];
-        }
-        $(impl Contains<$t> for $s { const ID: usize = $id; })*
-    };
-}
+#[derive(Table)]
+#[tabula(crate = tabula_core)]
+#[table(name = "blobs", key = u32, value = Vec<u8>, codec = tabula_core::Raw, integer_key)]
+struct Blobs;
 
-table!(
-    Blocks,
-    "blocks",
-    u64,
-    Bincode<(u32, u32)>,
-    (u32, u32),
-    false,
-    false
-);
-table!(Blobs, "blobs", u32, Raw, Vec<u8>, false, true);
-table!(Tags, "tags", u64, Raw, Vec<u8>, true, false);
-// Raw values are their bytes, which is `Vec<u8>`'s key encoding: sorted and sought as such.
-impl tabula_core::__private::DupSealed for Tags {}
-impl tabula_core::DupSort for Tags {
-    type SubKey = Vec<u8>;
-    const HAS_SUBKEY: bool = false;
-}
+#[derive(Table)]
+#[tabula(crate = tabula_core)]
+#[table(name = "tags", key = u64, value = Vec<u8>, dupsort)]
+struct Tags;
+
 // Same name as Blocks, other flags / other value type.
-table!(
-    BlocksDup,
-    "blocks",
-    u64,
-    Bincode<(u32, u32)>,
-    (u32, u32),
-    true,
-    false
-);
-table!(
-    BlocksV2,
-    "blocks",
-    u64,
-    Bincode<(u64, u32)>,
-    (u64, u32),
-    false,
-    false
-);
+#[derive(Table)]
+#[tabula(crate = tabula_core)]
+#[table(name = "blocks", key = u64, value = (u32, u32), dupsort)]
+struct BlocksDup;
 
-schema!(V1: Blocks = 0, Blobs = 1, Tags = 2);
-schema!(OnlyBlocks: Blocks = 0);
-schema!(DupBlocks: BlocksDup = 0);
-schema!(V2: BlocksV2 = 0);
+#[derive(Table)]
+#[tabula(crate = tabula_core)]
+#[table(name = "blocks", key = u64, value = (u64, u32))]
+struct BlocksV2;
+
+#[derive(Schema)]
+#[tabula(crate = tabula_core)]
+struct V1(Blocks, Blobs, Tags);
+
+#[derive(Schema)]
+#[tabula(crate = tabula_core)]
+struct OnlyBlocks(Blocks);
+
+#[derive(Schema)]
+#[tabula(crate = tabula_core)]
+struct DupBlocks(BlocksDup);
+
+#[derive(Schema)]
+#[tabula(crate = tabula_core)]
+struct V2(BlocksV2);
 
 fn dir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
@@ -211,9 +184,18 @@ fn not_a_database_is_an_open_error() {
 }
 
 // "blobs" declared with byte-compared keys, where the file holds it with integer keys.
-table!(BlobsBytes, "blobs", u32, Raw, Vec<u8>, false, false);
-schema!(OnlyBlobsInt: Blobs = 0);
-schema!(OnlyBlobsBytes: BlobsBytes = 0);
+#[derive(Table)]
+#[tabula(crate = tabula_core)]
+#[table(name = "blobs", key = u32, value = Vec<u8>, codec = tabula_core::Raw)]
+struct BlobsBytes;
+
+#[derive(Schema)]
+#[tabula(crate = tabula_core)]
+struct OnlyBlobsInt(Blobs);
+
+#[derive(Schema)]
+#[tabula(crate = tabula_core)]
+struct OnlyBlobsBytes(BlobsBytes);
 
 #[test]
 fn integer_keyed_table_declared_byte_keyed_is_refused_and_left_intact() {
@@ -244,4 +226,98 @@ fn integer_keyed_table_declared_byte_keyed_is_refused_and_left_intact() {
     );
     drop(tx);
     assert!(db.check().unwrap().is_ok());
+}
+
+#[test]
+fn plan_reports_a_flag_change_as_open_refuses_it() {
+    // `plan` and `open` judge stored flags with one check: the problem `plan` lists is the
+    // refusal `open` gives.
+    let d = dir();
+    let opts = || Options::new().max_size(1 << 30);
+    let db = tabula_migrate::open::<OnlyBlocks>(d.path(), opts()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Blocks>(&1, &(1, 1)).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+    let plan =
+        tabula_migrate::plan::<DupBlocks>(d.path(), &tabula_migrate::Migrations::new()).unwrap();
+    let refusal = tabula_migrate::open::<DupBlocks>(d.path(), opts())
+        .map(drop)
+        .unwrap_err();
+    assert!(
+        matches!(refusal, Error::SchemaMismatch { what: "flags", .. }),
+        "{refusal}"
+    );
+    assert_eq!(plan.problems, [refusal.to_string()], "{plan}");
+}
+
+#[test]
+fn plan_finds_a_database_in_either_layout() {
+    // A directory holding `mdbx.dat`, a data file opened with `no_sub_dir`, and the `mdbx.dat`
+    // of a directory given as a file: each is the database that `open` would open.
+    let d = dir();
+    let opts = || Options::new().max_size(1 << 30);
+    drop(tabula_migrate::open::<OnlyBlocks>(d.path().join("dir"), opts()).unwrap());
+    drop(
+        tabula_migrate::open::<OnlyBlocks>(d.path().join("app.db"), opts().no_sub_dir(true))
+            .unwrap(),
+    );
+    for path in [
+        d.path().join("dir"),
+        d.path().join("dir").join("mdbx.dat"),
+        d.path().join("app.db"),
+    ] {
+        let plan = tabula_migrate::plan::<V1>(&path, &tabula_migrate::Migrations::new()).unwrap();
+        assert!(plan.exists, "{}: {plan}", path.display());
+        assert_eq!(plan.create, ["blobs", "tags"], "{}: {plan}", path.display());
+        assert!(plan.problems.is_empty(), "{}: {plan}", path.display());
+    }
+    let plan =
+        tabula_migrate::plan::<V1>(d.path().join("none"), &tabula_migrate::Migrations::new())
+            .unwrap();
+    assert!(!plan.exists, "{plan}");
+    assert_eq!(plan.create, ["blocks", "blobs", "tags"], "{plan}");
+}
+
+mod dupsort_010 {
+    //! The database written by Tabula 0.1.0 in the facade's fixtures, whose dupsort tables
+    //! store bincode values in bincode's byte order.
+
+    use tabula_core::{Error, Options};
+    use tabula_derive::{Schema, Table};
+
+    #[derive(Table)]
+    #[tabula(crate = tabula_core)]
+    #[table(name = "numbers", key = u64, value = u64, dupsort)]
+    struct Numbers;
+
+    #[derive(Schema)]
+    #[tabula(crate = tabula_core)]
+    struct Current(Numbers);
+
+    #[test]
+    fn plan_reports_bincode_dup_values_as_open_refuses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/dupsort-0.1.0/mdbx.dat"
+        );
+        std::fs::copy(from, dir.path().join("mdbx.dat")).unwrap();
+        let plan = tabula_migrate::plan::<Current>(dir.path(), &tabula_migrate::Migrations::new())
+            .unwrap();
+        let refusal = tabula_migrate::open::<Current>(dir.path(), Options::new().max_size(1 << 30))
+            .map(drop)
+            .unwrap_err();
+        assert!(
+            matches!(
+                refusal,
+                Error::SchemaMismatch {
+                    what: "dup value encoding",
+                    ..
+                }
+            ),
+            "{refusal}"
+        );
+        assert_eq!(plan.problems, [refusal.to_string()], "{plan}");
+    }
 }

@@ -11,6 +11,7 @@ use std::fmt;
 
 use serde_reflection::{ContainerFormat, Format, Named, Registry, VariantFormat};
 
+use super::bincode_ser::zigzag128 as zigzag;
 use super::{DecodeError, DynKey, EncodeError, KeyShape};
 
 /// How a table's values are encoded, known at run time; see [`ValueShape::of_record`].
@@ -525,10 +526,6 @@ fn unzigzag(z: u128) -> i128 {
     }
 }
 
-fn zigzag(n: i128) -> u128 {
-    ((n << 1) ^ (n >> 127)) as u128
-}
-
 struct Encoder<'a> {
     out: Vec<u8>,
     registry: &'a Registry,
@@ -536,22 +533,9 @@ struct Encoder<'a> {
 }
 
 impl Encoder<'_> {
+    /// bincode 2's varint, as `Bincode<T>` writes it.
     fn varint(&mut self, n: u128) {
-        if n <= 250 {
-            self.out.push(n as u8);
-        } else if let Ok(n) = u16::try_from(n) {
-            self.out.push(251);
-            self.out.extend_from_slice(&n.to_le_bytes());
-        } else if let Ok(n) = u32::try_from(n) {
-            self.out.push(252);
-            self.out.extend_from_slice(&n.to_le_bytes());
-        } else if let Ok(n) = u64::try_from(n) {
-            self.out.push(253);
-            self.out.extend_from_slice(&n.to_le_bytes());
-        } else {
-            self.out.push(254);
-            self.out.extend_from_slice(&n.to_le_bytes());
-        }
+        super::bincode_ser::varint128(&mut self.out, n);
     }
 
     fn unsigned(&mut self, n: u128, bits: u32) -> Result<(), String> {

@@ -6,6 +6,7 @@
 //! (`Zstd`, with the `compression` feature), or one you write yourself.
 
 mod bincode_de;
+mod bincode_ser;
 mod borrowed;
 mod descriptor;
 mod dup;

@@ -160,11 +160,13 @@ pub enum ValueTrace {
     },
 }
 
-/// The default value codec: serde + bincode 2 (standard configuration: little-endian,
+/// The default value codec: serde + bincode 2's format (standard configuration: little-endian,
 /// variable-length integers).
+///
+/// Tabula writes and reads the format with its own serializer and deserializer: the bytes are
+/// those the `bincode` 2 crate writes and reads, but Tabula does not depend on that crate (whose
+/// development has ceased, RUSTSEC-2025-0141).
 pub struct Bincode<T>(PhantomData<fn() -> T>);
-
-const BINCODE: bincode::config::Configuration = bincode::config::standard();
 
 impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
     type Item = T;
@@ -173,8 +175,7 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
     #[inline]
     fn encode<'a>(item: &'a T, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
         scratch.clear();
-        bincode::serde::encode_into_std_write(item, scratch, BINCODE)
-            .map_err(|e| EncodeError::new(e.to_string()))?;
+        super::bincode_ser::encode_into(item, scratch)?;
         Ok(scratch)
     }
 

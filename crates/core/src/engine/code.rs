@@ -28,6 +28,7 @@ impl Code {
     pub const EINVAL: Code = Code(sys::MDBX_EINVAL);
     pub const EAGAIN: Code = Code(libc::EAGAIN);
     pub const BUSY: Code = Code(sys::MDBX_BUSY);
+    pub const DUPLICATED_LCK: Code = Code(sys::MDBX_DUPLICATED_LCK);
     /// No space left on the file system.
     pub const ENOSPC: Code = Code(libc::ENOSPC);
     /// The user's disk quota is used up.

@@ -7,9 +7,27 @@ use mdbx_sys as sys;
 
 use super::*;
 
+/// What every engine cursor does: move, handing the entry it lands on to a closure, and count
+/// the values of the key under it. The typed cursor is written once over this (`crate::cursor`).
+/// `pub` only so that the sealed `Mode` trait can name it; the engine module is private.
+pub trait CursorNav {
+    /// Moves the cursor with `op` (and the key/value it takes) and hands the entry it lands on
+    /// to `f`; `Ok(None)` when there is no such position. The slices never outlive the call.
+    fn get_with<R>(
+        &mut self,
+        op: op::Op,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        f: impl for<'a> FnOnce(&'a [u8], &'a [u8]) -> R,
+    ) -> Result<Option<R>, Code>;
+
+    /// Number of values of the key under the cursor (1 outside a `dupsort` table).
+    fn count(&self) -> Result<usize, Code>;
+}
+
 /// A cursor over one table in a transaction it borrows shared. Closed on drop, or unbound and
 /// returned to its [`CursorCache`].
-pub(crate) struct RawCursor<'t> {
+pub struct RawCursor<'t> {
     pub(super) ptr: NonNull<sys::MDBX_cursor>,
     pub(super) cache: Option<&'t CursorCache>,
     pub(super) _txn: PhantomData<&'t RawTxn>,
@@ -44,6 +62,24 @@ impl<'t> RawCursor<'t> {
         // SAFETY: the cursor is open in a live txn; `n` is an out-parameter.
         check(unsafe { sys::mdbx_cursor_count(self.ptr.as_ptr(), &mut n) })?;
         Ok(n)
+    }
+}
+
+impl CursorNav for RawCursor<'_> {
+    #[inline(always)]
+    fn get_with<R>(
+        &mut self,
+        op: op::Op,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        f: impl for<'a> FnOnce(&'a [u8], &'a [u8]) -> R,
+    ) -> Result<Option<R>, Code> {
+        Ok(self.get(op, key, value)?.map(|(k, v)| f(k, v)))
+    }
+
+    #[inline]
+    fn count(&self) -> Result<usize, Code> {
+        RawCursor::count(self)
     }
 }
 
@@ -189,16 +225,16 @@ impl<'t> LentTxn<'t> {
 /// write between two calls on this one, so what a move finds is handed to a closure and never
 /// outlives the call: no slice into the transaction's pages escapes. The closure must not write
 /// to the transaction (through another cursor) while it runs.
-pub(crate) struct RawCursorMut<'t> {
+pub struct RawCursorMut<'t> {
     ptr: NonNull<sys::MDBX_cursor>,
     cache: Option<&'t CursorCache>,
     _txn: PhantomData<&'t mut RawTxn>,
 }
 
-impl RawCursorMut<'_> {
+impl CursorNav for RawCursorMut<'_> {
     /// Moves the cursor and hands the entry it lands on to `f`; `Ok(None)` when there is none.
     #[inline]
-    pub fn get_with<R>(
+    fn get_with<R>(
         &mut self,
         op: op::Op,
         key: Option<&[u8]>,
@@ -223,6 +259,15 @@ impl RawCursorMut<'_> {
         }
     }
 
+    fn count(&self) -> Result<usize, Code> {
+        let mut n = 0usize;
+        // SAFETY: open cursor in a live txn; `n` is an out-parameter.
+        check(unsafe { sys::mdbx_cursor_count(self.ptr.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+}
+
+impl RawCursorMut<'_> {
     /// `mdbx_cursor_put`: writes `(key, value)` with `flags`, leaving the cursor on it.
     #[inline]
     pub fn put(&mut self, key: &[u8], value: &[u8], flags: u32) -> Result<(), Code> {
@@ -241,14 +286,6 @@ impl RawCursorMut<'_> {
     pub fn del(&mut self, flags: u32) -> Result<(), Code> {
         // SAFETY: as for `put`.
         check(unsafe { sys::mdbx_cursor_del(self.ptr.as_ptr(), flags) })
-    }
-
-    /// Number of values of the key under the cursor (1 outside a `dupsort` table).
-    pub fn count(&self) -> Result<usize, Code> {
-        let mut n = 0usize;
-        // SAFETY: open cursor in a live txn; `n` is an out-parameter.
-        check(unsafe { sys::mdbx_cursor_count(self.ptr.as_ptr(), &mut n) })?;
-        Ok(n)
     }
 }
 

@@ -2,7 +2,7 @@
 //! it, geometry and counters, the reader table, copies, sync and the integrity check.
 
 use std::ffi::{CString, c_int, c_uint, c_void};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::ptr::{self, NonNull};
 
 use mdbx_sys as sys;
@@ -61,6 +61,81 @@ impl EnvConfig {
             slow_readers: None,
         }
     }
+}
+
+/// The files of the environment at `path`, named as libmdbx 0.14.4 names them
+/// (`env_handle_pathname` in mdbx.c), for the layout `no_sub_dir` the caller has checked
+/// against what is at `path` (libmdbx picks the layout of an existing path itself).
+///
+/// - A directory: `mdbx.dat` and `mdbx.lck` in it.
+/// - With `no_sub_dir`: the file `path` and `path-lck`; except that a path whose name is
+///   `mdbx.dat` is the data file of the database in its directory, and libmdbx opens that
+///   directory instead (`mdbx.lck` beside it), whatever the flag says.
+///
+/// libmdbx refuses to open the database while [`second_lock`](Self::second_lock) exists
+/// (`MDBX_DUPLICATED_LCK`: "Alternative/Duplicate LCK-file is exists and should be removed
+/// manually", mdbx.h): `mdbx.dat-lck` in a directory, or beside a data file `NAME.EXT` (or
+/// `NAME`) the file `NAME.lck`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DatabaseFiles {
+    pub data: PathBuf,
+    pub lock: PathBuf,
+    pub second_lock: PathBuf,
+    /// A `no_sub_dir` path named `mdbx.dat`, which libmdbx opens as its directory.
+    pub opened_as_directory: bool,
+}
+
+impl DatabaseFiles {
+    pub fn of(path: &Path, no_sub_dir: bool) -> DatabaseFiles {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        // libmdbx compares the path's tail with "/mdbx.dat" (or the whole path with "mdbx.dat");
+        // then the path's last component is `mdbx.dat` and its parent is the directory.
+        let named_data = bytes == b"mdbx.dat" || bytes.ends_with(b"/mdbx.dat");
+        let dir = match (no_sub_dir, named_data) {
+            (false, _) => Some(path),
+            (true, true) => Some(path.parent().unwrap_or(Path::new(""))),
+            (true, false) => None,
+        };
+        match dir {
+            Some(dir) => DatabaseFiles {
+                data: dir.join("mdbx.dat"),
+                lock: dir.join("mdbx.lck"),
+                second_lock: dir.join("mdbx.dat-lck"),
+                opened_as_directory: no_sub_dir,
+            },
+            None => {
+                let mut lock = path.as_os_str().to_owned();
+                lock.push("-lck");
+                DatabaseFiles {
+                    data: path.to_path_buf(),
+                    lock: PathBuf::from(lock),
+                    second_lock: lck_beside(path),
+                    opened_as_directory: false,
+                }
+            }
+        }
+    }
+}
+
+/// `NAME.lck` for `NAME.EXT` or `NAME`: the path from its last `.` after its last `/` replaced
+/// by `.lck`, or `.lck` appended (libmdbx's `osal_fileext` and the copy after it).
+#[cfg(unix)]
+fn lck_beside(path: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let after_sep = bytes.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+    let stem = match bytes[after_sep..].iter().rposition(|&b| b == b'.') {
+        Some(dot) => &bytes[..after_sep + dot],
+        None => bytes,
+    };
+    let mut name = stem.to_vec();
+    name.extend_from_slice(b".lck");
+    PathBuf::from(std::ffi::OsStr::from_bytes(&name))
+}
+
+#[cfg(not(unix))]
+fn lck_beside(path: &Path) -> PathBuf {
+    path.with_extension("lck")
 }
 
 /// The long-reader settings of an environment: the age after which a cuttable read transaction
@@ -687,6 +762,11 @@ pub(crate) struct ChkResult {
 }
 
 impl Env {
+    /// The environment, for the calls made in sibling modules (`chk`).
+    pub(super) fn raw_env(&self) -> *mut sys::MDBX_env {
+        self.ptr.as_ptr()
+    }
+
     /// Runs `mdbx_env_chk` in its default read-only mode: a read transaction on the latest
     /// snapshot, every meta page, the page tree, the GC and every key-value pair of every table
     /// walked. Problems are counted, not printed (no print callbacks).
@@ -761,4 +841,56 @@ unsafe extern "C" fn record_checked_txn(
         }
     }
     sys::MDBX_SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(path: &str, no_sub_dir: bool) -> (String, String, String, bool) {
+        let f = DatabaseFiles::of(Path::new(path), no_sub_dir);
+        let s = |p: &Path| p.display().to_string();
+        (
+            s(&f.data),
+            s(&f.lock),
+            s(&f.second_lock),
+            f.opened_as_directory,
+        )
+    }
+
+    /// The names libmdbx 0.14.4's `env_handle_pathname` gives (mdbx.c): the lock file it uses
+    /// and the one whose presence makes it refuse with MDBX_DUPLICATED_LCK.
+    #[test]
+    fn files_are_named_as_libmdbx_names_them() {
+        let t = |a: &str, b: &str, c: &str, d| (a.into(), b.into(), c.into(), d);
+        assert_eq!(
+            files("d", false),
+            t("d/mdbx.dat", "d/mdbx.lck", "d/mdbx.dat-lck", false)
+        );
+        assert_eq!(
+            files("d/mdbx.dat", true),
+            t("d/mdbx.dat", "d/mdbx.lck", "d/mdbx.dat-lck", true)
+        );
+        assert_eq!(
+            files("mdbx.dat", true),
+            t("mdbx.dat", "mdbx.lck", "mdbx.dat-lck", true)
+        );
+        assert_eq!(
+            files("d/store.db", true),
+            t("d/store.db", "d/store.db-lck", "d/store.lck", false)
+        );
+        assert_eq!(
+            files("d.x/store", true),
+            t("d.x/store", "d.x/store-lck", "d.x/store.lck", false)
+        );
+        assert_eq!(
+            files("d/a.b.c", true),
+            t("d/a.b.c", "d/a.b.c-lck", "d/a.b.lck", false)
+        );
+        // Only the exact name: `xmdbx.dat` is a data file of its own.
+        assert_eq!(
+            files("d/xmdbx.dat", true),
+            t("d/xmdbx.dat", "d/xmdbx.dat-lck", "d/xmdbx.lck", false)
+        );
+    }
 }

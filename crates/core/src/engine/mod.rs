@@ -16,7 +16,8 @@
 //!   value or `&mut`, for the same reason.
 
 //!
-//! One file per concern: `code` (return codes), `env` (the environment), `txn` (transaction
+//! One file per concern: `code` (return codes), `env` (the environment), `chk` (the integrity
+//! check's report), `txn` (transaction
 //! objects), `cursor`, `room` (a value's room reserved in a page), `slots` (per-thread reuse
 //! of transactions and cursors), `readers` (cuttable read transactions and the slow-reader
 //! callback), `keeper` (the durable snapshot held in the no-sync modes), `cmp` (the key
@@ -31,6 +32,7 @@ use std::ptr;
 
 use mdbx_sys as sys;
 
+mod chk;
 mod clock;
 mod cmp;
 mod code;
@@ -46,6 +48,7 @@ mod slots;
 mod space;
 mod txn;
 
+pub(crate) use chk::*;
 pub(crate) use clock::*;
 pub(crate) use cmp::*;
 pub use cmp::{branchy_key_order, default_key_order};

@@ -396,7 +396,8 @@ pub(crate) type Policy = Arc<dyn Fn(&Laggard) -> Verdict + Send + Sync>;
 pub(crate) struct SlowReaderHook {
     pub table: Arc<CutTable>,
     pub policy: Policy,
-    /// The `NoMetaSync` keeper, whose readers are never cut nor waited for.
+    /// The no-sync keeper (`NoMetaSync`, `SafeNoSync`), whose readers are never cut nor waited
+    /// for.
     pub keeper: Option<Arc<Keeper>>,
 }
 
@@ -409,13 +410,69 @@ thread_local! {
     /// How many times, in the current round of libmdbx's slow-reader loop on this thread, the
     /// keeper let go of a snapshot and asked libmdbx to look again (`retry` counts those too).
     static KEEPER_RETRIES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Whether this thread is inside `mdbx_txn_commit_ex` ([`Committing`]).
+    static COMMITTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as committing a write transaction until dropped: the slow-reader
+/// callback then tells libmdbx's GC-update reservations from allocations that do not fit in
+/// the file ([`handle_slow_reader`]). Held around the commit of every top-level write
+/// transaction (a nested one merges into its parent and updates no GC).
+pub(crate) struct Committing(bool);
+
+impl Committing {
+    #[inline]
+    pub fn enter() -> Self {
+        Committing(COMMITTING.with(|c| c.replace(true)))
+    }
+}
+
+impl Drop for Committing {
+    #[inline]
+    fn drop(&mut self) {
+        COMMITTING.with(|c| c.set(self.0));
+    }
+}
+
+/// Bytes between the write transaction's last used page and the end of the file at its current
+/// size (`mdbx_txn_info`: `txn_space_limit_soft - txn_space_used`); `None` when libmdbx cannot
+/// say.
+fn room_in_file(txn: *const sys::MDBX_txn) -> Option<u64> {
+    if txn.is_null() {
+        return None;
+    }
+    // SAFETY: MDBX_txn_info is a plain C struct for which all-zero bytes are valid.
+    let mut info: sys::MDBX_txn_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `txn` is the write transaction libmdbx passed to the slow-reader callback, live
+    // and used by this thread for the whole call; for a write transaction `mdbx_txn_info`
+    // without the reader-table scan only reads the transaction's own geometry and counters.
+    let rc = unsafe { sys::mdbx_txn_info(txn, &mut info, false) };
+    (rc == sys::MDBX_SUCCESS).then(|| {
+        info.txn_space_limit_soft
+            .saturating_sub(info.txn_space_used)
+    })
 }
 
 /// libmdbx's handle-slow-readers callback (`MDBX_hsr_func`): asks the policy what to do about the
 /// reader holding up a write that would otherwise grow the file, and does it.
 ///
-/// Returns -1 (grow or fail), 0 (something changed: libmdbx rescans the reader table), never a
-/// value that tells libmdbx to clear a slot itself. Never unwinds.
+/// mdbx.h promises that the callback "will be called when there is not enough space in the
+/// database (i.e. before increasing the database size or before MDBX_MAP_FULL error)". libmdbx
+/// 0.14.4 calls it from two places in its page allocator (`gc_alloc_ex`, mdbx.c): when an
+/// allocation does not fit in the file ("Avoid kick lagging reader(s) if is enough unallocated
+/// space at the end of database file" guards that call), and, with that guard skipped, when a
+/// commit reserves pages for updating the GC (`ALLOC_RESERVE`, `gc_prepare_stockpile`): there
+/// it asks on every commit a reader lags behind, however much room the file has, and when the
+/// reservation fails the commit takes unused pages at the end of the file instead. So during a
+/// commit ([`Committing`]) the policy is asked only when the file has no unused page left: with
+/// `MDBX_ENABLE_BIGFOOT` (on in this build) every page the GC update allocates is a single page,
+/// so while one is left nothing in the commit grows the file. Outside a commit every call is
+/// an allocation that does not fit.
+///
+/// Returns -1 (grow or fail; mdbx.h: "The callback was unable to solve the problem and agreed
+/// on MDBX_MAP_FULL error; libmdbx should increase the database size or return MDBX_MAP_FULL
+/// error"), 0 (something changed: libmdbx rescans the reader table), never a value that tells
+/// libmdbx to clear a slot itself. Never unwinds.
 ///
 /// # Safety
 ///
@@ -423,7 +480,7 @@ thread_local! {
 /// (`Env::install_slow_reader_hook`).
 pub(crate) unsafe extern "C" fn handle_slow_reader(
     env: *const sys::MDBX_env,
-    _txn: *const sys::MDBX_txn,
+    txn: *const sys::MDBX_txn,
     pid: sys::mdbx_pid_t,
     tid: sys::mdbx_tid_t,
     laggard: u64,
@@ -433,6 +490,9 @@ pub(crate) unsafe extern "C" fn handle_slow_reader(
 ) -> c_int {
     if retry < 0 {
         return 0; // the end-of-loop notice; its result is ignored
+    }
+    if COMMITTING.with(|c| c.get()) && room_in_file(txn).is_some_and(|room| room > 0) {
+        return -1; // a GC-update reservation with room in the file: nothing would grow
     }
     // SAFETY: the user context was set to a `SlowReaderHook` owned by the `Env`, which closes
     // the environment (so no write, so no call of this) before freeing it.

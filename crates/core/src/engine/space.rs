@@ -85,18 +85,6 @@ pub(crate) fn warn_write_map_off(path: &Path, why: &str) {
     );
 }
 
-/// libmdbx's lock file for the environment at `path`: `mdbx.lck` in the directory, or the data
-/// file's name with `-lck` appended (`MDBX_NOSUBDIR`).
-pub(crate) fn lock_file_path(path: &Path, no_sub_dir: bool) -> std::path::PathBuf {
-    if no_sub_dir {
-        let mut name = path.as_os_str().to_owned();
-        name.push("-lck");
-        name.into()
-    } else {
-        path.join("mdbx.lck")
-    }
-}
-
 /// libmdbx's default reader slot count (`DEFAULT_READERS`).
 const LIBMDBX_DEFAULT_READERS: u64 = 61;
 /// A reader slot (`reader_slot_t`): txnid, tid, pid, two counters.
@@ -133,12 +121,10 @@ pub(crate) fn lock_file_len(max_readers: Option<u64>) -> u64 {
 pub(crate) fn reserve_lock_file(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
-    let data_file = if cfg.no_sub_dir {
-        path.to_path_buf()
-    } else {
-        path.join("mdbx.dat")
-    };
-    if cfg.read_only && !data_file.is_file() {
+    // The files libmdbx will use: for a `no_sub_dir` path named `mdbx.dat`, the lock file of
+    // its directory, never a second one (`mdbx.dat-lck`) that libmdbx would refuse.
+    let files = DatabaseFiles::of(path, cfg.no_sub_dir);
+    if cfg.read_only && !files.data.is_file() {
         // libmdbx fails such an open before it touches the lock file: create none.
         return Ok(());
     }
@@ -147,7 +133,7 @@ pub(crate) fn reserve_lock_file(path: &Path, cfg: &EnvConfig) -> Result<(), Code
         .write(true)
         .create(true)
         .mode(cfg.mode)
-        .open(lock_file_path(path, cfg.no_sub_dir))
+        .open(&files.lock)
     else {
         return Ok(());
     };

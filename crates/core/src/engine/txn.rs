@@ -132,6 +132,7 @@ impl RawTxn {
         std::mem::forget(self);
         // SAFETY: MDBX_commit_latency is a plain C struct for which all-zero bytes are valid.
         let mut latency: sys::MDBX_commit_latency = unsafe { std::mem::zeroed() };
+        let _committing = Committing::enter();
         // SAFETY: as for `commit`; `latency` is a valid out-parameter for the call.
         check(unsafe { sys::mdbx_txn_commit_ex(ptr, &mut latency) })?;
         Ok(f64::from(latency.whole) / 65536.0)
@@ -210,6 +211,7 @@ impl RawTxn {
         }
         let ptr = self.ptr.as_ptr();
         std::mem::forget(self);
+        let _committing = Committing::enter();
         // SAFETY: the txn is live and owned; it is consumed here (forgotten above), so it is not
         // aborted again on drop. libmdbx frees the handle whether the commit succeeds or not.
         check(unsafe { sys::mdbx_txn_commit_ex(ptr, ptr::null_mut()) })

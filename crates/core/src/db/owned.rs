@@ -6,24 +6,23 @@
 //! points into its snapshot, which is what lets it be cut then (for its age, or by a write that
 //! needs the pages it pins) without a lock on the read path: see `engine::readers`.
 
-use std::borrow::Borrow;
-use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::{Deref, RangeBounds};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::codec::{AsKey, HasPrefix, Key, ValueRef};
-use crate::cursor::{Iter, Lazy, Positions};
+use crate::codec::{HasPrefix, Key, ValueRef};
+use crate::db::state::Db;
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
-use crate::state::Db;
-use crate::stored::cmp_keys;
-use crate::stored::{dbi_of, decode_key, decode_value, decode_value_ref, lookup, with_key};
+use crate::iter::{Iter, Lazy, Positions};
+use crate::mode::ATransactionIsUsedByOneThreadAtATime;
+use crate::read::{self, Access, Reads};
+use crate::stored::{dbi_of, decode_key, decode_value};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;
-use crate::txn::{ATransactionIsUsedByOneThreadAtATime, TableStat, warn_long_read};
+use crate::txn::warn_long_read;
 
 /// The transaction an [`OwnedTx`] holds: registered for cutting when the database has
 /// long-reader control ([`Options::max_read_age`](crate::Options::max_read_age) or
@@ -39,13 +38,17 @@ enum Held {
 /// [`Db::read_owned`] on an `Arc<Db>`, from the same pool of parked transactions as
 /// [`Db::read`], at the same cost plus one reference count.
 ///
-/// It reads one snapshot for its whole life, like a [`Tx`](crate::Tx). What differs: values
-/// come out owned (decoded, or copied by [`get_bytes`](Self::get_bytes)), never borrowed from
-/// the snapshot, and iterators read ahead in batches of up to 64 entries. That is what allows
-/// long-reader control: with [`Options::max_read_age`](crate::Options::max_read_age) or
+/// It reads one snapshot for its whole life, like a [`Tx`](crate::Tx), and has every read a
+/// `Tx` has: both dereference to [`Reads`], so `owned.get::<T>(&k)`, `owned.dups::<T>(&k)`,
+/// `owned.cursor::<T>()` and the rest are the same calls, documented once there. What differs
+/// is long-reader control: with [`Options::max_read_age`](crate::Options::max_read_age) or
 /// [`Options::on_slow_reader`](crate::Options::on_slow_reader), an owned transaction can be cut
 /// between two calls (its snapshot released, so a writer reuses the pages it pinned instead of
-/// growing the file), and its next call fails with [`Error::ReadTxnTimedOut`].
+/// growing the file), and its next call fails with [`Error::ReadTxnTimedOut`]. A read whose
+/// result borrows the snapshot (`get_bytes`, `get_ref`, `get_lazy`, the iterators, `cursor`)
+/// pins it instead: from then on it is never cut, until it is dropped. To walk a range without
+/// pinning, [`into_range`](Self::into_range) and [`into_prefix`](Self::into_prefix) read ahead
+/// in batches of up to 64 entries and find their place again between batches.
 ///
 /// **`Send`, not `Sync`.** It may move to another thread or task between calls (the environment
 /// does not tie read transactions to threads), but two threads may not use it at once: libmdbx
@@ -80,10 +83,56 @@ pub struct OwnedTx<S: Schema> {
     // The marker comes first: the compiler reports the first field that is not `Sync`, and
     // names the rule as it does for a `Tx` (a `Cell` is `Send` but not `Sync`).
     _one_thread_at_a_time: PhantomData<std::cell::Cell<ATransactionIsUsedByOneThreadAtATime>>,
+    reads: Reads<OwnedHandle<S>>,
+}
+
+/// What an [`OwnedTx`]'s reads go through ([`Handle`](crate::Handle)): the transaction it
+/// holds, which long-reader control may cut between calls, and its share of the database.
+/// Made only by Tabula.
+pub struct OwnedHandle<S: Schema> {
     held: Option<Held>,
     /// When it began (coarse ms clock; 0 when nothing needs its age).
     started_ms: u64,
     db: Arc<Db<S>>,
+}
+
+impl<S: Schema> Deref for OwnedTx<S> {
+    type Target = Reads<OwnedHandle<S>>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Self::Target {
+        &self.reads
+    }
+}
+
+#[allow(private_interfaces, private_bounds)] // see `read::sealed`
+impl<S: Schema> read::sealed::Access for OwnedHandle<S> {
+    type Schema = S;
+
+    #[inline(always)]
+    fn db(&self) -> &Db<S> {
+        &self.db
+    }
+
+    #[inline]
+    fn with_txn<R>(&self, f: impl FnOnce(&RawTxn) -> Result<R>) -> Result<R> {
+        match self.held() {
+            Held::Plain(raw) => f(raw),
+            Held::Cuttable(cuttable) => match cuttable.enter() {
+                Ok(using) => f(&using),
+                Err(refused) => Err(self.refused(refused)),
+            },
+        }
+    }
+
+    /// A cuttable transaction is pinned (`CuttableTxn::pin`): from the first such read on it
+    /// is never cut, neither for its age nor by a writer, until it is dropped.
+    fn lend(&self) -> Result<&RawTxn> {
+        match self.held() {
+            Held::Plain(raw) => Ok(raw),
+            Held::Cuttable(cuttable) => cuttable.pin().map_err(|refused| self.refused(refused)),
+        }
+    }
 }
 
 impl<S: Schema> Db<S> {
@@ -119,7 +168,7 @@ impl<S: Schema> Db<S> {
     /// As [`read`](Self::read).
     #[inline]
     pub fn read_owned(self: &Arc<Self>) -> Result<OwnedTx<S>> {
-        self.begin_read_then(|raw| {
+        self.shared.begin_read_then(|raw| {
             let table = self.shared.env.cut_table();
             let started_ms = if table.is_some() || self.shared.read_clock {
                 engine::coarse_now_ms()
@@ -135,15 +184,19 @@ impl<S: Schema> Db<S> {
             };
             OwnedTx {
                 _one_thread_at_a_time: PhantomData,
-                held: Some(held),
-                started_ms,
-                db: Arc::clone(self),
+                reads: Reads {
+                    h: OwnedHandle {
+                        held: Some(held),
+                        started_ms,
+                        db: Arc::clone(self),
+                    },
+                },
             }
         })
     }
 }
 
-impl<S: Schema> OwnedTx<S> {
+impl<S: Schema> OwnedHandle<S> {
     #[inline]
     fn held(&self) -> &Held {
         // `held` is only taken by `drop`.
@@ -152,28 +205,6 @@ impl<S: Schema> OwnedTx<S> {
 
     /// Runs `f` on the transaction within one call: a cuttable transaction is not cut while
     /// `f` runs, and nothing `f` borrows from it outlives the call.
-    #[inline]
-    fn with_txn<R>(&self, f: impl FnOnce(&RawTxn) -> Result<R>) -> Result<R> {
-        match self.held() {
-            Held::Plain(raw) => f(raw),
-            Held::Cuttable(cuttable) => match cuttable.enter() {
-                Ok(using) => f(&using),
-                Err(refused) => Err(self.refused(refused)),
-            },
-        }
-    }
-
-    /// The transaction, lent for as long as `self` is borrowed, for reads whose results borrow
-    /// its pages ([`get_ref`](Self::get_ref), [`get_lazy`](Self::get_lazy)). A cuttable
-    /// transaction is pinned (`CuttableTxn::pin`): from the first such read on it is never cut,
-    /// neither for its age nor by a writer, until it is dropped.
-    fn lend(&self) -> Result<&RawTxn> {
-        match self.held() {
-            Held::Plain(raw) => Ok(raw),
-            Held::Cuttable(cuttable) => cuttable.pin().map_err(|refused| self.refused(refused)),
-        }
-    }
-
     #[cold]
     #[inline(never)]
     fn refused(&self, refused: Refused) -> Error {
@@ -209,6 +240,15 @@ impl<S: Schema> OwnedTx<S> {
         }
     }
 
+    fn age(&self) -> Duration {
+        if self.started_ms == 0 {
+            return Duration::ZERO;
+        }
+        Duration::from_millis(engine::coarse_now_ms().saturating_sub(self.started_ms))
+    }
+}
+
+impl<S: Schema> OwnedTx<S> {
     /// The database it reads.
     ///
     /// ```
@@ -225,7 +265,7 @@ impl<S: Schema> OwnedTx<S> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn db(&self) -> &Arc<Db<S>> {
-        &self.db
+        &self.reads.h.db
     }
 
     /// The snapshot (transaction ID) it reads, fixed for its life.
@@ -248,7 +288,7 @@ impl<S: Schema> OwnedTx<S> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn id(&self) -> u64 {
-        self.snapshot()
+        self.reads.h.snapshot()
     }
 
     /// How long it has been open (a coarse clock: a few ms of resolution). Zero when nothing
@@ -272,319 +312,7 @@ impl<S: Schema> OwnedTx<S> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn age(&self) -> Duration {
-        if self.started_ms == 0 {
-            return Duration::ZERO;
-        }
-        Duration::from_millis(engine::coarse_now_ms().saturating_sub(self.started_ms))
-    }
-
-    /// Reads the value stored under `key`, decoded (in a `dupsort` table, its first value).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Names>(&1, &"one".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("one"));
-    /// assert_eq!(tx.get::<Names>(&2)?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ReadTxnTimedOut`] when it was cut; otherwise as [`Tx::get`](crate::Tx::get).
-    #[inline]
-    pub fn get<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Option<T::Value>>
-    where
-        S: Contains<T>,
-    {
-        self.with_txn(|raw| {
-            lookup::<S, T, _>(&self.db, raw, key, |k, v| {
-                v.map(|v| decode_value::<T>(k, v)).transpose()
-            })
-        })
-    }
-
-    /// A copy of the stored bytes of the value under `key` (an owned transaction lends out
-    /// nothing; [`Tx::get_bytes`](crate::Tx::get_bytes) borrows them instead).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Names>(&1, &"one".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// assert_eq!(tx.get_bytes::<Names>(&1)?, Some(vec![3, b'o', b'n', b'e']));
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ReadTxnTimedOut`] when it was cut; [`Error::Mdbx`] on libmdbx failure.
-    pub fn get_bytes<T: Table>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<Vec<u8>>>
-    where
-        S: Contains<T>,
-    {
-        self.with_txn(|raw| lookup::<S, T, _>(&self.db, raw, key, |_, v| Ok(v.map(<[u8]>::to_vec))))
-    }
-
-    /// The value under `key` decoded in place, borrowing the stored bytes for as long as the
-    /// owned transaction is borrowed: `&[u8]` for a table with `codec = Raw`, `&T` for
-    /// `codec = Pod<T>` (a [`ValueRef`] codec), as [`Tx::get_ref`](crate::Tx::get_ref).
-    ///
-    /// An owned transaction otherwise lends nothing out beyond a call, which is what lets
-    /// long-reader control ([`Options::max_read_age`](crate::Options::max_read_age),
-    /// [`Options::on_slow_reader`](crate::Options::on_slow_reader)) cut it between calls. A
-    /// borrowed read gives that up: from the first one on, the transaction is never cut (a
-    /// writer that needs the pages it pins grows the file instead, as with a [`Tx`](crate::Tx))
-    /// until it is dropped. Without long-reader control nothing changes.
-    ///
-    /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// #[derive(Table)]
-    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Blobs>(&1, &b"abc".to_vec())?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// let bytes: &[u8] = tx.get_ref::<Blobs>(&1)?.unwrap(); // the page's bytes, not a copy
-    /// assert_eq!(bytes, b"abc");
-    /// assert!(tx.get_ref::<Blobs>(&2)?.is_none());
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ReadTxnTimedOut`] when it was cut before; [`Error::Decode`] when the stored
-    /// bytes are not a value of the codec; [`Error::Mdbx`] on libmdbx failure.
-    #[inline]
-    pub fn get_ref<T: Table>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<<T::Codec as ValueRef>::Ref<'_>>>
-    where
-        S: Contains<T>,
-        T::Codec: ValueRef,
-    {
-        lookup::<S, T, _>(&self.db, self.lend()?, key, |k, v| {
-            v.map(|v| decode_value_ref::<T>(k, v)).transpose()
-        })
-    }
-
-    /// The value under `key` read but not decoded: a [`Lazy`] holding the stored bytes,
-    /// borrowed for as long as the owned transaction is, decoded when asked
-    /// ([`Lazy::decode`]), as [`Tx::get_lazy`](crate::Tx::get_lazy). Works with every codec.
-    /// Like [`get_ref`](Self::get_ref), it keeps the transaction from being cut from then on.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Names>(&1, &"one".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// let lazy = tx.get_lazy::<Names>(&1)?.expect("present");
-    /// assert_eq!(lazy.bytes().len(), 4); // not decoded yet
-    /// assert_eq!(lazy.decode()?, "one");
-    /// assert!(tx.get_lazy::<Names>(&2)?.is_none());
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ReadTxnTimedOut`] when it was cut before; [`Error::Mdbx`] on libmdbx failure
-    /// (decode errors come from [`Lazy::decode`]).
-    #[inline]
-    pub fn get_lazy<T: Table>(
-        &self,
-        key: &(impl AsKey<T::Key> + ?Sized),
-    ) -> Result<Option<Lazy<'_, T>>>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(&self.db);
-        let raw = self.lend()?;
-        // The key is kept for a decode error's message: the stored copy in the page.
-        with_key::<T, _, _>(key, |k| match raw.get_pair(dbi, k) {
-            Ok(Some((stored_key, v))) => Ok(Some(Lazy::new(stored_key, v))),
-            Ok(None) => Ok(None),
-            Err(code) => Err(self.db.shared.fail(code, At::of::<T>("get").key(k))),
-        })
-    }
-
-    /// Whether `key` is present.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Names>(&1, &"one".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// assert!(tx.contains_key::<Names>(&1)?);
-    /// assert!(!tx.contains_key::<Names>(&2)?);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`get_bytes`](Self::get_bytes).
-    pub fn contains_key<T: Table>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
-    where
-        S: Contains<T>,
-    {
-        self.with_txn(|raw| lookup::<S, T, _>(&self.db, raw, key, |_, v| Ok(v.is_some())))
-    }
-
-    /// Entry and page counts of the table.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Names>(&1, &"one".to_string())?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// assert_eq!(tx.stat::<Names>()?.entries, 1);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ReadTxnTimedOut`] when it was cut; [`Error::Mdbx`] on libmdbx failure.
-    pub fn stat<T: Table>(&self) -> Result<TableStat>
-    where
-        S: Contains<T>,
-    {
-        let dbi = dbi_of::<S, T>(&self.db);
-        let shared = &self.db.shared;
-        self.with_txn(|raw| {
-            raw.stat(dbi)
-                .map(TableStat::from_raw)
-                .map_err(|code| shared.fail(code, At::of::<T>("stat")))
-        })
-    }
-
-    /// Number of entries in the table (in a `dupsort` table, key-value pairs).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// let tx = db.read_owned()?;
-    /// assert_eq!(tx.len::<Names>()?, 0);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`stat`](Self::stat).
-    pub fn len<T: Table>(&self) -> Result<u64>
-    where
-        S: Contains<T>,
-    {
-        Ok(self.stat::<T>()?.entries)
-    }
-
-    /// Whether the table is empty.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// let tx = db.read_owned()?;
-    /// assert!(tx.is_empty::<Names>()?);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`stat`](Self::stat).
-    pub fn is_empty<T: Table>(&self) -> Result<bool>
-    where
-        S: Contains<T>,
-    {
-        Ok(self.len::<T>()? == 0)
-    }
-
-    /// The entries whose keys fall in `range`, in key order, read lazily; borrows the
-    /// transaction ([`into_range`](Self::into_range) owns it).
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # for n in 1..=9u64 { tx.put::<Names>(&n, &n.to_string())?; }
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// let keys: Vec<u64> = tx.range::<Names>(3..6).map(|e| e.map(|(k, _)| k)).collect::<Result<_, _>>()?;
-    /// assert_eq!(keys, [3, 4, 5]);
-    /// let last = tx.range::<Names>(..).reversed().next().unwrap()?;
-    /// assert_eq!(last.0, 9);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> OwnedIter<S, T, &Self>
-    where
-        S: Contains<T>,
-    {
-        OwnedIter::new(self, Positions::range::<T, _>(range))
+        self.reads.h.age()
     }
 
     /// The entries whose keys fall in `range`, read lazily by an iterator that owns this
@@ -618,39 +346,6 @@ impl<S: Schema> OwnedTx<S> {
         OwnedIter::new(self, Positions::range::<T, _>(range))
     }
 
-    /// The entries whose composite key starts with `prefix`, read lazily; borrows the
-    /// transaction.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = (String, u64), value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
-    /// # let mut tx = db.write()?;
-    /// # tx.put::<Balances>(&("alice", 1), &10)?;
-    /// # tx.put::<Balances>(&("alice", 2), &20)?;
-    /// # tx.put::<Balances>(&("bob", 1), &5)?;
-    /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// let alice: Vec<u64> = tx
-    ///     .prefix::<Balances, _>(&"alice".to_string())
-    ///     .map(|e| e.map(|(_, v)| v))
-    ///     .collect::<Result<_, _>>()?;
-    /// assert_eq!(alice, [10, 20]);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> OwnedIter<S, T, &Self>
-    where
-        S: Contains<T>,
-        T::Key: HasPrefix<P>,
-    {
-        OwnedIter::new(self, Positions::prefix::<P>(prefix))
-    }
-
     /// The entries whose composite key starts with `prefix`, read lazily by an iterator that
     /// owns this transaction.
     ///
@@ -681,7 +376,7 @@ impl<S: Schema> OwnedTx<S> {
     }
 }
 
-impl<S: Schema> Drop for OwnedTx<S> {
+impl<S: Schema> Drop for OwnedHandle<S> {
     fn drop(&mut self) {
         let Some(held) = self.held.take() else {
             return;
@@ -703,11 +398,11 @@ impl<S: Schema> Drop for OwnedTx<S> {
                 cuttable.into_txn()
             }
         };
-        self.db.park(raw);
+        self.db.shared.park(raw);
     }
 }
 
-impl<S: Schema> OwnedTx<S> {
+impl<S: Schema> OwnedHandle<S> {
     fn snapshot_of(&self, held: &Held) -> u64 {
         match held {
             Held::Plain(raw) => raw.id(),
@@ -718,8 +413,9 @@ impl<S: Schema> OwnedTx<S> {
 
 impl<S: Schema> std::fmt::Debug for OwnedTx<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let h = &self.reads.h;
         f.debug_struct("OwnedTx")
-            .field("id", &self.held.as_ref().map(|h| self.snapshot_of(h)))
+            .field("id", &h.held.as_ref().map(|held| h.snapshot_of(held)))
             .field("age", &self.age())
             .finish()
     }
@@ -733,14 +429,13 @@ const BATCH_BYTES: usize = 256 << 10;
 /// A lazy iterator over entries of table `T` of an owned read transaction, in key order (or
 /// reverse, [`reversed`](Self::reversed)). Yields `Result<(key, value)>`.
 ///
-/// `H` is what holds the transaction: the [`OwnedTx`] itself ([`OwnedTx::into_range`],
-/// [`OwnedTx::into_prefix`]: `'static`) or a reference to it ([`OwnedTx::range`],
-/// [`OwnedTx::prefix`]). It reads ahead in batches of up to 64 entries (and 256 KiB of values),
+/// It owns its transaction ([`OwnedTx::into_range`], [`OwnedTx::into_prefix`]), so it is
+/// `'static`. It reads ahead in batches of up to 64 entries (and 256 KiB of values),
 /// each in one call on the transaction, and finds its place again by key for the next batch,
 /// so nothing points into the snapshot between batches: a transaction cut between two batches
 /// ends the iteration with [`Error::ReadTxnTimedOut`].
-pub struct OwnedIter<S: Schema, T: Table, H: Borrow<OwnedTx<S>> = OwnedTx<S>> {
-    holder: H,
+pub struct OwnedIter<S: Schema, T: Table> {
+    tx: OwnedTx<S>,
     dbi: Dbi,
     bounds: Positions,
     /// The last entry read (stored key, stored value), where the next batch starts after.
@@ -751,14 +446,14 @@ pub struct OwnedIter<S: Schema, T: Table, H: Borrow<OwnedTx<S>> = OwnedTx<S>> {
     _schema: PhantomData<fn() -> S>,
 }
 
-impl<S: Schema, T: Table, H: Borrow<OwnedTx<S>>> OwnedIter<S, T, H>
+impl<S: Schema, T: Table> OwnedIter<S, T>
 where
     S: Contains<T>,
 {
-    fn new(holder: H, bounds: Positions) -> Self {
-        let dbi = dbi_of::<S, T>(&holder.borrow().db);
+    fn new(tx: OwnedTx<S>, bounds: Positions) -> Self {
+        let dbi = dbi_of::<S, T>(tx.reads.h.db());
         OwnedIter {
-            holder,
+            tx,
             dbi,
             bounds,
             resume: None,
@@ -818,13 +513,13 @@ where
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn tx(&self) -> &OwnedTx<S> {
-        self.holder.borrow()
+        &self.tx
     }
 
     /// Reads the next batch into `self.batch` within one call on the transaction.
     fn fill(&mut self) {
         let OwnedIter {
-            holder,
+            tx,
             dbi,
             bounds,
             resume,
@@ -834,9 +529,9 @@ where
             ..
         } = self;
         let (dbi, reverse) = (*dbi, *reverse);
-        let tx: &OwnedTx<S> = (*holder).borrow();
-        let shared = &tx.db.shared;
-        let result = tx.with_txn(|raw| {
+        let handle = &tx.reads.h;
+        let shared = &handle.db().shared;
+        let result = handle.with_txn(|raw| {
             let mut cursor = raw
                 .cursor_cached(dbi, &shared.cursors)
                 .map_err(|code| shared.fail(code, At::of::<T>("open cursor")))?;
@@ -864,15 +559,18 @@ where
                         _ => None,
                     }
                 }
-                None if reverse => {
-                    first_from_upper::<T>(&mut cursor, &bounds.upper).map_err(fail)?
-                }
-                None => first_from_lower::<T>(&mut cursor, &bounds.lower).map_err(fail)?,
+                None if reverse => bounds.place_back::<T>(&mut cursor).map_err(fail)?,
+                None => bounds.place_front::<T>(&mut cursor).map_err(fail)?,
             };
             let mut bytes = 0;
             let mut last = None;
             while let Some((k, v)) = entry {
-                if !within::<T>(bounds, reverse, k) {
+                let inside = if reverse {
+                    bounds.above_lower::<T>((k, v))
+                } else {
+                    bounds.below_upper::<T>(k)
+                };
+                if !inside {
                     entry = None;
                     break;
                 }
@@ -906,79 +604,19 @@ where
     }
 }
 
-/// Whether a stored key of table `T` is inside `bounds` on the side the iteration moves
-/// towards (the upper bound going forward, the lower one in reverse).
-fn within<T: Table>(bounds: &Positions, reverse: bool, key: &[u8]) -> bool {
-    let (bound, past) = if reverse {
-        (&bounds.lower, Ordering::Less)
-    } else {
-        (&bounds.upper, Ordering::Greater)
-    };
-    match bound {
-        Bound::Unbounded => true,
-        Bound::Included(b) => cmp_keys::<T>(key, b.as_slice()) != past,
-        Bound::Excluded(b) => {
-            let o = cmp_keys::<T>(key, b.as_slice());
-            o != past && o != Ordering::Equal
-        }
-    }
-}
-
-/// Positions a cursor on the first entry at or after the lower bound.
-fn first_from_lower<'t, T: Table>(
-    cursor: &mut engine::RawCursor<'t>,
-    lower: &Bound<crate::codec::KeyBuf>,
-) -> std::result::Result<Option<engine::Pair<'t>>, engine::Code> {
-    match lower {
-        Bound::Unbounded => cursor.get(op::FIRST, None, None),
-        Bound::Included(k) => cursor.get(op::SET_RANGE, Some(k.as_slice()), None),
-        Bound::Excluded(k) => match cursor.get(op::SET_RANGE, Some(k.as_slice()), None)? {
-            Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
-                cursor.get(op::NEXT_NODUP, None, None)
-            }
-            other => Ok(other),
-        },
-    }
-}
-
-/// Positions a cursor on the last entry at or before the upper bound (in a `dupsort` table,
-/// the last value of the last key).
-fn first_from_upper<'t, T: Table>(
-    cursor: &mut engine::RawCursor<'t>,
-    upper: &Bound<crate::codec::KeyBuf>,
-) -> std::result::Result<Option<engine::Pair<'t>>, engine::Code> {
-    match upper {
-        Bound::Unbounded => cursor.get(op::LAST, None, None),
-        Bound::Included(k) => match cursor.get(op::SET_RANGE, Some(k.as_slice()), None)? {
-            None => cursor.get(op::LAST, None, None),
-            Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
-                if T::FLAGS.dupsort {
-                    cursor.get(op::LAST_DUP, None, None)?;
-                }
-                cursor.get(op::GET_CURRENT, None, None)
-            }
-            Some(_) => cursor.get(op::PREV, None, None),
-        },
-        Bound::Excluded(k) => match cursor.get(op::SET_RANGE, Some(k.as_slice()), None)? {
-            None => cursor.get(op::LAST, None, None),
-            Some(_) => cursor.get(op::PREV, None, None),
-        },
-    }
-}
-
-impl<S: Schema, T: Table, H: Borrow<OwnedTx<S>>> OwnedIter<S, T, H>
+impl<S: Schema, T: Table> OwnedIter<S, T>
 where
     S: Contains<T>,
 {
     /// The same entries (its range, in its direction, from the start) as a walk of one cursor
     /// over the pages, lent for as long as the iterator is borrowed; the transaction is pinned
-    /// first ([`OwnedTx::get_ref`] says what that means).
+    /// first ([`Reads::get_ref`] says what that means).
     fn walk(&self) -> Result<Iter<'_, T>> {
         let tx = self.tx();
-        let raw = tx.lend()?;
+        let raw = tx.reads.h.lend()?;
         Ok(Iter::new(
             raw,
-            &tx.db.shared.cursors,
+            &tx.reads.h.db().shared.cursors,
             self.dbi,
             self.bounds.clone(),
         ))
@@ -988,7 +626,7 @@ where
     /// as the iterator is borrowed: each value is a [`Lazy`], decoded only when asked
     /// ([`Lazy::decode`]), as [`Iter::lazy`]. It walks the iterator's range in its direction
     /// from the start, whatever this iterator has yielded already. Like
-    /// [`OwnedTx::get_ref`], it keeps the transaction from being cut from then on; a
+    /// [`Reads::get_ref`], it keeps the transaction from being cut from then on; a
     /// transaction cut before yields [`Error::ReadTxnTimedOut`] as its one item.
     ///
     /// ```
@@ -1039,8 +677,7 @@ where
     /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;
     /// # tx.put::<Blobs>(&2, &b"cde".to_vec())?;
     /// # tx.commit()?;
-    /// let tx = db.read_owned()?;
-    /// let newest_first = tx.range::<Blobs>(..).reversed();
+    /// let newest_first = db.read_owned()?.into_range::<Blobs>(..).reversed();
     /// let sizes: Vec<(u64, usize)> = newest_first
     ///     .borrowed()
     ///     .map(|e| e.map(|(key, bytes): (u64, &[u8])| (key, bytes.len())))
@@ -1090,7 +727,7 @@ impl<X, I: DoubleEndedIterator<Item = Result<X>>> Iterator for Lent<I> {
     }
 }
 
-impl<S: Schema, T: Table, H: Borrow<OwnedTx<S>>> Iterator for OwnedIter<S, T, H>
+impl<S: Schema, T: Table> Iterator for OwnedIter<S, T>
 where
     S: Contains<T>,
 {
@@ -1104,11 +741,11 @@ where
     }
 }
 
-impl<S: Schema, T: Table, H: Borrow<OwnedTx<S>>> std::fmt::Debug for OwnedIter<S, T, H> {
+impl<S: Schema, T: Table> std::fmt::Debug for OwnedIter<S, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnedIter")
             .field("table", &T::NAME)
-            .field("tx", self.holder.borrow())
+            .field("tx", &self.tx)
             .field("reverse", &self.reverse)
             .field("done", &self.done)
             .finish()

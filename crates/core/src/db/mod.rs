@@ -1,14 +1,23 @@
-//! The typed database handle's methods: read and write transactions, geometry, the integrity
-//! check.
+//! The database, in one place: the [`Db`] struct and what its transactions share
+//! (`state`: the environment, the handle array, the pools, beginning and parking read
+//! transactions), its methods (this file: read and write transactions, geometry, the integrity
+//! check, the copy), its owned read transactions (`owned`) and its bulk load (`bulk`).
+//!
+//! `state` sits below the transactions (a `Tx` holds a `&Db` and hands its transaction back to
+//! `Shared` when it ends); the rest of the folder sits above them, since it makes them.
+
+pub(crate) mod bulk;
+pub(crate) mod owned;
+pub(crate) mod state;
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use crate::engine::{self, RawTxn};
 use crate::error::{At, Error, MdbxCode, Result};
-use crate::state::Db;
+use crate::mode::{Ro, Rw};
 use crate::table::Schema;
-use crate::txn::{Ro, Rw, Tx};
+use crate::txn::Tx;
+use state::Db;
 
 /// What libmdbx's integrity check found; see [`Db::check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,71 +204,7 @@ impl<S: Schema> Db<S> {
     /// [`Error::ReadersFull`] when every reader slot is taken; [`Error::Env`] otherwise.
     #[inline]
     pub fn read(&self) -> Result<Tx<'_, S, Ro>> {
-        self.begin_read_then(|raw| Tx::new(self, raw))
-    }
-
-    /// Takes a read transaction object on the latest snapshot, from the pool when one is
-    /// parked, and hands it to `then` (what [`read`](Self::read) and
-    /// [`read_owned`](Self::read_owned) start from); it goes back with [`park`](Self::park).
-    /// A continuation rather than a returned `Result<RawTxn>`: inlined, `read` compiles to
-    /// what it was when this was its body (returning the transaction cost 6 instructions per
-    /// `read`, callgrind).
-    ///
-    /// The fast path, inlined into the caller: the transaction this thread parked, unparked and
-    /// refreshed — the calls raw libmdbx code makes for its own parked transaction. Everything
-    /// else (the shared pool, other threads' slots, a fresh begin, reset transactions) is
-    /// [`begin_read_slow`](Self::begin_read_slow).
-    #[inline(always)]
-    pub(crate) fn begin_read_then<R>(&self, then: impl FnOnce(RawTxn) -> R) -> Result<R> {
-        let raw = match self.shared.slots.take() {
-            // Loaded after the take: `true` means the transaction was parked, not reset (see
-            // `Shared::parking`), so it needs no look at its flags.
-            Some(mut txn) if self.shared.parking.load(Ordering::Relaxed) => {
-                match txn.resume_parked() {
-                    Ok(()) => txn,
-                    Err(code) => return Err(self.begin_read_failed(code)),
-                }
-            }
-            mine => self.begin_read_slow(mine)?,
-        };
-        Ok(then(raw))
-    }
-
-    /// The rest of [`begin_read_then`](Self::begin_read_then): `mine` (this thread's slot, when
-    /// parking is off), then the shared pool, then any slot (threads that ended), then a fresh
-    /// `mdbx_txn_begin`.
-    #[cold]
-    #[inline(never)]
-    fn begin_read_slow(&self, mine: Option<RawTxn>) -> Result<RawTxn> {
-        let parked = mine
-            .or_else(|| self.shared.pool.pop())
-            .or_else(|| self.shared.slots.take_any());
-        match parked {
-            Some(mut txn) => {
-                let made_current = if !self.shared.reuse_snapshots {
-                    txn.renew()
-                } else if self.shared.parking.load(Ordering::Relaxed) {
-                    txn.resume_parked() // loaded after the take, as in the fast path
-                } else {
-                    txn.resume() // parked or reset: asks libmdbx which
-                };
-                match made_current {
-                    Ok(()) => Ok(txn),
-                    Err(code) => Err(self.begin_read_failed(code)),
-                }
-            }
-            None => self
-                .shared
-                .env
-                .begin(true)
-                .map_err(|code| self.begin_read_failed(code)),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn begin_read_failed(&self, code: engine::Code) -> Error {
-        self.shared.fail(code, At::env("begin read transaction"))
+        self.shared.begin_read_then(|raw| Tx::new(self, raw))
     }
 
     /// Begins the write transaction, waiting while another one (in any process) is active.
@@ -599,9 +544,9 @@ impl<S: Schema> Db<S> {
     /// [`Error::ReadersFull`] when no read transaction can begin; [`Error::Mdbx`] or
     /// [`Error::Env`] when libmdbx cannot report.
     pub fn stat(&self) -> Result<DbStat> {
-        self.begin_read_then(|mut raw| {
+        self.shared.begin_read_then(|mut raw| {
             let result = self.stat_in(&mut raw);
-            self.park(raw);
+            self.shared.park(raw);
             result
         })?
     }
@@ -747,42 +692,6 @@ impl<S: Schema> Db<S> {
         self.shared
             .env
             .max_key_size(engine::table_flags(flags.dupsort, flags.integer_key))
-    }
-
-    /// Returns a finished read transaction to the pool, parked on its snapshot or reset (see
-    /// [`Options::reuse_read_snapshots`](crate::Options::reuse_read_snapshots)), or frees it
-    /// when the pool is full or parking fails. The fast path (parked into this thread's free
-    /// slot) is inline; the rest is [`park_slow`](Self::park_slow).
-    #[inline]
-    pub(crate) fn park(&self, mut txn: RawTxn) {
-        if self.shared.parking.load(Ordering::Relaxed) {
-            if txn.park_latest().is_err() {
-                return; // dropped: aborted, its reader slot freed
-            }
-            if let Err(txn) = self.shared.slots.put(txn) {
-                self.park_slow(txn, true);
-            }
-        } else {
-            self.park_slow(txn, false);
-        }
-    }
-
-    /// [`park`](Self::park) when the transaction is not parked yet (`parked == false`: reset
-    /// it) or this thread's slot is taken: into the shared pool; a full pool drops (aborts) the
-    /// txn, freeing its reader slot.
-    #[cold]
-    #[inline(never)]
-    fn park_slow(&self, mut txn: RawTxn, parked: bool) {
-        if !parked {
-            if txn.reset().is_err() {
-                return; // dropped: aborted
-            }
-            match self.shared.slots.put(txn) {
-                Ok(()) => return,
-                Err(back) => txn = back,
-            }
-        }
-        let _ = self.shared.pool.push(txn);
     }
 }
 

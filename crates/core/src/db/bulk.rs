@@ -16,9 +16,9 @@ use std::borrow::Borrow;
 use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
+use crate::db::state::Db;
 use crate::engine::{self, Code, RawWriteCursor, put};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::state::Db;
 use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, Schema, Table};
 

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::diagnose;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
-use crate::error::{self, At, Error};
+use crate::error::{At, Error, Result};
 use crate::table::Schema;
 use crate::telemetry;
 
@@ -51,7 +52,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// `code` from the operation `at` as an [`Error`] ([`error::fail`], the one conversion).
+    /// `code` from the operation `at` as an [`Error`] ([`diagnose::fail`], the one conversion).
     ///
     /// A full map also frees the parked read transactions and stops parking for the rest of
     /// this `Db`'s life: with the file at its upper bound, libmdbx 0.14.4 ousts a parked
@@ -73,7 +74,104 @@ impl Shared {
                 drop(txn);
             }
         }
-        error::fail(code, at, &self.env, &self.path)
+        diagnose::fail(code, at, &self.env, &self.path)
+    }
+
+    /// Takes a read transaction object on the latest snapshot, from the pool when one is
+    /// parked, and hands it to `then` (what [`Db::read`](crate::Db::read) and
+    /// [`Db::read_owned`](crate::Db::read_owned) start from); it goes back with [`park`](Self::park).
+    /// A continuation rather than a returned `Result<RawTxn>`: inlined, `read` compiles to
+    /// what it was when this was its body (returning the transaction cost 6 instructions per
+    /// `read`, callgrind).
+    ///
+    /// The fast path, inlined into the caller: the transaction this thread parked, unparked and
+    /// refreshed — the calls raw libmdbx code makes for its own parked transaction. Everything
+    /// else (the shared pool, other threads' slots, a fresh begin, reset transactions) is
+    /// [`begin_read_slow`](Self::begin_read_slow).
+    #[inline(always)]
+    pub(crate) fn begin_read_then<R>(&self, then: impl FnOnce(RawTxn) -> R) -> Result<R> {
+        let raw = match self.slots.take() {
+            // Loaded after the take: `true` means the transaction was parked, not reset (see
+            // `Shared::parking`), so it needs no look at its flags.
+            Some(mut txn) if self.parking.load(Ordering::Relaxed) => match txn.resume_parked() {
+                Ok(()) => txn,
+                Err(code) => return Err(self.begin_read_failed(code)),
+            },
+            mine => self.begin_read_slow(mine)?,
+        };
+        Ok(then(raw))
+    }
+
+    /// The rest of [`begin_read_then`](Self::begin_read_then): `mine` (this thread's slot, when
+    /// parking is off), then the shared pool, then any slot (threads that ended), then a fresh
+    /// `mdbx_txn_begin`.
+    #[cold]
+    #[inline(never)]
+    fn begin_read_slow(&self, mine: Option<RawTxn>) -> Result<RawTxn> {
+        let parked = mine
+            .or_else(|| self.pool.pop())
+            .or_else(|| self.slots.take_any());
+        match parked {
+            Some(mut txn) => {
+                let made_current = if !self.reuse_snapshots {
+                    txn.renew()
+                } else if self.parking.load(Ordering::Relaxed) {
+                    txn.resume_parked() // loaded after the take, as in the fast path
+                } else {
+                    txn.resume() // parked or reset: asks libmdbx which
+                };
+                match made_current {
+                    Ok(()) => Ok(txn),
+                    Err(code) => Err(self.begin_read_failed(code)),
+                }
+            }
+            None => self
+                .env
+                .begin(true)
+                .map_err(|code| self.begin_read_failed(code)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn begin_read_failed(&self, code: engine::Code) -> Error {
+        self.fail(code, At::env("begin read transaction"))
+    }
+
+    /// Returns a finished read transaction to the pool, parked on its snapshot or reset (see
+    /// [`Options::reuse_read_snapshots`](crate::Options::reuse_read_snapshots)), or frees it
+    /// when the pool is full or parking fails. The fast path (parked into this thread's free
+    /// slot) is inline; the rest is [`park_slow`](Self::park_slow).
+    #[inline]
+    pub(crate) fn park(&self, mut txn: RawTxn) {
+        if self.parking.load(Ordering::Relaxed) {
+            if txn.park_latest().is_err() {
+                return; // dropped: aborted, its reader slot freed
+            }
+            if let Err(txn) = self.slots.put(txn) {
+                self.park_slow(txn, true);
+            }
+        } else {
+            self.park_slow(txn, false);
+        }
+    }
+
+    /// [`park`](Self::park) when the transaction is not parked yet (`parked == false`: reset
+    /// it) or this thread's slot is taken: into the shared pool; a full pool drops (aborts) the
+    /// txn, freeing its reader slot.
+    #[cold]
+    #[inline(never)]
+    fn park_slow(&self, mut txn: RawTxn, parked: bool) {
+        if !parked {
+            if txn.reset().is_err() {
+                return; // dropped: aborted
+            }
+            match self.slots.put(txn) {
+                Ok(()) => return,
+                Err(back) => txn = back,
+            }
+        }
+        let _ = self.pool.push(txn);
     }
 }
 

@@ -1,0 +1,539 @@
+//! The writes of a [`WriteCursor`] (a [`Cursor`] of the write transaction), and the sets of
+//! write cursors [`Tx::cursors_mut`](crate::Tx::cursors_mut) opens together.
+//!
+//! Every read returns owned, decoded entries (never bytes borrowed from the transaction), so a
+//! write through one cursor can never invalidate what another cursor, or this one, returned.
+//! That is what lets several write cursors of one transaction work in turn, and entries be
+//! deleted while walking.
+
+use std::ops::{Bound, RangeBounds};
+
+use super::{Cursor, Position, WriteCursor};
+use crate::codec::{AsKey, KeyBuf};
+use crate::db::state::{Db, Shared};
+use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
+use crate::error::{At, Error, KeyHex, Result};
+use crate::mode::Rw;
+use crate::stored::{
+    cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
+    with_subkey,
+};
+use crate::table::{Contains, DupSort, HasSubKey, Schema, Table};
+
+/// The writes: at a key (the cursor lands on what it wrote) or at the entry under the cursor.
+impl<'t, T: Table> Cursor<'t, T, Rw> {
+    /// Writes with `flags` and maps the refusals: an existing key for `insert`, an
+    /// out-of-order key or value for the appends.
+    fn write(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+        flags: u32,
+        name: &'static str,
+    ) -> Result<()> {
+        let Cursor {
+            raw,
+            scratch,
+            shared,
+            at,
+            ..
+        } = self;
+        with_key::<T, _, _>(key, |k| {
+            let v = encode_value::<T>(k, value, scratch)?;
+            match raw.put(k, v, flags) {
+                Ok(()) => {
+                    *at = Position::OnEntry;
+                    Ok(())
+                }
+                Err(code) => {
+                    // What the refusal's diagnosis read moved the cursor: it is on no entry.
+                    *at = Position::Unpositioned;
+                    Err(refusal::<T>(raw, shared, code, flags, name, k, v))
+                }
+            }
+        })
+    }
+
+    /// Stores `value` under `key`, replacing what was there (in a `dupsort` table, adding it
+    /// to the key's values), and leaves the cursor on it.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut cursor = tx.cursor_mut::<Names>()?;
+    /// cursor.upsert(&1, &"one".to_string())?;
+    /// cursor.upsert(&1, &"uno".to_string())?;
+    /// assert_eq!(cursor.current()?, Some((1, "uno".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
+    /// [`Error::Mdbx`].
+    pub fn upsert(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+        self.write(key, value, put::UPSERT, "upsert")
+    }
+
+    /// Stores `value` under `key` only if the key is absent.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut cursor = tx.cursor_mut::<Names>()?;
+    /// cursor.insert(&1, &"one".to_string())?;
+    /// let again = cursor.insert(&1, &"uno".to_string());
+    /// assert!(matches!(again, Err(tabula::Error::KeyExists { .. })));
+    /// assert_eq!(cursor.seek_exact(&1)?, Some((1, "one".to_string())));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::KeyExists`] when it is present; otherwise as [`upsert`](Cursor::upsert).
+    pub fn insert(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+        self.write(key, value, put::NOOVERWRITE, "insert")
+    }
+
+    /// Adds an entry whose key is greater than every key in the table, without descending the
+    /// tree.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut cursor = tx.cursor_mut::<Names>()?;
+    /// cursor.append(&1, &"one".to_string())?;
+    /// cursor.append(&2, &"two".to_string())?;
+    /// let late = cursor.append(&2, &"again".to_string());
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
+    /// sort after it; otherwise as [`upsert`](Cursor::upsert).
+    pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+        self.write(key, value, put::APPEND_STRICT, "append")
+    }
+
+    /// Deletes the entry under the cursor (in a `dupsort` table, that one value). The cursor
+    /// stays between its neighbours: [`next`](Cursor::next) returns the entry that followed
+    /// it, [`prev`](Cursor::prev) the one before it. A cursor on no entry (see the table on
+    /// [`Cursor`]: after a move or search that found nothing, after a delete) deletes nothing
+    /// and says why.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// let mut cursor = tx.cursor_mut::<Names>()?;
+    /// cursor.seek_exact(&2)?;
+    /// cursor.delete_current()?;
+    /// assert_eq!(cursor.next()?, Some((3, "three".to_string())));
+    /// assert_eq!(cursor.seek_exact(&2)?, None); // a miss: on no entry
+    /// assert!(matches!(cursor.delete_current(), Err(tabula::Error::NotOnEntry { .. })));
+    /// drop(cursor);
+    /// assert_eq!(tx.len::<Names>()?, 2);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotOnEntry`] when the cursor is on no entry; [`Error::Mdbx`].
+    pub fn delete_current(&mut self) -> Result<()> {
+        self.delete(del::CURRENT, "delete_current")
+    }
+
+    fn delete(&mut self, flags: u32, name: &'static str) -> Result<()> {
+        if self.at != Position::OnEntry {
+            return Err(self.not_on_entry(name));
+        }
+        match self.raw.del(flags) {
+            Ok(()) => {
+                self.at = Position::Deleted;
+                Ok(())
+            }
+            Err(code) => {
+                self.at = Position::Unpositioned;
+                Err(self.shared.fail(code, At::of::<T>(name)))
+            }
+        }
+    }
+
+    /// Deletes every entry whose key is in `range`, walking from its start; returns how many
+    /// (key, value) pairs were deleted. [`Tx::delete_range`](crate::Tx::delete_range).
+    pub(crate) fn delete_range(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64> {
+        self.at = Position::Unpositioned;
+        let stored = |key: &T::Key| {
+            with_key::<T, _, _>(key, |k| {
+                let mut buf = KeyBuf::new();
+                buf.extend_from_slice(k);
+                buf
+            })
+        };
+        let upper = match range.end_bound() {
+            Bound::Included(k) => Bound::Included(stored(k)),
+            Bound::Excluded(k) => Bound::Excluded(stored(k)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let seek = |c: &mut Self, op, k: Option<&[u8]>| -> Result<bool> {
+            match c.raw.get_with(op, k, None, |_, _| ()) {
+                Ok(found) => Ok(found.is_some()),
+                Err(code) if code == Code::ENODATA => Ok(false),
+                Err(code) => Err(cursor_error::<T>("delete_range", code)),
+            }
+        };
+        let mut on_entry = match range.start_bound() {
+            Bound::Unbounded => seek(self, op::FIRST, None)?,
+            Bound::Included(k) => seek(self, op::SET_RANGE, Some(stored(k).as_slice()))?,
+            Bound::Excluded(k) => {
+                let from = stored(k);
+                let found = seek(self, op::SET_RANGE, Some(from.as_slice()))?;
+                match self.current_key()? {
+                    Some(at) if found && cmp_keys::<T>(at.as_slice(), from.as_slice()).is_eq() => {
+                        seek(self, op::NEXT_NODUP, None)?
+                    }
+                    _ => found,
+                }
+            }
+        };
+        let mut deleted = 0u64;
+        while on_entry {
+            let Some(at) = self.current_key()? else {
+                break;
+            };
+            let inside = match &upper {
+                Bound::Unbounded => true,
+                Bound::Included(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_le(),
+                Bound::Excluded(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_lt(),
+            };
+            if !inside {
+                break;
+            }
+            if T::FLAGS.dupsort {
+                let values = self
+                    .raw
+                    .count()
+                    .map_err(|code| cursor_error::<T>("delete_range", code))?;
+                self.delete_here(del::ALLDUPS)?;
+                deleted += values as u64;
+            } else {
+                self.delete_here(del::CURRENT)?;
+                deleted += 1;
+            }
+            // After a delete, `MDBX_NEXT` lands on the entry that followed.
+            on_entry = seek(self, op::NEXT, None)?;
+        }
+        Ok(deleted)
+    }
+
+    /// The stored key under libmdbx's cursor, copied; `None` when it is on none.
+    fn current_key(&mut self) -> Result<Option<KeyBuf>> {
+        let copy = |k: &[u8], _: &[u8]| {
+            let mut buf = KeyBuf::new();
+            buf.extend_from_slice(k);
+            buf
+        };
+        match self.raw.get_with(op::GET_CURRENT, None, None, copy) {
+            Ok(found) => Ok(found),
+            Err(code) if code == Code::ENODATA => Ok(None),
+            Err(code) => Err(cursor_error::<T>("delete_range", code)),
+        }
+    }
+
+    /// `delete_range`'s delete: the cursor was just placed on the entry by its own walk.
+    fn delete_here(&mut self, flags: u32) -> Result<()> {
+        self.raw
+            .del(flags)
+            .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))
+    }
+}
+
+/// The dup writes of a [`DupSort`] table.
+impl<'t, T: Table> Cursor<'t, T, Rw> {
+    /// Adds `value` as the new greatest value of `key`: it must sort after every value the key
+    /// has (a key without values takes any). Leaves the cursor on it.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = u32, dupsort)]
+    /// # struct Sets;
+    /// # #[derive(Schema)]
+    /// # struct App(Sets);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut cursor = tx.cursor_mut::<Sets>()?;
+    /// cursor.append_dup(&1, &255)?;
+    /// cursor.append_dup(&1, &256)?; // values rise in their own order
+    /// let late = cursor.append_dup(&1, &7);
+    /// assert!(matches!(late, Err(tabula::Error::AppendDupOutOfOrder { .. })));
+    /// cursor.seek_exact(&1)?; // a refused write leaves the cursor on no entry
+    /// assert_eq!(cursor.dup_count()?, 2);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
+    /// the value does not sort after it (an equal value included); otherwise as
+    /// [`upsert`](Cursor::upsert).
+    pub fn append_dup(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &T::Value,
+    ) -> Result<()>
+    where
+        T: DupSort,
+    {
+        self.write(key, value, put::APPENDDUP_STRICT, "append_dup")
+    }
+
+    /// Deletes every value of the key under the cursor; [`next`](Cursor::next) then
+    /// returns the first value of the next key. A cursor on no entry deletes nothing and says
+    /// why.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = u32, dupsort)]
+    /// # struct Sets;
+    /// # #[derive(Schema)]
+    /// # struct App(Sets);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// # for (k, v) in [(1, 10), (1, 20), (2, 5)] {
+    /// #     tx.put::<Sets>(&k, &v)?;
+    /// # }
+    /// let mut cursor = tx.cursor_mut::<Sets>()?;
+    /// cursor.first()?;
+    /// cursor.delete_current_dups()?;
+    /// assert_eq!(cursor.next()?, Some((2, 5)));
+    /// drop(cursor);
+    /// assert_eq!(tx.len::<Sets>()?, 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotOnEntry`] when the cursor is on no entry; [`Error::Mdbx`].
+    pub fn delete_current_dups(&mut self) -> Result<()>
+    where
+        T: DupSort,
+    {
+        self.delete(del::ALLDUPS, "delete_current_dups")
+    }
+}
+
+/// The subkey writes of a table declared with `subkey = ..`.
+impl<'t, T: Table> Cursor<'t, T, Rw> {
+    /// Sets the value of `subkey` under `key`: the values of `key` with this subkey are
+    /// replaced by `(subkey, value)` (added when there is none). Leaves the cursor on it.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, subkey = u32, value = String, dupsort)]
+    /// # struct Storage;
+    /// # #[derive(Schema)]
+    /// # struct App(Storage);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let mut cursor = tx.cursor_mut::<Storage>()?;
+    /// cursor.upsert_dup(&1, &10, &"a".to_string())?;
+    /// cursor.upsert_dup(&1, &20, &"b".to_string())?;
+    /// cursor.upsert_dup(&1, &10, &"z".to_string())?; // replaces slot 10's value
+    /// assert_eq!(cursor.dup_count()?, 2);
+    /// assert_eq!(cursor.get_dup(&1, &10)?, Some((1, (10, "z".to_string()))));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`upsert`](Cursor::upsert).
+    pub fn upsert_dup(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+        value: &T::SubValue,
+    ) -> Result<()>
+    where
+        T: HasSubKey,
+    {
+        let Cursor {
+            raw,
+            scratch,
+            shared,
+            at,
+            ..
+        } = self;
+        // Whatever happens below moves the cursor; it lands on the value only if all succeeds.
+        *at = Position::Unpositioned;
+        with_key::<T, _, _>(key, |k| {
+            with_subkey::<T, _, _>(subkey, |front| {
+                // Every stored value of this subkey starts with `front` (self-delimiting) and
+                // sorts at or after it: delete them one `MDBX_GET_BOTH_RANGE` at a time.
+                loop {
+                    let same = |_: &[u8], old: &[u8]| has_subkey::<T>(old, front);
+                    match raw.get_with(op::GET_BOTH_RANGE, Some(k), Some(front), same) {
+                        Ok(Some(true)) => raw
+                            .del(del::CURRENT)
+                            .map_err(|code| shared.fail(code, At::of::<T>("upsert_dup").key(k)))?,
+                        Ok(_) => break,
+                        Err(code) if code == Code::ENODATA => break,
+                        Err(code) => return Err(cursor_error::<T>("upsert_dup", code)),
+                    }
+                }
+                let v = encode_subkey_value::<T>(k, subkey, value, scratch)?;
+                raw.put(k, v, put::UPSERT).map_err(|code| {
+                    shared.fail(code, At::of::<T>("upsert_dup").entry(k, v.len()))
+                })?;
+                *at = Position::OnEntry;
+                Ok(())
+            })
+        })
+    }
+}
+
+/// The error for a write libmdbx refused with `code`, read in the light of the `flags` asked
+/// for: an existing key (`insert`), an out-of-order key (`append`) or value (`append_dup`).
+#[cold]
+fn refusal<T: Table>(
+    raw: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    code: Code,
+    flags: u32,
+    name: &'static str,
+    key: &[u8],
+    value: &[u8],
+) -> Error {
+    let copy = |_: &[u8], v: &[u8]| KeyHex::new(v);
+    let out_of_order = code == Code::EKEYMISMATCH || code == Code::KEYEXIST;
+    if flags == put::APPENDDUP_STRICT && out_of_order {
+        let last = match raw.get_with(op::SET_KEY, Some(key), None, |_, _| ()) {
+            Ok(Some(())) => raw.get_with(op::LAST_DUP, None, None, copy).ok().flatten(),
+            _ => None,
+        };
+        Error::AppendDupOutOfOrder {
+            table: T::NAME,
+            key: KeyHex::new(key),
+            value: KeyHex::new(value),
+            last,
+        }
+    } else if flags == put::APPEND_STRICT && out_of_order {
+        let last = raw
+            .get_with(op::LAST, None, None, |k, _| KeyHex::new(k))
+            .ok()
+            .flatten();
+        Error::AppendOutOfOrder {
+            table: T::NAME,
+            key: KeyHex::new(key),
+            last,
+        }
+    } else if flags == put::NOOVERWRITE && code == Code::KEYEXIST {
+        Error::KeyExists {
+            table: T::NAME,
+            key: KeyHex::new(key),
+        }
+    } else {
+        shared.fail(code, At::of::<T>(name).entry(key, value.len()))
+    }
+}
+
+/// Opens the write cursors of one [`Tx::cursors_mut`](crate::Tx::cursors_mut) call: the write
+/// transaction lent to them, and the database whose handles they use. Not constructible outside
+/// Tabula.
+#[doc(hidden)]
+pub struct Opener<'t, S: Schema> {
+    txn: LentTxn<'t>,
+    db: &'t Db<S>,
+}
+
+impl<'t, S: Schema> Opener<'t, S> {
+    pub(crate) fn new(txn: LentTxn<'t>, db: &'t Db<S>) -> Self {
+        Opener { txn, db }
+    }
+
+    /// A write cursor over `T`.
+    pub(crate) fn cursor<T: Table>(&self) -> Result<WriteCursor<'t, T>>
+    where
+        S: Contains<T>,
+    {
+        let shared = &self.db.shared;
+        let raw = self
+            .txn
+            .cursor(dbi_of::<S, T>(self.db), &shared.cursors)
+            .map_err(|code| shared.fail(code, At::of::<T>("open write cursor")))?;
+        Ok(Cursor::new(raw, shared))
+    }
+}
+
+/// Tables whose write cursors [`Tx::cursors_mut`](crate::Tx::cursors_mut) opens together: a
+/// tuple of two to four tables of schema `S`, giving a tuple of [`WriteCursor`]s that read and
+/// write in turn in the one write transaction (say, walking a changeset table while restoring
+/// the state table it describes).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tuple of tables of schema `{S}`",
+    label = "expected a tuple of 2 to 4 tables",
+    note = "write `tx.cursors_mut::<(TableA, TableB)>()`, each table listed in the schema"
+)]
+pub trait WriteCursors<S: Schema> {
+    /// The cursors, in the tuple's order.
+    type Cursors<'t>;
+
+    /// Opens one cursor per table.
+    #[doc(hidden)]
+    fn open<'t>(opener: &Opener<'t, S>) -> Result<Self::Cursors<'t>>;
+}
+
+macro_rules! write_cursors {
+    ($(($($T:ident),+))+) => {$(
+        impl<S: Schema $(+ Contains<$T>)+, $($T: Table),+> WriteCursors<S> for ($($T,)+) {
+            type Cursors<'t> = ($(WriteCursor<'t, $T>,)+);
+
+            fn open<'t>(opener: &Opener<'t, S>) -> Result<Self::Cursors<'t>> {
+                Ok(($(opener.cursor::<$T>()?,)+))
+            }
+        }
+    )+};
+}
+
+write_cursors! {
+    (A, B)
+    (A, B, C)
+    (A, B, C, D)
+}

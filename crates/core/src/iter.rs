@@ -1,0 +1,843 @@
+//! Iterators: the bounds of a walk ([`Positions`]), [`Iter`] from either end with its key,
+//! value, lazy and borrowed adaptors, and [`Lazy`] values.
+
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use crate::codec::{AsKey, Key, KeyBuf, ValueRef};
+use crate::engine::{Code, Dbi, RawCursor, RawTxn, op};
+use crate::error::{Error, Result};
+use crate::stored::{
+    cmp_keys, cursor_error, decode_entry, decode_key, decode_value, decode_value_ref, with_key,
+    with_subkey,
+};
+use crate::table::{DupSort, Table};
+
+pub(crate) type Entry<'t> = (&'t [u8], &'t [u8]);
+
+/// Decodes a raw entry of table `T`.
+fn decode<T: Table>((k, v): Entry<'_>) -> Result<(T::Key, T::Value)> {
+    decode_entry::<T>(k, v)
+}
+
+/// The encoded bounds of an iteration, in the form the table stores keys.
+#[derive(Clone)]
+pub(crate) struct Positions {
+    pub(crate) lower: Bound<KeyBuf>,
+    pub(crate) upper: Bound<KeyBuf>,
+    /// With an exact key (`lower` = `upper`, included): the stored value the front starts at
+    /// (the first value `>=` it, found with `MDBX_GET_BOTH_RANGE`) and the back stops before.
+    pub(crate) lower_dup: Option<KeyBuf>,
+}
+
+fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyBuf> {
+    let enc = |q: &Q| {
+        with_key::<T, _, _>(q, |k| {
+            let mut buf = KeyBuf::new();
+            buf.extend_from_slice(k);
+            buf
+        })
+    };
+    match b {
+        Bound::Included(q) => Bound::Included(enc(q)),
+        Bound::Excluded(q) => Bound::Excluded(enc(q)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Where a walk starts and where it stops, for borrowed ([`Iter`]) and owned
+/// ([`OwnedIter`](crate::OwnedIter)) iteration alike.
+impl Positions {
+    /// Places `cur` on the first entry at or after the lower bound (with `lower_dup`, the
+    /// exact key's first value `>=` it).
+    pub(crate) fn place_front<'t, T: Table>(
+        &self,
+        cur: &mut RawCursor<'t>,
+    ) -> std::result::Result<Option<Entry<'t>>, Code> {
+        match &self.lower {
+            Bound::Unbounded => cur.get(op::FIRST, None, None),
+            Bound::Included(k) => match &self.lower_dup {
+                None => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
+                Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice())),
+            },
+            Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+                Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
+                    cur.get(op::NEXT_NODUP, None, None)
+                }
+                other => Ok(other),
+            },
+        }
+    }
+
+    /// Places `cur` on the last entry at or before the upper bound (in a `dupsort` table, the
+    /// last value of the last key).
+    pub(crate) fn place_back<'t, T: Table>(
+        &self,
+        cur: &mut RawCursor<'t>,
+    ) -> std::result::Result<Option<Entry<'t>>, Code> {
+        match &self.upper {
+            Bound::Unbounded => cur.get(op::LAST, None, None),
+            Bound::Included(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+                None => cur.get(op::LAST, None, None),
+                Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
+                    if T::FLAGS.dupsort {
+                        cur.get(op::LAST_DUP, None, None)?;
+                    }
+                    cur.get(op::GET_CURRENT, None, None)
+                }
+                Some(_) => cur.get(op::PREV, None, None),
+            },
+            Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+                None => cur.get(op::LAST, None, None),
+                Some(_) => cur.get(op::PREV, None, None),
+            },
+        }
+    }
+
+    /// Whether a stored key is at or below the upper bound.
+    #[inline(always)]
+    pub(crate) fn below_upper<T: Table>(&self, key: &[u8]) -> bool {
+        match &self.upper {
+            Bound::Unbounded => true,
+            Bound::Included(u) => cmp_keys::<T>(key, u.as_slice()) != Ordering::Greater,
+            Bound::Excluded(u) => cmp_keys::<T>(key, u.as_slice()) == Ordering::Less,
+        }
+    }
+
+    /// Whether a stored entry is at or above the lower bound (and `lower_dup`).
+    pub(crate) fn above_lower<T: Table>(&self, (key, value): Entry<'_>) -> bool {
+        match &self.lower {
+            Bound::Unbounded => true,
+            Bound::Included(l) => match cmp_keys::<T>(key, l.as_slice()) {
+                Ordering::Less => false,
+                // libmdbx orders a dupsort table's values by their bytes (`memcmp`, then the
+                // shorter first), as slices compare.
+                Ordering::Equal => self
+                    .lower_dup
+                    .as_ref()
+                    .is_none_or(|d| value >= d.as_slice()),
+                Ordering::Greater => true,
+            },
+            Bound::Excluded(l) => cmp_keys::<T>(key, l.as_slice()) == Ordering::Greater,
+        }
+    }
+
+    pub(crate) fn all() -> Self {
+        Positions {
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            lower_dup: None,
+        }
+    }
+
+    pub(crate) fn range<T: Table, R: RangeBounds<T::Key>>(r: R) -> Self {
+        Positions {
+            lower: encode_bound::<T, T::Key>(r.start_bound()),
+            upper: encode_bound::<T, T::Key>(r.end_bound()),
+            lower_dup: None,
+        }
+    }
+
+    pub(crate) fn exact<T: Table, Q: AsKey<T::Key> + ?Sized>(key: &Q) -> Self {
+        let b = encode_bound::<T, Q>(Bound::Included(key));
+        Positions {
+            lower: b.clone(),
+            upper: b,
+            lower_dup: None,
+        }
+    }
+
+    /// The values of `key` from the first whose subkey is `>= subkey` (a dupsort table).
+    pub(crate) fn dups_from<T: DupSort, Q, P>(key: &Q, subkey: &P) -> Self
+    where
+        Q: AsKey<T::Key> + ?Sized,
+        P: AsKey<T::SubKey> + ?Sized,
+    {
+        let mut positions = Self::exact::<T, Q>(key);
+        positions.lower_dup = Some(with_subkey::<T, _, _>(subkey, |s| {
+            let mut buf = KeyBuf::new();
+            buf.extend_from_slice(s);
+            buf
+        }));
+        positions
+    }
+
+    /// `[prefix, successor(prefix))`: every key that starts with the prefix's encoding.
+    pub(crate) fn prefix<P: Key>(prefix: &P) -> Self {
+        let mut start = KeyBuf::new();
+        // A prefix is never the last part of the key, so it is encoded in its self-delimiting
+        // form, exactly as it appears at the front of the full key.
+        <P as AsKey<P>>::encode_part(prefix, &mut start, false);
+        let bytes = start.as_slice();
+        let upper = match bytes.iter().rposition(|&b| b != 0xff) {
+            Some(i) => {
+                let mut succ = KeyBuf::new();
+                succ.extend_from_slice(&bytes[..i]);
+                succ.push(bytes[i] + 1);
+                Bound::Excluded(succ)
+            }
+            None => Bound::Unbounded,
+        };
+        Positions {
+            lower: Bound::Included(start),
+            upper,
+            lower_dup: None,
+        }
+    }
+}
+
+/// An iterator over entries of table `T` in key order, from either end.
+///
+/// Yields `Result<(key, value)>`: a decode error is reported for its entry and iteration can go
+/// on. Created by [`Reads::iter`](crate::Reads::iter), [`range`](crate::Reads::range),
+/// [`prefix`](crate::Reads::prefix), [`dups`](crate::Reads::dups) and
+/// [`dups_from`](crate::Reads::dups_from).
+pub struct Iter<'t, T: Table> {
+    /// The transaction and the cursor cache; `None` for an iterator that could not begin
+    /// ([`failed`](Self::failed)).
+    from: Option<(&'t RawTxn, &'t crate::engine::CursorCache)>,
+    /// Why it could not begin: yielded once, first.
+    failed: Option<Error>,
+    dbi: Dbi,
+    bounds: Positions,
+    front: Option<RawCursor<'t>>,
+    back: Option<RawCursor<'t>>,
+    front_started: bool,
+    back_started: bool,
+    front_last: Option<Entry<'t>>,
+    back_last: Option<Entry<'t>>,
+    done: bool,
+    /// The forward walk's steady state: the front cursor is open and placed, nothing was
+    /// taken from the back, and the walk has not ended. Then a step is one `MDBX_NEXT` and the
+    /// upper-bound check (`next_entry`'s fast path); everything else goes
+    /// through `next_entry_slow`, which sets it.
+    steady: bool,
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<'t, T: Table> Iter<'t, T> {
+    pub(crate) fn new(
+        txn: &'t RawTxn,
+        cursors: &'t crate::engine::CursorCache,
+        dbi: Dbi,
+        bounds: Positions,
+    ) -> Self {
+        Iter {
+            from: Some((txn, cursors)),
+            failed: None,
+            dbi,
+            bounds,
+            front: None,
+            back: None,
+            front_started: false,
+            back_started: false,
+            front_last: None,
+            back_last: None,
+            done: false,
+            steady: false,
+            _table: PhantomData,
+        }
+    }
+
+    /// Compares stored keys in the table's order.
+    /// An iterator that yields `error` and then ends: a read through a transaction that could
+    /// not lend itself (an owned transaction already cut).
+    pub(crate) fn failed(error: Error) -> Self
+    where
+        T: Table,
+    {
+        Iter {
+            from: None,
+            failed: Some(error),
+            dbi: 0,
+            bounds: Positions::all(),
+            front: None,
+            back: None,
+            front_started: false,
+            back_started: false,
+            front_last: None,
+            back_last: None,
+            done: false,
+            steady: false,
+            _table: PhantomData,
+        }
+    }
+
+    fn cmp_keys(a: &[u8], b: &[u8]) -> Ordering {
+        cmp_keys::<T>(a, b)
+    }
+
+    /// Compares entries: by key, then (dupsort) by value bytes.
+    fn cmp_entries(a: Entry<'_>, b: Entry<'_>) -> Ordering {
+        Self::cmp_keys(a.0, b.0).then_with(|| {
+            if T::FLAGS.dupsort {
+                a.1.cmp(b.1)
+            } else {
+                Ordering::Equal
+            }
+        })
+    }
+
+    #[inline(always)]
+    fn below_upper(&self, key: &[u8]) -> bool {
+        self.bounds.below_upper::<T>(key)
+    }
+
+    fn above_lower(&self, entry: Entry<'_>) -> bool {
+        self.bounds.above_lower::<T>(entry)
+    }
+
+    fn open(&mut self) -> Result<RawCursor<'t>> {
+        match self.from {
+            Some((txn, cursors)) => txn
+                .cursor_cached(self.dbi, cursors)
+                .map_err(|code| cursor_error::<T>("open cursor", code)),
+            None => Err(self
+                .failed
+                .take()
+                .unwrap_or_else(|| cursor_error::<T>("iterate", Code::EINVAL))),
+        }
+    }
+
+    fn front_raw(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.front.is_none() {
+            self.front = Some(self.open()?);
+        }
+        let started = self.front_started;
+        self.front_started = true;
+        let cur = self.front.as_mut().expect("opened above");
+        let res = if started {
+            cur.get(op::NEXT, None, None)
+        } else {
+            self.bounds.place_front::<T>(cur)
+        };
+        res.map_err(|code| cursor_error::<T>("iterate", code))
+    }
+
+    fn back_raw(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.back.is_none() {
+            self.back = Some(self.open()?);
+        }
+        let started = self.back_started;
+        self.back_started = true;
+        let cur = self.back.as_mut().expect("opened above");
+        let res = if started {
+            cur.get(op::PREV, None, None)
+        } else {
+            self.bounds.place_back::<T>(cur)
+        };
+        res.map_err(|code| cursor_error::<T>("iterate", code))
+    }
+
+    /// The next entry from the front, undecoded.
+    ///
+    /// A scan spends most of its steps here, so the steady state (the `steady` field) takes
+    /// a short path that the compiler inlines into the caller's loop: one `MDBX_NEXT`, the
+    /// upper-bound check, and the entry returned in registers. The first step, the steps
+    /// after one from the back, and the end of the walk go through the general path.
+    #[inline(always)]
+    fn next_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.steady
+            && let Some(cur) = self.front.as_mut()
+        {
+            match cur.get(op::NEXT, None, None) {
+                Ok(Some(entry)) if self.below_upper(entry.0) => {
+                    self.front_last = Some(entry);
+                    return Ok(Some(entry));
+                }
+                other => return self.front_ended(other),
+            }
+        }
+        self.next_entry_slow()
+    }
+
+    /// The fast path's way out: past the upper bound or the last entry (`Ok(None)`), or a
+    /// libmdbx failure; either way the walk is over.
+    #[cold]
+    #[inline(never)]
+    fn front_ended(&mut self, step: Result<Option<Entry<'t>>, Code>) -> Result<Option<Entry<'t>>> {
+        self.steady = false;
+        self.done = true;
+        match step {
+            Ok(_) => Ok(None),
+            Err(code) => Err(cursor_error::<T>("iterate", code)),
+        }
+    }
+
+    #[inline(never)]
+    fn next_entry_slow(&mut self) -> Result<Option<Entry<'t>>> {
+        self.steady = false;
+        if self.done {
+            return Ok(None);
+        }
+        let entry = match self.front_raw() {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        let past_back = self
+            .back_last
+            .is_some_and(|b| Self::cmp_entries(entry, b) != Ordering::Less);
+        if past_back || !self.below_upper(entry.0) {
+            self.done = true;
+            return Ok(None);
+        }
+        self.front_last = Some(entry);
+        // The front cursor is open and placed: the next step from the front is a plain
+        // `MDBX_NEXT`, unless the back end is in play (its last entry bounds the walk).
+        self.steady = self.back_last.is_none();
+        Ok(Some(entry))
+    }
+
+    fn next_back_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        // A step from the back bounds the front walk by its entry: leave the fast path.
+        self.steady = false;
+        if self.done {
+            return Ok(None);
+        }
+        let entry = match self.back_raw() {
+            Ok(Some(e)) => e,
+            Ok(None) => {
+                self.done = true;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        let past_front = self
+            .front_last
+            .is_some_and(|f| Self::cmp_entries(entry, f) != Ordering::Greater);
+        if past_front || !self.above_lower(entry) {
+            self.done = true;
+            return Ok(None);
+        }
+        self.back_last = Some(entry);
+        Ok(Some(entry))
+    }
+
+    /// The next entry's stored bytes, undecoded and borrowed from the transaction.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut entries = tx.iter::<Names>();
+    /// let (key, value) = entries.next_raw().unwrap()?;
+    /// assert_eq!(key, 1u64.to_be_bytes()); // keys are stored big-endian
+    /// assert_eq!(value, [3, b'o', b'n', b'e']); // bincode: the length, then the bytes
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`](crate::Error::Mdbx) on libmdbx failure.
+    pub fn next_raw(&mut self) -> Option<Result<(&'t [u8], &'t [u8])>> {
+        self.next_entry().transpose()
+    }
+
+    /// Only the keys, decoded.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let keys: Vec<u64> = tx.iter::<Names>().keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [1, 2, 3]);
+    /// let last = tx.iter::<Names>().keys().next_back().transpose()?;
+    /// assert_eq!(last, Some(3));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn keys(self) -> impl DoubleEndedIterator<Item = Result<T::Key>> + 't {
+        KeysOf { inner: self }
+    }
+
+    /// Only the values, decoded.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let values: Vec<String> = tx.range::<Names>(2..).values().collect::<Result<_, _>>()?;
+    /// assert_eq!(values, ["two", "three"]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn values(self) -> impl DoubleEndedIterator<Item = Result<T::Value>> + 't {
+        ValuesOf { inner: self }
+    }
+
+    /// The entries with their values left undecoded: each value is a [`Lazy`] holding the
+    /// stored bytes, decoded only when asked ([`Lazy::decode`]). A scan that looks at a few
+    /// values, or only at their size, pays for no decode of the others (heed's
+    /// `lazily_decode_data`, reth's `RawTable`).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
+    /// #     tx.put::<Names>(&k, &v.to_string())?;
+    /// # }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut long = Vec::new();
+    /// for entry in tx.iter::<Names>().lazy() {
+    ///     let (key, value) = entry?;
+    ///     if value.bytes().len() > 4 { // bincode: one length byte, then the text
+    ///         long.push((key, value.decode()?));
+    ///     }
+    /// }
+    /// assert_eq!(long, [(3, "three".to_string())]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn lazy(self) -> impl DoubleEndedIterator<Item = Result<(T::Key, Lazy<'t, T>)>> + 't {
+        LazyOf { inner: self }
+    }
+
+    /// The entries with their values borrowed from the pages, decoded in place by the table's
+    /// [`ValueRef`] codec: `&[u8]` for `codec = Raw`, `&T` for `codec = Pod<T>`. No value is
+    /// copied; each lives as long as the borrow of the transaction.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;
+    /// # tx.put::<Blobs>(&2, &b"cde".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut total = 0;
+    /// for entry in tx.iter::<Blobs>().borrowed() {
+    ///     let (_key, bytes): (u64, &[u8]) = entry?;
+    ///     total += bytes.len();
+    /// }
+    /// assert_eq!(total, 5);
+    /// let (last, bytes) = tx.iter::<Blobs>().borrowed().next_back().unwrap()?;
+    /// assert_eq!((last, bytes), (2, &b"cde"[..]));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn borrowed(
+        self,
+    ) -> impl DoubleEndedIterator<Item = Result<(T::Key, <T::Codec as ValueRef>::Ref<'t>)>> + 't
+    where
+        T::Codec: ValueRef,
+    {
+        BorrowedOf { inner: self }
+    }
+}
+
+impl<T: Table> Iterator for Iter<'_, T> {
+    type Item = Result<(T::Key, T::Value)>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_entry() {
+            Ok(Some(e)) => Some(decode::<T>(e)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for Iter<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self.next_back_entry() {
+            Ok(Some(e)) => Some(decode::<T>(e)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+struct KeysOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<T: Table> Iterator for KeysOf<'_, T> {
+    type Item = Result<T::Key>;
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, _)| decode_key::<T>(k)),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for KeysOf<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, _)| decode_key::<T>(k)),
+        )
+    }
+}
+
+struct ValuesOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<T: Table> Iterator for ValuesOf<'_, T> {
+    type Item = Result<T::Value>;
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, v)| decode_value::<T>(k, v)),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for ValuesOf<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, v)| decode_value::<T>(k, v)),
+        )
+    }
+}
+
+struct LazyOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<'t, T: Table> Iterator for LazyOf<'t, T> {
+    type Item = Result<(T::Key, Lazy<'t, T>)>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, Lazy::new(k, v)))),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for LazyOf<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, Lazy::new(k, v)))),
+        )
+    }
+}
+
+struct BorrowedOf<'t, T: Table> {
+    inner: Iter<'t, T>,
+}
+
+impl<'t, T: Table> Iterator for BorrowedOf<'t, T>
+where
+    T::Codec: ValueRef,
+{
+    type Item = Result<(T::Key, <T::Codec as ValueRef>::Ref<'t>)>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, decode_value_ref::<T>(k, v)?))),
+        )
+    }
+}
+
+impl<T: Table> DoubleEndedIterator for BorrowedOf<'_, T>
+where
+    T::Codec: ValueRef,
+{
+    fn next_back(&mut self) -> Option<Self::Item> {
+        Some(
+            self.inner
+                .next_back_entry()
+                .transpose()?
+                .and_then(|(k, v)| Ok((decode_key::<T>(k)?, decode_value_ref::<T>(k, v)?))),
+        )
+    }
+}
+
+/// A value of table `T` read but not decoded: the stored bytes, borrowed from the transaction
+/// for `'t`, decoded only when asked. Returned by [`Reads::get_lazy`](crate::Reads::get_lazy) and
+/// [`Iter::lazy`]; it costs nothing to make (two slices) and nothing to drop.
+pub struct Lazy<'t, T: Table> {
+    key: &'t [u8],
+    bytes: &'t [u8],
+    _table: PhantomData<fn() -> T>,
+}
+
+impl<T: Table> Clone for Lazy<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Table> Copy for Lazy<'_, T> {}
+
+impl<T: Table> std::fmt::Debug for Lazy<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lazy")
+            .field("table", &T::NAME)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
+}
+
+impl<'t, T: Table> Lazy<'t, T> {
+    #[inline]
+    pub(crate) fn new(key: &'t [u8], bytes: &'t [u8]) -> Self {
+        Lazy {
+            key,
+            bytes,
+            _table: PhantomData,
+        }
+    }
+
+    /// The stored bytes, as the table's codec wrote them.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Names>(&1, &"one".to_string())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let lazy = tx.get_lazy::<Names>(&1)?.unwrap();
+    /// assert_eq!(lazy.bytes(), [3, b'o', b'n', b'e']); // bincode: the length, then the text
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    #[inline]
+    pub fn bytes(&self) -> &'t [u8] {
+        self.bytes
+    }
+
+    /// Decodes the value with the table's codec.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Names>(&1, &"one".to_string())?;
+    /// # tx.put_bytes::<Names>(&2u64.to_be_bytes(), &[9])?; // claims 9 bytes, has none
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get_lazy::<Names>(&1)?.unwrap().decode()?, "one");
+    /// // A damaged value is found when it is decoded, not when it is read.
+    /// let damaged = tx.get_lazy::<Names>(&2)?.unwrap();
+    /// assert!(matches!(damaged.decode(), Err(tabula::Error::Decode { table: "Names", .. })));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) naming the table and key when the bytes do not decode.
+    #[inline]
+    pub fn decode(&self) -> Result<T::Value> {
+        decode_value::<T>(self.key, self.bytes)
+    }
+
+    /// Decodes the value in place, borrowing the stored bytes for `'t` (a [`ValueRef`]
+    /// codec: `codec = Raw` or `codec = Pod<T>`).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # tx.put::<Blobs>(&1, &b"abc".to_vec())?;
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let lazy = tx.get_lazy::<Blobs>(&1)?.unwrap();
+    /// assert_eq!(lazy.decode_ref()?, b"abc");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) naming the table and key when the bytes do not decode.
+    #[inline]
+    pub fn decode_ref(&self) -> Result<<T::Codec as ValueRef>::Ref<'t>>
+    where
+        T::Codec: ValueRef,
+    {
+        decode_value_ref::<T>(self.key, self.bytes)
+    }
+}

@@ -1,0 +1,1186 @@
+//! [`Bootstrap`]: the startup transaction and its API over tables reached by name, raw keys and
+//! values, and the meta table. The startup path ([`open`](super::open)) runs in it, and so do
+//! the migration steps of `tabula-migrate` (through [`Upgrade`](super::Upgrade)).
+
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use crossbeam_queue::ArrayQueue;
+
+use crate::codec::DictionaryLease;
+use crate::db::state::{Db, Shared};
+use crate::diagnose::fail;
+use crate::engine::{self, Code, Dbi, Env, RawTxn};
+use crate::error::{At, Error, KeyHex, MdbxCode, Result};
+use crate::files::open_env;
+use crate::options::Options;
+#[cfg(feature = "compression")]
+use crate::record::ZSTD_DICTIONARY_TABLE;
+use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
+use crate::table::{Schema, Table, TableFlags};
+
+/// A table's handle in the startup transaction: valid for the [`Bootstrap`] that found or
+/// created it (and, once the startup commits, in every later transaction). The raw methods take
+/// it with the table's name, which their errors name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableHandle(pub(crate) Dbi);
+
+/// What a bootstrap found for one table name ([`Bootstrap::find_table`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExistingTable {
+    /// The handle.
+    pub handle: TableHandle,
+    /// libmdbx flag bits it was created with (only the bits Tabula compares).
+    pub flags: u32,
+    /// Number of entries.
+    pub entries: u64,
+}
+
+/// The one transaction of the startup step: tables looked up, created, renamed, dropped,
+/// rewritten and recorded by name, before any handle is published. [`open`](super::open)
+/// drives it; the migration steps of `tabula-migrate` run in it through
+/// [`Upgrade`](super::Upgrade), and tools that work on a database without its schema (the
+/// `tabula` command, the benchmarks) use it directly.
+///
+/// Tables are reached by name and read and written as bytes: the raw methods take a table's
+/// name (which their errors name) and its [`TableHandle`]; a typed table's keys and values
+/// convert to and from those bytes with [`encode_stored_key`], [`decode_stored_key`],
+/// [`encode_stored_value`] and [`decode_stored_value`]. Names starting with `__tabula` are
+/// Tabula's own and refused by every method that takes a name, but for the scratch tables it
+/// hands out ([`scratch_table`](Self::scratch_table)) and the meta table's records
+/// (`meta_*`, [`read_record`](Self::read_record)).
+///
+/// Nothing is written until [`checkpoint`](Self::checkpoint) commits (the startup path commits
+/// the last transaction when it publishes the database); a bootstrap dropped before then
+/// aborts what it did since.
+///
+/// ```
+/// use tabula::{Options, TableFlags};
+/// use tabula_core::startup::Bootstrap;
+///
+/// # let dir = tempfile::tempdir().unwrap();
+/// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+/// let notes = boot.create_table("notes", TableFlags::NONE)?;
+/// boot.put_raw("notes", notes, b"k", b"v", false)?;
+/// boot.checkpoint()?;
+/// drop(boot);
+///
+/// let mut boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 1)?;
+/// let notes = boot.find_table("notes")?.expect("committed by the checkpoint");
+/// assert_eq!(notes.entries, 1);
+/// assert_eq!(boot.get_raw("notes", notes.handle, b"k")?, Some(b"v".to_vec()));
+/// # Ok::<(), tabula::Error>(())
+/// ```
+///
+/// It owns a write transaction (a read transaction for read-only opens), which libmdbx requires
+/// to end on the thread that began it, so it is neither `Send` nor `Sync`.
+pub struct Bootstrap {
+    txn: Option<RawTxn>,
+    long_read_ms: u64,
+    reuse_snapshots: bool,
+    env: Env,
+    path: PathBuf,
+    read_only: bool,
+    meta: Option<Dbi>,
+    /// Keeps `Bootstrap` on the thread that began its transaction (`!Send`, `!Sync`).
+    _stays_on_its_thread: PhantomData<*const ()>,
+}
+
+/// The reserved table holding Tabula's schema record and migration log
+/// ([`Bootstrap::meta_get`], [`Bootstrap::read_record`]).
+pub const META_TABLE: &str = "__tabula_meta";
+
+/// The prefix of the scratch tables migration steps rewrite tables into.
+const SCRATCH_PREFIX: &str = "__tabula_tmp_";
+
+fn scratch_name(table: &str) -> &'static str {
+    // A handful per open at most; table names are `&'static` throughout (errors carry them).
+    Box::leak(format!("{SCRATCH_PREFIX}{table}").into_boxed_str())
+}
+
+/// Whether `name` is reserved for Tabula's own tables: it starts with
+/// [`RESERVED_PREFIX`](crate::table::RESERVED_PREFIX) (`__tabula`). [`Bootstrap`] refuses such
+/// names, and so does the startup path in a schema.
+///
+/// ```
+/// use tabula_core::startup::{META_TABLE, is_reserved};
+///
+/// assert!(is_reserved(META_TABLE));
+/// assert!(is_reserved("__tabula_tmp_notes"));
+/// assert!(!is_reserved("notes"));
+/// ```
+pub fn is_reserved(name: &str) -> bool {
+    crate::__private::is_reserved(name)
+}
+
+/// Refuses a reserved name (`__tabula…`) for a table reached by name.
+pub(super) fn not_reserved(name: &str) -> Result<()> {
+    if is_reserved(name) {
+        return Err(Error::InvalidTable {
+            table: name.to_string(),
+            rust_name: "",
+            problem: format!(
+                "names starting with `{}` are reserved for Tabula's own tables; give the \
+                 table another name",
+                crate::table::RESERVED_PREFIX
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl Bootstrap {
+    /// Opens the environment at `path`, sized for `schema_tables` tables, and begins the startup
+    /// transaction (a read transaction when `options` are read-only). A read-write begin creates
+    /// the database when there is none.
+    ///
+    /// ```
+    /// use tabula::Options;
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// assert!(!boot.is_read_only());
+    /// drop(boot);
+    /// // A read-only begin creates nothing.
+    /// assert!(Bootstrap::begin(&dir.path().join("none"), &Options::new().read_only(true), 0).is_err());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidOption`] for an option libmdbx would refuse; [`Error::BadFile`] when
+    /// the path holds something of the wrong kind (a FIFO, device, socket or directory where
+    /// the data or lock file belongs) or a data file too short to be a database;
+    /// [`Error::Open`] with a hint when the path is not a database, is locked, or is not
+    /// writable; [`Error::Io`] when the directory cannot be created.
+    pub fn begin(path: &Path, options: &Options, schema_tables: usize) -> Result<Self> {
+        Self::begin_with(path, options, schema_tables, 1)
+    }
+
+    /// [`begin`](Self::begin) with room for `own_tables` of Tabula's own tables (the meta
+    /// table, and the zstd dictionary table for a schema with `ZstdDict` tables).
+    pub(super) fn begin_with(
+        path: &Path,
+        options: &Options,
+        schema_tables: usize,
+        own_tables: usize,
+    ) -> Result<Self> {
+        options.validate(schema_tables, own_tables)?;
+        let cfg = options.env_config(schema_tables, own_tables);
+        let env = open_env(path, path, &cfg, !options.read_only)?;
+        let txn = env
+            .begin(options.read_only)
+            .map_err(|code| fail(code, At::env("begin the startup transaction"), &env, path))?;
+        let mut boot = Bootstrap {
+            txn: Some(txn),
+            long_read_ms: options
+                .long_read_warning
+                .map_or(u64::MAX, |d| d.as_millis().min(u128::from(u64::MAX)) as u64),
+            reuse_snapshots: options.reuse_read_snapshots,
+            env,
+            path: path.to_path_buf(),
+            read_only: options.read_only,
+            meta: None,
+            _stays_on_its_thread: PhantomData,
+        };
+        let meta = boot.txn().open_table(Some(META_TABLE), 0, false);
+        boot.meta = meta.map_err(|c| boot.fail(c, At::table(META_TABLE, "open")))?;
+        Ok(boot)
+    }
+
+    /// `code` from `at` as an [`Error`], in this environment ([`diagnose::fail`]).
+    fn fail(&self, code: Code, at: At<'_>) -> Error {
+        fail(code, at, &self.env, &self.path)
+    }
+
+    fn txn(&mut self) -> &mut RawTxn {
+        self.txn
+            .as_mut()
+            .expect("bootstrap transaction is live until finish")
+    }
+
+    /// Whether this is a read-only open: the bootstrap reads, and every write fails.
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(Bootstrap::begin(dir.path(), &Options::new(), 0)?);
+    /// let boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
+    /// assert!(boot.is_read_only());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The database path, as given to [`begin`](Self::begin).
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// assert_eq!(boot.path(), dir.path());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Looks up a table by name without creating it: its handle, stored flags and entry count,
+    /// or `None` when the file has no such table.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// assert!(boot.find_table("notes")?.is_none());
+    /// boot.create_table("notes", TableFlags::NONE)?;
+    /// assert_eq!(boot.find_table("notes")?.map(|t| t.entries), Some(0));
+    /// // Tabula's own tables are not reachable by name.
+    /// assert!(boot.find_table(tabula_core::startup::META_TABLE).is_err());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] for a reserved name (`__tabula…`: Tabula's own tables are not
+    /// reachable through a bootstrap); [`Error::Mdbx`] when libmdbx fails.
+    pub fn find_table(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
+        not_reserved(name)?;
+        self.find_table_as(name, None)
+    }
+
+    /// [`find_table`](Self::find_table) for a table the schema declares with `declared` flags:
+    /// a byte-keyed table gets Tabula's branchy key comparator (`engine::byte_key_cmp`, the same
+    /// order as libmdbx's default). When the stored flags differ from the declared ones the
+    /// table is opened with libmdbx's own comparator instead (libmdbx refuses a comparator with
+    /// other flags), and the returned flags show the difference for the caller to report
+    /// ([`check_flags`](super::check_flags)).
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let dupsort = TableFlags { dupsort: true, integer_key: false };
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// boot.create_table("tags", TableFlags::NONE)?;
+    /// let tags = boot.find_schema_table("tags", dupsort)?.expect("created");
+    /// assert_ne!(tags.flags, Bootstrap::flag_bits(dupsort));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails.
+    pub fn find_schema_table(
+        &mut self,
+        name: &'static str,
+        declared: TableFlags,
+    ) -> Result<Option<ExistingTable>> {
+        not_reserved(name)?;
+        self.find_table_as(name, Some(declared))
+    }
+
+    fn find_table_as(
+        &mut self,
+        name: &'static str,
+        declared: Option<TableFlags>,
+    ) -> Result<Option<ExistingTable>> {
+        let branchy = declared.is_some_and(|f| !f.integer_key);
+        let bits = declared.map_or(0, |f| engine::table_flags(f.dupsort, f.integer_key));
+        let Some(dbi) = self
+            .txn()
+            .open_table_with(Some(name), bits, false, branchy)
+            .map_err(|c| self.fail(c, At::table(name, "open")))?
+        else {
+            return Ok(None);
+        };
+        let txn = self.txn.as_ref().expect("live");
+        let flags = txn
+            .table_flags(dbi)
+            .map_err(|c| self.fail(c, At::table(name, "read flags")))?
+            & engine::TABLE_FLAG_MASK;
+        let entries = txn
+            .stat(dbi)
+            .map_err(|c| self.fail(c, At::table(name, "stat")))?
+            .entries;
+        Ok(Some(ExistingTable {
+            handle: TableHandle(dbi),
+            flags,
+            entries,
+        }))
+    }
+
+    /// Creates a table with the given flags (it must not exist).
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let ids = TableFlags { dupsort: false, integer_key: true };
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let handle = boot.create_table("ids", ids)?;
+    /// let found = boot.find_table("ids")?.expect("created");
+    /// assert_eq!((found.handle, found.flags), (handle, Bootstrap::flag_bits(ids)));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails (e.g.
+    /// `MDBX_DBS_FULL`).
+    pub fn create_table(&mut self, name: &'static str, flags: TableFlags) -> Result<TableHandle> {
+        not_reserved(name)?;
+        self.create_any(name, flags)
+    }
+
+    fn create_any(&mut self, name: &'static str, flags: TableFlags) -> Result<TableHandle> {
+        let bits = engine::table_flags(flags.dupsort, flags.integer_key);
+        // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
+        let dbi = self
+            .txn()
+            .open_table_with(Some(name), bits, true, !flags.integer_key)
+            .map_err(|c| self.fail(c, At::table(name, "create")))?;
+        Ok(TableHandle(dbi.expect("MDBX_CREATE returns a handle")))
+    }
+
+    /// libmdbx flag bits for declared flags, as [`ExistingTable::flags`] reports them.
+    ///
+    /// ```
+    /// use tabula::TableFlags;
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// assert_eq!(Bootstrap::flag_bits(TableFlags::NONE), 0);
+    /// assert_ne!(Bootstrap::flag_bits(TableFlags { dupsort: true, integer_key: false }), 0);
+    /// ```
+    pub fn flag_bits(flags: TableFlags) -> u32 {
+        engine::table_flags(flags.dupsort, flags.integer_key)
+    }
+
+    /// Deletes a table and its contents from the file. Allowed here because no handle has
+    /// been published yet. Returns whether it existed.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// boot.create_table("old", TableFlags::NONE)?;
+    /// assert!(boot.drop_table("old")?);
+    /// assert!(!boot.drop_table("old")?);
+    /// assert!(boot.find_table("old")?.is_none());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails.
+    pub fn drop_table(&mut self, name: &'static str) -> Result<bool> {
+        not_reserved(name)?;
+        self.drop_any(name)
+    }
+
+    fn drop_any(&mut self, name: &'static str) -> Result<bool> {
+        let Some(t) = self.find_table_as(name, None)? else {
+            return Ok(false);
+        };
+        self.txn()
+            .drop_table(t.handle.0, true)
+            .map_err(|c| self.fail(c, At::table(name, "drop")))?;
+        Ok(true)
+    }
+
+    /// Renames table `from` to `to`; its handle and contents stay.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let handle = boot.create_table("balances", TableFlags::NONE)?;
+    /// boot.rename_table("balances", "accounts")?;
+    /// assert!(boot.find_table("balances")?.is_none());
+    /// assert_eq!(boot.find_table("accounts")?.map(|t| t.handle), Some(handle));
+    /// // There is no `balances` any more.
+    /// assert!(boot.rename_table("balances", "wallets").is_err());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] when either name is reserved; [`Error::Mdbx`] when `from` is
+    /// missing, `to` exists, or libmdbx fails.
+    pub fn rename_table(&mut self, from: &'static str, to: &'static str) -> Result<()> {
+        not_reserved(from)?;
+        not_reserved(to)?;
+        self.rename_any(from, to)
+    }
+
+    fn rename_any(&mut self, from: &'static str, to: &'static str) -> Result<()> {
+        let t = self.find_table_as(from, None)?.ok_or(Error::Mdbx {
+            table: from,
+            op: "rename (the table does not exist)",
+            key: None,
+            code: MdbxCode(Code::NOTFOUND.0),
+        })?;
+        self.txn()
+            .rename_table(t.handle.0, to)
+            .map_err(|c| self.fail(c, At::table(from, "rename")))
+    }
+
+    /// The scratch table a migration step rewrites `table` into (`__tabula_tmp_<table>`, the
+    /// one reserved name a bootstrap hands out), created with `flags` when missing and emptied
+    /// when `fresh`. Returns its name and handle; [`replace_with_scratch`](Self::replace_with_scratch)
+    /// puts it in `table`'s place.
+    ///
+    /// ```
+    /// use tabula::{Options, TableFlags};
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let old = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", old, b"k", b"old", false)?;
+    /// let (name, new) = boot.scratch_table("notes", TableFlags::NONE, true)?;
+    /// assert_eq!(name, "__tabula_tmp_notes");
+    /// boot.put_raw(name, new, b"k", b"new", false)?;
+    /// boot.replace_with_scratch("notes")?;
+    /// let notes = boot.find_table("notes")?.expect("the scratch table took its place");
+    /// assert_eq!(boot.get_raw("notes", notes.handle, b"k")?, Some(b"new".to_vec()));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] when `table` is reserved; [`Error::Mdbx`] when libmdbx fails.
+    pub fn scratch_table(
+        &mut self,
+        table: &'static str,
+        flags: TableFlags,
+        fresh: bool,
+    ) -> Result<(&'static str, TableHandle)> {
+        not_reserved(table)?;
+        let name = scratch_name(table);
+        let handle = match self.find_table_as(name, None)? {
+            Some(t) if fresh => {
+                self.clear_table(name, t.handle)?;
+                t.handle
+            }
+            Some(t) => t.handle,
+            None => self.create_any(name, flags)?,
+        };
+        Ok((name, handle))
+    }
+
+    /// Replaces `table` (dropped with its contents) by its scratch table
+    /// ([`scratch_table`](Self::scratch_table)), which takes its name.
+    ///
+    /// ```
+    /// use tabula::{Options, TableFlags};
+    /// use tabula_core::startup::Bootstrap;
+    ///
+    /// # fn main() -> tabula::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// boot.create_table("notes", TableFlags::NONE)?;
+    /// // Without a scratch table there is nothing to put in its place.
+    /// assert!(boot.replace_with_scratch("notes").is_err());
+    /// boot.scratch_table("notes", TableFlags { dupsort: true, integer_key: false }, true)?;
+    /// boot.replace_with_scratch("notes")?;
+    /// let notes = boot.find_table("notes")?.expect("renamed");
+    /// assert_eq!(notes.flags, Bootstrap::flag_bits(TableFlags { dupsort: true, integer_key: false }));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidTable`] when `table` is reserved; [`Error::Mdbx`] when there is no scratch
+    /// table or libmdbx fails.
+    pub fn replace_with_scratch(&mut self, table: &'static str) -> Result<()> {
+        not_reserved(table)?;
+        self.drop_any(table)?;
+        self.rename_any(scratch_name(table), table)
+    }
+
+    /// Empties a table; it stays, with its flags.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", notes, b"k", b"v", false)?;
+    /// boot.clear_table("notes", notes)?;
+    /// assert_eq!(boot.find_table("notes")?.map(|t| t.entries), Some(0));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn clear_table(&mut self, table: &'static str, handle: TableHandle) -> Result<()> {
+        self.txn()
+            .drop_table(handle.0, false)
+            .map_err(|c| self.fail(c, At::table(table, "clear")))
+    }
+
+    /// Reads up to `limit` entries (more when needed to finish the duplicates of the last key)
+    /// with keys after `after` (from the first when `None`), copied out. A table is read in
+    /// batches by passing the last key of one batch as `after` of the next, until a batch is
+    /// empty.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.create_table("notes", TableFlags::NONE)?;
+    /// for key in [b"a", b"b", b"c"] {
+    ///     boot.put_raw("notes", notes, key, b"v", false)?;
+    /// }
+    /// let first = boot.read_batch("notes", notes, None, 2)?;
+    /// assert_eq!(first.len(), 2);
+    /// let rest = boot.read_batch("notes", notes, Some(&first[1].0), 2)?;
+    /// assert_eq!(rest, [(b"c".to_vec(), b"v".to_vec())]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    #[allow(clippy::type_complexity)]
+    pub fn read_batch(
+        &mut self,
+        table: &'static str,
+        handle: TableHandle,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let txn = self.txn.as_ref().expect("live");
+        let err = |c| self.fail(c, At::table(table, "read"));
+        let mut cur = txn.cursor(handle.0).map_err(err)?;
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut entry = match after {
+            None => cur.get(engine::op::FIRST, None, None).map_err(err)?,
+            Some(k) => match cur.get(engine::op::SET_RANGE, Some(k), None).map_err(err)? {
+                Some((found, _)) if found == k => {
+                    cur.get(engine::op::NEXT_NODUP, None, None).map_err(err)?
+                }
+                other => other,
+            },
+        };
+        while let Some((k, v)) = entry {
+            if out.len() >= limit && out.last().is_some_and(|(last, _)| last.as_slice() != k) {
+                break;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+            entry = cur.get(engine::op::NEXT, None, None).map_err(err)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes raw bytes into a table, replacing the key's value (adding one to a `dupsort`
+    /// table's values); `append` for keys known to come in order, which is faster.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", notes, b"b", b"1", true)?;
+    /// boot.put_raw("notes", notes, b"b", b"2", false)?;
+    /// assert_eq!(boot.get_raw("notes", notes, b"b")?, Some(b"2".to_vec()));
+    /// // Appending a key before the last one is refused.
+    /// assert!(matches!(
+    ///     boot.put_raw("notes", notes, b"a", b"3", true),
+    ///     Err(tabula::Error::AppendOutOfOrder { .. })
+    /// ));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AppendOutOfOrder`] when `append` is given a key that is not after the table's
+    /// last; [`Error::Mdbx`] (or [`Error::MapFull`], [`Error::TooLarge`], ...) when libmdbx
+    /// fails.
+    pub fn put_raw(
+        &mut self,
+        table: &'static str,
+        handle: TableHandle,
+        key: &[u8],
+        value: &[u8],
+        append: bool,
+    ) -> Result<()> {
+        let flags = if append {
+            engine::put::APPEND
+        } else {
+            engine::put::UPSERT
+        };
+        self.txn()
+            .put(handle.0, key, value, flags)
+            .map_err(|c| match c {
+                c if c == Code::EKEYMISMATCH => Error::AppendOutOfOrder {
+                    table,
+                    key: KeyHex::new(key),
+                    last: None,
+                },
+                c => fail(
+                    c,
+                    At::table(table, "put").entry(key, value.len()),
+                    &self.env,
+                    &self.path,
+                ),
+            })
+    }
+
+    /// Reads raw bytes from a table: the key's value (a `dupsort` table's first), copied out.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", notes, b"k", b"v", false)?;
+    /// assert_eq!(boot.get_raw("notes", notes, b"k")?, Some(b"v".to_vec()));
+    /// assert_eq!(boot.get_raw("notes", notes, b"other")?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn get_raw(
+        &mut self,
+        table: &'static str,
+        handle: TableHandle,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let txn = self.txn.as_ref().expect("live");
+        txn.get(handle.0, key)
+            .map(|v| v.map(<[u8]>::to_vec))
+            .map_err(|c| self.fail(c, At::table(table, "get")))
+    }
+
+    /// Deletes a key (all its values) from a table; returns whether it was there.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", notes, b"k", b"v", false)?;
+    /// assert!(boot.delete_raw("notes", notes, b"k")?);
+    /// assert!(!boot.delete_raw("notes", notes, b"k")?);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn delete_raw(
+        &mut self,
+        table: &'static str,
+        handle: TableHandle,
+        key: &[u8],
+    ) -> Result<bool> {
+        self.txn()
+            .del(handle.0, key, None)
+            .map_err(|c| self.fail(c, At::table(table, "delete")))
+    }
+
+    /// Deletes a record of the meta table ([`META_TABLE`]); nothing happens when it is not
+    /// there.
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// boot.meta_put("note", b"remove me")?;
+    /// boot.meta_delete("note")?;
+    /// assert_eq!(boot.meta_get("note")?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn meta_delete(&mut self, key: &str) -> Result<()> {
+        if let Some(meta) = self.meta {
+            self.txn()
+                .del(meta, key.as_bytes(), None)
+                .map_err(|c| self.fail(c, At::table(META_TABLE, "delete")))?;
+        }
+        Ok(())
+    }
+
+    /// Commits what the startup step did so far and begins a new write transaction: bounds the
+    /// size of long migrations. Handles opened so far stay valid.
+    ///
+    /// ```
+    /// # use tabula::{Options, TableFlags};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.create_table("notes", TableFlags::NONE)?;
+    /// boot.put_raw("notes", notes, b"k", b"kept", false)?;
+    /// boot.checkpoint()?;
+    /// boot.put_raw("notes", notes, b"k", b"dropped", false)?;
+    /// drop(boot); // aborts what came after the checkpoint
+    ///
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let notes = boot.find_table("notes")?.expect("committed").handle;
+    /// assert_eq!(boot.get_raw("notes", notes, b"k")?, Some(b"kept".to_vec()));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the commit or the new begin fails.
+    pub fn checkpoint(&mut self) -> Result<()> {
+        let txn = self.txn.take().expect("live");
+        txn.commit()
+            .map_err(|code| self.fail(code, At::commit(None, "commit a migration batch")))?;
+        let txn = self
+            .env
+            .begin(self.read_only)
+            .map_err(|code| self.fail(code, At::env("begin the next migration batch")))?;
+        self.txn = Some(txn);
+        // The meta table may have been created by the committed transaction.
+        if self.meta.is_none() {
+            self.meta = self
+                .txn()
+                .open_table(Some(META_TABLE), 0, false)
+                .map_err(|c| self.fail(c, At::table(META_TABLE, "open")))?;
+        }
+        Ok(())
+    }
+
+    /// Reads a record from the meta table ([`META_TABLE`]); `None` when it is not there.
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// assert_eq!(boot.meta_get("note")?, None);
+    /// boot.meta_put("note", b"hello")?;
+    /// assert_eq!(boot.meta_get("note")?, Some(b"hello".to_vec()));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails.
+    pub fn meta_get(&mut self, key: &str) -> Result<Option<Vec<u8>>> {
+        let Some(meta) = self.meta else {
+            return Ok(None);
+        };
+        let txn = self.txn.as_ref().expect("live");
+        txn.get(meta, key.as_bytes())
+            .map(|v| v.map(<[u8]>::to_vec))
+            .map_err(|c| self.fail(c, At::table(META_TABLE, "get")))
+    }
+
+    /// Writes a record to the meta table ([`META_TABLE`]), creating the table if needed.
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// boot.meta_put("note", b"one")?;
+    /// boot.meta_put("note", b"two")?;
+    /// assert_eq!(boot.meta_get("note")?, Some(b"two".to_vec()));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails (or the open is read-only).
+    pub fn meta_put(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        let meta = match self.meta {
+            Some(m) => m,
+            None => {
+                let m = self
+                    .txn()
+                    .open_table(Some(META_TABLE), 0, true)
+                    .map_err(|c| self.fail(c, At::table(META_TABLE, "create")))?
+                    .expect("MDBX_CREATE returns a handle");
+                self.meta = Some(m);
+                m
+            }
+        };
+        self.txn()
+            .put(meta, key.as_bytes(), value, engine::put::UPSERT)
+            .map_err(|c| self.fail(c, At::table(META_TABLE, "put")))
+    }
+
+    /// Reads the schema record; `None` for a database nothing has been recorded in.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # use tabula_core::startup::Bootstrap;
+    /// # #[derive(Table)]
+    /// # #[table(name = "notes", key = u64, value = String)]
+    /// # struct Notes;
+    /// # #[derive(Schema)]
+    /// # struct App(Notes);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// assert!(boot.read_record()?.is_none());
+    /// drop(boot);
+    /// drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
+    /// let record = boot.read_record()?.expect("recorded by the open");
+    /// assert_eq!(record.tables["notes"].key, "u64");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SchemaRecord`] when the record does not parse or was written by a newer
+    /// Tabula; [`Error::Mdbx`] when libmdbx fails.
+    pub fn read_record(&mut self) -> Result<Option<SchemaRecord>> {
+        let Some(bytes) = self.meta_get(SCHEMA_RECORD_KEY)? else {
+            return Ok(None);
+        };
+        parse_record(&bytes, &self.path).map(Some)
+    }
+
+    /// Writes the schema record (in the format [`SchemaRecord::settle_format`] picks).
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::record::SchemaRecord;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// let mut record = SchemaRecord::empty();
+    /// record.version = 3;
+    /// boot.write_record(&mut record)?;
+    /// assert_eq!(boot.read_record()?.map(|r| r.version), Some(3));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] when libmdbx fails (or the open is read-only).
+    pub fn write_record(&mut self, record: &mut SchemaRecord) -> Result<()> {
+        let bytes = record.encode();
+        self.meta_put(SCHEMA_RECORD_KEY, &bytes)
+    }
+
+    /// The zstd dictionaries this database stores for [`ZstdDict`](crate::codec::ZstdDict)
+    /// tables (in the reserved table [`ZSTD_DICTIONARY_TABLE`]): every one trained, and each
+    /// name's current one.
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+    /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZstdDictionary`] when the table is damaged; [`Error::Mdbx`] when libmdbx fails.
+    #[cfg(feature = "compression")]
+    pub fn zstd_dictionaries(&mut self) -> Result<crate::codec::StoredDictionaries> {
+        let Some(table) = self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(TableFlags::default()))?
+        else {
+            return Ok(crate::codec::StoredDictionaries::default());
+        };
+        let mut entries = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let batch =
+                self.read_batch(ZSTD_DICTIONARY_TABLE, table.handle, after.as_deref(), 64)?;
+            let Some((last, _)) = batch.last() else {
+                break;
+            };
+            after = Some(last.clone());
+            entries.extend(batch);
+        }
+        crate::codec::StoredDictionaries::parse(&entries).map_err(|problem| Error::ZstdDictionary {
+            path: self.path.clone(),
+            message: format!(
+                "the `{ZSTD_DICTIONARY_TABLE}` table is unusable: {problem}; restore the \
+                     database from a backup"
+            ),
+        })
+    }
+
+    /// Stores `dictionary`, trained for the dictionary name `name` (e.g. with
+    /// [`train_zstd_dictionary`](crate::codec::train_zstd_dictionary)), and makes it the
+    /// current one of `name`; returns its ID. Dictionaries stored before stay, so values
+    /// written with them keep decoding. The registry of the process sees it when the database
+    /// is next published (the startup path loads the dictionaries after the migration steps).
+    ///
+    /// ```
+    /// # use tabula::Options;
+    /// # use tabula_core::startup::Bootstrap;
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let samples: Vec<Vec<u8>> = (0..1000)
+    ///     .map(|i| format!("{{\"id\":{i},\"status\":\"settled\"}}").into_bytes())
+    ///     .collect();
+    /// let dictionary = tabula_core::codec::train_zstd_dictionary(&samples, 2048)?;
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
+    /// let id = boot.add_zstd_dictionary("receipts", &dictionary)?;
+    /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), Some(id));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZstdDictionary`] for a name that is not 1–64 ASCII letters, digits, `_`, `-`
+    /// or `.`, bytes that are not a trained zstd dictionary, or an ID the database already
+    /// stores for another dictionary (train again); [`Error::Mdbx`] when libmdbx fails (or the
+    /// open is read-only).
+    #[cfg(feature = "compression")]
+    pub fn add_zstd_dictionary(&mut self, name: &str, dictionary: &[u8]) -> Result<u32> {
+        let path = self.path.clone();
+        let bad = |message: String| Error::ZstdDictionary {
+            path: path.clone(),
+            message,
+        };
+        crate::codec::check_dictionary_name(name).map_err(bad)?;
+        let Some(id) = crate::codec::dictionary_id(dictionary) else {
+            return Err(bad(format!(
+                "the dictionary given for `{name}` ({} bytes) is not a trained zstd dictionary \
+                 (it carries no dictionary ID); train it with `train_zstd_dictionary`",
+                dictionary.len()
+            )));
+        };
+        let stored = self.zstd_dictionaries()?;
+        if let Some(other) = stored.name_of(id)
+            && (other != name || stored.bytes(id) != Some(dictionary))
+        {
+            return Err(bad(format!(
+                "the new dictionary for `{name}` has ID {id}, which the database already \
+                 stores for another dictionary (of `{other}`); train again with other samples \
+                 or another size"
+            )));
+        }
+        let flags = TableFlags::default();
+        let handle = match self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(flags))? {
+            Some(table) => table.handle,
+            None => self.create_any(ZSTD_DICTIONARY_TABLE, flags)?,
+        };
+        let key = crate::codec::dictionary_key(name, id);
+        self.put_raw(ZSTD_DICTIONARY_TABLE, handle, &key, dictionary, false)?;
+        let key = crate::codec::dictionary_current_key(name);
+        self.put_raw(
+            ZSTD_DICTIONARY_TABLE,
+            handle,
+            &key,
+            &id.to_be_bytes(),
+            false,
+        )?;
+        tracing::info!(
+            name,
+            id,
+            bytes = dictionary.len(),
+            "stored a zstd dictionary"
+        );
+        Ok(id)
+    }
+
+    /// Loads this database's zstd dictionaries into the process-wide registry for the
+    /// dictionary names of the schema's tables (`names`; the current ones only for a
+    /// read-write open, which may encode).
+    pub(super) fn lease_dictionaries(&mut self, names: &[&'static str]) -> Result<DictionaryLease> {
+        #[cfg(feature = "compression")]
+        {
+            let stored = self.zstd_dictionaries()?;
+            let names = if self.read_only { &[][..] } else { names };
+            crate::codec::lease_dictionaries(&stored, names, &self.path).map_err(|message| {
+                Error::ZstdDictionary {
+                    path: self.path.clone(),
+                    message,
+                }
+            })
+        }
+        #[cfg(not(feature = "compression"))]
+        {
+            let _ = names;
+            Ok(DictionaryLease::default())
+        }
+    }
+
+    /// Commits the startup transaction and publishes the database with `handles` (the schema's
+    /// tables in ID order).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when the commit fails; nothing is published then.
+    pub(super) fn publish<S: Schema>(
+        mut self,
+        handles: Vec<TableHandle>,
+        dictionaries: DictionaryLease,
+    ) -> Result<Db<S>> {
+        debug_assert_eq!(handles.len(), S::TABLES.len());
+        let dbis: Box<[Dbi]> = handles.into_iter().map(|h| h.0).collect();
+        let txn = self.txn.take().expect("live");
+        // Committing a read-only txn keeps the handles it opened, like a write commit does.
+        txn.commit()
+            .map_err(|code| self.fail(code, At::commit(None, "commit the startup transaction")))?;
+        let info = self
+            .env
+            .info()
+            .map_err(|code| self.fail(code, At::env("read environment info")))?;
+        // Parked read txns each hold a reader slot: keep the pool well below the slot count so
+        // other processes and fresh begins still find one.
+        let parked = (info.max_readers as usize / 2).clamp(2, 256);
+        let slots = engine::TxnSlots::new((parked / 2).min(64));
+        let cursors = engine::CursorCache::new(slots.len());
+        let pool = parked - slots.len();
+        // libmdbx parks through the txn's reader slot; without a reader table (a read-only
+        // open on read-only media: libmdbx reports `u32::MAX` readers) a txn has none, so
+        // reset instead.
+        let reuse_snapshots = self.reuse_snapshots && info.max_readers != u32::MAX;
+        Ok(Db::publish(Shared {
+            slots,
+            cursors,
+            pool: ArrayQueue::new(pool),
+            dbis,
+            names: S::TABLES.iter().map(|t| t.name).collect(),
+            env: self.env,
+            path: self.path,
+            read_only: self.read_only,
+            long_read_ms: self.long_read_ms,
+            long_read_ns: self.long_read_ms.saturating_mul(1_000_000),
+            read_clock: self.long_read_ms != u64::MAX || cfg!(feature = "metrics"),
+            reuse_snapshots,
+            parking: AtomicBool::new(reuse_snapshots),
+            _dictionaries: dictionaries,
+        }))
+    }
+}
+
+/// Parses stored schema-record bytes of the database at `path`.
+pub(crate) fn parse_record(bytes: &[u8], path: &Path) -> Result<SchemaRecord> {
+    SchemaRecord::parse(bytes).map_err(|problem| Error::SchemaRecord {
+        path: path.to_path_buf(),
+        message: match problem {
+            RecordProblem::Damaged(e) => {
+                format!("it does not parse ({e}); the `{META_TABLE}` table may be damaged")
+            }
+            RecordProblem::Newer(format) => format!(
+                "it has format {format} but this Tabula reads format {RECORD_FORMAT} at most: \
+                 the database was written by a newer Tabula; upgrade the application"
+            ),
+        },
+    })
+}
+
+// The stored form of a typed table's keys and values: what the raw methods of a `Bootstrap`
+// take and return, for code that knows the table's type (the typed operations of migration
+// steps).
+
+/// The bytes table `T` stores for `key`: its key encoding ([`Key`](crate::codec::Key)), or the
+/// native-endian integer of an `integer_key` table.
+///
+/// ```
+/// use tabula::Table;
+/// use tabula_core::startup::{decode_stored_key, encode_stored_key};
+///
+/// #[derive(Table)]
+/// #[table(key = u32, value = String)]
+/// struct Names;
+/// #[derive(Table)]
+/// #[table(key = u32, value = String, integer_key)]
+/// struct Ids;
+///
+/// assert_eq!(encode_stored_key::<Names>(&1), [0, 0, 0, 1]); // big-endian: sorts as bytes
+/// assert_eq!(encode_stored_key::<Ids>(&1), 1u32.to_ne_bytes());
+/// assert_eq!(decode_stored_key::<Ids>(&1u32.to_ne_bytes())?, 1);
+/// # Ok::<(), tabula::Error>(())
+/// ```
+pub fn encode_stored_key<T: Table>(key: &T::Key) -> Vec<u8> {
+    crate::stored::with_key::<T, _, _>(key, <[u8]>::to_vec)
+}
+
+/// Decodes a key of table `T` from the bytes the table stores ([`encode_stored_key`]).
+///
+/// ```
+/// use tabula::Table;
+/// use tabula_core::startup::decode_stored_key;
+///
+/// #[derive(Table)]
+/// #[table(key = u32, value = String)]
+/// struct Names;
+///
+/// assert_eq!(decode_stored_key::<Names>(&[0, 0, 0, 7])?, 7);
+/// assert!(decode_stored_key::<Names>(&[7]).is_err());
+/// # Ok::<(), tabula::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] naming the table and key when the bytes are not a key of `T`.
+pub fn decode_stored_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
+    crate::stored::decode_key::<T>(stored)
+}
+
+/// The bytes table `T` stores for `value` under the stored key `key` (which errors name): the
+/// value encoded with the table's codec.
+///
+/// ```
+/// use tabula::Table;
+/// use tabula_core::startup::{decode_stored_value, encode_stored_key, encode_stored_value};
+///
+/// #[derive(Table)]
+/// #[table(key = u32, value = String)]
+/// struct Names;
+///
+/// let key = encode_stored_key::<Names>(&1);
+/// let bytes = encode_stored_value::<Names>(&key, &"ada".to_string())?;
+/// assert_eq!(decode_stored_value::<Names>(&key, &bytes)?, "ada");
+/// # Ok::<(), tabula::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Encode`] naming the table and key when the codec refuses the value.
+pub fn encode_stored_value<T: Table>(key: &[u8], value: &T::Value) -> Result<Vec<u8>> {
+    let mut scratch = Vec::new();
+    crate::stored::encode_value::<T>(key, value, &mut scratch).map(<[u8]>::to_vec)
+}
+
+/// Decodes a value of table `T`, stored under the stored key `key` (which errors name), from
+/// the bytes the table stores ([`encode_stored_value`]).
+///
+/// ```
+/// use tabula::Table;
+/// use tabula_core::startup::decode_stored_value;
+///
+/// #[derive(Table)]
+/// #[table(key = u32, value = String)]
+/// struct Names;
+///
+/// // bincode: the length, then the bytes.
+/// assert_eq!(decode_stored_value::<Names>(b"k", &[2, b'h', b'i'])?, "hi");
+/// assert!(decode_stored_value::<Names>(b"k", &[5, b'h']).is_err());
+/// # Ok::<(), tabula::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Decode`] naming the table and key when the bytes are not a value of `T`.
+pub fn decode_stored_value<T: Table>(key: &[u8], stored: &[u8]) -> Result<T::Value> {
+    crate::stored::decode_value::<T>(key, stored)
+}

@@ -1,0 +1,297 @@
+//! [`open`]: the one startup path, which every typed [`Db`] comes from, and the hook
+//! ([`Upgrade`]) that runs migration steps in it.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::bootstrap::{Bootstrap, ExistingTable, TableHandle};
+use super::check::{check_table, declare_traces};
+use crate::codec::DictionaryLease;
+use crate::db::state::Db;
+use crate::engine::DatabaseFiles;
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::record::{SchemaRecord, TableRecord};
+use crate::table::{Schema, TableInfo};
+
+/// What the startup path runs before it verifies the schema's tables: the migration steps of
+/// `tabula-migrate` (`Migrations` implements it). [`open`] calls [`upgrade`](Upgrade::upgrade)
+/// once, in the startup transaction, with the stored schema record.
+///
+/// Control goes from the application to `tabula_migrate::open_with`, which calls [`open`] with
+/// its `Migrations` as the hook; [`open`] begins the [`Bootstrap`], reads the record and hands
+/// both to the hook, then checks and opens the schema's tables in the same transaction.
+///
+/// ```
+/// use tabula::{Options, Schema, Table, TableFlags};
+/// use tabula_core::record::SchemaRecord;
+/// use tabula_core::startup::{self, Bootstrap, Upgrade};
+///
+/// #[derive(Table)]
+/// #[table(name = "notes", key = u64, value = String)]
+/// struct Notes;
+/// #[derive(Schema)]
+/// struct App(Notes);
+///
+/// /// Keeps a table of its own beside the schema's.
+/// struct WithScratchpad;
+///
+/// impl Upgrade for WithScratchpad {
+///     fn version(&self) -> u32 {
+///         1
+///     }
+///
+///     fn upgrade(
+///         &self,
+///         boot: &mut Bootstrap,
+///         record: &mut SchemaRecord,
+///         stored: bool,
+///     ) -> tabula::Result<Vec<(u32, &'static str)>> {
+///         if !stored {
+///             record.version = self.version();
+///         }
+///         if boot.find_table("scratchpad")?.is_none() {
+///             boot.create_table("scratchpad", TableFlags::NONE)?;
+///         }
+///         Ok(Vec::new())
+///     }
+/// }
+///
+/// # let dir = tempfile::tempdir().unwrap();
+/// let options = Options::new().extra_tables(1);
+/// let (db, report) = startup::open::<App>(dir.path(), &options, &WithScratchpad)?;
+/// assert_eq!(report.created, ["notes"]);
+/// # drop(db);
+/// # Ok::<(), tabula::Error>(())
+/// ```
+pub trait Upgrade {
+    /// The schema version the code is at: a new database is recorded at it, and the advice for
+    /// a changed table names the step after it.
+    fn version(&self) -> u32;
+
+    /// Brings the database from `record` (stored: `stored` is `true`; a new database: `false`)
+    /// up to [`version`](Upgrade::version), updating `record`, and returns the steps applied
+    /// (version, name). Runs before any table of the schema is opened; may commit in batches
+    /// with [`Bootstrap::checkpoint`].
+    ///
+    /// # Errors
+    ///
+    /// Whatever refuses the open: the database is newer than the code, its history differs
+    /// from the code's steps, a step fails. The startup then publishes nothing.
+    fn upgrade(
+        &self,
+        boot: &mut Bootstrap,
+        record: &mut SchemaRecord,
+        stored: bool,
+    ) -> Result<Vec<(u32, &'static str)>>;
+}
+
+/// What the startup step did, for logs and tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Report {
+    /// Tables created by this open.
+    pub created: Vec<&'static str>,
+    /// Tables that existed and matched their declaration.
+    pub verified: Vec<&'static str>,
+    /// Migration steps applied by this open: version and name.
+    pub applied: Vec<(u32, &'static str)>,
+    /// The schema version the database is at now.
+    pub version: u32,
+    /// Whether the schema record was (re)written.
+    pub record_written: bool,
+}
+
+/// The startup path: opens the database at `path` with schema `S`, runs `upgrade` (the pending
+/// migration steps), then opens every table of `S` in ID order (`S::TABLES[id]` is the table
+/// whose `Contains::ID` is `id`: `#[derive(Schema)]` numbers them by position), creating the
+/// missing ones (read-write) and checking the stored flags, key encoding and values of the
+/// others against their declarations ([`check_table`](super::check_table)), records the schema, commits, and only
+/// then publishes the `Db` with its handle array filled. Nothing opens a table after this.
+///
+/// Before the file is opened, every declaration is checked ([`declare`](super::declare)): names,
+/// and the value types' structures, traced here.
+///
+/// Applications open through `tabula::open` / `tabula::open_with` (`tabula-migrate`), which
+/// call this with their migration steps; a hook of one's own implements [`Upgrade`] (see its
+/// example).
+///
+/// # Errors
+///
+/// Those of [`Bootstrap::begin`]; [`Error::InvalidTable`] for a declaration that cannot be
+/// used; [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
+/// [`Error::TableMissing`] when a read-only open lacks a declared table;
+/// [`Error::SchemaRecord`]; whatever `upgrade` refuses. Nothing is published then, and nothing
+/// is written but what `upgrade` committed.
+pub fn open<S: Schema>(
+    path: &Path,
+    options: &Options,
+    upgrade: &dyn Upgrade,
+) -> Result<(Db<S>, Report)> {
+    let started = Instant::now();
+    let traces = declare_traces(S::TABLES)?;
+    let traced_us = started.elapsed().as_micros() as u64;
+    // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
+    let dictionary_names = dictionary_names(S::TABLES);
+    let own_tables = 1 + usize::from(!dictionary_names.is_empty());
+    let mut boot = Bootstrap::begin_with(path, options, S::TABLES.len(), own_tables)?;
+    let stored = boot.read_record()?;
+    let mut record = stored.clone().unwrap_or_else(SchemaRecord::empty);
+    // Loaded before the migration steps (which may decode and encode such values), and again
+    // after them when they ran (a step may have trained a dictionary). A schema without
+    // `ZstdDict` tables loads them only when the record has some (a step may be moving a
+    // table off `ZstdDict`), in the room `extra_tables` leaves.
+    let uses_dictionaries = !dictionary_names.is_empty()
+        || record
+            .tables
+            .values()
+            .any(|t| t.value.starts_with("zstd_dict("));
+    let mut dictionaries = if uses_dictionaries {
+        boot.lease_dictionaries(&dictionary_names)?
+    } else {
+        DictionaryLease::default()
+    };
+    let mut report = Report {
+        applied: upgrade.upgrade(&mut boot, &mut record, stored.is_some())?,
+        ..Report::default()
+    };
+    if uses_dictionaries && !report.applied.is_empty() {
+        drop(dictionaries);
+        dictionaries = boot.lease_dictionaries(&dictionary_names)?;
+    }
+    let next_version = record.version.max(upgrade.version()) + 1;
+    // Every table's handle first, in one pass that allocates nothing of Tabula's between
+    // libmdbx's handle opens: libmdbx copies each name into its own small allocation and
+    // compares the name being opened with every open handle's name, so at 10,000 tables that
+    // scan is most of the open, and it runs faster over names allocated next to each other
+    // than over names scattered between the schema records a mixed loop frees and allocates.
+    // The checks follow in table order; a table that could not be opened or created (`stop`)
+    // is reported after the checks of the tables before it, as a single pass would.
+    let mut found: Vec<Found> = Vec::with_capacity(S::TABLES.len());
+    let mut stop = None;
+    for info in S::TABLES {
+        let opened = match boot.find_schema_table(info.name, info.flags) {
+            Ok(Some(existing)) => Ok(Found::Existing(existing)),
+            Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
+                table: info.name.to_string(),
+                path: path.to_path_buf(),
+            }),
+            Ok(None) => boot.create_table(info.name, info.flags).map(Found::Created),
+            Err(e) => Err(e),
+        };
+        match opened {
+            Ok(f) => found.push(f),
+            Err(e) => {
+                stop = Some(e);
+                break;
+            }
+        }
+    }
+    let mut handles = Vec::with_capacity(found.len());
+    for ((info, trace), found) in S::TABLES.iter().zip(&traces).zip(found) {
+        // One lookup per table: the record it is checked against is the one updated below.
+        let recorded = record.tables.get_mut(info.name);
+        // A record holding exactly what is declared (every open after the first, until the
+        // declaration changes) passes every comparison of `check_table` after the flags; it is
+        // recognised field by field without building the declared record. Any other record is
+        // compared with the declared one, built here.
+        let declared = match recorded.as_deref() {
+            Some(old) if old.is_traced(info, trace) => None,
+            _ => Some(TableRecord::traced(info, trace)),
+        };
+        let handle = match found {
+            Found::Existing(existing) => {
+                let compared = recorded.as_deref().zip(declared.as_ref());
+                check_table(info, Some(&existing), compared, next_version)?;
+                tracing::debug!(
+                    table = info.name,
+                    entries = existing.entries,
+                    "verified table"
+                );
+                report.verified.push(info.name);
+                existing.handle
+            }
+            Found::Created(handle) => {
+                tracing::info!(table = info.name, flags = %info.flags, "created table");
+                report.created.push(info.name);
+                handle
+            }
+        };
+        handles.push(handle);
+        // In place: a table recorded as declared allocates no new name and frees no record.
+        match (recorded, declared) {
+            (_, None) => {}
+            (Some(recorded), Some(declared)) => *recorded = declared,
+            (None, Some(declared)) => {
+                record.tables.insert(info.name.to_string(), declared);
+            }
+        }
+    }
+    if let Some(e) = stop {
+        return Err(e);
+    }
+    report.version = record.version;
+    record.settle_format();
+    if !boot.is_read_only() && stored.as_ref() != Some(&record) {
+        boot.write_record(&mut record)?;
+        report.record_written = true;
+    }
+    let db = boot.publish::<S>(handles, dictionaries)?;
+    tracing::info!(
+        path = %path.display(),
+        tables = S::TABLES.len(),
+        created = report.created.len(),
+        verified = report.verified.len(),
+        migrations = report.applied.len(),
+        version = report.version,
+        traced_us,
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "opened database"
+    );
+    Ok((db, report))
+}
+
+/// A schema table as the startup step's first pass left it.
+enum Found {
+    /// It existed: to be checked against its declaration.
+    Existing(ExistingTable),
+    /// It was missing and has been created.
+    Created(TableHandle),
+}
+
+/// The zstd dictionary names the tables' codecs use ([`ZstdDict`](crate::codec::ZstdDict)),
+/// each once.
+fn dictionary_names(tables: &[TableInfo]) -> Vec<&'static str> {
+    #[cfg(feature = "compression")]
+    {
+        let mut names: Vec<&'static str> = tables
+            .iter()
+            .filter_map(|t| crate::codec::dictionary_name(&t.value))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+    #[cfg(not(feature = "compression"))]
+    {
+        let _ = tables;
+        Vec::new()
+    }
+}
+
+/// The data file of the database at `path`, named as libmdbx names it: `mdbx.dat` in the
+/// database directory `path`; with `no_sub_dir` ([`Options::no_sub_dir`]) the file `path`
+/// itself, except that a path named `mdbx.dat` is the data file of the database in its
+/// directory either way (libmdbx opens it as that directory).
+///
+/// ```
+/// use std::path::Path;
+/// use tabula_core::startup::data_file;
+///
+/// assert_eq!(data_file(Path::new("db"), false), Path::new("db/mdbx.dat"));
+/// assert_eq!(data_file(Path::new("app.db"), true), Path::new("app.db"));
+/// assert_eq!(data_file(Path::new("db/mdbx.dat"), true), Path::new("db/mdbx.dat"));
+/// ```
+pub fn data_file(path: &Path, no_sub_dir: bool) -> PathBuf {
+    DatabaseFiles::of(path, no_sub_dir).data
+}
