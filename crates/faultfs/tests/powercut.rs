@@ -1561,6 +1561,24 @@ fn bulk_load_weak_metas(test: &str, write_map: bool) -> harness::Ran {
     )
 }
 
+/// `message` with each path of a run's temporary directory (`/tmp/...`, up to the next quote,
+/// blank or colon) replaced by `DIR`, so that the same error in two runs counts once.
+fn without_paths(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("/tmp/") {
+        out.push_str(&rest[..at]);
+        out.push_str("DIR");
+        let tail = &rest[at..];
+        let end = tail
+            .find(|c: char| c == '`' || c == ' ' || c == ':')
+            .unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// EIO and ENOSPC at the N-th write or fsync of the data file.
 fn io_faults() -> harness::Ran {
     let test = "io_faults";
@@ -1669,7 +1687,10 @@ fn io_faults() -> harness::Ran {
         };
         let message = error.split_once(": ").map_or(error.as_str(), |p| p.1);
         *messages
-            .entry(format!("{fault_kind} during {during}: `{message}`"))
+            .entry(format!(
+                "{fault_kind} during {during}: `{}`",
+                without_paths(message)
+            ))
             .or_default() += 1;
         if !run.stdout.contains("TABULA-REOPENED") {
             failures.push(format!(
