@@ -1570,9 +1570,7 @@ fn without_paths(message: &str) -> String {
         out.push_str(&rest[..at]);
         out.push_str("DIR");
         let tail = &rest[at..];
-        let end = tail
-            .find(|c: char| c == '`' || c == ' ' || c == ':')
-            .unwrap_or(tail.len());
+        let end = tail.find(['`', ' ', ':']).unwrap_or(tail.len());
         rest = &tail[end..];
     }
     out.push_str(rest);
