@@ -446,7 +446,12 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 bytes: report.bytes + bytes as u64,
             };
             if more {
-                if let Err(code) = txn.checkpoint_nosync() {
+                if let Err(code) = db
+                    .shared
+                    .env
+                    .before_weak_commit()
+                    .and_then(|()| txn.checkpoint_nosync())
+                {
                     return Err(commit_error::<S, T>(db, code));
                 }
             } else {
