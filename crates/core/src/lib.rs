@@ -20,7 +20,7 @@ mod iter;
 mod mode;
 mod options;
 mod read;
-pub mod record;
+pub mod schema;
 pub mod startup;
 mod stored;
 pub mod table;
@@ -29,8 +29,8 @@ mod txn;
 pub mod untyped;
 
 pub use codec::{
-    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
-    KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
+    AnyBytes, AsKey, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Pod,
+    Raw, Value, ValueRef, ValueTrace,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]
@@ -51,6 +51,7 @@ pub use options::{
     SyncMode,
 };
 pub use read::{Handle, Reads, TableStat};
+pub use schema::Descriptor;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};

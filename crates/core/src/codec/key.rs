@@ -7,7 +7,8 @@
 //! (strings, byte strings) are written raw when last and in an escaped, terminated form otherwise,
 //! so `("a", "bc")` and `("ab", "c")` never collide and still sort as tuples do.
 
-use super::{DecodeError, Descriptor};
+use super::DecodeError;
+use crate::schema::Descriptor;
 
 mod bytes;
 mod composite;

@@ -8,12 +8,9 @@
 mod bincode_de;
 mod bincode_ser;
 mod borrowed;
-mod descriptor;
 mod dup;
 mod dyn_value;
-pub(crate) mod identity;
 mod key;
-mod trace;
 mod value;
 #[cfg(feature = "compression")]
 mod zstd;
@@ -21,7 +18,6 @@ mod zstd;
 mod zstd_dict;
 
 pub use borrowed::{AnyBytes, Pod, ValueRef};
-pub use descriptor::Descriptor;
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use dyn_value::{DynValue, ValueShape};

@@ -4,8 +4,9 @@ use std::marker::PhantomData;
 
 use serde::{Serialize, de::DeserializeOwned};
 
-use super::identity::Structure;
-use super::{DecodeError, Descriptor, EncodeError};
+use super::{DecodeError, EncodeError};
+use crate::schema::Descriptor;
+use crate::schema::identity::Structure;
 
 /// How a table's values become bytes and back: the codec named by `#[table(codec = ..)]`.
 ///
@@ -198,7 +199,7 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
     }
 
     fn trace() -> ValueTrace {
-        let traced = super::trace::trace::<T>();
+        let traced = crate::schema::trace::trace::<T>();
         match traced.problem {
             None => ValueTrace::Complete(
                 serde_json::to_string(&(traced.format, traced.registry))

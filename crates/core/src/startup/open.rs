@@ -11,7 +11,7 @@ use crate::db::state::Db;
 use crate::engine::DatabaseFiles;
 use crate::error::{Error, Result};
 use crate::options::Options;
-use crate::record::{SchemaRecord, TableRecord};
+use crate::schema::record::{SchemaRecord, TableRecord};
 use crate::table::{Schema, TableInfo};
 
 /// What the startup path runs before it verifies the schema's tables: the migration steps of
@@ -24,7 +24,7 @@ use crate::table::{Schema, TableInfo};
 ///
 /// ```
 /// use tabula::{Options, Schema, Table, TableFlags};
-/// use tabula_core::record::SchemaRecord;
+/// use tabula_core::schema::record::SchemaRecord;
 /// use tabula_core::startup::{self, Bootstrap, Upgrade};
 ///
 /// #[derive(Table)]

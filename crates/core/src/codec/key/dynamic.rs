@@ -12,7 +12,8 @@ use std::fmt;
 use super::bytes::{decode_bytes_part, encode_bytes_part};
 use super::composite::{NONE, SOME};
 use super::{KeyBuf, take_array};
-use crate::codec::{DecodeError, Descriptor, EncodeError};
+use crate::codec::{DecodeError, EncodeError};
+use crate::schema::Descriptor;
 
 /// The structure of a key encoding, known at run time.
 ///
