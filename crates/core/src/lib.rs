@@ -30,7 +30,7 @@ pub mod untyped;
 
 pub use codec::{
     AnyBytes, AsKey, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Pod,
-    Raw, Value, ValueRef, ValueTrace,
+    Raw, Value, ValueRef,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]
@@ -51,7 +51,7 @@ pub use options::{
     SyncMode,
 };
 pub use read::{Handle, Reads, TableStat};
-pub use schema::Descriptor;
+pub use schema::{Descriptor, ValueTrace};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
@@ -193,7 +193,7 @@ mod tests {
             value_type: "Vec<u8>",
             value_version: None,
             rust_name: "",
-            value_trace: || crate::codec::ValueTrace::Opaque,
+            value_trace: || crate::ValueTrace::Opaque,
         };
         let tables = [info("a"), info("b"), info("a")];
         assert!(!name_repeats_earlier(&tables, 0));

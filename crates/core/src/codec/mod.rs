@@ -22,7 +22,7 @@ pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use dyn_value::{DynValue, ValueShape};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
-pub use value::{Bincode, Raw, Value, ValueTrace};
+pub use value::{Bincode, Raw, Value};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;
 #[cfg(feature = "compression")]

@@ -16,3 +16,4 @@ pub mod record;
 pub(crate) mod trace;
 
 pub use descriptor::Descriptor;
+pub use trace::ValueTrace;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::ValueTrace;
+use crate::schema::ValueTrace;
 use crate::table::TableInfo;
 
 /// The meta-table key of the schema record.

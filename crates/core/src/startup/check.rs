@@ -4,8 +4,8 @@
 //! that would bring the table along named in the refusal. `tabula-migrate`'s `plan` runs the
 //! same checks to list what `open` would refuse.
 
-use crate::codec::ValueTrace;
 use crate::error::{Error, MismatchDetail, Result};
+use crate::schema::ValueTrace;
 use crate::schema::identity::{self, Structure};
 use crate::schema::record::TableRecord;
 use crate::table::{TableFlags, TableInfo};
