@@ -36,7 +36,7 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
+pub use crate::codec::untyped::{DynKey, DynValue, KeyShape, ValueShape};
 use crate::diagnose::fail;
 use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::KeyHex;

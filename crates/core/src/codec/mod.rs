@@ -9,8 +9,8 @@ mod bincode_de;
 mod bincode_ser;
 mod borrowed;
 mod dup;
-mod dyn_value;
 mod key;
+pub(crate) mod untyped;
 mod value;
 #[cfg(feature = "compression")]
 mod zstd;
@@ -20,8 +20,7 @@ mod zstd_dict;
 pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
-pub use dyn_value::{DynValue, ValueShape};
-pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
+pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
 pub use value::{Bincode, Raw, Value};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;

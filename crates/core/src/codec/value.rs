@@ -534,7 +534,7 @@ mod tests {
         let bytes = Bincode::<Tree>::encode(&value, &mut scratch)
             .unwrap()
             .to_vec();
-        let shape = crate::codec::ValueShape::of_record(
+        let shape = crate::codec::untyped::ValueShape::of_record(
             "bincode<Tree>",
             Bincode::<Tree>::shape().as_deref(),
         )

@@ -9,9 +9,7 @@
 
 use std::fmt;
 
-use super::bytes::{decode_bytes_part, encode_bytes_part};
-use super::composite::{NONE, SOME};
-use super::{KeyBuf, take_array};
+use crate::codec::key::{KeyBuf, NONE, SOME, decode_bytes_part, encode_bytes_part, take_array};
 use crate::codec::{DecodeError, EncodeError};
 use crate::schema::Descriptor;
 
@@ -22,7 +20,7 @@ use crate::schema::Descriptor;
 ///
 /// ```
 /// use tabula_core::AsKey;
-/// use tabula_core::codec::{DynKey, KeyShape};
+/// use tabula_core::untyped::{DynKey, KeyShape};
 ///
 /// let shape = KeyShape::parse("(str, u64)")?;
 /// let key = DynKey::Tuple(vec![DynKey::Str("alice".into()), DynKey::Unsigned(5)]);
@@ -98,7 +96,7 @@ impl KeyShape {
     /// a custom codec), which describes no key.
     ///
     /// ```
-    /// use tabula_core::codec::KeyShape;
+    /// use tabula_core::untyped::KeyShape;
     /// use tabula_core::{Descriptor, Key};
     ///
     /// let shape = KeyShape::of(&<(String, Option<u32>)>::DESCRIPTOR).unwrap();
@@ -142,7 +140,7 @@ impl KeyShape {
     /// `SlotKey { addr: [u8; 20], slot: i32 }`, `u64 native-endian`).
     ///
     /// ```
-    /// use tabula_core::codec::KeyShape;
+    /// use tabula_core::untyped::KeyShape;
     ///
     /// let shape = KeyShape::parse("SlotKey { addr: [u8; 20], slot: i32 }")?;
     /// assert_eq!(shape.to_string(), "SlotKey { addr: [u8; 20], slot: i32 }");
@@ -191,7 +189,7 @@ impl KeyShape {
     /// Encodes `key` as a whole key: the bytes the table stores.
     ///
     /// ```
-    /// use tabula_core::codec::{DynKey, KeyShape};
+    /// use tabula_core::untyped::{DynKey, KeyShape};
     ///
     /// assert_eq!(KeyShape::Signed(16).encode(&DynKey::Signed(-1))?, [0x7f, 0xff]);
     /// assert!(KeyShape::Unsigned(8).encode(&DynKey::Unsigned(256)).is_err());
@@ -273,7 +271,7 @@ impl KeyShape {
     /// Decodes a whole stored key; every byte must be used.
     ///
     /// ```
-    /// use tabula_core::codec::{DynKey, KeyShape};
+    /// use tabula_core::untyped::{DynKey, KeyShape};
     ///
     /// let shape = KeyShape::parse("Option<str>")?;
     /// assert_eq!(shape.decode(&[0])?, DynKey::Option(None));
