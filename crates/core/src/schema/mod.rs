@@ -10,7 +10,7 @@
 //! module's identity part uses nothing else of the crate; the record sits higher, beside the
 //! table declarations it records.
 
-mod descriptor;
+pub(crate) mod descriptor;
 pub(crate) mod identity;
 pub mod record;
 pub(crate) mod trace;
