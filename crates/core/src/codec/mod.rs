@@ -4,6 +4,11 @@
 //! key type's [`Ord`]. Values use a [`Value`] codec: serde + bincode 2 by default ([`Bincode`]),
 //! raw bytes ([`Raw`]), fixed-layout structs read in place ([`Pod`]), compressed values
 //! (`Zstd`, with the `compression` feature), or one you write yourself.
+//!
+//! Each codec names its encoding with a [`Descriptor`](crate::schema::Descriptor) and reports
+//! its values' structure as a [`ValueTrace`](crate::schema::ValueTrace) ([`crate::schema`]).
+//! The same encodings driven by a shape known only at run time, for access without the
+//! application's types, are the untyped codecs, public through [`crate::untyped`].
 
 mod bincode_de;
 mod bincode_ser;
