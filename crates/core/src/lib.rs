@@ -29,8 +29,8 @@ mod txn;
 pub mod untyped;
 
 pub use codec::{
-    AnyBytes, AsKey, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key, KeyBuf, Pod,
-    Raw, Value, ValueRef,
+    AnyBytes, AsKey, AsValue, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key,
+    KeyBuf, Pod, Raw, Value, ValueRef,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]

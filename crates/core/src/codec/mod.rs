@@ -26,7 +26,7 @@ pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
-pub use value::{Bincode, Raw, Value};
+pub use value::{AsValue, Bincode, Raw, Value};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;
 #[cfg(feature = "compression")]
