@@ -213,7 +213,7 @@ fn a_changed_value_type_under_compression_is_refused_by_structure() {
 #[test]
 fn the_schema_less_reader_decompresses() {
     use tabula::untyped::UntypedDb;
-    use tabula_core::codec::{DynKey, DynValue};
+    use tabula_core::untyped::{DynKey, DynValue};
 
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<Compressed>(dir.path(), Options::new()).unwrap();

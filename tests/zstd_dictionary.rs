@@ -375,14 +375,17 @@ fn a_frame_whose_dictionary_is_not_loaded_is_a_clear_error() {
     let mut tx = untyped.read().unwrap();
     let table = tx.table("gone").unwrap().unwrap();
     let values = tx
-        .get(&table, &tabula_core::codec::DynKey::Unsigned(3))
+        .get(&table, &tabula_core::untyped::DynKey::Unsigned(3))
         .unwrap();
-    let tabula_core::codec::DynValue::Struct(fields) = &values[0] else {
+    let tabula_core::untyped::DynValue::Struct(fields) = &values[0] else {
         panic!("{values:?}");
     };
     assert_eq!(
         fields[0],
-        ("id".to_string(), tabula_core::codec::DynValue::Unsigned(3))
+        (
+            "id".to_string(),
+            tabula_core::untyped::DynValue::Unsigned(3)
+        )
     );
     drop(tx);
     assert!(ZstdDict::<Bincode<Receipt>, Gone>::decode(&frame).is_ok());

@@ -16,7 +16,7 @@
 //! strings (`"NaN"`, `"inf"`).
 
 use serde_json::{Map, Value as Json};
-use tabula_core::codec::{DynKey, DynValue, KeyShape};
+use tabula_core::untyped::{DynKey, DynValue, KeyShape};
 
 use crate::hex;
 
@@ -282,7 +282,7 @@ fn i128_json(n: i128) -> Json {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use tabula_core::codec::KeyShape;
+    use tabula_core::untyped::KeyShape;
 
     use super::*;
 

@@ -20,7 +20,7 @@ mod iter;
 mod mode;
 mod options;
 mod read;
-pub mod record;
+pub mod schema;
 pub mod startup;
 mod stored;
 pub mod table;
@@ -29,8 +29,8 @@ mod txn;
 pub mod untyped;
 
 pub use codec::{
-    AnyBytes, AsKey, AsValue, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey,
-    Key, KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
+    AnyBytes, AsKey, AsValue, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key,
+    KeyBuf, Pod, Raw, Value, ValueRef,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]
@@ -51,6 +51,7 @@ pub use options::{
     SyncMode,
 };
 pub use read::{Handle, Reads, TableStat};
+pub use schema::{Descriptor, ValueTrace};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
@@ -192,7 +193,7 @@ mod tests {
             value_type: "Vec<u8>",
             value_version: None,
             rust_name: "",
-            value_trace: || crate::codec::ValueTrace::Opaque,
+            value_trace: || crate::ValueTrace::Opaque,
         };
         let tables = [info("a"), info("b"), info("a")];
         assert!(!name_repeats_earlier(&tables, 0));

@@ -1,6 +1,7 @@
 //! Tables and schemas: the compile-time description of a database.
 
-use crate::codec::{Descriptor, Key, Value, ValueTrace};
+use crate::codec::{Key, Value};
+use crate::schema::{Descriptor, ValueTrace};
 
 /// A table: its name, flags, key type and value codec, all compile-time constants.
 ///

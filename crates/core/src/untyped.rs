@@ -36,7 +36,7 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
-pub use crate::codec::{DynKey, DynValue, KeyShape, ValueShape};
+pub use crate::codec::untyped::{DynKey, DynValue, KeyShape, ValueShape};
 use crate::diagnose::fail;
 use crate::engine::{self, Code, Env, RawTxn};
 use crate::error::KeyHex;
@@ -44,8 +44,10 @@ use crate::error::{At, Error, Part, Result};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::read::TableStat;
-use crate::record::SCHEMA_RECORD_KEY;
-pub use crate::record::{AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord};
+use crate::schema::record::SCHEMA_RECORD_KEY;
+pub use crate::schema::record::{
+    AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord,
+};
 use crate::startup::{META_TABLE, parse_record};
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
@@ -317,7 +319,7 @@ impl UntypedDb {
     /// only (this API never encodes with them).
     #[cfg(feature = "compression")]
     fn load_dictionaries(&self) -> Result<crate::codec::DictionaryLease> {
-        use crate::record::ZSTD_DICTIONARY_TABLE;
+        use crate::schema::record::ZSTD_DICTIONARY_TABLE;
         let mut entries = Vec::new();
         {
             let mut tx = self.read()?;

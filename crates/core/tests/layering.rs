@@ -1,6 +1,7 @@
 //! The core crate's layering, checked on its source: every module imports only modules of its
-//! own layer or below (so there is no import cycle between files), the engine and the codecs
-//! import nothing from the rest of the crate, items are imported through their module (not the
+//! own layer or below (so there is no import cycle between files), the engine and schema
+//! identity import nothing from the rest of the crate and the codecs nothing but schema
+//! identity, items are imported through their module (not the
 //! crate root's re-exports, which would hide a dependency), and `unsafe` appears only in the
 //! engine. `docs/design.md` ("Layers") explains the layers.
 //!
@@ -14,6 +15,9 @@ use std::path::{Path, PathBuf};
 /// its own layer when the pair is listed in `SAME_LAYER` in that direction.
 const LAYERS: &[(&str, u32)] = &[
     ("engine", 0),
+    // Schema identity (`schema/`: descriptors, tracing, structural identity): what every codec
+    // declares about its encoding, so the codecs sit on it.
+    ("schema", 0),
     ("codec", 0),
     // The derive macros' support items (`lib.rs`'s `__private`) sit with the tables they seal.
     ("__private", 1),
@@ -23,7 +27,9 @@ const LAYERS: &[(&str, u32)] = &[
     // Read-only or read-write: the marker types and what each fixes at compile time.
     ("mode", 1),
     ("error", 2),
-    ("record", 3),
+    // The schema record (`schema/record.rs`): it records table declarations, so it sits above
+    // them, apart from the rest of `schema/`.
+    ("schema::record", 3),
     // A libmdbx failure turned into an `Error`, with what it takes to diagnose it.
     ("diagnose", 3),
     ("options", 3),
@@ -48,6 +54,7 @@ const LAYERS: &[(&str, u32)] = &[
 
 /// Same-layer dependencies allowed, as (user, used).
 const SAME_LAYER: &[(&str, &str)] = &[
+    ("codec", "schema"),
     ("table", "__private"),
     ("db::state", "options"),
     ("txn", "read"),
@@ -131,6 +138,16 @@ fn crate_paths(code: &str) -> Vec<String> {
     out
 }
 
+/// The foundation imports nothing from the rest of the crate: the engine and schema identity
+/// nothing at all, the codecs only schema identity (the descriptors and traces they declare).
+fn foundation_may_use(module: &str, dep: &str) -> bool {
+    match module {
+        "engine" | "schema" => dep == module,
+        "codec" => dep == "schema",
+        _ => true,
+    }
+}
+
 #[test]
 fn modules_import_only_downwards_and_unsafe_stays_in_the_engine() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -175,7 +192,7 @@ fn modules_import_only_downwards_and_unsafe_stays_in_the_engine() {
                 let allowed = dep_layer < layer
                     || (dep_layer == layer
                         && SAME_LAYER.contains(&(module.as_str(), dep.as_str())));
-                if !allowed || ((module == "engine" || module == "codec") && dep != module) {
+                if !allowed || !foundation_may_use(&module, &dep) {
                     problems.push(format!(
                         "{shown}:{}: `{module}` (layer {layer}) uses `{dep}` (layer {dep_layer})",
                         n + 1
@@ -210,6 +227,15 @@ fn the_parser_sees_paths_and_skips_comments_and_visibility() {
     assert!(crate_paths("macro: $crate::x").is_empty());
     assert_eq!(crate_paths("use crate::db::state::Db;"), ["db::state"]);
     assert_eq!(crate_paths("use crate::db::Db;"), ["db"]);
+    assert_eq!(
+        crate_paths("use crate::schema::record::SchemaRecord;"),
+        ["schema::record"]
+    );
+    assert_eq!(crate_paths("use crate::schema::Descriptor;"), ["schema"]);
+    assert!(foundation_may_use("codec", "schema"));
+    assert!(!foundation_may_use("codec", "table"));
+    assert!(!foundation_may_use("schema", "codec"));
+    assert!(!foundation_may_use("engine", "schema"));
     assert_eq!(code_of("    // crate::txn in a comment"), "");
     assert_eq!(code_of("let a = 1; // crate::txn"), "let a = 1; ");
 }

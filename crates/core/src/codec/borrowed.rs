@@ -6,7 +6,8 @@ use std::marker::PhantomData;
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::{DecodeError, Descriptor, EncodeError, Raw, Value};
+use super::{DecodeError, EncodeError, Raw, Value};
+use crate::schema::Descriptor;
 
 /// A codec that can decode a value *borrowing* the stored bytes: [`Raw`] gives the bytes
 /// (`&[u8]`), [`Pod<T>`] a view of the struct (`&T`). A borrowed value lives as long as the

@@ -10,7 +10,8 @@
 
 use std::marker::PhantomData;
 
-use super::{AsKey, AsValue, DecodeError, Descriptor, EncodeError, Key, KeyBuf, Value};
+use super::{AsKey, AsValue, DecodeError, EncodeError, Key, KeyBuf, Value};
+use crate::schema::Descriptor;
 
 /// A type whose values can be the values of a `dupsort` table without a subkey: it has an
 /// order-preserving encoding (it is a [`Key`] type), which [`Ordered`] stores.

@@ -7,13 +7,15 @@
 //! (strings, byte strings) are written raw when last and in an escaped, terminated form otherwise,
 //! so `("a", "bc")` and `("ab", "c")` never collide and still sort as tuples do.
 
-use super::{DecodeError, Descriptor};
+use super::DecodeError;
+use crate::schema::Descriptor;
 
 mod bytes;
 mod composite;
-mod dynamic;
 
-pub use dynamic::{DynKey, KeyShape};
+// The parts the schema-less key codec (`codec/untyped/key.rs`) writes the same way.
+pub(super) use bytes::{decode_bytes_part, encode_bytes_part};
+pub(super) use composite::{NONE, SOME};
 
 /// Bytes of an encoded key: on the stack up to 64 bytes, on the heap beyond.
 ///

@@ -4,16 +4,18 @@
 //! key type's [`Ord`]. Values use a [`Value`] codec: serde + bincode 2 by default ([`Bincode`]),
 //! raw bytes ([`Raw`]), fixed-layout structs read in place ([`Pod`]), compressed values
 //! (`Zstd`, with the `compression` feature), or one you write yourself.
+//!
+//! Each codec names its encoding with a [`Descriptor`](crate::schema::Descriptor) and reports
+//! its values' structure as a [`ValueTrace`](crate::schema::ValueTrace) ([`crate::schema`]).
+//! The same encodings driven by a shape known only at run time, for access without the
+//! application's types, are the untyped codecs, public through [`crate::untyped`].
 
 mod bincode_de;
 mod bincode_ser;
 mod borrowed;
-mod descriptor;
 mod dup;
-mod dyn_value;
-pub(crate) mod identity;
 mod key;
-mod trace;
+pub(crate) mod untyped;
 mod value;
 #[cfg(feature = "compression")]
 mod zstd;
@@ -21,12 +23,10 @@ mod zstd;
 mod zstd_dict;
 
 pub use borrowed::{AnyBytes, Pod, ValueRef};
-pub use descriptor::Descriptor;
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
-pub use dyn_value::{DynValue, ValueShape};
-pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
-pub use value::{AsValue, Bincode, Raw, Value, ValueTrace};
+pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
+pub use value::{AsValue, Bincode, Raw, Value};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;
 #[cfg(feature = "compression")]

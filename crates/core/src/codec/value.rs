@@ -4,8 +4,8 @@ use std::marker::PhantomData;
 
 use serde::{Serialize, de::DeserializeOwned};
 
-use super::identity::Structure;
-use super::{DecodeError, Descriptor, EncodeError};
+use super::{DecodeError, EncodeError};
+use crate::schema::{Descriptor, ValueTrace};
 
 /// How a table's values become bytes and back: the codec named by `#[table(codec = ..)]`.
 ///
@@ -124,8 +124,7 @@ pub trait Value {
     /// [`Descriptor::Custom`] name when the format changes).
     ///
     /// ```
-    /// use tabula_core::codec::ValueTrace;
-    /// use tabula_core::{Bincode, Raw, Value};
+    /// use tabula_core::{Bincode, Raw, Value, ValueTrace};
     ///
     /// #[derive(serde::Serialize, serde::Deserialize)]
     /// enum Kind { A, B(u8) }
@@ -139,25 +138,6 @@ pub trait Value {
             None => ValueTrace::Opaque,
         }
     }
-}
-
-/// What [`Value::trace`] found about a codec's stored format.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ValueTrace {
-    /// The codec has no structure to trace (raw bytes, a custom codec): its descriptor
-    /// identifies the format.
-    Opaque,
-    /// The whole structure: serde-reflection's `(Format, Registry)` as JSON, as
-    /// [`Value::shape`] returns it.
-    Complete(String),
-    /// The trace stopped before seeing every part of the type.
-    Partial {
-        /// What it saw, with the parts it did not reach left unknown (Tabula's own JSON form).
-        structure: String,
-        /// Why it stopped.
-        problem: String,
-    },
 }
 
 /// The default value codec: serde + bincode 2's format (standard configuration: little-endian,
@@ -198,19 +178,7 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
     }
 
     fn trace() -> ValueTrace {
-        let traced = super::trace::trace::<T>();
-        match traced.problem {
-            None => ValueTrace::Complete(
-                serde_json::to_string(&(traced.format, traced.registry))
-                    .expect("a complete shape holds no variables and serialises"),
-            ),
-            Some(problem) => ValueTrace::Partial {
-                structure: Structure::of_formats(&traced.format, &traced.registry)
-                    .unwrap_or(Structure::Unknown)
-                    .to_partial(),
-                problem,
-            },
-        }
+        crate::schema::trace::serde_trace::<T>()
     }
 }
 
@@ -653,7 +621,7 @@ mod tests {
         let bytes = Bincode::<Tree>::encode(&value, &mut scratch)
             .unwrap()
             .to_vec();
-        let shape = crate::codec::ValueShape::of_record(
+        let shape = crate::codec::untyped::ValueShape::of_record(
             "bincode<Tree>",
             Bincode::<Tree>::shape().as_deref(),
         )

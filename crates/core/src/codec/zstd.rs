@@ -6,7 +6,8 @@ use std::marker::PhantomData;
 use zstd::bulk::{Compressor, Decompressor};
 use zstd::zstd_safe;
 
-use super::{DecodeError, Descriptor, EncodeError, Value, ValueTrace};
+use super::{DecodeError, EncodeError, Value};
+use crate::schema::{Descriptor, ValueTrace};
 
 /// Values of codec `C`, compressed with zstd at level `LEVEL` (3 by default; 1–22, negative
 /// levels are faster still): `codec = Zstd<Bincode<Header>>`. Needs the `compression` feature.

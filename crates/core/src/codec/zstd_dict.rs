@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use zstd::zstd_safe::{self, CCtx, CDict, DCtx, DDict};
 
 use super::zstd::{PLAIN, compress, decompress, frame_size, put_back};
-use super::{DecodeError, Descriptor, EncodeError, Value, ValueTrace};
+use super::{DecodeError, EncodeError, Value};
+use crate::schema::{Descriptor, ValueTrace};
 
 /// The name of a zstd dictionary stored in the database, for [`ZstdDict`] values: a type
 /// stands for it, so a table's codec names its dictionary.

@@ -16,8 +16,8 @@ use crate::error::{At, Error, KeyHex, MdbxCode, Result};
 use crate::files::open_env;
 use crate::options::Options;
 #[cfg(feature = "compression")]
-use crate::record::ZSTD_DICTIONARY_TABLE;
-use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
+use crate::schema::record::ZSTD_DICTIONARY_TABLE;
+use crate::schema::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
 use crate::table::{Schema, Table, TableFlags};
 
 /// A table's handle in the startup transaction: valid for the [`Bootstrap`] that found or
@@ -863,7 +863,7 @@ impl Bootstrap {
     ///
     /// ```
     /// # use tabula::Options;
-    /// # use tabula_core::record::SchemaRecord;
+    /// # use tabula_core::schema::record::SchemaRecord;
     /// # use tabula_core::startup::Bootstrap;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;

@@ -11,7 +11,7 @@ use crate::db::state::Db;
 use crate::engine::DatabaseFiles;
 use crate::error::{Error, Result};
 use crate::options::Options;
-use crate::record::{SchemaRecord, TableRecord};
+use crate::schema::record::{SchemaRecord, TableRecord};
 use crate::table::{Schema, TableInfo};
 
 /// What the startup path runs before it verifies the schema's tables: the migration steps of
@@ -24,7 +24,7 @@ use crate::table::{Schema, TableInfo};
 ///
 /// ```
 /// use tabula::{Options, Schema, Table, TableFlags};
-/// use tabula_core::record::SchemaRecord;
+/// use tabula_core::schema::record::SchemaRecord;
 /// use tabula_core::startup::{self, Bootstrap, Upgrade};
 ///
 /// #[derive(Table)]
@@ -167,16 +167,18 @@ pub fn open<S: Schema>(
     // than over names scattered between the schema records a mixed loop frees and allocates.
     // The checks follow in table order; a table that could not be opened or created (`stop`)
     // is reported after the checks of the tables before it, as a single pass would.
-    let mut found: Vec<Found> = Vec::with_capacity(S::TABLES.len());
+    let mut found: Vec<Opened> = Vec::with_capacity(S::TABLES.len());
     let mut stop = None;
     for info in S::TABLES {
         let opened = match boot.find_schema_table(info.name, info.flags) {
-            Ok(Some(existing)) => Ok(Found::Existing(existing)),
+            Ok(Some(existing)) => Ok(Opened::Existing(existing)),
             Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
                 table: info.name.to_string(),
                 path: path.to_path_buf(),
             }),
-            Ok(None) => boot.create_table(info.name, info.flags).map(Found::Created),
+            Ok(None) => boot
+                .create_table(info.name, info.flags)
+                .map(Opened::Created),
             Err(e) => Err(e),
         };
         match opened {
@@ -200,7 +202,7 @@ pub fn open<S: Schema>(
             _ => Some(TableRecord::traced(info, trace)),
         };
         let handle = match found {
-            Found::Existing(existing) => {
+            Opened::Existing(existing) => {
                 let compared = recorded.as_deref().zip(declared.as_ref());
                 check_table(info, Some(&existing), compared, next_version)?;
                 tracing::debug!(
@@ -211,7 +213,7 @@ pub fn open<S: Schema>(
                 report.verified.push(info.name);
                 existing.handle
             }
-            Found::Created(handle) => {
+            Opened::Created(handle) => {
                 tracing::info!(table = info.name, flags = %info.flags, "created table");
                 report.created.push(info.name);
                 handle
@@ -252,7 +254,7 @@ pub fn open<S: Schema>(
 }
 
 /// A schema table as the startup step's first pass left it.
-enum Found {
+enum Opened {
     /// It existed: to be checked against its declaration.
     Existing(ExistingTable),
     /// It was missing and has been created.

@@ -16,7 +16,8 @@
 //! input is the encoding of exactly one value.
 
 use super::{AsKey, Key, KeyBuf};
-use crate::codec::{DecodeError, Descriptor};
+use crate::codec::DecodeError;
+use crate::schema::Descriptor;
 
 /// Introduces an escape sequence or the terminator in a non-last part.
 const ESCAPE: u8 = 0x00;

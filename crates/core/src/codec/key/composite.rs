@@ -10,7 +10,8 @@
 //! a `String`.
 
 use super::{AsKey, HasPrefix, Key, KeyBuf, take_array};
-use crate::codec::{DecodeError, Descriptor};
+use crate::codec::DecodeError;
+use crate::schema::Descriptor;
 
 /// Tag byte of `None`; sorts before [`SOME`], as `None < Some(_)`.
 pub(crate) const NONE: u8 = 0;

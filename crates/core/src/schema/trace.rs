@@ -1,5 +1,5 @@
-//! Tracing a serde value type's structure: what [`Bincode<T>`](super::Bincode) records in the
-//! schema record, so that a changed type is caught at open.
+//! Tracing a serde value type's structure: what [`Bincode<T>`](crate::codec::Bincode) records
+//! in the schema record, so that a changed type is caught at open.
 //!
 //! The tracer is a serde `Deserializer` that never reads bytes: it answers each request of
 //! `T::deserialize` with a sample value and records what was asked (serde's data model:
@@ -31,6 +31,46 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde_reflection::{ContainerFormat, Format, Named, Registry, VariantFormat};
+
+use super::identity::Structure;
+
+/// What [`Value::trace`](crate::codec::Value::trace) found about a codec's stored format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ValueTrace {
+    /// The codec has no structure to trace (raw bytes, a custom codec): its descriptor
+    /// identifies the format.
+    Opaque,
+    /// The whole structure: serde-reflection's `(Format, Registry)` as JSON, as
+    /// [`Value::shape`](crate::codec::Value::shape) returns it.
+    Complete(String),
+    /// The trace stopped before seeing every part of the type.
+    Partial {
+        /// What it saw, with the parts it did not reach left unknown (Tabula's own JSON form).
+        structure: String,
+        /// Why it stopped.
+        problem: String,
+    },
+}
+
+/// `T`'s trace as the schema record keeps it: serde-reflection's `(Format, Registry)` as JSON
+/// when the trace finished, else what it saw as a [`Structure`]'s partial JSON and why it
+/// stopped. What [`Bincode<T>`](crate::codec::Bincode) records.
+pub(crate) fn serde_trace<T: DeserializeOwned>() -> ValueTrace {
+    let traced = trace::<T>();
+    match traced.problem {
+        None => ValueTrace::Complete(
+            serde_json::to_string(&(traced.format, traced.registry))
+                .expect("a complete shape holds no variables and serialises"),
+        ),
+        Some(problem) => ValueTrace::Partial {
+            structure: Structure::of_formats(&traced.format, &traced.registry)
+                .unwrap_or(Structure::Unknown)
+                .to_partial(),
+            problem,
+        },
+    }
+}
 
 /// What tracing a type found: serde-reflection's `(Format, Registry)` form, with unknown parts
 /// left as unknown formats when the trace did not finish.

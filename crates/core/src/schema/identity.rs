@@ -702,7 +702,7 @@ impl<'s> Diff<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::trace::trace;
+    use crate::schema::trace::trace;
 
     fn structure<T: serde::de::DeserializeOwned>() -> Structure {
         let t = trace::<T>();

@@ -1,24 +1,25 @@
 //! Values whose type is known only at run time: a [`ValueShape`] built from what a schema record
 //! stores about a table's values, and the [`DynValue`]s it decodes and encodes.
 //!
-//! For [`Bincode<T>`](super::Bincode) tables the record holds `T`'s structure as serde sees it
-//! (traced with `serde-reflection`); the shape walks bincode 2's standard encoding (little-endian,
-//! variable-length integers, zigzag for signed ones, a varint length before strings, sequences and
-//! maps, a varint variant index before an enum's contents) along that structure. [`Raw`](super::Raw)
-//! values are their bytes.
+//! For [`Bincode<T>`](crate::codec::Bincode) tables the record holds `T`'s structure as serde
+//! sees it (traced with `serde-reflection`); the shape walks bincode 2's standard encoding
+//! (little-endian, variable-length integers, zigzag for signed ones, a varint length before
+//! strings, sequences and maps, a varint variant index before an enum's contents) along that
+//! structure. [`Raw`](crate::codec::Raw) values are their bytes.
 
 use std::fmt;
 
 use serde_reflection::{ContainerFormat, Format, Named, Registry, VariantFormat};
 
-use super::bincode_ser::zigzag128 as zigzag;
-use super::{DecodeError, DynKey, EncodeError, KeyShape};
+use super::key::{DynKey, KeyShape};
+use crate::codec::bincode_ser::zigzag128 as zigzag;
+use crate::codec::{DecodeError, EncodeError};
 
 /// How a table's values are encoded, known at run time; see [`ValueShape::of_record`].
 ///
 /// ```
 /// use serde::{Deserialize, Serialize};
-/// use tabula_core::codec::{DynValue, ValueShape};
+/// use tabula_core::untyped::{DynValue, ValueShape};
 /// use tabula_core::{Bincode, Value};
 ///
 /// #[derive(Serialize, Deserialize)]
@@ -46,15 +47,15 @@ pub struct ValueShape {
 }
 
 #[derive(Clone, PartialEq)]
-pub(super) enum Repr {
+enum Repr {
     Raw,
     Bincode {
         format: Format,
         registry: Registry,
     },
-    /// A dupsort table's values in their key encoding ([`Ordered`](super::Ordered)).
+    /// A dupsort table's values in their key encoding ([`Ordered`](crate::codec::Ordered)).
     Ordered(KeyShape),
-    /// A dupsort table's `(subkey, value)` pairs ([`SubKeyed`](super::SubKeyed)).
+    /// A dupsort table's `(subkey, value)` pairs ([`SubKeyed`](crate::codec::SubKeyed)).
     SubKeyed {
         subkey: KeyShape,
         value: Box<ValueShape>,
@@ -143,7 +144,7 @@ impl ValueShape {
     /// structure, when there is one.
     ///
     /// ```
-    /// use tabula_core::codec::ValueShape;
+    /// use tabula_core::untyped::ValueShape;
     ///
     /// assert_eq!(ValueShape::of_record("raw<Vec<u8>>", None)?, Some(ValueShape::raw()));
     /// // A hand-written codec, or a bincode value whose shape could not be traced: unknown.
@@ -210,7 +211,7 @@ impl ValueShape {
     /// Decodes a stored value; every byte must be used.
     ///
     /// ```
-    /// use tabula_core::codec::{DynValue, ValueShape};
+    /// use tabula_core::untyped::{DynValue, ValueShape};
     ///
     /// assert_eq!(ValueShape::raw().decode(b"ab")?, DynValue::Bytes(b"ab".to_vec()));
     /// # Ok::<(), tabula_core::DecodeError>(())
@@ -231,7 +232,7 @@ impl ValueShape {
             }
             #[cfg(feature = "compression")]
             Repr::Zstd(inner, _) => {
-                return inner.decode(&super::zstd_dict::decompress_frame(bytes)?);
+                return inner.decode(&crate::codec::zstd_dict::decompress_frame(bytes)?);
             }
         };
         let mut d = Decoder {
@@ -252,7 +253,7 @@ impl ValueShape {
     /// Encodes a value into the bytes the table stores.
     ///
     /// ```
-    /// use tabula_core::codec::{DynValue, ValueShape};
+    /// use tabula_core::untyped::{DynValue, ValueShape};
     ///
     /// assert_eq!(ValueShape::raw().encode(&DynValue::Bytes(vec![1, 2]))?, [1, 2]);
     /// assert!(ValueShape::raw().encode(&DynValue::Bool(true)).is_err());
@@ -272,10 +273,10 @@ impl ValueShape {
             },
             Repr::Ordered(key) => key.encode(&value_key(key, value)?),
             #[cfg(feature = "compression")]
-            Repr::Zstd(inner, None) => super::zstd::compress_frame(&inner.encode(value)?),
+            Repr::Zstd(inner, None) => crate::codec::zstd::compress_frame(&inner.encode(value)?),
             #[cfg(feature = "compression")]
             Repr::Zstd(inner, Some(name)) => {
-                super::zstd_dict::compress_frame_named(name, &inner.encode(value)?)
+                crate::codec::zstd_dict::compress_frame_named(name, &inner.encode(value)?)
             }
             Repr::SubKeyed {
                 subkey,
@@ -283,7 +284,7 @@ impl ValueShape {
             } => match value {
                 DynValue::Tuple(parts) if parts.len() == 2 => {
                     let key = value_key(subkey, &parts[0])?;
-                    let mut out = super::KeyBuf::new();
+                    let mut out = crate::codec::KeyBuf::new();
                     subkey.encode_part(&key, &mut out, false)?;
                     let mut bytes = out.as_slice().to_vec();
                     bytes.extend_from_slice(&shape.encode(&parts[1])?);
@@ -535,7 +536,7 @@ struct Encoder<'a> {
 impl Encoder<'_> {
     /// bincode 2's varint, as `Bincode<T>` writes it.
     fn varint(&mut self, n: u128) {
-        super::bincode_ser::varint128(&mut self.out, n);
+        crate::codec::bincode_ser::varint128(&mut self.out, n);
     }
 
     fn unsigned(&mut self, n: u128, bits: u32) -> Result<(), String> {
@@ -722,7 +723,7 @@ impl Encoder<'_> {
 
 /// The run-time shape of a dupsort table's values from what the schema record stores:
 /// `ordered<V>` with `V`'s key descriptor as shape, or `subkey S + C<V>` with the JSON that
-/// [`SubKeyed::shape`](super::SubKeyed::shape) writes. `None` for any other codec.
+/// [`SubKeyed::shape`](crate::codec::SubKeyed::shape) writes. `None` for any other codec.
 fn shape_of_record(descriptor: &str, shape: Option<&str>) -> Result<Option<Repr>, DecodeError> {
     if descriptor.starts_with("ordered<") {
         let Some(key) = shape else { return Ok(None) };

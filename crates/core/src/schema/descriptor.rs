@@ -80,29 +80,10 @@ impl fmt::Display for Descriptor {
             Descriptor::Array(n) => write!(f, "[u8; {n}]"),
             Descriptor::Bytes => f.write_str("bytes"),
             Descriptor::Str => f.write_str("str"),
-            Descriptor::Option(inner) => write!(f, "Option<{inner}>"),
-            Descriptor::Tuple(parts) => {
-                f.write_str("(")?;
-                for (i, part) in parts.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{part}")?;
-                }
-                if parts.len() == 1 {
-                    f.write_str(",")?;
-                }
-                f.write_str(")")
-            }
+            Descriptor::Option(inner) => write_option(f, inner),
+            Descriptor::Tuple(parts) => write_tuple(f, parts),
             Descriptor::Struct { name, fields } => {
-                write!(f, "{name} {{ ")?;
-                for (i, (field, desc)) in fields.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{field}: {desc}")?;
-                }
-                f.write_str(" }")
+                write_struct(f, name, fields.iter().map(|(field, d)| (*field, d)))
             }
             Descriptor::NativeInteger(bits) => write!(f, "u{bits} native-endian"),
             Descriptor::Bincode => f.write_str("bincode"),
@@ -116,6 +97,46 @@ impl fmt::Display for Descriptor {
             Descriptor::SubKeyed { subkey, value } => write!(f, "subkey {subkey} + {value}"),
         }
     }
+}
+
+// The composite key encodings' text, written once: `Descriptor` renders with it, and so does
+// the run-time `KeyShape` (`codec/untyped/key.rs`), whose text is a descriptor's by
+// construction (its scalar parts render as `Descriptor`s).
+
+/// `Option<T>`.
+pub(crate) fn write_option(f: &mut fmt::Formatter<'_>, inner: &impl fmt::Display) -> fmt::Result {
+    write!(f, "Option<{inner}>")
+}
+
+/// `(A, B)`; a tuple of one part is `(A,)`.
+pub(crate) fn write_tuple(f: &mut fmt::Formatter<'_>, parts: &[impl fmt::Display]) -> fmt::Result {
+    f.write_str("(")?;
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{part}")?;
+    }
+    if parts.len() == 1 {
+        f.write_str(",")?;
+    }
+    f.write_str(")")
+}
+
+/// `Name { a: A, b: B }`.
+pub(crate) fn write_struct<'a, T: fmt::Display + 'a>(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    fields: impl Iterator<Item = (&'a str, &'a T)>,
+) -> fmt::Result {
+    write!(f, "{name} {{ ")?;
+    for (i, (field, part)) in fields.enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{field}: {part}")?;
+    }
+    f.write_str(" }")
 }
 
 impl Descriptor {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::ValueTrace;
+use crate::schema::ValueTrace;
 use crate::table::TableInfo;
 
 /// The meta-table key of the schema record.
@@ -209,7 +209,7 @@ impl TableRecord {
     ///
     /// ```
     /// use tabula::{Table, TableInfo, Value, ValueTrace};
-    /// use tabula_core::record::TableRecord;
+    /// use tabula_core::schema::record::TableRecord;
     ///
     /// #[derive(Table)]
     /// #[table(name = "notes", key = u64, value = String, value_version = 2)]
@@ -331,7 +331,7 @@ mod tests {
 
     #[test]
     fn a_traced_record_spells_descriptors_as_table_info_does() {
-        use crate::codec::Descriptor;
+        use crate::schema::Descriptor;
         use crate::table::{TableFlags, TableInfo};
         let info = TableInfo {
             name: "pairs",
@@ -356,7 +356,7 @@ mod tests {
     /// for every field changed.
     #[test]
     fn is_traced_is_equality_with_the_traced_record() {
-        use crate::codec::Descriptor;
+        use crate::schema::Descriptor;
         use crate::table::{TableFlags, TableInfo};
         let info = TableInfo {
             name: "pairs",

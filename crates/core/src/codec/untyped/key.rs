@@ -4,15 +4,15 @@
 //!
 //! The encoding is the one the static codecs write; the variable-length parts and `Option` tags
 //! go through the same functions (`bytes.rs`, `composite.rs`), and the property tests in
-//! `crates/core/tests/dynamic_keys.rs` check that both sides produce the same bytes for every key
+//! `tests/dynamic_keys.rs` check that both sides produce the same bytes for every key
 //! kind.
 
 use std::fmt;
 
-use super::bytes::{decode_bytes_part, encode_bytes_part};
-use super::composite::{NONE, SOME};
-use super::{KeyBuf, take_array};
-use crate::codec::{DecodeError, Descriptor, EncodeError};
+use crate::codec::key::{KeyBuf, NONE, SOME, decode_bytes_part, encode_bytes_part, take_array};
+use crate::codec::{DecodeError, EncodeError};
+use crate::schema::Descriptor;
+use crate::schema::descriptor;
 
 /// The structure of a key encoding, known at run time.
 ///
@@ -21,7 +21,7 @@ use crate::codec::{DecodeError, Descriptor, EncodeError};
 ///
 /// ```
 /// use tabula_core::AsKey;
-/// use tabula_core::codec::{DynKey, KeyShape};
+/// use tabula_core::untyped::{DynKey, KeyShape};
 ///
 /// let shape = KeyShape::parse("(str, u64)")?;
 /// let key = DynKey::Tuple(vec![DynKey::Str("alice".into()), DynKey::Unsigned(5)]);
@@ -97,7 +97,7 @@ impl KeyShape {
     /// a custom codec), which describes no key.
     ///
     /// ```
-    /// use tabula_core::codec::KeyShape;
+    /// use tabula_core::untyped::KeyShape;
     /// use tabula_core::{Descriptor, Key};
     ///
     /// let shape = KeyShape::of(&<(String, Option<u32>)>::DESCRIPTOR).unwrap();
@@ -105,43 +105,16 @@ impl KeyShape {
     /// assert_eq!(KeyShape::of(&Descriptor::Bincode), None);
     /// ```
     pub fn of(d: &Descriptor) -> Option<KeyShape> {
-        Some(match d {
-            Descriptor::Unit => KeyShape::Unit,
-            Descriptor::Bool => KeyShape::Bool,
-            Descriptor::Unsigned(bits) => KeyShape::Unsigned(*bits),
-            Descriptor::Signed(bits) => KeyShape::Signed(*bits),
-            Descriptor::Char => KeyShape::Char,
-            Descriptor::Array(n) => KeyShape::Array(*n),
-            Descriptor::Bytes => KeyShape::Bytes,
-            Descriptor::Str => KeyShape::Str,
-            Descriptor::Option(inner) => KeyShape::Option(Box::new(KeyShape::of(inner)?)),
-            Descriptor::Tuple(parts) => {
-                KeyShape::Tuple(parts.iter().map(KeyShape::of).collect::<Option<_>>()?)
-            }
-            Descriptor::Struct { name, fields } => KeyShape::Struct {
-                name: (*name).to_string(),
-                fields: fields
-                    .iter()
-                    .map(|(f, d)| Some(((*f).to_string(), KeyShape::of(d)?)))
-                    .collect::<Option<_>>()?,
-            },
-            Descriptor::NativeInteger(bits) => KeyShape::NativeInteger(*bits),
-            Descriptor::Bincode
-            | Descriptor::Raw
-            | Descriptor::Custom(_)
-            | Descriptor::Pod(_)
-            | Descriptor::Zstd(_)
-            | Descriptor::ZstdDict { .. }
-            | Descriptor::Ordered(_)
-            | Descriptor::SubKeyed { .. } => return None,
-        })
+        // Derived from the descriptor's text, as a shape read from a file is: the two cannot
+        // differ. A value codec's descriptor (`bincode`, `raw`, ...) is no key and does not parse.
+        KeyShape::parse(&d.to_string()).ok()
     }
 
     /// Parses a key descriptor as the schema record stores it (`u64`, `(str, u64)`,
     /// `SlotKey { addr: [u8; 20], slot: i32 }`, `u64 native-endian`).
     ///
     /// ```
-    /// use tabula_core::codec::KeyShape;
+    /// use tabula_core::untyped::KeyShape;
     ///
     /// let shape = KeyShape::parse("SlotKey { addr: [u8; 20], slot: i32 }")?;
     /// assert_eq!(shape.to_string(), "SlotKey { addr: [u8; 20], slot: i32 }");
@@ -190,7 +163,7 @@ impl KeyShape {
     /// Encodes `key` as a whole key: the bytes the table stores.
     ///
     /// ```
-    /// use tabula_core::codec::{DynKey, KeyShape};
+    /// use tabula_core::untyped::{DynKey, KeyShape};
     ///
     /// assert_eq!(KeyShape::Signed(16).encode(&DynKey::Signed(-1))?, [0x7f, 0xff]);
     /// assert!(KeyShape::Unsigned(8).encode(&DynKey::Unsigned(256)).is_err());
@@ -272,7 +245,7 @@ impl KeyShape {
     /// Decodes a whole stored key; every byte must be used.
     ///
     /// ```
-    /// use tabula_core::codec::{DynKey, KeyShape};
+    /// use tabula_core::untyped::{DynKey, KeyShape};
     ///
     /// let shape = KeyShape::parse("Option<str>")?;
     /// assert_eq!(shape.decode(&[0])?, DynKey::Option(None));
@@ -432,43 +405,28 @@ fn decode_parts<'s>(
         .collect()
 }
 
+/// The key descriptor's text, rendered by [`Descriptor`]'s own code: a scalar part as the
+/// descriptor it is, a composite one with the descriptor's writers.
 impl fmt::Display for KeyShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyShape::Unit => f.write_str("()"),
-            KeyShape::Bool => f.write_str("bool"),
-            KeyShape::Unsigned(bits) => write!(f, "u{bits}"),
-            KeyShape::Signed(bits) => write!(f, "i{bits}"),
-            KeyShape::Char => f.write_str("char"),
-            KeyShape::Array(n) => write!(f, "[u8; {n}]"),
-            KeyShape::Bytes => f.write_str("bytes"),
-            KeyShape::Str => f.write_str("str"),
-            KeyShape::Option(inner) => write!(f, "Option<{inner}>"),
-            KeyShape::Tuple(parts) => {
-                f.write_str("(")?;
-                for (i, part) in parts.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{part}")?;
-                }
-                if parts.len() == 1 {
-                    f.write_str(",")?;
-                }
-                f.write_str(")")
-            }
+        let scalar = match self {
+            KeyShape::Option(inner) => return descriptor::write_option(f, inner),
+            KeyShape::Tuple(parts) => return descriptor::write_tuple(f, parts),
             KeyShape::Struct { name, fields } => {
-                write!(f, "{name} {{ ")?;
-                for (i, (field, shape)) in fields.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{field}: {shape}")?;
-                }
-                f.write_str(" }")
+                let fields = fields.iter().map(|(field, shape)| (field.as_str(), shape));
+                return descriptor::write_struct(f, name, fields);
             }
-            KeyShape::NativeInteger(bits) => write!(f, "u{bits} native-endian"),
-        }
+            KeyShape::Unit => Descriptor::Unit,
+            KeyShape::Bool => Descriptor::Bool,
+            KeyShape::Unsigned(bits) => Descriptor::Unsigned(*bits),
+            KeyShape::Signed(bits) => Descriptor::Signed(*bits),
+            KeyShape::Char => Descriptor::Char,
+            KeyShape::Array(n) => Descriptor::Array(*n),
+            KeyShape::Bytes => Descriptor::Bytes,
+            KeyShape::Str => Descriptor::Str,
+            KeyShape::NativeInteger(bits) => Descriptor::NativeInteger(*bits),
+        };
+        fmt::Display::fmt(&scalar, f)
     }
 }
 
@@ -503,20 +461,27 @@ impl Parser<'_> {
         }
     }
 
-    /// An identifier or path (`a::b::C`); a single `:` ends it (a field name).
+    /// An identifier or path (`a::b::C`); a single `:` ends it (a field name). Identifiers may
+    /// hold any letter or digit, as Rust's do (`Clé`).
     fn ident(&mut self) -> String {
         self.ws();
-        let start = self.at;
-        while let Some(&c) = self.s.get(self.at) {
-            if c.is_ascii_alphanumeric() || c == b'_' {
-                self.at += 1;
-            } else if c == b':' && self.s.get(self.at + 1) == Some(&b':') {
-                self.at += 2;
-            } else {
-                break;
+        // The text is a `&str` and every token before here is ASCII: `at` is a char boundary.
+        let rest = std::str::from_utf8(&self.s[self.at..]).unwrap_or("");
+        let mut len = rest.len();
+        let mut chars = rest.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c.is_alphanumeric() || c == '_' {
+                continue;
             }
+            if c == ':' && rest[i + 1..].starts_with(':') {
+                chars.next();
+                continue;
+            }
+            len = i;
+            break;
         }
-        String::from_utf8_lossy(&self.s[start..self.at]).into_owned()
+        self.at += len;
+        rest[..len].to_string()
     }
 
     fn shape(&mut self) -> Result<KeyShape, String> {
@@ -627,6 +592,47 @@ mod tests {
             "(u64, Option<str>, (bool,))",
         ] {
             assert_eq!(KeyShape::parse(d).unwrap().to_string(), d);
+        }
+    }
+
+    /// `of` reads the descriptor's text back, so it has a shape for every key a derive can
+    /// declare, names outside ASCII included (Rust identifiers may hold any letter), and none
+    /// for a value codec's descriptor.
+    #[test]
+    fn every_key_descriptor_has_the_shape_of_its_text() {
+        const KEYS: &[Descriptor] = &[
+            Descriptor::Unsigned(64),
+            Descriptor::NativeInteger(32),
+            Descriptor::Array(20),
+            Descriptor::Option(&Descriptor::Str),
+            Descriptor::Tuple(&[Descriptor::Bytes, Descriptor::Char, Descriptor::Unit]),
+            Descriptor::Struct {
+                name: "Clé",
+                fields: &[("année", Descriptor::Signed(16)), ("x_1", Descriptor::Bool)],
+            },
+            Descriptor::Struct {
+                name: "a::b::K",
+                fields: &[("p", Descriptor::Tuple(&[Descriptor::Unsigned(8)]))],
+            },
+        ];
+        for d in KEYS {
+            let shape = KeyShape::of(d).unwrap_or_else(|| panic!("no shape for `{d}`"));
+            assert_eq!(shape.to_string(), d.to_string());
+        }
+        assert_eq!(KeyShape::of(&KEYS[5]).and_then(|s| s.fixed_size()), Some(3));
+        for value in [
+            Descriptor::Bincode,
+            Descriptor::Raw,
+            Descriptor::Custom("point-v1"),
+            Descriptor::Pod(8),
+            Descriptor::Zstd(&Descriptor::Raw),
+            Descriptor::Ordered(&Descriptor::Unsigned(64)),
+            Descriptor::SubKeyed {
+                subkey: &Descriptor::Str,
+                value: &Descriptor::Bincode,
+            },
+        ] {
+            assert_eq!(KeyShape::of(&value), None, "{value}");
         }
     }
 
