@@ -25,6 +25,8 @@ pub use descriptor::Descriptor;
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
 pub use dyn_value::{DynValue, ValueShape};
+// The JSON forms of the schema-less API (`untyped/json.rs`) walk a value shape.
+pub(crate) use dyn_value::{Repr as ValueRepr, key_value, value_key};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
 pub use value::{Bincode, Raw, Value, ValueTrace};
 #[cfg(feature = "compression")]
