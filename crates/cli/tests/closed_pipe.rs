@@ -1,8 +1,9 @@
 //! A closed output pipe (`tabula … | head -1`) ends every command the same way: at once, with
 //! exit status 141 (128 + SIGPIPE, what a shell shows for `cat`) and nothing on stderr — no
-//! panic, no "failed printing to stdout". Each command runs with a stdout pipe this test closes:
-//! before the command writes (the write always fails), and after reading one line, as `head -1`
-//! does (a race the command may win by writing everything first: then it exits 0), many times.
+//! panic, no "failed printing to stdout". Each command runs with a stdout pipe whose reading end
+//! is closed: before the command starts (every write fails), and after reading one line, as
+//! `head -1` does (a race the command may win by writing everything first: then it exits 0),
+//! many times.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -40,32 +41,36 @@ fn write_fixture(path: &Path) {
 /// How the reader treats the pipe.
 #[derive(Clone, Copy, Debug)]
 enum Reader {
-    /// Closes it before the command writes anything.
-    ClosesAtOnce,
+    /// Has closed it before the command starts.
+    ClosedBefore,
     /// Reads one line, then closes it (`head -1`).
     ReadsOneLine,
 }
 
 /// Runs `tabula args` with stdout a pipe the reader closes; returns the exit status and stderr.
 fn run(args: &[&str], reader: Reader) -> (ExitStatus, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tabula"))
+    let (read_end, write_end) = std::io::pipe().unwrap();
+    let read_end = match reader {
+        Reader::ClosedBefore => {
+            drop(read_end);
+            None
+        }
+        Reader::ReadsOneLine => Some(read_end),
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_tabula"))
         .args(args)
-        .stdout(Stdio::piped())
+        .stdout(write_end)
         .stderr(Stdio::piped())
         .spawn()
         .expect("the tabula binary runs");
-    let stdout = child.stdout.take().expect("piped");
-    match reader {
-        Reader::ClosesAtOnce => drop(stdout),
-        Reader::ReadsOneLine => {
-            let mut line = String::new();
-            BufReader::new(stdout).read_line(&mut line).unwrap();
-            assert!(
-                !line.is_empty(),
-                "`tabula {}` printed nothing",
-                args.join(" ")
-            );
-        }
+    if let Some(read_end) = read_end {
+        let mut line = String::new();
+        BufReader::new(read_end).read_line(&mut line).unwrap();
+        assert!(
+            !line.is_empty(),
+            "`tabula {}` printed nothing",
+            args.join(" ")
+        );
     }
     let out = child.wait_with_output().unwrap();
     (
@@ -75,7 +80,7 @@ fn run(args: &[&str], reader: Reader) -> (ExitStatus, String) {
 }
 
 /// Every command that prints, with each reader, `RUNS` times: exit 141 and an empty stderr
-/// whenever the pipe closed before the output was written (always when closed at once, and for
+/// whenever the pipe closed before the output was written (always when closed before the start, and for
 /// a dump far larger than the pipe's buffer); exit 0 only when the command wrote everything
 /// before `head -1` closed it.
 #[test]
@@ -102,7 +107,7 @@ fn a_closed_pipe_ends_every_command_quietly_with_status_141() {
     let mut seen_141_after_a_line = 0;
     for args in &commands {
         let whole_dump = args[0] == "dump";
-        for reader in [Reader::ClosesAtOnce, Reader::ReadsOneLine] {
+        for reader in [Reader::ClosedBefore, Reader::ReadsOneLine] {
             for run_number in 0..RUNS {
                 let (status, stderr) = run(args, reader);
                 let what = format!("`tabula {}`, {reader:?}, run {run_number}", args.join(" "));
@@ -110,7 +115,7 @@ fn a_closed_pipe_ends_every_command_quietly_with_status_141() {
                     stderr.is_empty(),
                     "{what}: stderr must be empty, got {stderr:?} (status {status})"
                 );
-                let must_see_the_close = matches!(reader, Reader::ClosesAtOnce) || whole_dump;
+                let must_see_the_close = matches!(reader, Reader::ClosedBefore) || whole_dump;
                 match status.code() {
                     Some(141) => {
                         if matches!(reader, Reader::ReadsOneLine) {
