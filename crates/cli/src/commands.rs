@@ -873,7 +873,8 @@ pub(crate) fn spinner(message: &'static str) -> ProgressBar {
 /// `tabula copy`.
 pub fn copy(out: &mut Out, path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
     let db = open(path)?;
-    let before = db.details()?.file_size;
+    let details = db.details()?;
+    let before = details.file_size;
     let used_before = db.read()?.page_use()?.used_bytes();
     if dest.exists() && !dest.is_dir() {
         return Err(Failure::Usage(format!(
@@ -924,9 +925,14 @@ pub fn copy(out: &mut Out, path: &Path, dest: &Path, compact: bool, as_json: boo
         size(after),
         size(used_after),
         if compact {
-            ", compacted (a file is never smaller than its geometry's lower bound)"
+            format!(
+                ", compacted (libmdbx sizes a compacted file to its used pages rounded up to a \
+                 whole growth step, {}, and at least its geometry's lower bound, {})",
+                size(details.growth),
+                size(details.lower)
+            )
         } else {
-            ""
+            String::new()
         }
     )?;
     Ok(())

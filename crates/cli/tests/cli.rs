@@ -1166,7 +1166,7 @@ fn info_shows_used_and_free_pages_and_only_other_readers() {
     );
     let text = ok_text(&["info", db]);
     assert!(text.contains(&format!("({used} pages;")), "{text}");
-    assert!(text.contains(&format!("free             ")), "{text}");
+    assert!(text.contains(&format!("({free} pages: ")), "{text}");
     assert!(
         text.contains("readers          0 in use by other processes"),
         "{text}"

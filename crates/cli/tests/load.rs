@@ -63,7 +63,7 @@ fn account(i: u64) -> Account {
         tags: (0..(i % 5) as u16).map(|t| t * 300).collect(),
         meta: BTreeMap::from([("k".to_string(), i as u32), ("z".into(), 0)]),
         by_slot: BTreeMap::from([(i as u8, true), (0, false)]),
-        pair: (i % 2 == 0, 'x', ()),
+        pair: (i.is_multiple_of(2), 'x', ()),
         unit: Unit,
     }
 }
@@ -196,7 +196,7 @@ fn write_source(path: &Path) {
         tx.put::<ByTuple>(&(format!("name{}", i % 5), i), &format!("t{i}"))
             .unwrap();
         let scalars = (
-            i % 2 == 0,
+            i.is_multiple_of(2),
             char::from(b'a' + (i % 26) as u8),
             -(i128::from(n) << 90),
         );
