@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value as Json, json};
+use tabula_core::Options;
 use tabula_core::codec::{KeyBuf, KeyShape};
 use tabula_core::untyped::{UntypedDb, UntypedTable, UntypedTx};
 
@@ -329,6 +330,17 @@ pub(crate) fn size(bytes: u64) -> String {
     } else {
         format!("{v:.1} {}", UNITS[unit])
     }
+}
+
+/// Options to open the existing database at `path` for writing without changing its geometry:
+/// libmdbx applies the geometry an open asks for, and `Options::new()` asks for Tabula's
+/// defaults (a 1 TiB upper bound, 16 MiB growth), not the application's.
+pub(crate) fn keeping_geometry(path: &Path) -> Result<Options, Failure> {
+    let d = open(path)?.details()?;
+    let bytes = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(Options::new()
+        .max_size(bytes(d.upper))
+        .growth_step(bytes(d.growth)))
 }
 
 /// Reader slots held by other processes: this command's own read transaction is not counted.
@@ -1188,7 +1200,6 @@ pub fn train_dict(
     max_size: usize,
     as_json: bool,
 ) -> Outcome {
-    use tabula_core::Options;
     use tabula_core::codec::train_zstd_dictionary;
     use tabula_core::startup::Bootstrap;
 
@@ -1204,7 +1215,7 @@ pub fn train_dict(
              at least 1 and --size of at least 256"
         )));
     }
-    let mut boot = Bootstrap::begin(path, &Options::new(), 0)?;
+    let mut boot = Bootstrap::begin(path, &keeping_geometry(path)?, 0)?;
     let record = boot.read_record()?.ok_or_else(|| {
         Failure::Problem(format!(
             "`{}` holds no Tabula schema record; open it with the application once",

@@ -31,7 +31,7 @@ use tabula_core::startup::{Bootstrap, TableHandle};
 use tabula_core::untyped::UntypedDb;
 use tabula_core::{Options, TableFlags};
 
-use crate::commands::{View, print_json};
+use crate::commands::{View, keeping_geometry, print_json};
 use crate::json::{json_bytes, unhex};
 use crate::out::Out;
 use crate::{Failure, Outcome, hex};
@@ -405,7 +405,13 @@ fn write(
     pb: &ProgressBar,
     read_error: &dyn Fn(std::io::Error) -> Failure,
 ) -> Result<(u64, bool), Failure> {
-    let mut boot = Bootstrap::begin(path, &Options::new(), 2)?;
+    // An existing database keeps its geometry; a new one gets Tabula's defaults.
+    let options = if new {
+        Options::new()
+    } else {
+        keeping_geometry(path)?
+    };
+    let mut boot = Bootstrap::begin(path, &options, 2)?;
     let shown = path.display();
     let mut record = match boot.read_record()? {
         Some(record) => record,

@@ -863,7 +863,9 @@ fn frame_dictionary(frame: &[u8]) -> u32 {
 #[test]
 fn train_dict_stores_a_dictionary_new_values_use() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<NotesApp>(dir.path(), Options::new()).unwrap();
+    // The application's geometry, which `train-dict` keeps.
+    let geometry = || Options::new().max_size(256 << 20);
+    let db = tabula::open::<NotesApp>(dir.path(), geometry()).unwrap();
     let mut tx = db.write().unwrap();
     for n in 0..2000 {
         tx.put::<Notes>(&n, &note(n)).unwrap();
@@ -887,8 +889,10 @@ fn train_dict_stores_a_dictionary_new_values_use() {
     assert_eq!(out["samples"], 1500);
     let id = out["id"].as_u64().unwrap() as u32;
     assert_ne!(id, 0);
+    let info = ok_json(&["info", p(dir.path()), "--json"]);
+    assert_eq!(info["geometry"]["upper"], json!(256 << 20), "{info}");
 
-    let db = tabula::open::<NotesApp>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<NotesApp>(dir.path(), geometry()).unwrap();
     let mut tx = db.write().unwrap();
     tx.put::<Notes>(&5000, &note(5000)).unwrap();
     tx.commit().unwrap();

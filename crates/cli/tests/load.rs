@@ -357,7 +357,9 @@ fn load_fills_empty_tables_and_refuses_others() {
     let src = dir.path().join("src");
     write_source(&src);
     let dest = dir.path().join("app");
-    drop(tabula::open::<App>(&dest, Options::new()).unwrap());
+    // The application's geometry: `load` keeps it.
+    let geometry = Options::new().max_size(64 << 20).growth_step(1 << 20);
+    drop(tabula::open::<App>(&dest, geometry).unwrap());
     for table in TABLES {
         let file = dir.path().join(format!("{table}.jsonl"));
         dump_to(&src, table, &[], &file);
@@ -366,6 +368,8 @@ fn load_fills_empty_tables_and_refuses_others() {
         assert_eq!(raw(&src, table), raw(&dest, table), "`{table}`");
     }
     same_typed(&src, &dest);
+    let details = UntypedDb::open(&dest).unwrap().details().unwrap();
+    assert_eq!((details.upper, details.growth), (64 << 20, 1 << 20));
 
     let file = dir.path().join("by_tuple.jsonl");
     let err = load_fails(&["load", p(&dest), "--input", p(&file)], 1);
