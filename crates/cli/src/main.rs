@@ -1,4 +1,4 @@
-//! `tabula`: inspect any Tabula database without the application's code.
+//! `tabula`: inspect, dump and restore any Tabula database without the application's code.
 //!
 //! Every command opens the database read-only and reads the schema record Tabula keeps in its
 //! meta table (table flags, key descriptors and value shapes), but three: `copy` writes only the
@@ -32,7 +32,7 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 use crate::out::Out;
 
-/// Inspect any Tabula database without the application's code.
+/// Inspect, dump and restore any Tabula database without the application's code.
 #[derive(Debug, Parser)]
 #[command(name = "tabula", version, about, long_about = None)]
 struct Cli {
@@ -40,7 +40,7 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
     /// Show libmdbx's own log lines and Tabula's warnings on stderr (`-vv`: Tabula's info
-    /// lines too, such as each table `load` creates).
+    /// lines too).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     verbose: u8,
     #[command(subcommand)]
