@@ -13,4 +13,4 @@ cd "$(dirname "$0")/.."
 out="${1:-tests/fixtures/format-v1/structural}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-TABULA_WRITE_FORMAT_FIXTURES="$out" cargo test -p tabula --test format_fixtures
+TABULA_WRITE_FORMAT_FIXTURES="$out" cargo test -p tabula-db --test format_fixtures

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building Tabula needs beyond Rust: libclang, which bindgen (run by mdbx-sys's
-# build script) loads to read libmdbx's header. Idempotent: does nothing when it is present.
+# Installs what building and testing Tabula needs beyond Rust: libclang, which bindgen (run by
+# mdbx-sys's build script) loads to read libmdbx's header, and the tools the test suite calls.
+# Idempotent: does nothing when all of it is present.
 set -euo pipefail
 
 have_libclang() {
@@ -14,17 +15,26 @@ have_libclang() {
     return 1
 }
 
-if have_libclang; then
+# The test suite also mounts file systems (`mkfs.ext4`, `losetup`: e2fsprogs, mount) and runs
+# a child on a pseudo-terminal (`script`: bsdutils); a minimal image may lack them.
+missing_tools=""
+for tool in mkfs.ext4:e2fsprogs losetup:mount script:bsdutils; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing_tools="$missing_tools ${tool#*:}"
+done
+
+if have_libclang && [ -z "$missing_tools" ]; then
     exit 0
 fi
 
-echo "setup: libclang not found; installing libclang-dev (needed by bindgen for mdbx-sys)" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     SUDO="sudo"
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq libclang-dev >/dev/null
+have_libclang || missing_tools="$missing_tools libclang-dev"
+echo "setup: installing$missing_tools" >&2
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq $missing_tools >/dev/null
 have_libclang || { echo "setup: libclang still not found after installing libclang-dev" >&2; exit 1; }
-echo "setup: libclang installed" >&2
+echo "setup: installed$missing_tools" >&2

@@ -53,8 +53,11 @@
 //! | `subkey = S` | with `dupsort`: each value is a `(S, V)` pair, sorted and sought by `S` |
 //! | `integer_key` | native-endian `u32`/`u64` keys compared as integers (`MDBX_INTEGERKEY`) |
 //!
-//! Names starting with `__tabula` are reserved. [`Table`] is sealed: only the derive implements
-//! it, so every table name is a compile-time constant.
+//! Names starting with `__tabula` are reserved. The derive is the supported way to implement
+//! [`Table`] and [`Schema`]: it checks names, key types and codecs at compile time. No seal on a
+//! trait a macro implements can be airtight (the macro's output lives in your crate), so what a
+//! hand-written implementation could get wrong — an empty, reserved or repeated name — is
+//! checked again when the database is opened, and refused there.
 //!
 //! ## Keys
 //!
@@ -147,7 +150,7 @@
 //! codec as `zstd(bincode)`, so a table written compressed is never opened as plain bincode,
 //! nor the reverse: the open is refused with the migration step that re-encodes the values.
 //! Each value is compressed alone, without a dictionary: on 200 B – 2 KB JSON-like records it
-//! stores 0.60 of the bytes for about 5× the decode cost (`docs/design.md`, "Values").
+//! stored 0.60 of the bytes for about 5× the decode cost in this project's measurements.
 //!
 //! Small values that resemble each other compress much better with a dictionary:
 //! `codec = tabula::ZstdDict<tabula::Bincode<T>, D>`, where `D` implements
@@ -181,6 +184,61 @@
 //!
 //! libmdbx allows one open of a file per process: open once and share the `Db` (it is
 //! `Send + Sync`) with `Arc` or references.
+//!
+//! ## Migrations
+//!
+//! When a table's value type, name or flags change, the open refuses the file (naming the table
+//! and what changed) until a migration step says how to get there. Steps are numbered:
+//! **version 1 is the initial schema** — the tables a new database is created with — so the
+//! first step is version 2, and each later step takes the next number. [`open_with`] runs the
+//! pending steps in the same startup transaction (in resumable batches for long ones) and
+//! records each with a checksum; a new database starts at the latest version without running
+//! any. [`plan`] is the dry run.
+//!
+//! ```
+//! # use serde::{Deserialize, Serialize};
+//! use tabula::{Migrations, Options, Schema, Table};
+//!
+//! // Version 1 stored balances as plain numbers.
+//! #[derive(Table)]
+//! #[table(name = "balances", key = u64, value = u64)]
+//! struct BalancesV1;
+//! #[derive(Schema)]
+//! struct V1(BalancesV1);
+//!
+//! // Version 2 keeps them in cents, under a new name.
+//! #[derive(Table)]
+//! #[table(name = "accounts", key = u64, value = u64)]
+//! struct Accounts;
+//! #[derive(Schema)]
+//! struct V2(Accounts);
+//!
+//! fn migrations() -> Migrations {
+//!     Migrations::new().step(2, "balances in cents", |m| {
+//!         m.rename_table::<Accounts>("balances");
+//!         m.transform::<Accounts, u64>(|dollars| dollars * 100);
+//!     })
+//! }
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path();
+//! # let db = tabula::open::<V1>(path, Options::new())?;
+//! # let mut tx = db.write()?;
+//! # tx.put::<BalancesV1>(&1, &5)?;
+//! # tx.commit()?;
+//! # drop(db);
+//! let (db, report) = tabula::open_with::<V2>(path, Options::new(), &migrations())?;
+//! assert_eq!(report.applied, [(2, "balances in cents")]);
+//! assert_eq!(db.read()?.get::<Accounts>(&1)?, Some(500));
+//! # Ok::<(), tabula::Error>(())
+//! ```
+//!
+//! **Every program that opens the file read-write carries the whole list of steps.** The file
+//! records its version, and a program whose steps stop below it is refused ("this program knows
+//! versions up to 1"), since writing through an older view could undo the migration. A program
+//! that only reads — an inspection tool, a read-only sidecar — opens a newer file with
+//! [`Options::read_only`] and no steps: that open succeeds when every table it declares matches
+//! the file as it is, and names the first table that does not.
 //!
 //! ## Transactions
 //!
@@ -392,8 +450,8 @@
 //! default [`SyncMode::Durable`]) and the file is consistent: a process crash keeps the batches
 //! committed so far, a system crash may roll them back to the last flushed commit. On an error
 //! the batch in progress is rolled back and the ones before it stay; resume after the table's
-//! last key. `docs/benchmarks-append.md` has the figures: a durable load of 1M 100-byte entries
-//! runs ≈ 2–3× faster than durable commits of 1,000 entries each.
+//! last key. On this project's benchmark machine a durable load of 1M 100-byte entries ran
+//! ≈ 2–3× faster than durable commits of 1,000 entries each.
 //!
 //! ## Services and async
 //!
@@ -492,7 +550,8 @@
 //! value type without serde impls, a hand-written `impl Table`, a borrowed value or cursor that
 //! outlives its transaction, a write transaction sent to another thread, a dup operation on a
 //! table without `dupsort`, a subkey operation on a table without a subkey, and a dupsort
-//! value type without an order-preserving encoding are all compile errors; the `tests/ui` directory holds one example of each with the message it produces.
+//! value type without an order-preserving encoding are all compile errors, each with a message
+//! that names the table or type and says what to declare.
 //!
 //! ## Cargo features
 //!
@@ -519,10 +578,17 @@
 //! latest snapshot. Open a file that may be damaged with [`Options::validation`], so libmdbx
 //! checks each page as it loads it. A read transaction kept open longer than
 //! [`Options::long_read_warning`] (default 60 s) logs a `tracing` warning when it ends: while
-//! it lives, the file cannot reuse pages freed after its snapshot. `docs/reliability.md` says
-//! what is tested.
+//! it lives, the file cannot reuse pages freed after its snapshot. The repository's test suite
+//! kills writers mid-commit, cuts the power under every sync mode on a simulated disk, damages
+//! files and fills disks, and checks that each [`SyncMode`] keeps what its documentation
+//! promises and that damage is reported, never read as data.
 
 #![forbid(unsafe_code)]
+
+// The README's example is compiled and run with the doc tests, so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 // Lets the derives' `::tabula::..` paths resolve inside this crate too (unit tests, examples).
 extern crate self as tabula;
@@ -549,9 +615,9 @@ pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};
 // Codecs: keys, values, values read in place, written into the page, compressed.
 #[rustfmt::skip]
 pub use tabula_core::{
-    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
-    KeyBuf, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value, ValueRef, ValueTrace,
-    zerocopy,
+    AnyBytes, AsKey, AsValue, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix,
+    IntegerKey, Key, KeyBuf, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value, ValueRef,
+    ValueTrace, zerocopy,
 };
 #[cfg(feature = "compression")]
 #[rustfmt::skip]

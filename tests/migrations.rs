@@ -143,6 +143,60 @@ fn newer_database_is_refused() {
     assert!(err.to_string().contains("newer release"), "{err}");
 }
 
+/// A tool or sidecar that does not carry the writer's steps reads a newer file read-only, as
+/// long as every table it declares matches the file; a table that does not is refused by name.
+#[test]
+fn newer_database_opens_read_only_where_the_declared_tables_match() {
+    #[derive(Schema)]
+    struct AuditOnly(Audit);
+    #[derive(Schema)]
+    struct OldBalances(BalancesV1);
+
+    let dir = tempfile::tempdir().unwrap();
+    write_v1(dir.path(), 3);
+    {
+        let (db, _) =
+            tabula::open_with::<V2>(dir.path(), Options::new(), &v2_migrations()).unwrap();
+        let mut tx = db.write().unwrap();
+        tx.put::<Audit>(&7, &"seven".to_string()).unwrap();
+        tx.commit().unwrap();
+    }
+    let read_only = || Options::new().read_only(true);
+    // No steps at all, read-only: the declared tables match, so it opens and reads.
+    let db = tabula::open::<V2>(dir.path(), read_only()).unwrap();
+    verify_v2(&db, 3);
+    drop(db);
+    let db = tabula::open::<AuditOnly>(dir.path(), read_only()).unwrap();
+    assert_eq!(
+        db.read().unwrap().get::<Audit>(&7).unwrap().as_deref(),
+        Some("seven")
+    );
+    drop(db);
+    // A table the file no longer has (renamed by the step the reader lacks) is named.
+    let err = tabula::open::<OldBalances>(dir.path(), read_only()).unwrap_err();
+    assert!(err.to_string().contains("balances"), "{err}");
+    // Read-write is still refused: a writer must carry every step.
+    let err = tabula::open::<AuditOnly>(dir.path(), Options::new()).unwrap_err();
+    assert!(matches!(err, Error::Migration { version: 2, .. }), "{err}");
+    assert!(err.to_string().contains("read_only"), "{err}");
+}
+
+/// Version 1 is the initial schema: a step numbered 1 is a declaration mistake, and the panic
+/// says what the first step's number is.
+#[test]
+fn a_step_numbered_one_says_version_one_is_the_initial_schema() {
+    let panic = std::panic::catch_unwind(|| Migrations::new().step(1, "first", |_| {}))
+        .expect_err("a step 1 was accepted");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("version 1 is the initial"), "{message}");
+    assert!(message.contains("the first step is version 2"), "{message}");
+    let panic =
+        std::panic::catch_unwind(|| Migrations::new().step(3, "b", |_| {}).step(2, "a", |_| {}))
+            .expect_err("decreasing versions were accepted");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("(`b`) has version 3"), "{message}");
+}
+
 #[test]
 fn changed_step_is_refused() {
     let dir = tempfile::tempdir().unwrap();

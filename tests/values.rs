@@ -453,3 +453,76 @@ fn a_pod_layout_of_another_size_is_refused_at_open() {
         Ok(_) => panic!("opened a 44-byte layout as a 45-byte one"),
     }
 }
+
+/// Values are written from their borrowed forms too, as keys are: `&str` for a `String`, `&[T]`
+/// for a `Vec<T>` (serde and ordered dupsort values), `&[u8]` for a `Raw` value; each stores
+/// the bytes the owned value stores, through every write path.
+#[test]
+fn values_are_written_from_borrowed_forms() {
+    use tabula::{Raw, Schema, Table};
+    #[derive(Table)]
+    #[table(name = "names", key = u64, value = String)]
+    struct Names;
+    #[derive(Table)]
+    #[table(name = "lists", key = u64, value = Vec<u32>)]
+    struct Lists;
+    #[derive(Table)]
+    #[table(name = "topics", key = u64, value = String, dupsort)]
+    struct Topics;
+    #[derive(Table)]
+    #[table(name = "blobs", key = u64, value = Vec<u8>, codec = Raw)]
+    struct Blobs;
+    #[derive(Schema)]
+    struct Borrowed(Names, Lists, Topics, Blobs);
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<Borrowed>(dir.path(), tabula::Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Names>(&1, "one").unwrap();
+    tx.put::<Names>(&2, &"two".to_string()).unwrap();
+    tx.insert::<Names>(&3, "three").unwrap();
+    tx.put::<Lists>(&1, &[1u32, 2, 3][..]).unwrap();
+    tx.put::<Lists>(&2, &vec![1u32, 2, 3]).unwrap();
+    tx.put::<Topics>(&1, "transfer").unwrap();
+    tx.put::<Topics>(&1, "approval").unwrap();
+    tx.append_dup::<Topics>(&1, "zzz").unwrap();
+    tx.put::<Blobs>(&1, &b"raw bytes"[..]).unwrap();
+    tx.append::<Blobs>(&2, &b"appended"[..]).unwrap();
+    {
+        let mut appender = tx.appender::<Blobs>().unwrap();
+        appender.append(&3, &b"by the appender"[..]).unwrap();
+    }
+    {
+        let mut cursor = tx.cursor_mut::<Names>().unwrap();
+        cursor.upsert(&4, "four").unwrap();
+        assert_eq!(cursor.current().unwrap(), Some((4, "four".to_string())));
+    }
+    tx.commit().unwrap();
+
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Names>(&1).unwrap().as_deref(), Some("one"));
+    assert_eq!(
+        tx.get_bytes::<Names>(&1).unwrap(),
+        Some(&[3, b'o', b'n', b'e'][..])
+    );
+    assert_eq!(tx.get::<Names>(&3).unwrap().as_deref(), Some("three"));
+    assert_eq!(tx.get::<Names>(&4).unwrap().as_deref(), Some("four"));
+    assert_eq!(
+        tx.get_bytes::<Lists>(&1).unwrap(),
+        tx.get_bytes::<Lists>(&2).unwrap(),
+        "a slice stores what the vector stores"
+    );
+    assert_eq!(tx.get::<Lists>(&1).unwrap(), Some(vec![1, 2, 3]));
+    let topics: Vec<String> = tx
+        .dups::<Topics>(&1)
+        .values()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(topics, ["approval", "transfer", "zzz"]);
+    assert_eq!(tx.get_bytes::<Blobs>(&1).unwrap(), Some(&b"raw bytes"[..]));
+    assert_eq!(tx.get_bytes::<Blobs>(&2).unwrap(), Some(&b"appended"[..]));
+    assert_eq!(
+        tx.get_bytes::<Blobs>(&3).unwrap(),
+        Some(&b"by the appender"[..])
+    );
+}

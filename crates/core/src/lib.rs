@@ -29,8 +29,8 @@ mod txn;
 pub mod untyped;
 
 pub use codec::{
-    AnyBytes, AsKey, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey, Key,
-    KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
+    AnyBytes, AsKey, AsValue, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix, IntegerKey,
+    Key, KeyBuf, Pod, Raw, Value, ValueRef, ValueTrace,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]

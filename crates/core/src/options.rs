@@ -8,6 +8,12 @@ use crate::engine::{self, EnvConfig};
 use crate::error::{Error, Result};
 
 /// How commits reach the disk. libmdbx's modes, strongest first.
+///
+/// A process crash (kill, panic, out of memory) loses nothing in any mode: what a commit
+/// wrote is in the OS page cache. What a system crash or power cut may lose differs; in the
+/// first three modes the file then still opens, checks clean and holds exactly the state after
+/// one commit, whatever order the disk wrote unflushed pages back in (`docs/reliability.md`,
+/// section 8, tests this with power cuts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum SyncMode {
@@ -15,13 +21,31 @@ pub enum SyncMode {
     /// failure (`MDBX_SYNC_DURABLE`). The default.
     #[default]
     Durable,
-    /// Data is flushed at commit, the meta page is not: a system crash may roll back to the
-    /// previous commit, never corrupt (`MDBX_NOMETASYNC`). A process crash loses nothing.
+    /// Each commit flushes its data but not its meta page, which the next commit's flush (or
+    /// [`Db::sync`](crate::Db::sync), or closing) makes durable (`MDBX_NOMETASYNC`): about one
+    /// flush per commit instead of two. A system crash or power cut may undo the last commit
+    /// (and the unfinished batches of a bulk load), never an earlier one, and never leaves a
+    /// damaged file.
+    ///
+    /// libmdbx 0.14.4 alone does not keep that promise (it may reuse pages of the last durable
+    /// snapshot before the newer meta page is on the disk): Tabula holds a read snapshot on
+    /// the last durable commit while writing, which takes two reader slots (added to
+    /// [`Options::max_readers`]) and keeps one more snapshot's freed pages from reuse; it also
+    /// flushes once when the database opens and before a bulk load's first batch.
     NoMetaSync,
-    /// Nothing is flushed at commit; the OS writes later, and the commit that leaves
-    /// [`Options::flush_threshold`] bytes unflushed (256 MiB by default) flushes them. A system
-    /// crash may lose the commits since the last flush but the file stays consistent
-    /// (`MDBX_SAFE_NOSYNC`). A process crash loses nothing.
+    /// Nothing is flushed at commit; the OS writes later. A flush happens when a commit leaves
+    /// [`Options::flush_threshold`] bytes unflushed (256 MiB by default; with
+    /// `flush_threshold(0)`, whenever the file is full at its current size), at
+    /// [`Db::sync`](crate::Db::sync), at the end of a bulk load (by default) and when the
+    /// database closes
+    /// (`MDBX_SAFE_NOSYNC`). A system crash or power cut may undo every commit since the last
+    /// flush, never an earlier one, and never leaves a damaged file. A file that `open`
+    /// creates is flushed before `open` returns.
+    ///
+    /// As under [`NoMetaSync`](Self::NoMetaSync), Tabula holds a read snapshot on the last
+    /// flushed commit (two reader slots) and flushes once at open: libmdbx 0.14.4 writes the
+    /// checkpoint it makes when its free-page list runs dry without flushing it, and would
+    /// reuse the previous flushed commit's pages at once.
     SafeNoSync,
     /// No flushing and no ordering guarantee: a system crash may corrupt the file
     /// (`MDBX_UTTERLY_NOSYNC`). Only for data you can rebuild.
@@ -270,7 +294,9 @@ impl Options {
         self
     }
 
-    /// Reader slots (concurrent read transactions across all processes): 1 to 32767.
+    /// Reader slots (concurrent read transactions across all processes): 1 to 32767. Under
+    /// [`SyncMode::NoMetaSync`] and [`SyncMode::SafeNoSync`] Tabula adds two for its own use
+    /// (see there).
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};

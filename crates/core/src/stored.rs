@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use crate::codec::{AsKey, Key, KeyBuf, Value, ValueRef, encode_subkeyed};
+use crate::codec::{AsKey, AsValue, Key, KeyBuf, Value, ValueRef, encode_subkeyed};
 use crate::db::state::Db;
 use crate::engine::{Code, Dbi, RawTxn};
 use crate::error::{At, Error, KeyHex, Part, Result};
@@ -188,14 +188,14 @@ pub(crate) fn encode_subkey_value<'a, T: HasSubKey>(
     })
 }
 
-/// Encodes a value of table `T` with its codec.
+/// Encodes a value of table `T` (or a borrowed form of it) with its codec.
 #[inline]
-pub(crate) fn encode_value<'a, T: Table>(
+pub(crate) fn encode_value<'a, T: Table, Q: AsValue<T::Codec> + ?Sized>(
     stored_key: &[u8],
-    value: &'a T::Value,
+    value: &'a Q,
     scratch: &'a mut Vec<u8>,
 ) -> Result<&'a [u8]> {
-    <T::Codec as Value>::encode(value, scratch).map_err(|source| Error::Encode {
+    value.encode_value(scratch).map_err(|source| Error::Encode {
         table: T::NAME,
         key: KeyHex::new(stored_key),
         source,

@@ -4,14 +4,14 @@ use std::marker::PhantomData;
 use std::ops::Deref;
 use std::ops::RangeBounds;
 
-use crate::codec::{AnyBytes, AsKey, Value};
+use crate::codec::{AnyBytes, AsKey, AsValue, Value};
 use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
 use crate::db::state::Db;
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::read::{self, Reads};
-use crate::stored::{dbi_of, with_key};
+use crate::stored::{dbi_of, encode_value, with_key};
 use crate::table::{Contains, DupSort, Schema, Table};
 use crate::telemetry;
 
@@ -161,22 +161,10 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
 }
 
 impl<'db, S: Schema> Tx<'db, S, Rw> {
-    fn encode_value<'a, T: Table>(
-        scratch: &'a mut Vec<u8>,
-        key: &[u8],
-        value: &'a T::Value,
-    ) -> Result<&'a [u8]> {
-        <T::Codec as Value>::encode(value, scratch).map_err(|source| Error::Encode {
-            table: T::NAME,
-            key: KeyHex::new(key),
-            source,
-        })
-    }
-
     fn put_with<T: Table>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
         flags: u32,
         op: &'static str,
     ) -> Result<()>
@@ -198,13 +186,14 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             // cannot reserve room in a dupsort table). For the shipped codecs `encoded_len` is
             // a constant `None` and this folds away.
             if !T::FLAGS.dupsort
-                && let Some(len) = <T::Codec as Value>::encoded_len(value)
+                && let Some(item) = value.as_item()
+                && let Some(len) = <T::Codec as Value>::encoded_len(item)
             {
                 return Self::put_reserved::<T>(raw, db, dbi, k, len, flags, op, |room| {
-                    <T::Codec as Value>::encode_into(value, room)
+                    <T::Codec as Value>::encode_into(item, room)
                 });
             }
-            let v = Self::encode_value::<T>(scratch, k, value)?;
+            let v = encode_value::<T, _>(k, value, scratch)?;
             raw.put(dbi, k, v, flags).map_err(|code| {
                 let appending = flags & (engine::put::APPEND | engine::put::APPENDDUP) != 0;
                 if code == Code::KEYEXIST && !appending {
@@ -320,7 +309,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn put<T: Table>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -353,7 +342,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn insert<T: Table>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -390,7 +379,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn append<T: Table>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -429,7 +418,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn append_dup<T: DupSort>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -505,7 +494,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn delete_dup<T: DupSort>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<bool>
     where
         S: Contains<T>,
@@ -521,7 +510,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         } = self;
         let raw = raw.as_mut().expect("transaction is live");
         with_key::<T, _, _>(key, |k| {
-            let v = Self::encode_value::<T>(scratch, k, value)?;
+            let v = encode_value::<T, _>(k, value, scratch)?;
             raw.del(dbi, k, Some(v)).map_err(|code| {
                 db.shared
                     .fail(code, At::of::<T>("delete_dup").entry(k, v.len()))

@@ -14,12 +14,16 @@
 //! files are durable at once (the modelled file system journals its namespace synchronously).
 //!
 //! A power cut ([`Disk::cut_at`]) stops the disk at the N-th mutating request (write, size
-//! change or fsync, counted across all files; the N-th is not applied): that request and every
-//! later one blocks until [`Disk::release`], then fails with `EIO`, so nothing after the cut
-//! reaches the disk and a process that waited on it never sees it succeed. The state after the
-//! cut is [`Disk::durable_image`]: the durable images, optionally plus a random subset of the
-//! pending writes ([`Reorder`]), written to a real directory with [`Image::write_to`] and opened
-//! from there as a machine would after rebooting.
+//! change or fsync, counted across all files; the N-th is not applied), or at the first
+//! mutating request or the first fsync after a [`mark`] ([`Disk::cut_after`],
+//! [`Disk::cut_at_fsync_after`]): that request and every later one blocks until
+//! [`Disk::release`], then fails with `EIO`, so nothing after the cut reaches the disk and a
+//! process that waited on it never sees it succeed. The state after the cut is
+//! [`Disk::durable_image`]: the durable images, optionally plus a random subset of the pending
+//! writes ([`Reorder`]), or exactly the pending pieces a test chooses
+//! ([`Disk::durable_image_with`], listed by [`Disk::pending`]), written to a real directory with
+//! [`Image::write_to`] and opened from there as a machine would after rebooting. The
+//! `faultfs-run` binary does all this for any program (its docs say how).
 //!
 //! An I/O fault ([`Disk::fail_at`]) answers the N-th write or fsync of a named file with an
 //! error (`EIO`, `ENOSPC`, ...) instead of performing it; the disk goes on working afterwards.
@@ -173,6 +177,7 @@ struct State {
     stats: Stats,
     marks: Vec<Mark>,
     cut_at: Option<u64>,
+    cut_after_mark: Option<CutAfterMark>,
     power: Power,
     fault: Option<Fault>,
     fault_log: Vec<String>,
@@ -237,6 +242,7 @@ impl Disk {
                     stats: Stats::default(),
                     marks: Vec::new(),
                     cut_at: None,
+                    cut_after_mark: None,
                     power: Power::On,
                     fault: None,
                     fault_log: Vec::new(),
@@ -308,6 +314,41 @@ impl Disk {
     /// ```
     pub fn cut_at(&self, nth: u64) {
         self.lock().cut_at = Some(nth);
+    }
+
+    /// Plans a power cut at the first fsync request (on any file) that arrives after the mark
+    /// `label` has been recorded ([`mark`]): that fsync is not applied, and it and every later
+    /// request wait until [`release`](Disk::release), then fail with `EIO`. So a test can cut
+    /// inside a chosen call, after the writes it issues before its flush.
+    ///
+    /// ```rust
+    /// let disk = tabula_faultfs::Disk::new();
+    /// disk.cut_at_fsync_after("before-commit-3");
+    /// assert!(!disk.is_cut());
+    /// ```
+    pub fn cut_at_fsync_after(&self, label: &str) {
+        self.lock().cut_after_mark = Some(CutAfterMark {
+            label: label.to_owned(),
+            fsync_only: true,
+            armed: false,
+        });
+    }
+
+    /// Plans a power cut at the first mutating request (write, size change or fsync, on any
+    /// file) that arrives after the mark `label` has been recorded ([`mark`]), as
+    /// [`cut_at_fsync_after`](Disk::cut_at_fsync_after) does for an fsync.
+    ///
+    /// ```rust
+    /// let disk = tabula_faultfs::Disk::new();
+    /// disk.cut_after("commit-3");
+    /// assert!(!disk.is_cut());
+    /// ```
+    pub fn cut_after(&self, label: &str) {
+        self.lock().cut_after_mark = Some(CutAfterMark {
+            label: label.to_owned(),
+            fsync_only: false,
+            armed: false,
+        });
     }
 
     /// Cuts the power now: every later request waits until [`release`](Disk::release), then
@@ -433,53 +474,139 @@ impl Disk {
     /// assert!(image.files.is_empty());
     /// ```
     pub fn durable_image(&self, reorder: Reorder) -> Image {
-        let st = self.lock();
         let mut rng = SplitMix(match reorder {
             Reorder::DropAll => 0,
             Reorder::Prefix(seed) | Reorder::Subset(seed) => seed,
         });
+        // Per file: how many of its pieces a prefix keeps, drawn when its first piece is seen.
+        let mut prefix: Option<(String, usize)> = None;
+        let counts: BTreeMap<String, usize> =
+            self.pending().iter().fold(BTreeMap::new(), |mut m, p| {
+                *m.entry(p.file.clone()).or_default() += 1;
+                m
+            });
+        self.durable_image_with(|piece| match reorder {
+            Reorder::DropAll => false,
+            Reorder::Prefix(_) => {
+                if prefix.as_ref().is_none_or(|(f, _)| *f != piece.file) {
+                    let n = counts.get(&piece.file).copied().unwrap_or(0);
+                    let k = (rng.next() % (n as u64 + 1)) as usize;
+                    prefix = Some((piece.file.clone(), k));
+                }
+                prefix.as_ref().is_some_and(|(_, k)| piece.index < *k)
+            }
+            Reorder::Subset(_) => rng.coin(),
+        })
+    }
+
+    /// The operations not yet flushed, cut into the pieces a power cut keeps or loses whole
+    /// (see [`Piece`]), file by file in name order, each file's in issue order.
+    ///
+    /// ```rust
+    /// assert!(tabula_faultfs::Disk::new().pending().is_empty());
+    /// ```
+    pub fn pending(&self) -> Vec<Piece> {
+        let st = self.lock();
+        let mut out = Vec::new();
+        for (name, ino) in &st.names {
+            for (index, op) in pieces_of(&st.nodes[ino].pending).iter().enumerate() {
+                out.push(Piece {
+                    file: name.clone(),
+                    index,
+                    op: match op {
+                        Pending::SetLen(len) => PieceOp::SetLen(*len),
+                        Pending::Write { offset, data } => PieceOp::Write {
+                            offset: *offset,
+                            len: data.len() as u64,
+                        },
+                    },
+                });
+            }
+        }
+        out
+    }
+
+    /// What survives a power cut in which exactly the pending pieces `keep` accepts reached the
+    /// disk: each file's durable image plus those pieces, applied in issue order. `keep` is
+    /// asked once per piece, in the order of [`pending`](Disk::pending). POSIX allows any
+    /// subset between two flushes, so every choice is a state a real disk can be left in.
+    ///
+    /// ```rust
+    /// use tabula_faultfs::{Disk, PieceOp};
+    /// // Everything written reached the disk except the first 12 KiB of `mdbx.dat`.
+    /// let image = Disk::new().durable_image_with(|p| {
+    ///     !(p.file == "mdbx.dat" && matches!(p.op, PieceOp::Write { offset, .. } if offset < 12288))
+    /// });
+    /// assert!(image.files.is_empty());
+    /// ```
+    pub fn durable_image_with(&self, mut keep: impl FnMut(&Piece) -> bool) -> Image {
+        let pending = self.pending();
+        let st = self.lock();
         let mut files = BTreeMap::new();
         for (name, ino) in &st.names {
             let node = &st.nodes[ino];
             let mut bytes = node.durable.clone();
-            // The pending operations cut into pieces, in issue order.
-            let mut pieces: Vec<Pending> = Vec::new();
-            for op in &node.pending {
-                match op {
-                    Pending::SetLen(_) => pieces.push(op.clone()),
-                    Pending::Write { offset, data } => {
-                        let mut at = *offset;
-                        let end = offset + data.len() as u64;
-                        while at < end {
-                            let upto = (((at / PIECE) + 1) * PIECE).min(end);
-                            let from = (at - offset) as usize;
-                            let to = (upto - offset) as usize;
-                            pieces.push(Pending::Write {
-                                offset: at,
-                                data: data[from..to].to_vec(),
-                            });
-                            at = upto;
-                        }
-                    }
-                }
-            }
-            let keep: Vec<bool> = match reorder {
-                Reorder::DropAll => vec![false; pieces.len()],
-                Reorder::Prefix(_) => {
-                    let k = (rng.next() % (pieces.len() as u64 + 1)) as usize;
-                    (0..pieces.len()).map(|i| i < k).collect()
-                }
-                Reorder::Subset(_) => pieces.iter().map(|_| rng.coin()).collect(),
-            };
-            for (piece, keep) in pieces.iter().zip(keep) {
-                if keep {
-                    apply(&mut bytes, piece);
+            let mine = pending.iter().filter(|p| p.file == *name);
+            for (piece, op) in mine.zip(pieces_of(&node.pending)) {
+                if keep(piece) {
+                    apply(&mut bytes, &op);
                 }
             }
             files.insert(name.clone(), bytes);
         }
         Image { files }
     }
+}
+
+/// One piece of an operation not yet flushed: a [`PIECE`]-sized, offset-aligned part of a
+/// write, or a size change. A power cut keeps or loses each piece whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// The file's name.
+    pub file: String,
+    /// Its position among the file's pending pieces, in issue order (from 0).
+    pub index: usize,
+    /// What it does.
+    pub op: PieceOp,
+}
+
+/// What a [`Piece`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PieceOp {
+    /// Writes `len` bytes at `offset` (never across a [`PIECE`] boundary).
+    Write {
+        /// The file offset.
+        offset: u64,
+        /// The byte count.
+        len: u64,
+    },
+    /// Sets the file's length.
+    SetLen(u64),
+}
+
+/// `pending` cut into pieces, in issue order.
+fn pieces_of(pending: &[Pending]) -> Vec<Pending> {
+    let mut pieces = Vec::new();
+    for op in pending {
+        match op {
+            Pending::SetLen(_) => pieces.push(op.clone()),
+            Pending::Write { offset, data } => {
+                let mut at = *offset;
+                let end = offset + data.len() as u64;
+                while at < end {
+                    let upto = (((at / PIECE) + 1) * PIECE).min(end);
+                    let from = (at - offset) as usize;
+                    let to = (upto - offset) as usize;
+                    pieces.push(Pending::Write {
+                        offset: at,
+                        data: data[from..to].to_vec(),
+                    });
+                    at = upto;
+                }
+            }
+        }
+    }
+    pieces
 }
 
 impl Image {
@@ -647,6 +774,27 @@ fn apply(bytes: &mut Vec<u8>, op: &Pending) {
     }
 }
 
+/// The kind of a request, for the power-cut plans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Req {
+    /// Changes nothing on the disk (lookup, read, open, ...).
+    Other,
+    Write,
+    /// `ftruncate`, `fallocate`.
+    Resize,
+    Fsync,
+}
+
+/// A planned cut at the first mutating request, or the first fsync, after a mark
+/// ([`Disk::cut_after`], [`Disk::cut_at_fsync_after`]).
+#[derive(Debug, Clone)]
+struct CutAfterMark {
+    label: String,
+    fsync_only: bool,
+    /// The mark has been recorded.
+    armed: bool,
+}
+
 /// What a request may do, decided under the lock.
 enum Gate<'a> {
     Go(MutexGuard<'a, State>),
@@ -661,11 +809,16 @@ struct FaultFs {
 impl FaultFs {
     /// Every request passes here first. `mutating` requests count towards a planned cut; with
     /// the power cut, every request waits for `release` and then fails with `EIO`.
-    fn gate(&self, mutating: bool) -> Gate<'_> {
+    fn gate(&self, req: Req) -> Gate<'_> {
         let mut st = self.disk.lock();
-        if st.power == Power::On && mutating {
+        if st.power == Power::On && req != Req::Other {
             st.stats.mutating += 1;
-            if st.cut_at.is_some_and(|n| st.stats.mutating >= n) {
+            let at_nth = st.cut_at.is_some_and(|n| st.stats.mutating >= n);
+            let after_mark = st
+                .cut_after_mark
+                .as_ref()
+                .is_some_and(|p| p.armed && (req == Req::Fsync || !p.fsync_only));
+            if at_nth || after_mark {
                 st.power = Power::Cut;
                 self.disk.shared.changed.notify_all();
             }
@@ -737,7 +890,7 @@ fn name_of(name: &OsStr) -> Option<String> {
 
 impl Filesystem for FaultFs {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -749,6 +902,9 @@ impl Filesystem for FaultFs {
         }
         if let Some(label) = name.strip_prefix(MARK_PREFIX) {
             let after_ops = st.stats.mutating;
+            if let Some(plan) = st.cut_after_mark.as_mut().filter(|p| p.label == label) {
+                plan.armed = true;
+            }
             st.marks.push(Mark {
                 label: label.to_owned(),
                 after_ops,
@@ -762,7 +918,7 @@ impl Filesystem for FaultFs {
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        let st = match self.gate(false) {
+        let st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -793,7 +949,11 @@ impl Filesystem for FaultFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let mut st = match self.gate(size.is_some()) {
+        let mut st = match self.gate(if size.is_some() {
+            Req::Resize
+        } else {
+            Req::Other
+        }) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -818,7 +978,7 @@ impl Filesystem for FaultFs {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -842,7 +1002,7 @@ impl Filesystem for FaultFs {
         _flags: i32,
         reply: ReplyCreate,
     ) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -895,7 +1055,7 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let st = match self.gate(false) {
+        let st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -920,7 +1080,7 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        let mut st = match self.gate(true) {
+        let mut st = match self.gate(Req::Write) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -959,7 +1119,7 @@ impl Filesystem for FaultFs {
         reply: ReplyEmpty,
     ) {
         // close(2) is not a flush to the disk.
-        match self.gate(false) {
+        match self.gate(Req::Other) {
             Gate::Go(_) => reply.ok(),
             Gate::Fail(e) => reply.error(e),
         }
@@ -975,7 +1135,7 @@ impl Filesystem for FaultFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        match self.gate(false) {
+        match self.gate(Req::Other) {
             Gate::Go(_) => reply.ok(),
             Gate::Fail(e) => reply.error(e),
         }
@@ -989,7 +1149,7 @@ impl Filesystem for FaultFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        let mut st = match self.gate(true) {
+        let mut st = match self.gate(Req::Fsync) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1029,7 +1189,7 @@ impl Filesystem for FaultFs {
         if mode & !libc::FALLOC_FL_KEEP_SIZE != 0 {
             return reply.error(Errno::from_i32(libc::EOPNOTSUPP));
         }
-        let mut st = match self.gate(true) {
+        let mut st = match self.gate(Req::Resize) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1047,7 +1207,7 @@ impl Filesystem for FaultFs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1074,7 +1234,7 @@ impl Filesystem for FaultFs {
         _flags: fuser::RenameFlags,
         reply: ReplyEmpty,
     ) {
-        let mut st = match self.gate(false) {
+        let mut st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1104,7 +1264,7 @@ impl Filesystem for FaultFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let st = match self.gate(false) {
+        let st = match self.gate(Req::Other) {
             Gate::Go(st) => st,
             Gate::Fail(e) => return reply.error(e),
         };
@@ -1137,7 +1297,7 @@ impl Filesystem for FaultFs {
         reply: ReplyEmpty,
     ) {
         // The namespace is durable at once.
-        match self.gate(false) {
+        match self.gate(Req::Other) {
             Gate::Go(_) => reply.ok(),
             Gate::Fail(e) => reply.error(e),
         }

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tabula::{Db, Migrations, Options, Raw, Schema, SyncMode, Table};
-use tabula_faultfs::{Disk, Fault, FaultOp, Mark, Reorder};
+use tabula_faultfs::{Disk, Fault, FaultOp, Mark, Piece, PieceOp, Reorder};
 
 const CHILD_ENV: &str = "TABULA_POWERCUT_CHILD";
 const DIR_ENV: &str = "TABULA_POWERCUT_DIR";
@@ -350,10 +350,60 @@ fn options(mode: SyncMode, write_map: bool) -> Options {
         .long_read_warning(None)
 }
 
+/// Flush settings of a `SafeNoSync` writer beyond [`options`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flush {
+    /// The default flush threshold.
+    Threshold,
+    /// `flush_threshold(0)`: libmdbx makes its own steady checkpoint whenever the file is full
+    /// at its current size.
+    Full,
+    /// [`Flush::Full`], with long-reader control on (a maximum read age of an hour, which cuts
+    /// nothing here), so that libmdbx's slow-reader hook runs in every write that would grow
+    /// the file.
+    FullHooked,
+}
+
+impl Flush {
+    fn code(self) -> u8 {
+        match self {
+            Flush::Threshold => 0,
+            Flush::Full => 1,
+            Flush::FullHooked => 2,
+        }
+    }
+
+    fn parse(s: &str) -> Flush {
+        match s {
+            "1" => Flush::Full,
+            "2" => Flush::FullHooked,
+            _ => Flush::Threshold,
+        }
+    }
+}
+
+/// The writer's options: [`options`] with `flush`'s settings.
+fn writer_options(mode: SyncMode, write_map: bool, flush: Flush) -> Options {
+    let o = options(mode, write_map);
+    match flush {
+        Flush::Threshold => o,
+        Flush::Full => o.flush_threshold(0),
+        Flush::FullHooked => o
+            .flush_threshold(0)
+            .max_read_age(Some(Duration::from_secs(3600))),
+    }
+}
+
 /// Runs the plan on `dir`, marking each unit on the disk mounted there. Returns the label of
 /// the action that failed and its error.
-fn run_plan(dir: &Path, plan: &Plan, mode: SyncMode, write_map: bool) -> Result<(), String> {
-    let opts = || options(mode, write_map);
+fn run_plan(
+    dir: &Path,
+    plan: &Plan,
+    mode: SyncMode,
+    write_map: bool,
+    flush: Flush,
+) -> Result<(), String> {
+    let opts = || writer_options(mode, write_map, flush);
     let mark_here = |label: &str| mark(dir, label);
     let mut db1: Option<Db<v1::App>> = None;
     let mut db2: Option<Db<v2::App>> = None;
@@ -425,26 +475,67 @@ fn run_plan(dir: &Path, plan: &Plan, mode: SyncMode, write_map: bool) -> Result<
     Ok(())
 }
 
-/// Opens the database at `dir` at version 2 (finishing an interrupted migration), checks it,
-/// and finds the unit whose state it holds within `lo..=hi`.
-fn verify(dir: &Path, plan: &Plan, lo: usize, hi: usize) -> Result<usize, String> {
-    let opened =
-        tabula::open_with::<v2::App>(dir, options(SyncMode::Durable, false), &v2::migrations());
-    let (db, _) = match opened {
-        // A cut while the first open was still creating the file (no call had returned, so
-        // the empty state is allowed) can leave a data file too short for its meta pages.
-        // Tabula refuses such a file rather than re-initialise it (a truncated database looks
-        // the same): nothing committed is lost, and the operator decides. Counted as `start`.
-        Err(e @ tabula::Error::BadFile { .. }) if lo == 0 => {
-            eprintln!("TABULA-CREATION-CUT {e}");
-            return Ok(0);
+/// Why a verification failed. Every kind fails the test: no sync mode that the suite runs
+/// (`Durable`, `NoMetaSync`, `SafeNoSync`) may leave a file that does not open, check clean and
+/// hold one of the states its bound allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Failure {
+    /// The reopen failed.
+    Open,
+    /// `Db::check` failed to run or found problems.
+    Check,
+    /// Reading the contents failed.
+    Read,
+    /// An item's checksum does not match its payload.
+    Checksum,
+    /// The contents are not the state of any unit within the bounds.
+    Contents,
+    /// The verifier process died (a libmdbx assertion, a panic, a signal).
+    Crash,
+    /// The writer misbehaved (exited after the cut, or failed without one).
+    Writer,
+}
+
+impl Failure {
+    fn name(self) -> &'static str {
+        match self {
+            Failure::Open => "open",
+            Failure::Check => "check",
+            Failure::Read => "read",
+            Failure::Checksum => "checksum",
+            Failure::Contents => "contents",
+            Failure::Crash => "crash",
+            Failure::Writer => "writer",
         }
-        other => other.map_err(|e| format!("reopen failed: {e}"))?,
-    };
-    let report = db.check().map_err(|e| format!("Db::check failed: {e}"))?;
-    if !report.is_ok() {
-        return Err(format!("Db::check found {} problems", report.problems));
     }
+
+    fn parse(s: &str) -> Option<Failure> {
+        [
+            Failure::Open,
+            Failure::Check,
+            Failure::Read,
+            Failure::Checksum,
+            Failure::Contents,
+        ]
+        .into_iter()
+        .find(|f| f.name() == s)
+    }
+}
+
+/// Opens the database at `dir` at version 2 (finishing an interrupted migration), checks it,
+/// and finds the unit whose state it holds within `lo..=hi`. `opened`: whether the writer's
+/// first `tabula::open` had returned before the cut.
+fn verify(
+    dir: &Path,
+    plan: &Plan,
+    lo: usize,
+    hi: usize,
+    opened: bool,
+) -> Result<usize, (Failure, String)> {
+    let db = match open_verified(dir, opened)? {
+        Some(db) => db,
+        None => return Ok(0),
+    };
     let state = read_state(&db)?;
     if let Some(j) = (lo..=hi).find(|&j| plan.units[j].state == state) {
         return Ok(j);
@@ -455,31 +546,68 @@ fn verify(dir: &Path, plan: &Plan, lo: usize, hi: usize) -> Result<usize, String
         .filter(|u| u.state == state)
         .map(|u| u.label.as_str())
         .collect();
-    Err(format!(
-        "the contents (head {:?}, {} items, {} bulk entries) are not the state of any unit from \
-         `{}` to `{}`; they match {:?}",
-        state.head,
-        state.items.len(),
-        state.bulk.len(),
-        plan.units[lo].label,
-        plan.units[hi].label,
-        elsewhere
+    Err((
+        Failure::Contents,
+        format!(
+            "the contents (head {:?}, {} items, {} bulk entries) are not the state of any unit \
+             from `{}` to `{}`; they match {:?}",
+            state.head,
+            state.items.len(),
+            state.bulk.len(),
+            plan.units[lo].label,
+            plan.units[hi].label,
+            elsewhere
+        ),
     ))
 }
 
-fn read_state(db: &Db<v2::App>) -> Result<State, String> {
-    let tx = db.read().map_err(|e| e.to_string())?;
+/// Opens the image at version 2 and runs `Db::check`. `None`: the cut came while the first
+/// `tabula::open` was still creating the file (`opened` false, so the empty state is allowed)
+/// and left a data file that is not yet a database: too short for its meta pages, or without
+/// a valid one. Tabula refuses such a file rather than re-initialise it (a truncated or
+/// damaged database looks the same); nothing committed is lost. After the first open returned
+/// the same refusal is a failure: the file the open created must have been made durable.
+fn open_verified(dir: &Path, opened: bool) -> Result<Option<Db<v2::App>>, (Failure, String)> {
+    let result =
+        tabula::open_with::<v2::App>(dir, options(SyncMode::Durable, false), &v2::migrations());
+    let db = match result {
+        Err(e @ tabula::Error::BadFile { .. }) if !opened => {
+            eprintln!("TABULA-CREATION-CUT {e}");
+            return Ok(None);
+        }
+        Err(e @ tabula::Error::Open { code, .. }) if !opened && code.name() == "MDBX_INVALID" => {
+            eprintln!("TABULA-CREATION-CUT {e}");
+            return Ok(None);
+        }
+        Err(e) => return Err((Failure::Open, format!("reopen failed: {e}"))),
+        Ok((db, _)) => db,
+    };
+    let report = db
+        .check()
+        .map_err(|e| (Failure::Check, format!("Db::check failed: {e}")))?;
+    if !report.is_ok() {
+        return Err((
+            Failure::Check,
+            format!("Db::check found {} problems", report.problems),
+        ));
+    }
+    Ok(Some(db))
+}
+
+fn read_state(db: &Db<v2::App>) -> Result<State, (Failure, String)> {
+    let read = |e: tabula::Error| (Failure::Read, e.to_string());
+    let tx = db.read().map_err(read)?;
     let mut state = State::default();
     for entry in tx.iter::<v2::Items>() {
-        let (k, item) = entry.map_err(|e| e.to_string())?;
+        let (k, item) = entry.map_err(read)?;
         if item.sum != checksum(&item.payload) {
-            return Err(format!("item {k}: checksum mismatch"));
+            return Err((Failure::Checksum, format!("item {k}: checksum mismatch")));
         }
         state.items.insert(k, item.payload);
     }
-    state.head = tx.get::<Head>(&0).map_err(|e| e.to_string())?;
+    state.head = tx.get::<Head>(&0).map_err(read)?;
     for entry in tx.iter::<Bulk>() {
-        let (k, v) = entry.map_err(|e| e.to_string())?;
+        let (k, v) = entry.map_err(read)?;
         state.bulk.insert(k, v);
     }
     Ok(state)
@@ -490,7 +618,10 @@ fn read_state(db: &Db<v2::App>) -> Result<State, String> {
 
 fn main() {
     if let Ok(spec) = std::env::var(CHILD_ENV) {
-        powercut_child(&spec);
+        match spec.strip_prefix("rewrite:") {
+            Some(spec) => rewrite_child(spec),
+            None => powercut_child(&spec),
+        }
         return;
     }
     if let Ok(spec) = std::env::var(VERIFY_ENV) {
@@ -501,7 +632,18 @@ fn main() {
         power_cuts_durable,
         power_cuts_durable_write_map,
         power_cuts_no_meta_sync,
+        power_cuts_no_meta_sync_write_map,
         power_cuts_safe_no_sync,
+        power_cuts_safe_no_sync_write_map,
+        power_cuts_safe_no_sync_flush0,
+        power_cuts_safe_no_sync_flush0_write_map,
+        power_cuts_safe_no_sync_flush0_hooked,
+        no_meta_sync_data_before_meta,
+        no_meta_sync_data_before_meta_write_map,
+        safe_no_sync_new_file_before_first_flush,
+        safe_no_sync_new_file_before_first_flush_write_map,
+        no_meta_sync_bulk_load_weak_metas,
+        no_meta_sync_bulk_load_weak_metas_write_map,
         io_faults,
     );
 }
@@ -515,8 +657,9 @@ fn powercut_child(spec: &str) {
     let seed: u64 = parts[1].parse().expect("seed");
     let write_map = parts[2] == "1";
     let fault_run = parts[3] == "fault";
+    let flush = Flush::parse(parts[4]);
     let plan = Plan::new(seed);
-    match run_plan(&dir, &plan, mode, write_map) {
+    match run_plan(&dir, &plan, mode, write_map, flush) {
         Ok(()) => println!("TABULA-DONE"),
         Err(e) => {
             println!("TABULA-ERROR {e}");
@@ -524,10 +667,11 @@ fn powercut_child(spec: &str) {
                 // Same process, same boot: everything that returned must still be there.
                 let labels = MARKS.lock().map(|m| m.clone()).unwrap_or_default();
                 let outcome = bounds(&plan, &labels, Bound::SameBoot)
-                    .and_then(|(lo, hi)| verify(&dir, &plan, lo, hi));
+                    .map_err(|e| (Failure::Contents, e))
+                    .and_then(|(lo, hi)| verify(&dir, &plan, lo, hi, true));
                 match outcome {
                     Ok(j) => println!("TABULA-REOPENED {}", plan.units[j].label),
-                    Err(e) => println!("TABULA-REOPEN-FAILED {e}"),
+                    Err((kind, e)) => println!("TABULA-REOPEN-FAILED {}: {e}", kind.name()),
                 }
             }
         }
@@ -544,12 +688,23 @@ fn powercut_verifier(spec: &str) {
         .try_init();
     let parts: Vec<&str> = spec.split('|').collect();
     let dir = Path::new(parts[0]);
-    let seed: u64 = parts[1].parse().expect("seed");
-    let lo: usize = parts[2].parse().expect("lo");
-    let hi: usize = parts[3].parse().expect("hi");
-    match verify(dir, &Plan::new(seed), lo, hi) {
+    let opened = parts[4] == "1";
+    let outcome = match parts[1] {
+        "rewrite" => {
+            let lo: u64 = parts[2].parse().expect("lo");
+            let hi: u64 = parts[3].parse().expect("hi");
+            verify_rewrite(dir, lo, hi, opened).map(|c| c as usize)
+        }
+        seed => {
+            let seed: u64 = seed.parse().expect("seed");
+            let lo: usize = parts[2].parse().expect("lo");
+            let hi: usize = parts[3].parse().expect("hi");
+            verify(dir, &Plan::new(seed), lo, hi, opened)
+        }
+    };
+    match outcome {
         Ok(j) => println!("TABULA-VERIFIED {j}"),
-        Err(e) => println!("TABULA-VERIFY-FAILED {e}"),
+        Err((kind, e)) => println!("TABULA-VERIFY-FAILED {}: {e}", kind.name()),
     }
 }
 
@@ -595,17 +750,31 @@ macro_rules! say {
     }};
 }
 
-/// Prepares this test thread: a private mount namespace with per-process boot IDs. `None`
-/// (after printing why) when the test must skip.
-fn prepare(test: &str) -> Option<()> {
+/// The group that names these tests in `TABULA_ALLOW_SKIP` (`harness::skip`).
+const SKIP_GROUP: &str = "powercut";
+
+/// This test cannot run here, for the reason `why`: fails (panics) unless `TABULA_ALLOW_SKIP`
+/// names `powercut`; otherwise says so loudly and returns the skip, for the test to return
+/// (reported `ignored`).
+fn skip(test: &str, why: &str) -> Result<(), harness::Ran> {
+    Err(harness::skip(SKIP_GROUP, &format!("{test}: {why}")))
+}
+
+/// Prepares this test thread: a private mount namespace with per-process boot IDs. `Err`
+/// with the skip when the test cannot run here and the skip is allowed ([`skip`]).
+fn prepare(test: &str) -> Result<(), harness::Ran> {
     if !Path::new("/dev/fuse").exists() {
-        say!("{test}: SKIPPED: /dev/fuse does not exist (load the fuse module, or run in a VM)");
-        return None;
+        return skip(
+            test,
+            "/dev/fuse does not exist (load the fuse module, or run in a VM)",
+        );
     }
     let ours = std::fs::read("/proc/sys/kernel/random/boot_id").unwrap_or_default();
     if let Err(e) = tabula_faultfs::new_boot_namespace() {
-        say!("{test}: SKIPPED: cannot set up a mount namespace (run as root): {e}");
-        return None;
+        return skip(
+            test,
+            &format!("cannot set up a mount namespace (run as root): {e}"),
+        );
     }
     // Each process started from here on must read a boot ID of its own (libmdbx judges
     // unflushed commits by it): without that the test would model a process crash, not a
@@ -627,16 +796,14 @@ fn prepare(test: &str) -> Option<()> {
     match Disk::new().mount(dir.path()) {
         Ok(m) => {
             if let Err(e) = m.unmount() {
-                say!("{test}: SKIPPED: unmounting a FUSE file system failed: {e}");
-                return None;
+                return skip(test, &format!("unmounting a FUSE file system failed: {e}"));
             }
         }
         Err(e) => {
-            say!("{test}: SKIPPED: cannot mount a FUSE file system: {e}");
-            return None;
+            return skip(test, &format!("cannot mount a FUSE file system: {e}"));
         }
     }
-    Some(())
+    Ok(())
 }
 
 fn base_seed() -> u64 {
@@ -666,18 +833,21 @@ struct ChildRun {
     marks: Vec<Mark>,
 }
 
-fn spawn_child(mnt: &Path, mode: SyncMode, seed: u64, write_map: bool, fault: bool) -> Child {
+/// The child's spec for the plan's workload.
+fn plan_spec(mode: SyncMode, seed: u64, write_map: bool, fault: bool, flush: Flush) -> String {
+    format!(
+        "{}:{seed}:{}:{}:{}",
+        mode_name(mode),
+        u8::from(write_map),
+        if fault { "fault" } else { "cut" },
+        flush.code()
+    )
+}
+
+fn spawn_child(mnt: &Path, spec: &str) -> Child {
     let exe = std::env::current_exe().expect("current exe");
     Command::new(exe)
-        .env(
-            CHILD_ENV,
-            format!(
-                "{}:{seed}:{}:{}",
-                mode_name(mode),
-                u8::from(write_map),
-                if fault { "fault" } else { "cut" }
-            ),
-        )
+        .env(CHILD_ENV, spec)
         .env(DIR_ENV, mnt)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -694,8 +864,8 @@ fn collect(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<String>
     })
 }
 
-/// Mounts a fresh disk, runs a child on it until it ends or the power is cut (then kills it),
-/// unmounts, and returns what happened with the disk.
+/// Mounts a fresh disk, runs a child on the plan's workload until it ends or the power is cut
+/// (then kills it), unmounts, and returns what happened with the disk.
 fn run_child(
     setup: impl FnOnce(&Disk),
     mode: SyncMode,
@@ -703,11 +873,19 @@ fn run_child(
     write_map: bool,
     fault: bool,
 ) -> (Disk, ChildRun) {
+    run_spec(
+        setup,
+        &plan_spec(mode, seed, write_map, fault, Flush::Threshold),
+    )
+}
+
+/// [`run_child`] for a child given by its spec.
+fn run_spec(setup: impl FnOnce(&Disk), spec: &str) -> (Disk, ChildRun) {
     let disk = Disk::new();
     setup(&disk);
     let mnt = tempfile::tempdir().expect("tempdir");
     let mounted = disk.mount(mnt.path()).expect("mount");
-    let mut child = spawn_child(mnt.path(), mode, seed, write_map, fault);
+    let mut child = spawn_child(mnt.path(), spec);
     let out = collect(child.stdout.take().expect("stdout"));
     let err = collect(child.stderr.take().expect("stderr"));
     let started = Instant::now();
@@ -762,49 +940,69 @@ fn verify_image(
     plan: &Plan,
     marks: &[Mark],
     bound: Bound,
-) -> Result<(usize, usize, usize), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    disk.durable_image(reorder)
+) -> Result<(usize, usize, usize), (Failure, String)> {
+    let (lo, hi) = bounds(plan, &labels(marks), bound).map_err(|e| (Failure::Contents, e))?;
+    let image = disk.durable_image(reorder);
+    let keep = format!("seed{seed}-{}", marks.len());
+    let spec = |dir: &Path| format!("{}|{seed}|{lo}|{hi}|{}", dir.display(), opened(marks));
+    let j = verify_in_child(&image, &spec, &keep)?;
+    Ok((lo, j, hi))
+}
+
+/// Whether the writer's first `tabula::open` returned (it marks `open1`, or `r-open`).
+fn opened(marks: &[Mark]) -> u8 {
+    u8::from(!marks.is_empty())
+}
+
+/// Writes `image` to a new directory and runs the verifier on it with the spec `spec(dir)`;
+/// on failure keeps the image under `$TABULA_POWERCUT_KEEP/<keep>` when that is set.
+fn verify_in_child(
+    image: &tabula_faultfs::Image,
+    spec: &dyn Fn(&Path) -> String,
+    keep: &str,
+) -> Result<usize, (Failure, String)> {
+    let crash = |e: String| (Failure::Crash, e);
+    let dir = tempfile::tempdir().map_err(|e| crash(e.to_string()))?;
+    image
         .write_to(dir.path())
-        .map_err(|e| e.to_string())?;
-    let (lo, hi) = bounds(plan, &labels(marks), bound)?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        .map_err(|e| crash(e.to_string()))?;
+    let exe = std::env::current_exe().map_err(|e| crash(e.to_string()))?;
     let out = Command::new(exe)
-        .env(
-            VERIFY_ENV,
-            format!("{}|{seed}|{lo}|{hi}", dir.path().display()),
-        )
+        .env(VERIFY_ENV, spec(dir.path()))
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("running the verifier: {e}"))?;
+        .map_err(|e| crash(format!("running the verifier: {e}")))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let result = if let Some(j) = stdout.split_once("TABULA-VERIFIED ") {
-        let j = j.1.split_whitespace().next().unwrap_or("").parse::<usize>();
-        j.map(|j| (lo, j, hi)).map_err(|e| e.to_string())
-    } else if let Some(e) = stdout.split_once("TABULA-VERIFY-FAILED ") {
-        Err(format!(
-            "{}\n  libmdbx said:\n{}",
-            e.1.trim(),
-            indent(&stderr)
-        ))
-    } else {
-        Err(format!(
-            "the verifier died ({}):\n{}",
-            out.status,
-            indent(&stderr)
-        ))
+    let verified = stdout
+        .split_once("TABULA-VERIFIED ")
+        .and_then(|j| j.1.split_whitespace().next()?.parse::<usize>().ok());
+    let failed = stdout.split_once("TABULA-VERIFY-FAILED ").map(|e| {
+        let (kind, detail) = e.1.trim().split_once(": ").unwrap_or(("", e.1.trim()));
+        (Failure::parse(kind), detail.to_owned())
+    });
+    let result = match (verified, failed) {
+        (Some(j), None) if out.status.success() => Ok(j),
+        (None, Some((Some(kind), detail))) if out.status.success() => Err((
+            kind,
+            format!("{detail}\n  libmdbx said:\n{}", indent(&stderr)),
+        )),
+        _ => Err((
+            Failure::Crash,
+            format!(
+                "the verifier died or answered nothing valid ({}):\n{}\n{}",
+                out.status,
+                indent(&stdout),
+                indent(&stderr)
+            ),
+        )),
     };
-    if let (Err(_), Ok(keep)) = (&result, std::env::var("TABULA_POWERCUT_KEEP")) {
-        let to = Path::new(&keep).join(format!("seed{seed}-{}", marks.len()));
-        let _ = disk.durable_image(reorder).write_to(&to);
+    if let (Err(_), Ok(to)) = (&result, std::env::var("TABULA_POWERCUT_KEEP")) {
+        let to = Path::new(&to).join(keep);
+        let _ = image.write_to(&to);
         say!("kept the image in {}", to.display());
     }
     result
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or("")
 }
 
 fn indent(text: &str) -> String {
@@ -819,16 +1017,26 @@ fn indent(text: &str) -> String {
 struct Tally {
     runs: u64,
     failures: Vec<String>,
+    /// Failures by kind.
+    kinds: BTreeMap<&'static str, u64>,
     /// Cuts by the phase the child was in (its last mark's action).
     phases: BTreeMap<&'static str, u64>,
     /// Units lost relative to the last mark (0 = nothing that returned was lost).
     rolled_back: BTreeMap<usize, u64>,
     /// Cuts where the in-flight unit turned out durable.
     in_flight_kept: u64,
-    reordered: u64,
-    /// Reordered cuts in a no-sync mode that left a damaged file (detected).
-    damaged: Vec<String>,
+    /// Cuts by what survived of the unflushed writes: drop-all, prefix, reordered.
+    reorders: [u64; 3],
+    /// Cuts during the first open that left a file that is not yet a database.
+    creation_cuts: u64,
     ops: u64,
+}
+
+impl Tally {
+    fn fail(&mut self, kind: Failure, what: String) {
+        *self.kinds.entry(kind.name()).or_default() += 1;
+        self.failures.push(what);
+    }
 }
 
 fn phase(label: &str) -> &'static str {
@@ -843,9 +1051,20 @@ fn phase(label: &str) -> &'static str {
     }
 }
 
-fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
-    if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
-        return;
+fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) -> harness::Ran {
+    cut_scenario_with(test, mode, write_map, Flush::Threshold, cuts)
+}
+
+/// [`cut_scenario`], with `flush` as in [`writer_options`].
+fn cut_scenario_with(
+    test: &str,
+    mode: SyncMode,
+    write_map: bool,
+    flush: Flush,
+    cuts: u64,
+) -> harness::Ran {
+    if let Err(skipped) = prepare(test) {
+        return skipped;
     }
     let base = base_seed();
     let seed = mix(base ^ checksum(test.as_bytes()));
@@ -854,7 +1073,8 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
     let started = Instant::now();
 
     // A run without a cut: how many mutating requests the workload makes, and a clean end.
-    let (disk, run) = run_child(|_| {}, mode, seed, write_map, false);
+    let spec = plan_spec(mode, seed, write_map, false, flush);
+    let (disk, run) = run_spec(|_| {}, &spec);
     assert!(
         run.stdout.contains("TABULA-DONE"),
         "{test}: the workload failed without a cut:\n{}\n{}",
@@ -870,7 +1090,7 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
         &run.marks,
         Bound::PowerCut(mode),
     )
-    .unwrap_or_else(|e| panic!("{test}: after a complete run: {e}"));
+    .unwrap_or_else(|(kind, e)| panic!("{test}: after a complete run: {}: {e}", kind.name()));
     assert_eq!(
         plan.units[j].label, "close2",
         "{test}: a complete run must keep everything"
@@ -889,35 +1109,46 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
     for i in 0..cuts {
         let cut_seed = mix(seed ^ mix(i + 1));
         let at = 1 + cut_seed % total;
-        let reorder = match i % 3 {
-            0 => Reorder::DropAll,
-            1 => Reorder::Prefix(mix(cut_seed)),
+        // Under `Durable` a third of the cuts keep a random subset of the unflushed writes; in
+        // the no-sync modes, whose promise depends on what the disk writes back when, half.
+        let reorder = match (mode == SyncMode::Durable, i % 3, i % 4) {
+            (true, 0, _) | (false, _, 0) => Reorder::DropAll,
+            (true, 1, _) | (false, _, 1) => Reorder::Prefix(mix(cut_seed)),
             _ => Reorder::Subset(mix(cut_seed)),
         };
-        let (disk, run) = run_child(|d| d.cut_at(at), mode, seed, write_map, false);
+        let (disk, run) = run_spec(|d| d.cut_at(at), &spec);
         tally.runs += 1;
         tally.ops += disk.stats().mutating;
+        let replay = format!(
+            "\n  replay: TABULA_POWERCUT_SEED={base} cargo test -p tabula-faultfs --test \
+             powercut {test}"
+        );
         if !run.cut {
             // The workload made fewer requests this time: the cut fell after its end.
             if !run.stdout.contains("TABULA-DONE") {
-                tally.failures.push(format!(
-                    "cut {i} (at request {at}): the child ended without a cut and without \
-                     finishing:\n{}\n{}",
-                    run.stdout, run.stderr
-                ));
+                tally.fail(
+                    Failure::Writer,
+                    format!(
+                        "cut {i} (at request {at}): the child ended without a cut and without \
+                         finishing:\n{}\n{}{replay}",
+                        run.stdout, run.stderr
+                    ),
+                );
                 continue;
             }
         } else if run.exit.is_some() {
-            tally
-                .failures
-                .push(format!("cut {i}: the child exited after the cut"));
+            tally.fail(
+                Failure::Writer,
+                format!("cut {i}: the child exited after the cut{replay}"),
+            );
         }
         let last = run.marks.last().map_or("start", |m| m.label.as_str());
         *tally.phases.entry(phase(last)).or_default() += 1;
-        let reordered = matches!(reorder, Reorder::Subset(_));
-        if reordered {
-            tally.reordered += 1;
-        }
+        tally.reorders[match reorder {
+            Reorder::DropAll => 0,
+            Reorder::Prefix(_) => 1,
+            Reorder::Subset(_) => 2,
+        }] += 1;
         match verify_image(
             &disk,
             reorder,
@@ -926,7 +1157,8 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
             &run.marks,
             Bound::PowerCut(mode),
         ) {
-            Ok((_, j, hi)) => {
+            Ok((_, 0, _)) if run.marks.is_empty() => tally.creation_cuts += 1,
+            Ok((_, j, _)) => {
                 let last = bounds(&plan, &labels(&run.marks), Bound::SameBoot)
                     .map(|b| b.0)
                     .unwrap_or(0);
@@ -935,99 +1167,421 @@ fn cut_scenario(test: &str, mode: SyncMode, write_map: bool, cuts: u64) {
                 } else {
                     *tally.rolled_back.entry(last - j).or_default() += 1;
                 }
-                let _ = hi;
             }
-            // libmdbx's no-sync modes leave the meta page of a commit unflushed and let the
-            // next commit overwrite pages of the previous snapshot, trusting the disk to write
-            // the meta page no later than those: with write-back in any order the file can be
-            // damaged. Damage must then be detected (open, check or read fails), never a
-            // wrong state served as a good one.
-            Err(e) if reordered && mode != SyncMode::Durable && !e.starts_with("the contents") => {
-                tally
-                    .damaged
-                    .push(format!("cut {i} after `{last}`: {}", first_line(&e)));
-            }
-            Err(e) => tally.failures.push(format!(
-                "cut {i} at request {at}/{total} ({reorder:?}) after mark `{last}`: {e}\n  \
-                 replay: TABULA_POWERCUT_SEED={base} cargo test -p tabula-faultfs --test \
-                 powercut {test}"
-            )),
+            // Every failure fails the test, whatever the mode and the write-back order: the
+            // modes this suite runs promise a file that opens, checks clean and holds a state
+            // within the bound (`UtterlyNoSync`, which does not, is not run here).
+            Err((kind, e)) => tally.fail(
+                kind,
+                format!(
+                    "cut {i} at request {at}/{total} ({reorder:?}) after mark `{last}`: {}: \
+                     {e}{replay}",
+                    kind.name()
+                ),
+            ),
         }
     }
     say!(
-        "{test}: {} cuts in {:.1} s: by phase {:?}; {} with a random subset of unsynced writes \
-         kept; units rolled back behind the last returned call: {:?}; in-flight unit kept: {}",
+        "{test}: {} cuts in {:.1} s: by phase {:?}; drop-all / prefix / reordered {:?}; \
+         cut while creating the file {}; units rolled back behind the last returned call: {:?}; \
+         in-flight unit kept: {}; failed: {} {:?}",
         tally.runs,
         started.elapsed().as_secs_f64(),
         tally.phases,
-        tally.reordered,
+        tally.reorders,
+        tally.creation_cuts,
         tally.rolled_back,
-        tally.in_flight_kept
+        tally.in_flight_kept,
+        tally.failures.len(),
+        tally.kinds,
     );
-    if !tally.damaged.is_empty() {
-        say!(
-            "{test}: {} of {} cuts with unsynced writes reordered left a damaged file, detected \
-             at reopen (a known limit of libmdbx's no-sync modes, docs/reliability.md):\n  {}",
-            tally.damaged.len(),
-            tally.reordered,
-            tally.damaged.join("\n  ")
-        );
-    }
     assert!(
         tally.failures.is_empty(),
-        "{test}: {} of {} cuts failed:\n{}",
+        "{test}: {} of {} cuts failed ({:?}):\n{}",
         tally.failures.len(),
         tally.runs,
+        tally.kinds,
         tally.failures.join("\n")
     );
+    harness::Ran::Completed
 }
 
+/// The cuts of a scenario: its share (of 154) of `TABULA_POWERCUT_CUTS` (default 1540).
 fn share(weight: u64) -> u64 {
-    let total = env_count("TABULA_POWERCUT_CUTS", 330);
-    (total * weight).div_ceil(22).max(1)
+    let total = env_count("TABULA_POWERCUT_CUTS", 1540);
+    (total * weight).div_ceil(154).max(1)
 }
 
 /// `Durable`: nothing whose call returned is lost, ever.
-fn power_cuts_durable() {
-    cut_scenario("power_cuts_durable", SyncMode::Durable, false, share(8));
+fn power_cuts_durable() -> harness::Ran {
+    cut_scenario("power_cuts_durable", SyncMode::Durable, false, share(16))
 }
 
 /// `Durable` with `write_map`: libmdbx writes through a shared memory map and flushes with
 /// `msync`; the kernel writes the dirty pages back to the disk.
-fn power_cuts_durable_write_map() {
+fn power_cuts_durable_write_map() -> harness::Ran {
     cut_scenario(
         "power_cuts_durable_write_map",
         SyncMode::Durable,
         true,
-        share(4),
-    );
+        share(8),
+    )
 }
 
-/// `NoMetaSync`: at most the last commit rolls back.
-fn power_cuts_no_meta_sync() {
+/// `NoMetaSync`: at most the last commit rolls back, and the file is never damaged.
+fn power_cuts_no_meta_sync() -> harness::Ran {
     cut_scenario(
         "power_cuts_no_meta_sync",
         SyncMode::NoMetaSync,
         false,
-        share(5),
-    );
+        share(30),
+    )
 }
 
-/// `SafeNoSync`: back to the last flush (a close or a finished bulk load), never further.
-fn power_cuts_safe_no_sync() {
+/// `NoMetaSync` with `write_map`.
+fn power_cuts_no_meta_sync_write_map() -> harness::Ran {
+    cut_scenario(
+        "power_cuts_no_meta_sync_write_map",
+        SyncMode::NoMetaSync,
+        true,
+        share(15),
+    )
+}
+
+/// `SafeNoSync`: back to the last flush (a close or a finished bulk load), never further, and
+/// the file is never damaged.
+fn power_cuts_safe_no_sync() -> harness::Ran {
     cut_scenario(
         "power_cuts_safe_no_sync",
         SyncMode::SafeNoSync,
         false,
-        share(5),
+        share(30),
+    )
+}
+
+/// `SafeNoSync` with `write_map`.
+fn power_cuts_safe_no_sync_write_map() -> harness::Ran {
+    cut_scenario(
+        "power_cuts_safe_no_sync_write_map",
+        SyncMode::SafeNoSync,
+        true,
+        share(15),
+    )
+}
+
+/// `SafeNoSync` with `flush_threshold(0)`: libmdbx flushes whenever the file is full at its
+/// current size (its GC's steady checkpoint), not after a volume of commits.
+fn power_cuts_safe_no_sync_flush0() -> harness::Ran {
+    cut_scenario_with(
+        "power_cuts_safe_no_sync_flush0",
+        SyncMode::SafeNoSync,
+        false,
+        Flush::Full,
+        share(20),
+    )
+}
+
+/// [`power_cuts_safe_no_sync_flush0`] with the slow-reader hook installed: where libmdbx's
+/// checkpoint meets the keeper's snapshot, the hook flushes it and the write reuses pages.
+fn power_cuts_safe_no_sync_flush0_hooked() -> harness::Ran {
+    cut_scenario_with(
+        "power_cuts_safe_no_sync_flush0_hooked",
+        SyncMode::SafeNoSync,
+        false,
+        Flush::FullHooked,
+        share(10),
+    )
+}
+
+/// [`power_cuts_safe_no_sync_flush0`] with `write_map`.
+fn power_cuts_safe_no_sync_flush0_write_map() -> harness::Ran {
+    cut_scenario_with(
+        "power_cuts_safe_no_sync_flush0_write_map",
+        SyncMode::SafeNoSync,
+        true,
+        Flush::Full,
+        share(10),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targeted cuts: one small workload, the power cut at a chosen point, a chosen write-back order.
+
+/// Rows the targeted workload rewrites in every commit, so that each commit frees the pages of
+/// the snapshot before it.
+const ROWS: u64 = 200;
+/// Commits of the targeted workload.
+const COMMITS: u64 = 6;
+/// Its page size: the meta pages are the first three pages of `mdbx.dat`.
+const PAGE: u64 = 4096;
+
+/// Row `k` as commit `c` of the targeted workload writes it.
+fn row_value(c: u64, k: u64) -> Vec<u8> {
+    (0..96u64).map(|j| (c * 31 + k * 7 + j) as u8).collect()
+}
+
+/// The child of a targeted cut (spec `mode:write_map:commits:load`): opens, creating the file
+/// (mark `r-open`), then `commits` commits that each rewrite `ROWS` rows of `bulk` and set
+/// `head` to the commit's number (marks `c1`, `c2`, ...); with `load` = 1, then a bulk load of
+/// 100 items in batches of 20 (marks `b1`, `b2`, ...); then closes.
+fn rewrite_child(spec: &str) {
+    let dir = PathBuf::from(std::env::var(DIR_ENV).expect("the child needs its directory"));
+    let parts: Vec<&str> = spec.split(':').collect();
+    let options = options(parse_mode(parts[0]), parts[1] == "1").page_size(PAGE as usize);
+    let commits: u64 = parts[2].parse().expect("commits");
+    let load = parts[3] == "1";
+    let run = || -> Result<(), tabula::Error> {
+        let db = tabula::open::<v2::App>(&dir, options)?;
+        tabula_faultfs::mark(&dir, "r-open");
+        for c in 1..=commits {
+            let mut tx = db.write()?;
+            for k in 0..ROWS {
+                tx.put::<Bulk>(&k, &row_value(c, k))?;
+            }
+            tx.put::<Head>(&0, &c)?;
+            tx.commit()?;
+            tabula_faultfs::mark(&dir, &format!("c{c}"));
+        }
+        if load {
+            let items: Vec<(u64, v2::Item)> =
+                (0..100).map(|k| (k, v2::item(&[k as u8; 50]))).collect();
+            db.bulk_loader::<v2::Items>()
+                .batch_entries(20)
+                .on_batch(|r| tabula_faultfs::mark(&dir, &format!("b{}", r.batches)))
+                .load(items.iter().map(|(k, v)| (k, v)))?;
+        }
+        Ok(())
+    };
+    match run() {
+        Ok(()) => println!("TABULA-DONE"),
+        Err(e) => println!("TABULA-ERROR {e}"),
+    }
+}
+
+/// Verifies an image of the targeted workload: it opens, checks clean, and holds the state
+/// after one commit within `lo..=hi` (0: none, the empty database). Returns that commit.
+fn verify_rewrite(dir: &Path, lo: u64, hi: u64, opened: bool) -> Result<u64, (Failure, String)> {
+    let Some(db) = open_verified(dir, opened)? else {
+        return Ok(0);
+    };
+    let read = |e: tabula::Error| (Failure::Read, e.to_string());
+    let tx = db.read().map_err(read)?;
+    let c = tx.get::<Head>(&0).map_err(read)?.unwrap_or(0);
+    let mut rows = 0;
+    for entry in tx.iter::<Bulk>() {
+        let (k, v) = entry.map_err(read)?;
+        if v != row_value(c, k) {
+            return Err((
+                Failure::Contents,
+                format!("row {k} is not as commit {c} (the head) wrote it"),
+            ));
+        }
+        rows += 1;
+    }
+    let want = if c == 0 { 0 } else { ROWS };
+    // The targeted bulk load is cut before it ends: its batches are weak commits, all undone.
+    let items = tx.len::<v2::Items>().map_err(read)?;
+    if items != 0 {
+        return Err((
+            Failure::Contents,
+            format!("{items} items of a bulk load cut before its end survived"),
+        ));
+    }
+    if rows != want || !(lo..=hi).contains(&c) {
+        return Err((
+            Failure::Contents,
+            format!("{rows} rows at commit {c}; expected {want} rows at a commit in {lo}..={hi}"),
+        ));
+    }
+    Ok(c)
+}
+
+/// The targeted workload: its sync mode, `write_map`, how many commits, and whether a bulk load
+/// follows them.
+struct Targeted {
+    mode: SyncMode,
+    write_map: bool,
+    commits: u64,
+    load: bool,
+}
+
+/// Runs the targeted workload with the cut `plan` sets up, keeps of the unflushed writes
+/// exactly those `keep` accepts (asked once per piece, in [`Disk::pending`] order), and
+/// requires the image to hold a commit in `lo..=hi`.
+fn targeted_cut(
+    test: &str,
+    work: Targeted,
+    plan: impl FnOnce(&Disk),
+    mut keep: impl FnMut(&Piece) -> bool,
+    (lo, hi): (u64, u64),
+) -> harness::Ran {
+    if let Err(skipped) = prepare(test) {
+        return skipped;
+    }
+    let spec = format!(
+        "rewrite:{}:{}:{}:{}",
+        mode_name(work.mode),
+        u8::from(work.write_map),
+        work.commits,
+        u8::from(work.load)
     );
+    let (disk, run) = run_spec(plan, &spec);
+    assert!(
+        run.cut && run.exit.is_none(),
+        "{test}: the power was not cut where planned (the child ended: {:?}):\n{}\n{}",
+        run.exit,
+        run.stdout,
+        run.stderr
+    );
+    let pending = disk.pending();
+    let kept: Vec<bool> = pending.iter().map(&mut keep).collect();
+    let lost: Vec<String> = pending
+        .iter()
+        .zip(&kept)
+        .filter(|(_, k)| !**k)
+        .map(|(p, _)| format!("{} {:?}", p.file, p.op))
+        .collect();
+    let mut fates = kept.into_iter();
+    let image = disk.durable_image_with(|_| fates.next().unwrap_or(false));
+    let last = run.marks.last().map_or("none", |m| m.label.as_str());
+    say!(
+        "{test}: cut after mark `{last}`; of {} unflushed pieces, lost: {}",
+        pending.len(),
+        lost.join(", ")
+    );
+    let spec = |dir: &Path| format!("{}|rewrite|{lo}|{hi}|{}", dir.display(), opened(&run.marks));
+    match verify_in_child(&image, &spec, test) {
+        Ok(c) => say!("{test}: the file opens, checks clean and holds commit {c}"),
+        Err((kind, e)) => panic!("{test}: {}: {e}", kind.name()),
+    }
+    harness::Ran::Completed
+}
+
+/// A write of one of the meta pages (the first three pages of `mdbx.dat`).
+fn meta_write(p: &Piece) -> bool {
+    p.file == "mdbx.dat" && matches!(p.op, PieceOp::Write { offset, .. } if offset < 3 * PAGE)
+}
+
+/// `NoMetaSync`, cut at the data flush of commit 6: every page it wrote reached the disk, the
+/// meta page commit 5 wrote without a flush did not (an order POSIX allows between two
+/// flushes). The disk holds commit 4's meta page, flushed by commit 5's data flush: the file
+/// must open at commit 4 (or 5), not with commit 6's pages over commit 4's.
+fn no_meta_sync_data_before_meta() -> harness::Ran {
+    targeted_cut(
+        "no_meta_sync_data_before_meta",
+        Targeted {
+            mode: SyncMode::NoMetaSync,
+            write_map: false,
+            commits: COMMITS,
+            load: false,
+        },
+        |d| d.cut_at_fsync_after("c5"),
+        |p| !meta_write(p),
+        (4, 5),
+    )
+}
+
+/// [`no_meta_sync_data_before_meta`] with `write_map`: the pages reach the disk when the
+/// commit's `msync` writes them back.
+fn no_meta_sync_data_before_meta_write_map() -> harness::Ran {
+    targeted_cut(
+        "no_meta_sync_data_before_meta_write_map",
+        Targeted {
+            mode: SyncMode::NoMetaSync,
+            write_map: true,
+            commits: COMMITS,
+            load: false,
+        },
+        |d| d.cut_at_fsync_after("c5"),
+        |p| !meta_write(p),
+        (4, 5),
+    )
+}
+
+/// `SafeNoSync` on a new file, cut after 4 commits, before any flush: the weak meta pages and
+/// data reached the disk, the three meta pages libmdbx wrote when it created the file did not.
+/// The file `open` created must open (at the empty database: nothing was flushed since).
+fn safe_no_sync_new_file_before_first_flush() -> harness::Ran {
+    targeted_cut(
+        "safe_no_sync_new_file_before_first_flush",
+        Targeted {
+            mode: SyncMode::SafeNoSync,
+            write_map: false,
+            commits: COMMITS,
+            load: false,
+        },
+        |d| d.cut_after("c4"),
+        |p| !(meta_write(p) && matches!(p.op, PieceOp::Write { len, .. } if len == PAGE)),
+        (0, 4),
+    )
+}
+
+/// [`safe_no_sync_new_file_before_first_flush`] with `write_map`.
+fn safe_no_sync_new_file_before_first_flush_write_map() -> harness::Ran {
+    targeted_cut(
+        "safe_no_sync_new_file_before_first_flush_write_map",
+        Targeted {
+            mode: SyncMode::SafeNoSync,
+            write_map: true,
+            commits: COMMITS,
+            load: false,
+        },
+        |d| d.cut_after("c4"),
+        |p| !(meta_write(p) && matches!(p.op, PieceOp::Write { len, .. } if len == PAGE)),
+        (0, 4),
+    )
+}
+
+/// `NoMetaSync`, 3 commits, then a bulk load (weak commits) cut after its second batch: every
+/// unflushed write reached the disk except the first meta page written since the last flush
+/// (commit 3's, unless Tabula flushed it before the load). The file must open at commit 2 or 3
+/// with the load undone, not fall back to an older snapshot whose pages were reused.
+fn no_meta_sync_bulk_load_weak_metas() -> harness::Ran {
+    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas", false)
+}
+
+/// [`no_meta_sync_bulk_load_weak_metas`] with `write_map`.
+fn no_meta_sync_bulk_load_weak_metas_write_map() -> harness::Ran {
+    bulk_load_weak_metas("no_meta_sync_bulk_load_weak_metas_write_map", true)
+}
+
+fn bulk_load_weak_metas(test: &str, write_map: bool) -> harness::Ran {
+    let mut first_meta = true;
+    targeted_cut(
+        test,
+        Targeted {
+            mode: SyncMode::NoMetaSync,
+            write_map,
+            commits: 3,
+            load: true,
+        },
+        |d| d.cut_after("b2"),
+        |p| !(meta_write(p) && std::mem::replace(&mut first_meta, false)),
+        (2, 3),
+    )
+}
+
+/// `message` with each path of a run's temporary directory (`/tmp/...`, up to the next quote,
+/// blank or colon) replaced by `DIR`, so that the same error in two runs counts once.
+fn without_paths(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("/tmp/") {
+        out.push_str(&rest[..at]);
+        out.push_str("DIR");
+        let tail = &rest[at..];
+        let end = tail.find(['`', ' ', ':']).unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// EIO and ENOSPC at the N-th write or fsync of the data file.
-fn io_faults() {
+fn io_faults() -> harness::Ran {
     let test = "io_faults";
-    if std::env::var_os(CHILD_ENV).is_some() || prepare(test).is_none() {
-        return;
+    if let Err(skipped) = prepare(test) {
+        return skipped;
     }
     let runs = env_count("TABULA_POWERCUT_FAULTS", 24);
     let base = base_seed();
@@ -1113,9 +1667,10 @@ fn io_faults() {
                      unit `{}` instead of the last one:\n{}",
                     plan.units[unit].label, run.stdout
                 )),
-                Err(e) => failures.push(format!(
+                Err((kind, e)) => failures.push(format!(
                     "{what}: {injected:?}, every Tabula call returned Ok, and the file does not \
-                     hold what was committed: {e}\n{}",
+                     hold what was committed: {}: {e}\n{}",
+                    kind.name(),
                     run.stdout
                 )),
             }
@@ -1130,7 +1685,10 @@ fn io_faults() {
         };
         let message = error.split_once(": ").map_or(error.as_str(), |p| p.1);
         *messages
-            .entry(format!("{fault_kind} during {during}: `{message}`"))
+            .entry(format!(
+                "{fault_kind} during {during}: `{}`",
+                without_paths(message)
+            ))
             .or_default() += 1;
         if !run.stdout.contains("TABULA-REOPENED") {
             failures.push(format!(
@@ -1139,7 +1697,7 @@ fn io_faults() {
             ));
             continue;
         }
-        if let Err(e) = verify_image(
+        if let Err((kind, e)) = verify_image(
             &disk,
             Reorder::DropAll,
             seed,
@@ -1148,7 +1706,8 @@ fn io_faults() {
             Bound::PowerCut(mode),
         ) {
             failures.push(format!(
-                "{what}: after a power cut following the fault: {e}"
+                "{what}: after a power cut following the fault: {}: {e}",
+                kind.name()
             ));
         }
     }
@@ -1162,4 +1721,5 @@ fn io_faults() {
         failures.len(),
         failures.join("\n")
     );
+    harness::Ran::Completed
 }

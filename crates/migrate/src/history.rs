@@ -25,8 +25,11 @@ pub(crate) fn pending_steps<'m>(
             step,
             message: format!(
                 "the database is at schema version {} but this program knows versions up to \
-                 {target}; it was written by a newer release. Run the newer release (there is \
-                 no automatic downgrade)",
+                 {target}; a newer release (or a program with more migration steps) wrote it. \
+                 Every program that opens it read-write must carry the whole list of steps; to \
+                 only read it, open it with `Options::read_only(true)`, which works when every \
+                 table this program declares matches the file (there is no automatic \
+                 downgrade)",
                 record.version
             ),
         });

@@ -127,20 +127,30 @@ impl Migrations {
     ///
     /// # Panics
     ///
-    /// When `version` is not greater than the previous step's and than 1, or the name is empty:
-    /// a programming error in the declaration.
+    /// When `version` is 1 or less (version 1 is the initial schema, so the first step is 2),
+    /// not greater than the previous step's, or the name is empty: a programming error in the
+    /// declaration, found the first time the list is built.
     pub fn step(
         mut self,
         version: u32,
         name: &'static str,
         declare: impl FnOnce(&mut Step),
     ) -> Self {
-        let floor = self.steps.last().map_or(1, |s| s.version);
         assert!(
-            version > floor,
-            "migration step `{name}` has version {version}; versions must increase and start \
-             above 1 (the previous is {floor})"
+            version > 1,
+            "migration step `{name}` has version {version}, but version 1 is the initial \
+             schema (the tables a new database is created with, before any step): the first \
+             step is version 2"
         );
+        if let Some(previous) = self.steps.last() {
+            assert!(
+                version > previous.version,
+                "migration step `{name}` has version {version}, but the step before it \
+                 (`{}`) has version {}: versions must increase",
+                previous.name,
+                previous.version
+            );
+        }
         assert!(!name.is_empty(), "migration step {version} needs a name");
         let mut step = Step {
             version,

@@ -40,6 +40,8 @@ struct Cfg {
     growth: Option<usize>,
     /// Tabula only, without flush: `UtterlyNoSync` (LMDB's `NOSYNC`) instead of `SafeNoSync`.
     utterly: bool,
+    /// Tabula only: `NoMetaSync` (data flushed at every commit, the meta page later).
+    nometa: bool,
 }
 
 const VALUE: [u8; 100] = [0xab; 100];
@@ -62,6 +64,7 @@ pub fn run(sizes: AppendSizes, investigate: bool) -> Workload {
         batch: sizes.batch,
         growth: None,
         utterly: false,
+        nometa: false,
     };
     let n = sizes.entries as usize;
     // Investigation rows run once each: they explain, they are not published figures.
@@ -143,6 +146,24 @@ pub fn run(sizes: AppendSizes, investigate: bool) -> Workload {
             "tabula_utterly_nosync",
             || once(&|| tabula(e, utterly)),
             base,
+        );
+        let nometa = Cfg {
+            nometa: true,
+            ..durable
+        };
+        w.extra(
+            "tabula_nometasync",
+            || once(&|| tabula(e, nometa)),
+            Some("raw_cursor_put"),
+        );
+        let wm_nometa = Cfg {
+            write_map: true,
+            ..nometa
+        };
+        w.extra(
+            "tabula_writemap_nometasync",
+            || once(&|| tabula(e, wm_nometa)),
+            Some("raw_cursor_put"),
         );
         w.extra(
             "tabula_writemap",
@@ -512,7 +533,9 @@ fn heed_bulk(entries: u32, batch: u32) -> Duration {
 
 fn tabula(entries: u32, cfg: Cfg) -> Duration {
     let dir = scratch_dir("append-tabula");
-    let sync = if cfg.durable {
+    let sync = if cfg.nometa {
+        SyncMode::NoMetaSync
+    } else if cfg.durable {
         SyncMode::Durable
     } else if cfg.utterly {
         SyncMode::UtterlyNoSync

@@ -96,6 +96,10 @@ pub fn run(sizes: UpsertSizes, investigate: bool) -> Workload {
                 "tabula_utterly_nosync",
                 tabula_options().sync(SyncMode::UtterlyNoSync),
             ),
+            (
+                "tabula_nometasync",
+                tabula_options().sync(SyncMode::NoMetaSync),
+            ),
             ("tabula_nosync_flush0", nosync.clone().flush_threshold(0)),
             (
                 "tabula_nosync_flush1g",

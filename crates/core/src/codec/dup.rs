@@ -10,7 +10,7 @@
 
 use std::marker::PhantomData;
 
-use super::{AsKey, DecodeError, Descriptor, EncodeError, Key, KeyBuf, Value};
+use super::{AsKey, AsValue, DecodeError, Descriptor, EncodeError, Key, KeyBuf, Value};
 
 /// A type whose values can be the values of a `dupsort` table without a subkey: it has an
 /// order-preserving encoding (it is a [`Key`] type), which [`Ordered`] stores.
@@ -113,6 +113,26 @@ impl<V: OrderedValue> Value for Ordered<V> {
 /// assert_eq!(Slots::decode(&stored).unwrap(), (256, "x".to_string()));
 /// ```
 pub struct SubKeyed<S, C>(PhantomData<fn() -> (S, C)>);
+
+/// A dupsort table's ordered values written from a borrowed form: the key encoding of `str` is
+/// `String`'s, that of `[u8]` is `Vec<u8>`'s.
+impl AsValue<Ordered<String>> for str {
+    #[inline]
+    fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        scratch.clear();
+        scratch.extend_from_slice(AsKey::<String>::encode(self).as_ref());
+        Ok(scratch)
+    }
+}
+
+impl AsValue<Ordered<Vec<u8>>> for [u8] {
+    #[inline]
+    fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        scratch.clear();
+        scratch.extend_from_slice(AsKey::<Vec<u8>>::encode(self).as_ref());
+        Ok(scratch)
+    }
+}
 
 impl<S: Key, C: Value> Value for SubKeyed<S, C> {
     type Item = (S, C::Item);

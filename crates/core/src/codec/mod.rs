@@ -28,7 +28,7 @@ pub use dyn_value::{DynValue, ValueShape};
 // The JSON forms of the schema-less API (`untyped/json.rs`) walk a value shape.
 pub(crate) use dyn_value::{Repr as ValueRepr, key_value, value_key};
 pub use key::{AsKey, DynKey, HasPrefix, IntegerKey, Key, KeyBuf, KeyShape};
-pub use value::{Bincode, Raw, Value, ValueTrace};
+pub use value::{AsValue, Bincode, Raw, Value, ValueTrace};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;
 #[cfg(feature = "compression")]

@@ -236,6 +236,93 @@ impl Value for Raw {
     }
 }
 
+/// A form a value of codec `C` can be written from: the value itself (`&C::Item`), or a
+/// borrowed form the codec stores the same way — `str` for a `String` value and `[T]` for a
+/// `Vec<T>` (serde values, and the ordered values of a dupsort table), `[u8]` for a [`Raw`]
+/// value — so that `tx.put::<Topics>(&1, "transfer")` needs no `String`, and a `&[u8]` goes
+/// into a `Raw` table without a copy. As `AsKey` does for keys.
+///
+/// ```
+/// # use tabula::{Options, Raw, Schema, Table};
+/// #[derive(Table)]
+/// #[table(key = u64, value = String)]
+/// struct Names;
+/// #[derive(Table)]
+/// #[table(key = u64, value = Vec<u8>, codec = Raw)]
+/// struct Blobs;
+/// # #[derive(Schema)]
+/// # struct App(Names, Blobs);
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// let mut tx = db.write()?;
+/// tx.put::<Names>(&1, "one")?; // a `&str` for a `String` value
+/// tx.put::<Names>(&2, &"two".to_string())?; // the value itself, as ever
+/// tx.put::<Blobs>(&1, &b"bytes"[..])?; // a `&[u8]` for a `Raw` value
+/// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("one"));
+/// assert_eq!(tx.get_bytes::<Blobs>(&1)?, Some(&b"bytes"[..]));
+/// # Ok::<(), tabula::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written as a value of codec `{C}`",
+    label = "not the table's value type (or a borrowed form of it)",
+    note = "pass a reference to the table's value type; `&str` is accepted for `String` values and `&[T]` for `Vec<T>` values"
+)]
+pub trait AsValue<C: Value> {
+    /// The stored bytes: in `scratch`, or borrowed from `self` when they are the same bytes.
+    ///
+    /// # Errors
+    ///
+    /// What the codec refuses to encode.
+    fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError>;
+
+    /// The value itself when `self` is one (not a borrowed form): lets a codec that knows its
+    /// encoded length ([`Value::encoded_len`]) write straight into the page.
+    #[doc(hidden)]
+    #[inline]
+    fn as_item(&self) -> Option<&C::Item> {
+        None
+    }
+}
+
+impl<C: Value> AsValue<C> for C::Item {
+    #[inline]
+    fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        C::encode(self, scratch)
+    }
+
+    #[inline]
+    fn as_item(&self) -> Option<&C::Item> {
+        Some(self)
+    }
+}
+
+/// A serde value written from a borrowed form serializes to the same bytes: serde writes `str`
+/// as `String` and `[T]` as `Vec<T>`.
+impl AsValue<Bincode<String>> for str {
+    #[inline]
+    fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        scratch.clear();
+        super::bincode_ser::encode_into(self, scratch)?;
+        Ok(scratch)
+    }
+}
+
+impl<T: Serialize + DeserializeOwned> AsValue<Bincode<Vec<T>>> for [T] {
+    #[inline]
+    fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        scratch.clear();
+        super::bincode_ser::encode_into(self, scratch)?;
+        Ok(scratch)
+    }
+}
+
+impl AsValue<Raw> for [u8] {
+    #[inline]
+    fn encode_value<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {
+        Ok(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

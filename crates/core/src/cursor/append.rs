@@ -3,11 +3,11 @@
 
 use std::marker::PhantomData;
 
-use crate::codec::{AsKey, Value};
+use crate::codec::{AsKey, AsValue};
 use crate::db::state::Shared;
 use crate::engine::{Code, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::stored::with_key;
+use crate::stored::{encode_value, with_key};
 use crate::table::{DupSort, Table};
 
 /// A bulk loader: one write cursor that appends entries in increasing key order.
@@ -62,7 +62,11 @@ impl<'t, T: Table> Appender<'t, T> {
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
     /// [`Error::Mdbx`].
     #[inline]
-    pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+    pub fn append(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &(impl AsValue<T::Codec> + ?Sized),
+    ) -> Result<()> {
         self.put(key, value, put::APPEND_STRICT)
     }
 
@@ -100,7 +104,7 @@ impl<'t, T: Table> Appender<'t, T> {
     pub fn append_dup(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<()>
     where
         T: DupSort,
@@ -112,7 +116,7 @@ impl<'t, T: Table> Appender<'t, T> {
     fn put(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
         flags: u32,
     ) -> Result<()> {
         let Appender {
@@ -122,12 +126,7 @@ impl<'t, T: Table> Appender<'t, T> {
             ..
         } = self;
         with_key::<T, _, _>(key, |k| {
-            let v =
-                <T::Codec as Value>::encode(value, scratch).map_err(|source| Error::Encode {
-                    table: T::NAME,
-                    key: KeyHex::new(k),
-                    source,
-                })?;
+            let v = encode_value::<T, _>(k, value, scratch)?;
             match cursor.put(k, v, flags) {
                 Ok(()) => Ok(()),
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {

@@ -9,7 +9,7 @@
 use std::ops::{Bound, RangeBounds};
 
 use super::{Cursor, Position, WriteCursor};
-use crate::codec::{AsKey, KeyBuf};
+use crate::codec::{AsKey, AsValue, KeyBuf};
 use crate::db::state::{Db, Shared};
 use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
 use crate::error::{At, Error, KeyHex, Result};
@@ -27,7 +27,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     fn write(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
         flags: u32,
         name: &'static str,
     ) -> Result<()> {
@@ -39,7 +39,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
             ..
         } = self;
         with_key::<T, _, _>(key, |k| {
-            let v = encode_value::<T>(k, value, scratch)?;
+            let v = encode_value::<T, _>(k, value, scratch)?;
             match raw.put(k, v, flags) {
                 Ok(()) => {
                     *at = Position::OnEntry;
@@ -78,7 +78,11 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
     /// [`Error::Mdbx`].
-    pub fn upsert(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+    pub fn upsert(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &(impl AsValue<T::Codec> + ?Sized),
+    ) -> Result<()> {
         self.write(key, value, put::UPSERT, "upsert")
     }
 
@@ -105,7 +109,11 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// # Errors
     ///
     /// [`Error::KeyExists`] when it is present; otherwise as [`upsert`](Cursor::upsert).
-    pub fn insert(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+    pub fn insert(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &(impl AsValue<T::Codec> + ?Sized),
+    ) -> Result<()> {
         self.write(key, value, put::NOOVERWRITE, "insert")
     }
 
@@ -134,7 +142,11 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
     /// sort after it; otherwise as [`upsert`](Cursor::upsert).
-    pub fn append(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &T::Value) -> Result<()> {
+    pub fn append(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &(impl AsValue<T::Codec> + ?Sized),
+    ) -> Result<()> {
         self.write(key, value, put::APPEND_STRICT, "append")
     }
 
@@ -313,7 +325,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     pub fn append_dup(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &T::Value,
+        value: &(impl AsValue<T::Codec> + ?Sized),
     ) -> Result<()>
     where
         T: DupSort,

@@ -232,7 +232,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// unflushed batch commit too, through a descriptor opened with `O_DSYNC`, so each batch
     /// still costs one synchronous 4 KiB write. With 1,000-entry batches a load cost 0.7–4 µs
     /// per entry on the benchmark machine, about what plain durable commits cost; with 100,000
-    /// it is noise (`docs/benchmarks-append.md`).
+    /// it is noise.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -446,7 +446,12 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 bytes: report.bytes + bytes as u64,
             };
             if more {
-                if let Err(code) = txn.checkpoint_nosync() {
+                if let Err(code) = db
+                    .shared
+                    .env
+                    .before_weak_commit()
+                    .and_then(|()| txn.checkpoint_nosync())
+                {
                     return Err(commit_error::<S, T>(db, code));
                 }
             } else {
@@ -478,8 +483,8 @@ const LOAD_SYNC_BYTES: u64 = 1 << 30;
 /// Without a threshold, each time a weak commit finds the file full at its current size
 /// libmdbx first flushes everything and writes a steady meta page (so the pages freed since
 /// the last steady commit may be reused) before growing the file: a load of 130 MB in 16 MiB
-/// growth steps paid about 25 flushes of up to 16 MiB each, which made it ~1.5× slower (see
-/// `docs/benchmarks-append.md`). An append frees next to nothing to reuse, and the load flushes
+/// growth steps paid about 25 flushes of up to 16 MiB each, which made it ~1.5× slower. An
+/// append frees next to nothing to reuse, and the load flushes
 /// once at the end anyway. With the threshold set libmdbx grows the file instead and flushes
 /// only when 1 GiB is unflushed, which also bounds what a system crash can roll back. The
 /// last steady commit stays untouched either way, so the crash guarantees do not change.

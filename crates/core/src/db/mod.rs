@@ -76,8 +76,8 @@ pub struct DbInfo {
     pub readers: u32,
     /// Whether the data file is mapped writable (`MDBX_WRITEMAP`): what
     /// [`Options::write_map`](crate::Options::write_map) asked for, unless the file system cannot reserve the space such
-    /// writes need (then it is off, and a warning said why; see `docs/design.md`, "A full
-    /// disk").
+    /// writes need (then it is off, and a warning said why: on a full tmpfs or copy-on-write
+    /// file system, a write through the map kills the process with `SIGBUS`).
     pub write_map: bool,
     /// Bytes committed but not yet flushed to disk: always 0 with
     /// [`SyncMode::Durable`](crate::SyncMode::Durable); in the other modes what a system crash

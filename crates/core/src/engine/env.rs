@@ -159,10 +159,13 @@ impl std::fmt::Debug for SlowReaders {
 
 /// An open environment. Closed on drop.
 pub(crate) struct Env {
-    ptr: NonNull<sys::MDBX_env>,
+    pub(super) ptr: NonNull<sys::MDBX_env>,
     /// The slow-reader callback's context (the environment's user context), freed after the
     /// environment is closed.
     hook: Option<Box<SlowReaderHook>>,
+    /// `SyncMode::NoMetaSync` or `SafeNoSync`, writable: the readers that keep the newest
+    /// durable snapshot's pages from being reused ([`Keeper`]).
+    pub(super) keeper: Option<std::sync::Arc<Keeper>>,
 }
 
 // SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make
@@ -265,7 +268,17 @@ impl Env {
     }
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
+        let writable = !probe && !cfg.read_only;
         let mut env = Self::open_reserved(path, cfg, probe)?;
+        if writable && matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync) {
+            // Flushes the data file first: libmdbx writes a new file's meta pages without a
+            // flush, and under `SafeNoSync` nothing flushed them before the first flush the
+            // mode makes (the flush threshold, a sync, a close), so until then a power cut
+            // could leave a file with no valid meta page.
+            let keeper = std::sync::Arc::new(Keeper::new(cfg.sync == Durability::NoMetaSync));
+            keeper.prime(&env)?;
+            env.keeper = Some(keeper);
+        }
         if let (Some(bytes), false) = (cfg.sync_bytes, probe) {
             env.set_sync_bytes(bytes)?;
         }
@@ -332,6 +345,7 @@ impl Env {
         let hook = Box::new(SlowReaderHook {
             table: CutTable::new(readers as usize, max_age_ms),
             policy,
+            keeper: self.keeper.clone(),
         });
         let ctx = (&*hook as *const SlowReaderHook)
             .cast_mut()
@@ -433,6 +447,7 @@ impl Env {
         let env = Env {
             ptr: NonNull::new(raw).ok_or(Code::EINVAL)?,
             hook: None,
+            keeper: None,
         };
         let [lower, now, upper, step, shrink, page] = cfg.geometry;
         // SAFETY: `env.ptr` is a freshly created env that is not open yet: options and geometry
@@ -444,10 +459,19 @@ impl Env {
                 cfg.max_tables,
             ))?;
             if let Some(readers) = cfg.max_readers {
+                // The keeper's readers come on top of the ones asked for.
+                let keeper = if matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync)
+                    && !cfg.read_only
+                    && !probe
+                {
+                    KEEPER_READERS
+                } else {
+                    0
+                };
                 check(sys::mdbx_env_set_option(
                     env.ptr.as_ptr(),
                     sys::MDBX_opt_max_readers,
-                    readers,
+                    (readers + keeper).min(u64::from(limits::MAX_READERS)),
                 ))?;
             }
             if !cfg.read_only || probe {
@@ -519,9 +543,42 @@ impl Env {
                 ptr::null_mut(),
             )
         })?;
-        Ok(RawTxn {
+        let txn = RawTxn {
             ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
-        })
+        };
+        if let (false, Some(keeper)) = (read_only, &self.keeper) {
+            // On error `txn` is dropped: aborted before it wrote anything.
+            keeper.before_write(self, txn.id())?;
+        }
+        Ok(txn)
+    }
+
+    /// Called by a write transaction before each weak commit ([`RawTxn::checkpoint_nosync`]):
+    /// under `NoMetaSync` and `SafeNoSync` it flushes when the newest steady meta page is not
+    /// known to be on the disk ([`Keeper::before_weak_commit`]; seen in
+    /// `crates/faultfs/tests/powercut.rs`, during bulk loads). No-op in the other modes.
+    pub fn before_weak_commit(&self) -> Result<(), Code> {
+        match &self.keeper {
+            Some(keeper) => keeper.before_weak_commit(self),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes the data file's written pages to the disk (`fdatasync` on libmdbx's
+    /// descriptor), whatever libmdbx believes is flushed already.
+    pub fn flush_data_file(&self) -> Result<(), Code> {
+        let mut fd: sys::mdbx_filehandle_t = -1;
+        // SAFETY: the env is open; `fd` is a valid out-parameter. The descriptor stays owned by
+        // libmdbx: it is only passed to fdatasync below, never closed.
+        check(unsafe { sys::mdbx_env_get_fd(self.ptr.as_ptr(), &mut fd) })?;
+        // SAFETY: `fd` is libmdbx's open data-file descriptor.
+        if unsafe { libc::fdatasync(fd) } != 0 {
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            return Err(Code(errno));
+        }
+        Ok(())
     }
 
     pub fn info(&self) -> Result<EnvInfo, Code> {
@@ -583,6 +640,29 @@ impl Env {
         // MDBX_RESULT_TRUE: the reader table is empty.
         if rc != sys::MDBX_RESULT_TRUE {
             check(rc)?;
+        }
+        if let Some(keeper) = &self.keeper {
+            // The keeper's own slots are not readers of the application's.
+            let pid = std::process::id() as i32;
+            let mut hidden: Vec<(u64, usize)> = Vec::new();
+            out.retain(|r| {
+                if r.pid != pid {
+                    return true;
+                }
+                let i = match hidden.iter().position(|h| h.0 == r.txnid) {
+                    Some(i) => i,
+                    None => {
+                        hidden.push((r.txnid, keeper.held_on(r.txnid)));
+                        hidden.len() - 1
+                    }
+                };
+                if hidden[i].1 > 0 {
+                    hidden[i].1 -= 1;
+                    false
+                } else {
+                    true
+                }
+            });
         }
         Ok(out)
     }
@@ -655,6 +735,11 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
+        if let Some(keeper) = self.keeper.take() {
+            // Its read transactions end before the environment closes (the slow-reader hook
+            // may still hold the emptied keeper).
+            keeper.release();
+        }
         // SAFETY: `Env` is dropped last: `Db` drops its pooled transactions first, and every
         // transaction borrows the `Db`. The handle is not used after this.
         unsafe {

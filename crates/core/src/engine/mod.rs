@@ -21,7 +21,7 @@
 //! objects), `gc` (page use), `cursor`, `room` (a value's room reserved in a page), `slots`
 //! (per-thread reuse
 //! of transactions and cursors), `readers` (cuttable read transactions and the slow-reader
-//! callback), `cmp` (the key
+//! callback), `keeper` (the durable snapshot held in the no-sync modes), `cmp` (the key
 //! comparator), `space` (disk-space reservations), `limits`, `flags`, `log`, `clock`. The rest of
 //! the crate sees only the items re-exported here, and nothing here imports from outside this
 //! module (`tests/layering.rs` checks both).
@@ -41,6 +41,7 @@ mod cursor;
 mod env;
 mod flags;
 mod gc;
+mod keeper;
 pub(crate) mod limits;
 mod log;
 mod readers;
@@ -57,6 +58,7 @@ pub(crate) use code::*;
 pub(crate) use cursor::*;
 pub(crate) use env::*;
 pub(crate) use flags::*;
+pub(crate) use keeper::*;
 pub(crate) use limits::{MAX_PAGE_SIZE, limits_at_page_size};
 pub(crate) use log::*;
 pub(crate) use readers::*;

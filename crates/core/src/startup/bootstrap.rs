@@ -1158,7 +1158,7 @@ pub fn decode_stored_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
 /// [`Error::Encode`] naming the table and key when the codec refuses the value.
 pub fn encode_stored_value<T: Table>(key: &[u8], value: &T::Value) -> Result<Vec<u8>> {
     let mut scratch = Vec::new();
-    crate::stored::encode_value::<T>(key, value, &mut scratch).map(<[u8]>::to_vec)
+    crate::stored::encode_value::<T, _>(key, value, &mut scratch).map(<[u8]>::to_vec)
 }
 
 /// Decodes a value of table `T`, stored under the stored key `key` (which errors name), from
