@@ -1,5 +1,6 @@
-//! The subcommands: each opens the database read-only (but `train-dict`, which adds a zstd
-//! dictionary), reads the schema record, and prints.
+//! The subcommands but `load` (`load.rs`): each opens the database read-only (but
+//! `train-dict`, which adds a zstd dictionary, and `copy`, which writes its destination), reads
+//! the schema record, and prints through [`Out`].
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -7,15 +8,20 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value as Json, json};
+use tabula_core::Options;
+use tabula_core::codec::KeyBuf;
+use tabula_core::untyped::KeyShape;
 use tabula_core::untyped::{UntypedDb, UntypedTable, UntypedTx};
 
-use crate::json::{example, json_bytes, key_from_json, key_to_json, value_to_json};
+use crate::json::json_bytes;
+use crate::load::DumpHeader;
+use crate::out::Out;
 use crate::{DumpFormat, Failure, Outcome, hex};
 
 /// Entries above which `check` shows a progress bar (when stderr is a terminal).
 const PROGRESS_THRESHOLD: u64 = 10_000;
 
-fn open(path: &Path) -> Result<UntypedDb, Failure> {
+pub(crate) fn open(path: &Path) -> Result<UntypedDb, Failure> {
     if !path.exists() {
         return Err(Failure::Problem(format!(
             "`{}` does not exist; give the database directory (or its `mdbx.dat` file)",
@@ -27,75 +33,233 @@ fn open(path: &Path) -> Result<UntypedDb, Failure> {
 
 /// A table with what is known about its encoding (from the schema record, through core's
 /// schema-less API).
-struct View {
-    name: String,
-    found: UntypedTable,
+pub(crate) struct View {
+    pub name: String,
+    pub found: UntypedTable,
 }
 
 impl View {
-    fn new(found: UntypedTable) -> View {
+    pub fn new(found: UntypedTable) -> View {
         View {
             name: found.name.clone(),
             found,
         }
     }
 
-    fn parse_key(&self, text: &str) -> Result<Vec<u8>, Failure> {
-        let expected = || match self.found.key_shape() {
+    /// What a key of this table looks like, for messages.
+    fn key_help(&self) -> String {
+        match self.found.key_shape() {
             Some(shape) => format!(
                 "table `{}` has keys of shape `{shape}`: give one as JSON, like {}",
                 self.name,
-                example(shape)
+                shape.json_example()
             ),
             None => format!(
                 "table `{}` has no recorded key shape: give the key as a hex string, like \"00ff\"",
                 self.name
             ),
-        };
-        let json: Json = serde_json::from_str(text).map_err(|e| {
-            Failure::Usage(format!(
-                "the key `{text}` is not JSON ({e}); {}",
-                expected()
-            ))
-        })?;
-        let encoded = match self.found.key_shape() {
-            Some(shape) => key_from_json(shape, &json)
-                .and_then(|k| shape.encode(&k).map_err(|e| e.to_string())),
-            None => json_bytes(&json).ok_or_else(|| "not a hex string".to_string()),
-        };
-        encoded.map_err(|e| {
-            Failure::Usage(format!(
-                "the key `{text}` does not fit: {e}; {}",
-                expected()
-            ))
+        }
+    }
+
+    fn parse_json(
+        &self,
+        what: &str,
+        text: &str,
+        help: &dyn Fn() -> String,
+    ) -> Result<Json, Failure> {
+        serde_json::from_str(text).map_err(|e| {
+            Failure::Usage(format!("the {what} `{text}` is not JSON ({e}); {}", help()))
         })
     }
 
-    fn key_json(&self, key: &[u8]) -> Result<Json, String> {
+    /// The stored bytes of the whole key `text` (JSON).
+    pub fn parse_key(&self, text: &str) -> Result<Vec<u8>, Failure> {
+        let help = || self.key_help();
+        let json = self.parse_json("key", text, &help)?;
+        let encoded = match self.found.key_shape() {
+            Some(shape) => shape
+                .key_from_json(&json)
+                .and_then(|k| shape.encode(&k))
+                .map_err(|e| e.to_string()),
+            None => json_bytes(&json).ok_or_else(|| "not a hex string".to_string()),
+        };
+        encoded
+            .map_err(|e| Failure::Usage(format!("the key `{text}` does not fit: {e}; {}", help())))
+    }
+
+    /// The bytes every key beginning with the parts `text` gives starts with: the leading parts
+    /// of a tuple or struct key, each encoded as the part it is in a whole key.
+    fn parse_prefix(&self, text: &str) -> Result<Vec<u8>, Failure> {
+        let parts: Vec<(Option<&str>, &KeyShape)> = match self.found.key_shape() {
+            Some(KeyShape::Tuple(parts)) => parts.iter().map(|p| (None, p)).collect(),
+            Some(KeyShape::Struct { fields, .. }) => {
+                fields.iter().map(|(n, p)| (Some(n.as_str()), p)).collect()
+            }
+            Some(shape) => {
+                return Err(Failure::Usage(format!(
+                    "`--prefix` takes the leading parts of a composite key, and table `{}` has \
+                     keys of shape `{shape}`, which have one part: use `--from` and `--to`, or \
+                     `get`",
+                    self.name
+                )));
+            }
+            None => {
+                return Err(Failure::Usage(format!(
+                    "table `{}` has no recorded key shape, so its keys have no parts: use \
+                     `--from` and `--to` with hex keys",
+                    self.name
+                )));
+            }
+        };
+        let shape = self.found.key_shape().expect("a composite shape");
+        let help = || {
+            let first = parts[0].1.json_example();
+            match parts[0].0 {
+                Some(field) => format!(
+                    "give the first fields of `{shape}` as an object or an array, like \
+                     {{\"{field}\": {first}}} or [{first}]"
+                ),
+                None => format!("give the first parts of `{shape}` as an array, like [{first}]"),
+            }
+        };
+        let json = self.parse_json("prefix", text, &help)?;
+        let given: Vec<&Json> = match &json {
+            Json::Array(items) => items.iter().collect(),
+            Json::Object(map) => {
+                // The leading fields, in declaration order, with none left out before the last.
+                let mut taken = Vec::new();
+                for (name, _) in &parts {
+                    match name.and_then(|n| map.get(n)) {
+                        Some(v) => taken.push(v),
+                        None => break,
+                    }
+                }
+                if taken.len() != map.len() {
+                    return Err(Failure::Usage(format!(
+                        "the prefix `{text}` is not the leading fields of `{shape}` (each field \
+                         before the last one given must be given too); {}",
+                        help()
+                    )));
+                }
+                taken
+            }
+            scalar => vec![scalar],
+        };
+        if given.is_empty() || given.len() >= parts.len() {
+            return Err(Failure::Usage(format!(
+                "the prefix `{text}` gives {} of the {} parts of `{shape}`: a prefix gives from 1 \
+                 to {} (for a whole key use `get`, or `--from` and `--to`); {}",
+                given.len(),
+                parts.len(),
+                parts.len() - 1,
+                help()
+            )));
+        }
+        let mut bytes = KeyBuf::new();
+        for ((_, part), json) in parts.iter().zip(given) {
+            part.key_from_json(json)
+                .and_then(|k| part.encode_part(&k, &mut bytes, false))
+                .map_err(|e| {
+                    Failure::Usage(format!("the prefix `{text}` does not fit: {e}; {}", help()))
+                })?;
+        }
+        Ok(bytes.as_slice().to_vec())
+    }
+
+    /// Whether the table's values are `(subkey, value)` pairs (a `dupsort` table declared with
+    /// a `subkey`).
+    pub fn has_subkey(&self) -> bool {
+        self.subkey_shape().is_some()
+    }
+
+    fn subkey_shape(&self) -> Option<&KeyShape> {
+        self.found.value_shape().and_then(|v| v.subkey_shape())
+    }
+
+    /// The bytes every value with the subkey `text` (JSON) starts with.
+    fn parse_subkey(&self, text: &str) -> Result<Vec<u8>, Failure> {
+        let Some(shape) = self.subkey_shape() else {
+            let why = if self.found.dupsort {
+                format!(
+                    "its values (`{}`) have no subkey",
+                    self.found
+                        .record
+                        .as_ref()
+                        .map_or("not recorded", |r| r.value.as_str())
+                )
+            } else {
+                "it is not a dupsort table: each key has one value".to_string()
+            };
+            return Err(Failure::Usage(format!(
+                "table `{}` takes no SUBKEY: {why}; give the key alone",
+                self.name
+            )));
+        };
+        let help = || {
+            format!(
+                "table `{}` has subkeys of shape `{shape}`: give one as JSON, like {}",
+                self.name,
+                shape.json_example()
+            )
+        };
+        let json = self.parse_json("subkey", text, &help)?;
+        let mut bytes = KeyBuf::new();
+        shape
+            .key_from_json(&json)
+            .and_then(|k| shape.encode_part(&k, &mut bytes, false))
+            .map_err(|e| {
+                Failure::Usage(format!("the subkey `{text}` does not fit: {e}; {}", help()))
+            })?;
+        Ok(bytes.as_slice().to_vec())
+    }
+
+    pub fn key_json(&self, key: &[u8]) -> Result<Json, String> {
         match self.found.key_shape() {
             Some(shape) => shape
                 .decode(key)
-                .map(|k| key_to_json(shape, &k))
+                .map(|k| shape.key_to_json(&k))
                 .map_err(|e| e.to_string()),
             None => Ok(Json::String(hex(key))),
         }
     }
 
-    fn value_json(&self, value: &[u8]) -> Result<Json, String> {
+    pub fn value_json(&self, value: &[u8]) -> Result<Json, String> {
         if self.found.is_meta() {
             return serde_json::from_slice(value).or_else(|_| Ok(Json::String(hex(value))));
         }
         match self.found.value_shape() {
             Some(shape) => shape
                 .decode(value)
-                .map(|v| value_to_json(&v))
+                .map(|v| v.to_json())
                 .map_err(|e| e.to_string()),
             None => Ok(Json::String(hex(value))),
         }
     }
 
-    /// `{"key": .., "value": ..}`; undecodable parts as `key_hex` / `value_hex` with an `error`.
-    fn entry(&self, key: &[u8], value: &[u8]) -> Json {
+    /// The value's fields of an entry: `"value"`, or `"subkey"` and `"value"` for a table with
+    /// subkeys; an undecodable value as `"value_hex"` with the error.
+    fn value_fields(&self, value: &[u8], m: &mut serde_json::Map<String, Json>) -> Option<String> {
+        match self.value_json(value) {
+            Ok(Json::Array(mut pair)) if self.has_subkey() && pair.len() == 2 => {
+                let v = pair.pop().expect("two");
+                m.insert("subkey".into(), pair.pop().expect("one"));
+                m.insert("value".into(), v);
+                None
+            }
+            Ok(v) => {
+                m.insert("value".into(), v);
+                None
+            }
+            Err(e) => {
+                m.insert("value_hex".into(), Json::String(hex(value)));
+                Some(format!("value: {e}"))
+            }
+        }
+    }
+
+    /// `{"key": .., "value": ..}` (with `"subkey"` for a table with subkeys); undecodable parts
+    /// as `key_hex` / `value_hex` with an `error`.
+    pub fn entry(&self, key: &[u8], value: &[u8]) -> Json {
         let mut m = serde_json::Map::new();
         let mut errors = Vec::new();
         match self.key_json(key) {
@@ -107,24 +271,25 @@ impl View {
                 errors.push(format!("key: {e}"));
             }
         }
-        match self.value_json(value) {
-            Ok(v) => {
-                m.insert("value".into(), v);
-            }
-            Err(e) => {
-                m.insert("value_hex".into(), Json::String(hex(value)));
-                errors.push(format!("value: {e}"));
-            }
-        }
+        errors.extend(self.value_fields(value, &mut m));
         if !errors.is_empty() {
             m.insert("error".into(), Json::String(errors.join("; ")));
+        }
+        Json::Object(m)
+    }
+
+    /// One value of a key for `get`: its fields as in [`entry`](Self::entry), without the key.
+    fn value_entry(&self, value: &[u8]) -> Json {
+        let mut m = serde_json::Map::new();
+        if let Some(e) = self.value_fields(value, &mut m) {
+            m.insert("error".into(), Json::String(e));
         }
         Json::Object(m)
     }
 }
 
 /// Opens the table `name`, or a usage error listing the tables.
-fn view(snap: &mut UntypedTx<'_>, path: &Path, name: &str) -> Result<View, Failure> {
+pub(crate) fn view(snap: &mut UntypedTx<'_>, path: &Path, name: &str) -> Result<View, Failure> {
     match snap.table(name)? {
         Some(found) => Ok(View::new(found)),
         None => {
@@ -146,15 +311,14 @@ fn view(snap: &mut UntypedTx<'_>, path: &Path, name: &str) -> Result<View, Failu
     }
 }
 
-fn print_json(v: &Json) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(v).expect("JSON values serialize")
-    );
+pub(crate) fn print_json(out: &mut Out, v: &Json) -> Outcome {
+    serde_json::to_writer_pretty(&mut *out, v).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// Bytes with a binary unit, e.g. `16.0 MiB`.
-fn size(bytes: u64) -> String {
+pub(crate) fn size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = bytes as f64;
     let mut unit = 0;
@@ -169,11 +333,37 @@ fn size(bytes: u64) -> String {
     }
 }
 
+/// Options to open the existing database at `path` for writing without changing its geometry:
+/// libmdbx applies the geometry an open asks for, and `Options::new()` asks for Tabula's
+/// defaults (a 1 TiB upper bound, 16 MiB growth), not the application's.
+pub(crate) fn keeping_geometry(path: &Path) -> Result<Options, Failure> {
+    let d = open(path)?.details()?;
+    let bytes = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    Ok(Options::new()
+        .max_size(bytes(d.upper))
+        .growth_step(bytes(d.growth)))
+}
+
+/// Reader slots held by other processes: this command's own read transaction is not counted.
+fn other_readers(db: &UntypedDb) -> Result<usize, Failure> {
+    let me = std::process::id();
+    Ok(db
+        .readers()?
+        .iter()
+        .filter(|r| u32::try_from(r.pid).ok() != Some(me))
+        .count())
+}
+
 /// `tabula info`.
-pub fn info(path: &Path, as_json: bool) -> Outcome {
+pub fn info(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
     let db = open(path)?;
     let d = db.details()?;
+    let pages = db.read()?.page_use()?;
+    let readers = other_readers(&db)?;
     let record = db.record();
+    let page = u64::from(pages.page_size);
+    let unwritten = pages.file_pages.saturating_sub(pages.allocated_pages);
+    let free = pages.free_pages + unwritten;
     let applied: Vec<Json> = record
         .as_ref()
         .map(|r| {
@@ -184,66 +374,99 @@ pub fn info(path: &Path, as_json: bool) -> Outcome {
         })
         .unwrap_or_default();
     if as_json {
-        print_json(&json!({
-            "path": path.display().to_string(),
-            "file_size": d.file_size,
-            "page_size": d.page_size,
-            "geometry": {
-                "lower": d.lower, "now": d.current, "upper": d.upper,
-                "growth": d.growth, "shrink": d.shrink,
-            },
-            "last_txn": d.last_txn,
-            "readers": {"used": d.readers, "max": d.max_readers},
-            "schema_version": record.as_ref().map(|r| r.version),
-            "record_format": record.as_ref().map(|r| r.format),
-            "applied": applied,
-            "libmdbx": tabula_core::libmdbx_version(),
-        }));
-        return Ok(());
+        return print_json(
+            out,
+            &json!({
+                "path": path.display().to_string(),
+                "file_size": d.file_size,
+                "page_size": d.page_size,
+                "pages": {
+                    "file": pages.file_pages,
+                    "used": pages.used_pages(),
+                    "free": free,
+                    "free_listed": pages.free_pages,
+                    "never_written": unwritten,
+                    "reclaimable": pages.reclaimable_pages,
+                },
+                "used_bytes": pages.used_bytes(),
+                "geometry": {
+                    "lower": d.lower, "now": d.current, "upper": d.upper,
+                    "growth": d.growth, "shrink": d.shrink,
+                },
+                "last_txn": d.last_txn,
+                "readers": {"used": readers, "max": d.max_readers},
+                "schema_version": record.as_ref().map(|r| r.version),
+                "record_format": record.as_ref().map(|r| r.format),
+                "applied": applied,
+                "libmdbx": tabula_core::libmdbx_version(),
+            }),
+        );
     }
-    println!("path             {}", path.display());
-    println!(
-        "file size        {} ({} bytes)",
+    writeln!(out, "path             {}", path.display())?;
+    writeln!(
+        out,
+        "file size        {} ({} bytes, {} pages of {} bytes)",
         size(d.file_size),
-        d.file_size
-    );
-    println!("page size        {}", d.page_size);
-    println!(
+        d.file_size,
+        pages.file_pages,
+        pages.page_size
+    )?;
+    writeln!(
+        out,
+        "used             {} ({} pages; what `copy --compact` keeps)",
+        size(pages.used_bytes()),
+        pages.used_pages()
+    )?;
+    writeln!(
+        out,
+        "free             {} ({free} pages: {} freed by writes, for writers to reuse; {unwritten} \
+         never written)",
+        size(free * page),
+        pages.free_pages,
+    )?;
+    writeln!(
+        out,
         "geometry         lower {}, now {}, upper {}, growth {}, shrink {}",
         size(d.lower),
         size(d.current),
         size(d.upper),
         size(d.growth),
         size(d.shrink)
-    );
-    println!("last transaction {}", d.last_txn);
-    println!("readers          {} used of {}", d.readers, d.max_readers);
+    )?;
+    writeln!(out, "last transaction {}", d.last_txn)?;
+    writeln!(
+        out,
+        "readers          {readers} in use by other processes, of {} slots",
+        d.max_readers
+    )?;
     match &record {
         Some(r) => {
-            println!(
+            writeln!(
+                out,
                 "schema version   {} (record format {})",
                 r.version, r.format
-            );
+            )?;
             if r.applied.is_empty() {
-                println!("migrations       none applied");
+                writeln!(out, "migrations       none applied")?;
             } else {
-                println!("migrations");
+                writeln!(out, "migrations")?;
                 for s in &r.applied {
-                    println!("  v{:<5} {}  ({})", s.version, s.name, s.checksum);
+                    writeln!(out, "  v{:<5} {}  ({})", s.version, s.name, s.checksum)?;
                 }
             }
         }
-        None => println!("schema record    none (not written by Tabula)"),
+        None => writeln!(out, "schema record    none (not written by Tabula)")?,
     }
     Ok(())
 }
 
 /// `tabula tables`.
-pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
+pub fn tables(out: &mut Out, path: &Path, all: bool, as_json: bool) -> Outcome {
     let db = open(path)?;
-    let page_size = db.details()?.page_size;
+    let page_size = u64::from(db.details()?.page_size);
     let mut snap = db.read()?;
     let mut rows = Vec::new();
+    let (mut entries, mut branch, mut leaf, mut overflow) = (0u64, 0u64, 0u64, 0u64);
     for name in snap.table_names()? {
         let Some(found) = snap.table(&name)? else {
             continue;
@@ -255,6 +478,10 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
         let st = snap.stat(&found)?;
         let rec = found.record.as_ref();
         let pages = st.branch_pages + st.leaf_pages + st.overflow_pages;
+        entries += st.entries;
+        branch += st.branch_pages;
+        leaf += st.leaf_pages;
+        overflow += st.overflow_pages;
         rows.push(json!({
             "name": name,
             "dbi": found.handle(),
@@ -262,20 +489,22 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
             "entries": st.entries,
             "depth": st.depth,
             "pages": {"branch": st.branch_pages, "leaf": st.leaf_pages, "overflow": st.overflow_pages},
-            "bytes": pages * u64::from(page_size),
+            "bytes": pages * page_size,
             "key": rec.map(|r| r.key.clone()),
             "value": rec.map(|r| r.value.clone()),
         }));
     }
+    let total_pages = branch + leaf + overflow;
     if as_json {
-        print_json(&Json::Array(rows));
-        return Ok(());
+        // One object per table, as ever; scripts add up what they need.
+        return print_json(out, &Json::Array(rows));
     }
     let s = |v: &Json| match v {
         Json::String(s) => s.clone(),
         Json::Null => "-".into(),
         other => other.to_string(),
     };
+    let b_l_o = |b: &Json, l: &Json, o: &Json| format!("{b}/{l}/{o}");
     let mut lines = vec![
         [
             "NAME",
@@ -305,73 +534,170 @@ pub fn tables(path: &Path, all: bool, as_json: bool) -> Outcome {
             },
             s(&r["entries"]),
             s(&r["depth"]),
-            format!(
-                "{}/{}/{}",
-                r["pages"]["branch"], r["pages"]["leaf"], r["pages"]["overflow"]
+            b_l_o(
+                &r["pages"]["branch"],
+                &r["pages"]["leaf"],
+                &r["pages"]["overflow"],
             ),
             size(r["bytes"].as_u64().unwrap_or(0)),
             s(&r["key"]),
             s(&r["value"]),
         ]);
     }
-    print_table(&lines);
-    println!("(DBI: the libmdbx table handle number in this process; tables listed by name)");
+    lines.push([
+        format!("total ({} tables)", rows.len()),
+        String::new(),
+        String::new(),
+        entries.to_string(),
+        String::new(),
+        format!("{branch}/{leaf}/{overflow}"),
+        size(total_pages * page_size),
+        String::new(),
+        String::new(),
+    ]);
+    use Align::{Left, Right};
+    print_table(
+        out,
+        &lines,
+        [Left, Right, Left, Right, Right, Right, Right, Left, Left],
+        Some(lines.len() - 1),
+    )?;
+    writeln!(
+        out,
+        "PAGES b/l/o: branch pages (the tree's inner nodes) / leaf pages (the entries) / overflow \
+         pages (values too large for a leaf page)."
+    )?;
+    writeln!(
+        out,
+        "BYTES: those pages × the page size ({page_size}). DBI: the libmdbx table handle in this \
+         process."
+    )?;
     Ok(())
 }
 
-fn print_table<const N: usize>(lines: &[[String; N]]) {
+/// How a column's cells line up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Align {
+    Left,
+    Right,
+}
+
+/// Prints `lines` (the first is the header) in columns two spaces apart; `rule_before` puts a
+/// line of dashes before that line (a totals row).
+fn print_table<const N: usize>(
+    out: &mut Out,
+    lines: &[[String; N]],
+    align: [Align; N],
+    rule_before: Option<usize>,
+) -> Outcome {
     let mut widths = [0usize; N];
     for l in lines {
         for (w, cell) in widths.iter_mut().zip(l) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    for l in lines {
-        let mut out = String::new();
-        for (i, (w, cell)) in widths.iter().zip(l).enumerate() {
-            if i + 1 == N {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<w$}  "));
+    for (at, l) in lines.iter().enumerate() {
+        if rule_before == Some(at) {
+            let width = widths.iter().sum::<usize>() + 2 * (N - 1);
+            writeln!(out, "{}", "-".repeat(width))?;
+        }
+        let mut text = String::new();
+        for (i, ((w, cell), a)) in widths.iter().zip(l).zip(align).enumerate() {
+            if i > 0 {
+                text.push_str("  ");
+            }
+            match a {
+                Align::Left => text.push_str(&format!("{cell:<w$}")),
+                Align::Right => text.push_str(&format!("{cell:>w$}")),
             }
         }
-        println!("{}", out.trim_end());
+        writeln!(out, "{}", text.trim_end())?;
     }
+    Ok(())
 }
 
 /// `tabula get`.
-pub fn get(path: &Path, table: &str, key: &str, as_json: bool) -> Outcome {
+pub fn get(
+    out: &mut Out,
+    path: &Path,
+    table: &str,
+    key: &str,
+    subkey: Option<&str>,
+    as_json: bool,
+) -> Outcome {
     let db = open(path)?;
     let mut snap = db.read()?;
     let v = view(&mut snap, path, table)?;
     let stored = v.parse_key(key)?;
-    let values = snap.get_raw(&v.found, &stored)?;
+    let values = match subkey {
+        Some(text) => {
+            let prefix = v.parse_subkey(text)?;
+            snap.get_raw_prefixed(&v.found, &stored, &prefix)?
+        }
+        None => snap.get_raw(&v.found, &stored)?,
+    };
     if values.is_empty() {
-        return Err(Failure::Problem(format!(
-            "key {key} not found in table `{table}`"
-        )));
+        let absent = snap.get_raw(&v.found, &stored)?.is_empty();
+        return Err(Failure::Problem(match subkey {
+            Some(s) if !absent => format!("key {key} has no subkey {s} in table `{table}`"),
+            _ => format!("key {key} not found in table `{table}`"),
+        }));
     }
     let key_json = v.key_json(&stored).unwrap_or(Json::String(hex(&stored)));
-    let decoded: Vec<Json> = values
-        .iter()
-        .map(|val| {
-            v.value_json(val)
-                .unwrap_or_else(|e| json!({"value_hex": hex(val), "error": e}))
-        })
-        .collect();
-    let out = if v.found.dupsort {
-        json!({"key": key_json, "values": decoded})
-    } else {
-        json!({"key": key_json, "value": decoded[0]})
-    };
-    if as_json {
-        print_json(&out);
-    } else if v.found.dupsort {
-        for d in &decoded {
-            print_json(d);
+    if !v.found.dupsort {
+        let value = v.value_entry(&values[0]);
+        if as_json {
+            let mut m = serde_json::Map::new();
+            m.insert("key".into(), key_json);
+            if let Json::Object(fields) = value {
+                m.extend(fields);
+            }
+            return print_json(out, &Json::Object(m));
         }
-    } else {
-        print_json(&decoded[0]);
+        return match &value {
+            Json::Object(m) if m.contains_key("error") => print_json(out, &value),
+            Json::Object(m) => print_json(out, &m["value"]),
+            _ => print_json(out, &value),
+        };
+    }
+    let entries: Vec<Json> = values.iter().map(|val| v.value_entry(val)).collect();
+    if as_json {
+        // Without subkeys each value as it decodes; with subkeys `{"subkey", "value"}` objects.
+        let values: Vec<Json> = entries
+            .into_iter()
+            .map(|e| match e {
+                Json::Object(mut m) if !v.has_subkey() && !m.contains_key("error") => {
+                    m.remove("value").unwrap_or(Json::Null)
+                }
+                other => other,
+            })
+            .collect();
+        return print_json(out, &json!({"key": key_json, "values": values}));
+    }
+    writeln!(
+        out,
+        "{} value{} of key {} in `{table}`{}:",
+        entries.len(),
+        if entries.len() == 1 { "" } else { "s" },
+        key_json,
+        if subkey.is_some() {
+            " with that subkey"
+        } else {
+            ""
+        }
+    )?;
+    for e in &entries {
+        let field = |name: &str| e.get(name).map(Json::to_string);
+        match (field("subkey"), field("value"), field("error")) {
+            (_, _, Some(error)) => writeln!(
+                out,
+                "  value_hex {}  error {error}",
+                field("value_hex").unwrap_or_default()
+            )?,
+            (Some(s), Some(value), None) => writeln!(out, "  subkey {s}  value {value}")?,
+            (None, Some(value), None) => writeln!(out, "  value {value}")?,
+            _ => writeln!(out, "  {e}")?,
+        }
     }
     Ok(())
 }
@@ -382,6 +708,8 @@ pub struct DumpArgs<'a> {
     pub from: Option<&'a str>,
     /// Last key, JSON.
     pub to: Option<&'a str>,
+    /// The leading parts of a composite key, JSON.
+    pub prefix: Option<&'a str>,
     /// At most this many entries.
     pub limit: Option<u64>,
     /// Last to first.
@@ -391,19 +719,40 @@ pub struct DumpArgs<'a> {
 }
 
 /// `tabula dump`.
-pub fn dump(path: &Path, table: &str, args: DumpArgs<'_>) -> Outcome {
+pub fn dump(out: &mut Out, path: &Path, table: &str, args: DumpArgs<'_>) -> Outcome {
     let db = open(path)?;
     let mut snap = db.read()?;
     let v = view(&mut snap, path, table)?;
-    let from = args.from.map(|k| v.parse_key(k)).transpose()?;
-    let to = args.to.map(|k| v.parse_key(k)).transpose()?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut from = args.from.map(|k| v.parse_key(k)).transpose()?;
+    let mut to = args.to.map(|k| v.parse_key(k)).transpose()?;
+    let prefix = args.prefix.map(|p| v.parse_prefix(p)).transpose()?;
+    if let Some(prefix) = &prefix {
+        // Composite keys use the byte order (never `integer_key`): the prefix's keys lie from
+        // the prefix itself up to the first key that no longer begins with it.
+        if from.as_ref().is_none_or(|f| f < prefix) {
+            from = Some(prefix.clone());
+        }
+        if let Some(after) = successor(prefix)
+            && to.as_ref().is_none_or(|t| *t > after)
+        {
+            to = Some(after);
+        }
+    }
+    let header = match args.format {
+        DumpFormat::Json => None,
+        DumpFormat::Jsonl => Some("jsonl"),
+        DumpFormat::Hex => Some("hex"),
+    };
+    if let Some(format) = header {
+        serde_json::to_writer(&mut *out, &DumpHeader::of(&db, &v, format))
+            .map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    }
     let mut count = 0u64;
     let mut first = true;
     let mut io_error = None;
     if args.format == DumpFormat::Json {
-        let _ = out.write_all(b"[");
+        out.write_all(b"[")?;
     }
     snap.walk(
         &v.found,
@@ -411,6 +760,12 @@ pub fn dump(path: &Path, table: &str, args: DumpArgs<'_>) -> Outcome {
         to.as_deref(),
         args.reverse,
         |key, value| {
+            if let Some(prefix) = &prefix
+                && !key.starts_with(prefix)
+            {
+                // Only `to` itself (the prefix's successor) can be met outside the prefix.
+                return true;
+            }
             if args.limit.is_some_and(|l| count >= l) {
                 return false;
             }
@@ -433,20 +788,30 @@ pub fn dump(path: &Path, table: &str, args: DumpArgs<'_>) -> Outcome {
             }
         },
     )?;
+    if let Some(e) = io_error {
+        return Err(e.into());
+    }
     if args.format == DumpFormat::Json {
-        let _ = out.write_all(if first { b"]\n" } else { b"\n]\n" });
+        out.write_all(if first { b"]\n" } else { b"\n]\n" })?;
     }
-    let flushed = out.flush();
-    match io_error.map_or(flushed, Err) {
-        // A closed pipe (`| head`) is a normal way to stop reading.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure::Problem(format!("writing the output failed: {e}"))),
-        Ok(()) => Ok(()),
+    Ok(())
+}
+
+/// The smallest byte string greater than every string that begins with `prefix`; `None` when
+/// there is none (`prefix` is all `0xff`).
+fn successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut next = prefix.to_vec();
+    while let Some(last) = next.pop() {
+        if last < 0xff {
+            next.push(last + 1);
+            return Some(next);
+        }
     }
+    None
 }
 
 /// `tabula readers`.
-pub fn readers(path: &Path, as_json: bool) -> Outcome {
+pub fn readers(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
     let db = open(path)?;
     let last = db.details()?.last_txn;
     let list = db.readers()?;
@@ -461,11 +826,10 @@ pub fn readers(path: &Path, as_json: bool) -> Outcome {
         })
         .collect();
     if as_json {
-        print_json(&json!({"last_txn": last, "readers": rows}));
-        return Ok(());
+        return print_json(out, &json!({"last_txn": last, "readers": rows}));
     }
     if list.is_empty() {
-        println!("no live readers (last transaction {last})");
+        writeln!(out, "no live readers (last transaction {last})")?;
         return Ok(());
     }
     let mut lines = vec![
@@ -497,12 +861,16 @@ pub fn readers(path: &Path, as_json: bool) -> Outcome {
             size(r.bytes_retained as u64),
         ]);
     }
-    print_table(&lines);
-    println!("(last transaction {last}; lag = transactions committed since the reader's snapshot)");
+    use Align::{Left, Right};
+    print_table(out, &lines, [Right, Right, Left, Right, Right, Right], None)?;
+    writeln!(
+        out,
+        "(last transaction {last}; lag = transactions committed since the reader's snapshot)"
+    )?;
     Ok(())
 }
 
-fn spinner(message: &'static str) -> ProgressBar {
+pub(crate) fn spinner(message: &'static str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -516,9 +884,11 @@ fn spinner(message: &'static str) -> ProgressBar {
 }
 
 /// `tabula copy`.
-pub fn copy(path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
+pub fn copy(out: &mut Out, path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
     let db = open(path)?;
-    let before = db.details()?.file_size;
+    let details = db.details()?;
+    let before = details.file_size;
+    let used_before = db.read()?.page_use()?.used_bytes();
     if dest.exists() && !dest.is_dir() {
         return Err(Failure::Usage(format!(
             "`{}` exists and is not a directory; give a new directory for the copy",
@@ -543,24 +913,41 @@ pub fn copy(path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
     pb.finish_and_clear();
     result?;
     let after = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+    let used_after = open(dest)?.read()?.page_use()?.used_bytes();
     if as_json {
-        print_json(&json!({
-            "source": path.display().to_string(),
-            "dest": dest.display().to_string(),
-            "compact": compact,
-            "source_bytes": before,
-            "dest_bytes": after,
-        }));
-    } else {
-        println!(
-            "copied {} ({}) to {} ({}){}",
-            path.display(),
-            size(before),
-            dest.display(),
-            size(after),
-            if compact { ", compacted" } else { "" }
+        return print_json(
+            out,
+            &json!({
+                "source": path.display().to_string(),
+                "dest": dest.display().to_string(),
+                "compact": compact,
+                "source_bytes": before,
+                "source_used_bytes": used_before,
+                "dest_bytes": after,
+                "dest_used_bytes": used_after,
+            }),
         );
     }
+    writeln!(
+        out,
+        "copied {} (file {}, {} used) to {} (file {}, {} used){}",
+        path.display(),
+        size(before),
+        size(used_before),
+        dest.display(),
+        size(after),
+        size(used_after),
+        if compact {
+            format!(
+                ", compacted (libmdbx sizes a compacted file to its used pages rounded up to a \
+                 whole growth step, {}, and at least its geometry's lower bound, {})",
+                size(details.growth),
+                size(details.lower)
+            )
+        } else {
+            String::new()
+        }
+    )?;
     Ok(())
 }
 
@@ -568,7 +955,7 @@ pub fn copy(path: &Path, dest: &Path, compact: bool, as_json: bool) -> Outcome {
 /// every table. A table that cannot be read is recorded with its error and the pass goes on to
 /// the next; every damaged table is named, and the report (`--json` too) is printed whether the
 /// file is sound or not.
-pub fn check(path: &Path, as_json: bool) -> Outcome {
+pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
     let db = open(path)?;
     // Before the snapshot: the check takes a reader slot of its own and walks every page.
     let chk = db.check_report()?;
@@ -696,30 +1083,35 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
     });
     let ok = problem_count == 0 && summary.is_ok() && damaged.is_empty();
     if as_json {
-        print_json(&json!({
-            "ok": ok,
-            "problems": problem_count,
-            "first_problems": problems,
-            "damaged_tables": damaged,
-            "read_errors": read_errors.iter().map(|(t, e)| json!({"table": t, "error": e}))
-                .collect::<Vec<_>>(),
-            "tables": tables,
-            "libmdbx_check": libmdbx,
-        }));
+        print_json(
+            out,
+            &json!({
+                "ok": ok,
+                "problems": problem_count,
+                "first_problems": problems,
+                "damaged_tables": damaged,
+                "read_errors": read_errors.iter().map(|(t, e)| json!({"table": t, "error": e}))
+                    .collect::<Vec<_>>(),
+                "tables": tables,
+                "libmdbx_check": libmdbx,
+            }),
+        )?;
     } else {
-        println!(
+        writeln!(
+            out,
             "libmdbx check (mdbx_env_chk): {} problem(s) in {} table(s), {} page(s), txn {}",
             summary.problems, summary.tables, summary.pages, summary.txn_id
-        );
+        )?;
         if !summary.is_ok() {
-            println!("libmdbx's report:");
+            writeln!(out, "libmdbx's report:")?;
             for l in &chk.report {
-                println!(
+                writeln!(
+                    out,
                     "  {}{}{}",
                     "  ".repeat(usize::from(l.depth)),
                     if l.problem { "! " } else { "" },
                     l.text
-                );
+                )?;
             }
         }
         for t in &tables {
@@ -729,7 +1121,8 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
                 (_, Some(true)) => "values decoded (keys have no descriptor)",
                 _ => "nothing to decode (no descriptor)",
             };
-            println!(
+            writeln!(
+                out,
                 "{:<24} {:>10} entries  {:>6} problems  {what}{}",
                 t["name"].as_str().unwrap_or(""),
                 t["entries"].as_u64().unwrap_or(0),
@@ -739,18 +1132,19 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
                 } else {
                     ""
                 }
-            );
+            )?;
         }
         for p in &problems {
-            println!(
+            writeln!(
+                out,
                 "problem: table `{}` key 0x{}: {}",
                 p["table"].as_str().unwrap_or(""),
                 p["key_hex"].as_str().unwrap_or(""),
                 p["error"].as_str().unwrap_or("")
-            );
+            )?;
         }
         for (_, e) in &read_errors {
-            println!("read error: {e}");
+            writeln!(out, "read error: {e}")?;
         }
     }
     if !damaged.is_empty() || !summary.is_ok() {
@@ -778,7 +1172,10 @@ pub fn check(path: &Path, as_json: bool) -> Outcome {
         )));
     }
     if !as_json {
-        println!("ok: libmdbx finds no damage and every key and value decodes with its descriptor");
+        writeln!(
+            out,
+            "ok: libmdbx finds no damage and every key and value decodes with its descriptor"
+        )?;
     }
     Ok(())
 }
@@ -797,13 +1194,13 @@ fn describe_tree(name: &str) -> String {
 /// them and stores it as the current one of the table's dictionary name, in one transaction.
 /// Stored values are not re-encoded (they keep decoding with the dictionary they name).
 pub fn train_dict(
+    out: &mut Out,
     path: &Path,
     table: &str,
     samples: usize,
     max_size: usize,
     as_json: bool,
 ) -> Outcome {
-    use tabula_core::Options;
     use tabula_core::codec::train_zstd_dictionary;
     use tabula_core::startup::Bootstrap;
 
@@ -819,7 +1216,7 @@ pub fn train_dict(
              at least 1 and --size of at least 256"
         )));
     }
-    let mut boot = Bootstrap::begin(path, &Options::new(), 0)?;
+    let mut boot = Bootstrap::begin(path, &keeping_geometry(path)?, 0)?;
     let record = boot.read_record()?.ok_or_else(|| {
         Failure::Problem(format!(
             "`{}` holds no Tabula schema record; open it with the application once",
@@ -878,21 +1275,25 @@ pub fn train_dict(
     let id = boot.add_zstd_dictionary(&dictionary, &trained)?;
     boot.checkpoint()?;
     if as_json {
-        print_json(&json!({
-            "table": table,
-            "dictionary": dictionary,
-            "id": id,
-            "bytes": trained.len(),
-            "samples": plain.len(),
-        }));
+        print_json(
+            out,
+            &json!({
+                "table": table,
+                "dictionary": dictionary,
+                "id": id,
+                "bytes": trained.len(),
+                "samples": plain.len(),
+            }),
+        )?;
     } else {
-        println!(
+        writeln!(
+            out,
             "stored zstd dictionary {id} ({}, from {} values of `{table}`) as the current one \
              of `{dictionary}`; values written after the application reopens use it, stored \
              values keep theirs (the migration step `train_zstd_dictionary` re-encodes them)",
             size(trained.len() as u64),
             plain.len()
-        );
+        )?;
     }
     Ok(())
 }

@@ -72,7 +72,12 @@ const PAIR_NAMES: [&str; 3] = ["alice", "bob", "carol"];
 
 /// Writes the fixture database and returns nothing; every table gets known contents.
 fn write_fixture(path: &Path) {
-    let db = tabula::open::<App>(path, Options::new()).unwrap();
+    write_fixture_with(path, Options::new());
+}
+
+/// [`write_fixture`] with these options.
+fn write_fixture_with(path: &Path, options: Options) {
+    let db = tabula::open::<App>(path, options).unwrap();
     let mut tx = db.write().unwrap();
     for (n, name) in ["alice", "bob"].iter().enumerate() {
         for block in 0..3u64 {
@@ -148,16 +153,20 @@ fn fails(args: &[&str], code: i32) -> String {
     stderr
 }
 
+/// The entries of a `jsonl` dump, after its header line (checked to be one).
 fn jsonl(out: &Output) -> Vec<Json> {
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+        .map(|l| serde_json::from_str::<Json>(l).unwrap());
+    let header = lines.next().expect("a header line");
+    assert_eq!(header["tabula_dump"], json!(1), "the header line: {header}");
+    lines.collect()
 }
 
 #[test]
@@ -378,10 +387,12 @@ fn dump_walks_ranges_in_both_directions() {
         let b = ((k as u16) ^ 0x8000).to_be_bytes();
         format!("{:02x}{:02x}", b[0], b[1])
     };
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        format!("{} dead0001\n{} \n", enc(-5), enc(7))
-    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (header, entries) = text.split_once('\n').unwrap();
+    let header: Json = serde_json::from_str(header).unwrap();
+    assert_eq!(header["format"], json!("hex"));
+    assert_eq!(header["table"], json!("blobs"));
+    assert_eq!(entries, format!("{} dead0001\n{} \n", enc(-5), enc(7)));
 }
 
 // ---- a migrated database ---------------------------------------------------------------------
@@ -852,7 +863,9 @@ fn frame_dictionary(frame: &[u8]) -> u32 {
 #[test]
 fn train_dict_stores_a_dictionary_new_values_use() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<NotesApp>(dir.path(), Options::new()).unwrap();
+    // The application's geometry, which `train-dict` keeps.
+    let geometry = || Options::new().max_size(256 << 20);
+    let db = tabula::open::<NotesApp>(dir.path(), geometry()).unwrap();
     let mut tx = db.write().unwrap();
     for n in 0..2000 {
         tx.put::<Notes>(&n, &note(n)).unwrap();
@@ -876,8 +889,10 @@ fn train_dict_stores_a_dictionary_new_values_use() {
     assert_eq!(out["samples"], 1500);
     let id = out["id"].as_u64().unwrap() as u32;
     assert_ne!(id, 0);
+    let info = ok_json(&["info", p(dir.path()), "--json"]);
+    assert_eq!(info["geometry"]["upper"], json!(256 << 20), "{info}");
 
-    let db = tabula::open::<NotesApp>(dir.path(), Options::new()).unwrap();
+    let db = tabula::open::<NotesApp>(dir.path(), geometry()).unwrap();
     let mut tx = db.write().unwrap();
     tx.put::<Notes>(&5000, &note(5000)).unwrap();
     tx.commit().unwrap();
@@ -913,4 +928,374 @@ fn train_dict_stores_a_dictionary_new_values_use() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not `ZstdDict` ones"), "{err}");
+}
+
+// ---- issue 23: get with a subkey, dump --prefix, info's pages, tables' columns, -v -------------
+
+#[derive(Table)]
+#[table(name = "slots", key = u32, subkey = u64, value = String, dupsort)]
+struct Slots;
+
+#[derive(Schema)]
+struct SlotsApp(Slots, Tags);
+
+fn write_slots(path: &Path) {
+    let db = tabula::open::<SlotsApp>(path, Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    for slot in [1u64, 7, 9] {
+        tx.put::<Slots>(&5, &(slot, format!("at {slot}"))).unwrap();
+    }
+    // Two values under one subkey.
+    tx.put::<Slots>(&6, &(7, "x".to_string())).unwrap();
+    tx.put::<Slots>(&6, &(7, "y".to_string())).unwrap();
+    tx.put::<Tags>(&4, &"a4".to_string()).unwrap();
+    tx.put::<Tags>(&4, &"b4".to_string()).unwrap();
+    tx.commit().unwrap();
+}
+
+/// `get` on a dupsort table with a subkey takes an optional SUBKEY (as `reth db get mdbx TABLE
+/// KEY [SUBKEY]`) and shows `subkey`/`value` pairs, labelled, in text and JSON; `dump` labels
+/// them the same way. A SUBKEY for a table without subkeys is a usage error.
+#[test]
+fn get_takes_a_subkey_and_labels_subkey_value_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    write_slots(dir.path());
+    let db = p(dir.path());
+
+    let pair = |s: u64, v: &str| json!({"subkey": s, "value": v});
+    let all = ok_json(&["get", db, "slots", "5", "--json"]);
+    assert_eq!(
+        all,
+        json!({"key": 5, "values": [pair(1, "at 1"), pair(7, "at 7"), pair(9, "at 9")]})
+    );
+    let one = ok_json(&["get", db, "slots", "5", "7", "--json"]);
+    assert_eq!(one, json!({"key": 5, "values": [pair(7, "at 7")]}));
+    let two = ok_json(&["get", db, "slots", "6", "7", "--json"]);
+    assert_eq!(
+        two,
+        json!({"key": 6, "values": [pair(7, "x"), pair(7, "y")]})
+    );
+
+    let text = ok_text(&["get", db, "slots", "5"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "3 values of key 5 in `slots`:",
+            "  subkey 1  value \"at 1\"",
+            "  subkey 7  value \"at 7\"",
+            "  subkey 9  value \"at 9\"",
+        ],
+        "{text}"
+    );
+    let text = ok_text(&["get", db, "slots", "5", "9"]);
+    assert!(text.contains("  subkey 9  value \"at 9\""), "{text}");
+    assert!(!text.contains("at 7"), "{text}");
+    // Without subkeys: each value labelled too.
+    let text = ok_text(&["get", db, "tags", "4"]);
+    assert!(text.contains("  value \"a4\"\n  value \"b4\""), "{text}");
+
+    let err = fails(&["get", db, "slots", "5", "8"], 1);
+    assert!(err.contains("has no subkey 8"), "{err}");
+    let err = fails(&["get", db, "slots", "4", "7"], 1);
+    assert!(err.contains("key 4 not found"), "{err}");
+    let err = fails(&["get", db, "slots", "5", "\"seven\""], 2);
+    assert!(err.contains("subkeys of shape `u64`"), "{err}");
+    let err = fails(&["get", db, "tags", "4", "1"], 2);
+    assert!(err.contains("takes no SUBKEY"), "{err}");
+    assert!(err.contains("have no subkey"), "{err}");
+
+    let entries = jsonl(&tabula(&["dump", db, "slots", "--to", "5"]));
+    assert_eq!(
+        entries,
+        [
+            json!({"key": 5, "subkey": 1, "value": "at 1"}),
+            json!({"key": 5, "subkey": 7, "value": "at 7"}),
+            json!({"key": 5, "subkey": 9, "value": "at 9"}),
+        ]
+    );
+}
+
+/// `dump --prefix` takes the leading parts of a composite key (as an array, an object of the
+/// first fields, or the first part alone) and walks the keys that begin with them, in both
+/// directions and within `--from`/`--to`/`--limit`; a prefix is the parts' encoding, so `"al"`
+/// does not match `"alice"`.
+#[test]
+fn dump_takes_a_prefix_of_a_composite_key() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+    let pair = |n: &str, i: u64| json!({"key": [n, i], "value": format!("{n}/{i}")});
+    let bob: Vec<Json> = (0..4).map(|i| pair("bob", i)).collect();
+
+    for prefix in [r#"["bob"]"#, r#""bob""#] {
+        let got = jsonl(&tabula(&["dump", db, "pairs", "--prefix", prefix]));
+        assert_eq!(got, bob, "--prefix {prefix}");
+    }
+    let mut reversed = bob.clone();
+    reversed.reverse();
+    let got = jsonl(&tabula(&[
+        "dump",
+        db,
+        "pairs",
+        "--prefix",
+        "[\"bob\"]",
+        "--reverse",
+    ]));
+    assert_eq!(got, reversed);
+    let got = jsonl(&tabula(&[
+        "dump",
+        db,
+        "pairs",
+        "--prefix",
+        "[\"bob\"]",
+        "--from",
+        "[\"bob\", 1]",
+        "--limit",
+        "2",
+    ]));
+    assert_eq!(got, bob[1..3]);
+    let got = jsonl(&tabula(&["dump", db, "pairs", "--prefix", "[\"al\"]"]));
+    assert_eq!(
+        got,
+        Vec::<Json>::new(),
+        "\"al\" is not a prefix of the part \"alice\""
+    );
+    // The last name: its keys run to the end of the table.
+    let got = jsonl(&tabula(&[
+        "dump",
+        db,
+        "pairs",
+        "--prefix",
+        "[\"carol\"]",
+        "--reverse",
+    ]));
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0], pair("carol", 3));
+
+    // A struct key: the leading fields by name, or in order.
+    for prefix in [r#"{"account": "alice"}"#, r#"["alice"]"#] {
+        let got = jsonl(&tabula(&["dump", db, "accounts", "--prefix", prefix]));
+        let blocks: Vec<&Json> = got.iter().map(|e| &e["key"]["block"]).collect();
+        assert_eq!(
+            blocks,
+            [&json!(0), &json!(1), &json!(2)],
+            "--prefix {prefix}"
+        );
+        assert!(got.iter().all(|e| e["key"]["account"] == "alice"));
+    }
+    let out = tabula(&[
+        "dump",
+        db,
+        "pairs",
+        "--prefix",
+        "[\"bob\"]",
+        "--format",
+        "hex",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1 + 4);
+
+    let err = fails(&["dump", db, "heights", "--prefix", "1"], 2);
+    assert!(err.contains("one part"), "{err}");
+    let err = fails(&["dump", db, "pairs", "--prefix", "[\"bob\", 1]"], 2);
+    assert!(err.contains("gives 2 of the 2 parts"), "{err}");
+    let err = fails(&["dump", db, "accounts", "--prefix", r#"{"block": 1}"#], 2);
+    assert!(err.contains("leading fields"), "{err}");
+    let err = fails(&["dump", db, "pairs", "--prefix", "[5]"], 2);
+    assert!(err.contains("does not fit"), "{err}");
+}
+
+/// `--json` with `--format hex` is refused (exit 2) instead of being dropped.
+#[test]
+fn dump_refuses_json_with_the_hex_format() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+    let err = fails(&["dump", db, "blobs", "--json", "--format", "hex"], 2);
+    assert!(
+        err.contains("--json") && err.contains("--format hex"),
+        "{err}"
+    );
+    // Either alone, or `--json` with a JSON format, is fine.
+    assert!(
+        tabula(&["dump", db, "blobs", "--format", "hex"])
+            .status
+            .success()
+    );
+    let lines = jsonl(&tabula(&[
+        "dump", db, "blobs", "--json", "--format", "jsonl",
+    ]));
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        ok_json(&["dump", db, "blobs", "--json"])
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+/// `info` shows the pages used and free: a 16 MiB file (its geometry's lower bound) holding a
+/// few pages is not full. It counts the readers of other processes, not its own. `copy
+/// --compact` shows the used size of both files.
+#[test]
+fn info_shows_used_and_free_pages_and_only_other_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture_with(dir.path(), Options::new().min_size(16 << 20));
+    let db = p(dir.path());
+
+    let info = ok_json(&["info", db, "--json"]);
+    let file_size = std::fs::metadata(dir.path().join("mdbx.dat"))
+        .unwrap()
+        .len();
+    assert_eq!(info["file_size"], json!(file_size));
+    assert!(file_size >= 16 << 20, "{file_size}");
+    let page = info["page_size"].as_u64().unwrap();
+    let pages = &info["pages"];
+    let (used, free) = (
+        pages["used"].as_u64().unwrap(),
+        pages["free"].as_u64().unwrap(),
+    );
+    assert_eq!(pages["file"].as_u64().unwrap() * page, file_size, "{info}");
+    assert_eq!(used + free, pages["file"].as_u64().unwrap(), "{info}");
+    assert!(
+        used > 0 && used * page < 1 << 20,
+        "a few pages are used: {info}"
+    );
+    assert_eq!(info["used_bytes"].as_u64().unwrap(), used * page);
+    assert_eq!(
+        info["readers"]["used"],
+        json!(0),
+        "its own reader is not counted: {info}"
+    );
+    let text = ok_text(&["info", db]);
+    assert!(text.contains(&format!("({used} pages;")), "{text}");
+    assert!(text.contains(&format!("({free} pages: ")), "{text}");
+    assert!(
+        text.contains("readers          0 in use by other processes"),
+        "{text}"
+    );
+
+    // A read transaction of this process is another process's reader to the command.
+    let app = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let tx = app.read().unwrap();
+    let info = ok_json(&["info", db, "--json"]);
+    assert_eq!(info["readers"]["used"], json!(1), "{info}");
+    drop(tx);
+    drop(app);
+
+    let dest = dir.path().join("compact");
+    let copy = ok_json(&["copy", "--compact", db, p(&dest), "--json"]);
+    let (source_used, dest_used) = (
+        copy["source_used_bytes"].as_u64().unwrap(),
+        copy["dest_used_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(source_used, used * page, "{copy}");
+    assert!(dest_used > 0 && dest_used <= source_used, "{copy}");
+    let text = ok_text(&["copy", "--compact", db, p(&dir.path().join("compact2"))]);
+    assert!(text.contains("used) to"), "{text}");
+}
+
+/// `tables` right-aligns its numbers, ends with a totals row and explains `b/l/o`.
+#[test]
+fn tables_right_aligns_numbers_totals_them_and_explains_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+    let rows = ok_json(&["tables", db, "--json"]);
+    let rows = rows.as_array().unwrap();
+    let text = ok_text(&["tables", db]);
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines[0];
+    let end_of = |heading: &str| header.find(heading).unwrap() + heading.len();
+    for row in rows {
+        let name = row["name"].as_str().unwrap();
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no line for {name}: {text}"));
+        let entries = row["entries"].to_string();
+        assert!(
+            line[..end_of("ENTRIES")].ends_with(&format!(" {entries}")),
+            "ENTRIES right-aligned for {name}: {text}"
+        );
+        let pages = &row["pages"];
+        let b_l_o = format!(
+            " {}/{}/{}",
+            pages["branch"], pages["leaf"], pages["overflow"]
+        );
+        assert!(line[..end_of("PAGES b/l/o")].ends_with(&b_l_o), "{text}");
+    }
+    let sum = |f: &dyn Fn(&Json) -> u64| rows.iter().map(f).sum::<u64>();
+    let total = lines
+        .iter()
+        .find(|l| l.starts_with("total"))
+        .unwrap_or_else(|| panic!("a totals row: {text}"));
+    let entries = sum(&|r| r["entries"].as_u64().unwrap());
+    assert_eq!(entries, 6 + 12 + 10 + 5 + 2);
+    assert!(
+        total.starts_with(&format!("total ({} tables)", rows.len())),
+        "{total}"
+    );
+    assert!(
+        total[..end_of("ENTRIES")].ends_with(&format!(" {entries}")),
+        "{text}"
+    );
+    let leaf = sum(&|r| r["pages"]["leaf"].as_u64().unwrap());
+    let branch = sum(&|r| r["pages"]["branch"].as_u64().unwrap());
+    let overflow = sum(&|r| r["pages"]["overflow"].as_u64().unwrap());
+    assert!(
+        total[..end_of("PAGES b/l/o")].ends_with(&format!(" {branch}/{leaf}/{overflow}")),
+        "{text}"
+    );
+    for word in ["branch", "leaf", "overflow"] {
+        assert!(text.contains(word), "the legend explains b/l/o: {text}");
+    }
+}
+
+/// `-v` shows libmdbx's own log lines (through `tracing`) on stderr: here what it logs when it
+/// meets a zeroed page. Without `-v` they are not printed.
+#[test]
+fn verbose_shows_libmdbx_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    write_fixture(dir.path());
+    let db = p(dir.path());
+    let file = dir.path().join("mdbx.dat");
+    let mut data = std::fs::read(&file).unwrap();
+    let page = ok_json(&["info", db, "--json"])["page_size"]
+        .as_u64()
+        .unwrap() as usize;
+    let at = data
+        .windows(7)
+        .position(|w| w == b"carol/3")
+        .expect("the value is in the file");
+    let start = at / page * page;
+    data[start..start + page].fill(0);
+    std::fs::write(&file, &data).unwrap();
+
+    let out = tabula(&["-v", "dump", db, "pairs"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let logged: Vec<&str> = stderr.lines().filter(|l| l.contains("libmdbx:")).collect();
+    assert!(
+        !logged.is_empty(),
+        "libmdbx's log lines on stderr: {stderr}"
+    );
+    assert!(
+        logged
+            .iter()
+            .any(|l| l.contains("ERROR") && l.contains("page")),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("libmdbx"));
+
+    let out = tabula(&["dump", db, "pairs"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        !stderr.contains("libmdbx:"),
+        "no log lines without -v: {stderr}"
+    );
+    assert!(stderr.contains("MDBX_CORRUPTED"), "{stderr}");
 }

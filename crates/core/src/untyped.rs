@@ -7,6 +7,10 @@
 //! ([`DynKey`], [`DynValue`]) exactly as the typed codecs do. Raw bytes are always available
 //! too. Nothing here writes to the database. The `tabula` command is built on it.
 //!
+//! Keys and values have a JSON form too ([`KeyShape::key_to_json`], [`DynValue::to_json`] and
+//! their inverses [`KeyShape::key_from_json`], [`ValueShape::value_from_json`]; the forms are
+//! listed in the [`json`] module), which is how the `tabula` command shows and reads them.
+//!
 //! ```
 //! use tabula::untyped::{DynKey, DynValue, UntypedDb};
 //! # use tabula::{Options, Schema, Table};
@@ -36,6 +40,7 @@
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 
+pub use crate::codec::KeyBuf;
 pub use crate::codec::untyped::{DynKey, DynValue, KeyShape, ValueShape};
 use crate::diagnose::fail;
 use crate::engine::{self, Code, Env, RawTxn};
@@ -49,6 +54,8 @@ pub use crate::schema::record::{
     AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord,
 };
 use crate::startup::{META_TABLE, parse_record};
+
+pub mod json;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
 /// file with more named tables than this reports `MDBX_DBS_FULL` when they are listed.
@@ -78,10 +85,80 @@ pub struct EnvDetails {
     pub last_txn: u64,
     /// The oldest transaction a live reader still uses.
     pub oldest_reader_txn: u64,
-    /// Reader slots in use.
+    /// The reader table's high-water mark: slots in use or used before and left free in the
+    /// table's used part, this process's own included (libmdbx's `mi_numreaders`). Count
+    /// [`UntypedDb::readers`] for the live ones.
     pub readers: u32,
     /// Reader slots.
     pub max_readers: u32,
+}
+
+/// How the pages of the data file are used at one snapshot; see [`UntypedTx::page_use`].
+///
+/// The file holds [`file_pages`](Self::file_pages) pages: [`allocated_pages`](Self::allocated_pages)
+/// of them have been written, and of those [`free_pages`](Self::free_pages) are free (libmdbx's
+/// free-page tree, the GC, lists them, or they hold that tree), which writers reuse before they
+/// grow the file; the rest of the file has never been written. A file is never smaller than its
+/// geometry's lower bound, so a file of 16 MiB may hold a few hundred used pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageUse {
+    /// Page size in bytes.
+    pub page_size: u32,
+    /// Pages the data file holds now.
+    pub file_pages: u64,
+    /// Pages written so far, used or free (the first never-written page number).
+    pub allocated_pages: u64,
+    /// Of the allocated pages, those that are free: listed in the GC, or holding it.
+    pub free_pages: u64,
+    /// Of the free pages, those a writer may reuse now (no reader's snapshot needs them).
+    pub reclaimable_pages: u64,
+    /// Pages the geometry's upper bound allows.
+    pub max_pages: u64,
+}
+
+impl PageUse {
+    /// Pages holding data: the allocated pages that are not free (the meta pages, every
+    /// table's tree and the directory of tables).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "owners", key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let pages = db.read()?.page_use()?;
+    /// assert!(pages.used_pages() > 0);
+    /// assert!(pages.used_pages() + pages.free_pages <= pages.file_pages);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn used_pages(&self) -> u64 {
+        self.allocated_pages.saturating_sub(self.free_pages)
+    }
+
+    /// Bytes of the pages holding data ([`used_pages`](Self::used_pages) × page size).
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "owners", key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let pages = db.read()?.page_use()?;
+    /// assert_eq!(pages.used_bytes(), pages.used_pages() * u64::from(pages.page_size));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn used_bytes(&self) -> u64 {
+        self.used_pages() * u64::from(self.page_size)
+    }
 }
 
 /// One live reader (an occupied slot of the reader table): the typed API's reader record.
@@ -653,6 +730,121 @@ impl UntypedTx<'_> {
             entry = cur.get(engine::op::NEXT_DUP, None, None).map_err(err)?;
         }
         Ok(out)
+    }
+
+    /// The values stored under `key` that begin with the bytes `prefix`, in order, copied out:
+    /// for a `dupsort` table, the key's values from the first one at or after `prefix`
+    /// (`MDBX_GET_BOTH_RANGE`) while they begin with it, so that a subkey's values are found
+    /// without reading the others (encode the subkey with [`KeyShape::encode_part`], `last =
+    /// false`: see [`ValueShape::subkey_shape`]); for any other table, its one value if it
+    /// begins with `prefix`. Empty when there are none.
+    ///
+    /// ```
+    /// use tabula::untyped::{DynKey, KeyBuf, UntypedDb};
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "slots", key = u32, subkey = u64, value = String, dupsort)]
+    /// # struct Slots;
+    /// # #[derive(Schema)]
+    /// # struct App(Slots);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # {
+    /// #     let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// #     let mut tx = db.write()?;
+    /// #     for slot in [1u64, 7, 9] {
+    /// #         tx.put::<Slots>(&5, &(slot, format!("at {slot}")))?;
+    /// #     }
+    /// #     tx.commit()?;
+    /// # }
+    /// let db = UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let slots = tx.table("slots")?.expect("a table of the file");
+    /// let subkey = slots.value_shape().and_then(|v| v.subkey_shape()).expect("a subkey");
+    /// let mut prefix = KeyBuf::new();
+    /// subkey.encode_part(&DynKey::Unsigned(7), &mut prefix, false)?;
+    /// let key = slots.key_shape().unwrap().encode(&DynKey::Unsigned(5))?;
+    /// let found = tx.get_raw_prefixed(&slots, &key, prefix.as_slice())?;
+    /// assert_eq!(found.len(), 1);
+    /// assert_eq!(slots.value_shape().unwrap().decode(&found[0])?.to_json(), serde_json::json!([7, "at 7"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when libmdbx fails.
+    pub fn get_raw_prefixed(
+        &self,
+        table: &UntypedTable,
+        key: &[u8],
+        prefix: &[u8],
+    ) -> Result<Vec<Vec<u8>>> {
+        let err = self.db.err("read a key");
+        if !table.dupsort {
+            let value = self.txn.get(table.dbi, key).map_err(err)?;
+            return Ok(value
+                .filter(|v| v.starts_with(prefix))
+                .map(<[u8]>::to_vec)
+                .into_iter()
+                .collect());
+        }
+        let mut out = Vec::new();
+        let mut cur = self.txn.cursor(table.dbi).map_err(err)?;
+        let mut entry = cur
+            .get(engine::op::GET_BOTH_RANGE, Some(key), Some(prefix))
+            .map_err(err)?;
+        while let Some((_, v)) = entry {
+            if !v.starts_with(prefix) {
+                break;
+            }
+            out.push(v.to_vec());
+            entry = cur.get(engine::op::NEXT_DUP, None, None).map_err(err)?;
+        }
+        Ok(out)
+    }
+
+    /// How the pages of the file are used at this snapshot: allocated, free (in libmdbx's
+    /// free-page tree) and used. Reads the whole free-page tree (`mdbx_gc_info`), so it costs
+    /// more on a file with much free space.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(name = "owners", key = String, value = u64)]
+    /// # struct Owners;
+    /// # #[derive(Schema)]
+    /// # struct App(Owners);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let pages = db.read()?.page_use()?;
+    /// let file_size = std::fs::metadata(dir.path().join("mdbx.dat")).unwrap().len();
+    /// assert_eq!(pages.file_pages * u64::from(pages.page_size), file_size);
+    /// assert!(pages.allocated_pages <= pages.file_pages);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Env`] when libmdbx fails (a damaged free-page tree, for one).
+    pub fn page_use(&mut self) -> Result<PageUse> {
+        let counts = self
+            .txn
+            .page_counts()
+            .map_err(self.db.err("read the page use (mdbx_gc_info)"))?;
+        let page_size = self
+            .db
+            .env
+            .info()
+            .map_err(self.db.err("read environment info"))?
+            .page_size;
+        Ok(PageUse {
+            page_size,
+            file_pages: counts.backed,
+            allocated_pages: counts.allocated,
+            free_pages: counts.gc,
+            reclaimable_pages: counts.reclaimable,
+            max_pages: counts.total,
+        })
     }
 
     /// Every value stored under `key`, decoded, encoding the key and decoding the values with

@@ -18,7 +18,8 @@
 //!
 //! One file per concern: `code` (return codes), `env` (the environment), `chk` (the integrity
 //! check's report), `txn` (transaction
-//! objects), `cursor`, `room` (a value's room reserved in a page), `slots` (per-thread reuse
+//! objects), `gc` (page use), `cursor`, `room` (a value's room reserved in a page), `slots`
+//! (per-thread reuse
 //! of transactions and cursors), `readers` (cuttable read transactions and the slow-reader
 //! callback), `keeper` (the durable snapshot held in the no-sync modes), `cmp` (the key
 //! comparator), `space` (disk-space reservations), `limits`, `flags`, `log`, `clock`. The rest of
@@ -39,6 +40,7 @@ mod code;
 mod cursor;
 mod env;
 mod flags;
+mod gc;
 mod keeper;
 pub(crate) mod limits;
 mod log;

@@ -11,3 +11,5 @@ mod value;
 
 pub use key::{DynKey, KeyShape};
 pub use value::{DynValue, ValueShape};
+// The JSON forms of the schema-less API (`untyped/json.rs`) walk a value shape.
+pub(crate) use value::{Repr as ValueRepr, key_value, value_key};

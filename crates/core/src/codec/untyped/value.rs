@@ -43,11 +43,13 @@ use crate::codec::{DecodeError, EncodeError};
 /// ```
 #[derive(Clone, PartialEq)]
 pub struct ValueShape {
-    repr: Repr,
+    pub(crate) repr: Repr,
 }
 
+/// The encodings a [`ValueShape`] stands for (crate-visible for the JSON forms of
+/// `untyped/json.rs`, which walk it).
 #[derive(Clone, PartialEq)]
-enum Repr {
+pub(crate) enum Repr {
     Raw,
     Bincode {
         format: Format,
@@ -248,6 +250,35 @@ impl ValueShape {
             )));
         }
         Ok(v)
+    }
+
+    /// The subkey's key encoding, for the values of a `dupsort` table declared with a `subkey`
+    /// ([`SubKeyed`](crate::codec::SubKeyed)): each value is stored as the subkey's self-delimiting
+    /// key encoding ([`KeyShape::encode_part`] with `last = false`) followed by the value, so a
+    /// key's values sort by subkey. `None` for every other codec.
+    ///
+    /// ```
+    /// use tabula_core::codec::{DynKey, KeyBuf, KeyShape, ValueShape};
+    ///
+    /// let shape = ValueShape::of_record(
+    ///     "subkey u64 + raw<Vec<u8>>",
+    ///     Some(r#"{"subkey": "u64", "value": "raw"}"#),
+    /// )?
+    /// .expect("a recorded subkey shape");
+    /// let subkey = shape.subkey_shape().expect("a subkey table");
+    /// assert_eq!(subkey, &KeyShape::Unsigned(64));
+    /// // A key's values that have subkey 7 all begin with these bytes.
+    /// let mut prefix = KeyBuf::new();
+    /// subkey.encode_part(&DynKey::Unsigned(7), &mut prefix, false)?;
+    /// assert_eq!(prefix.as_slice(), 7u64.to_be_bytes());
+    /// assert_eq!(ValueShape::raw().subkey_shape(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn subkey_shape(&self) -> Option<&KeyShape> {
+        match &self.repr {
+            Repr::SubKeyed { subkey, .. } => Some(subkey),
+            _ => None,
+        }
     }
 
     /// Encodes a value into the bytes the table stores.
@@ -759,7 +790,7 @@ fn decode_ordered(shape: &KeyShape, bytes: &[u8]) -> Result<DynValue, DecodeErro
 }
 
 /// A decoded key as a value: `#[derive(Key)]` structs get their field names back.
-fn key_value(shape: &KeyShape, key: DynKey) -> DynValue {
+pub(crate) fn key_value(shape: &KeyShape, key: DynKey) -> DynValue {
     match (shape, key) {
         (_, DynKey::Unit) => DynValue::Unit,
         (_, DynKey::Bool(b)) => DynValue::Bool(b),
@@ -798,7 +829,7 @@ fn key_value(shape: &KeyShape, key: DynKey) -> DynValue {
 }
 
 /// A value as a key of shape `shape`, for encoding: the inverse of [`key_value`].
-fn value_key(shape: &KeyShape, value: &DynValue) -> Result<DynKey, EncodeError> {
+pub(crate) fn value_key(shape: &KeyShape, value: &DynValue) -> Result<DynKey, EncodeError> {
     let mismatch = || EncodeError::new(format!("a value of shape `{shape}` cannot hold {value:?}"));
     Ok(match (shape, value) {
         (KeyShape::Unit, DynValue::Unit) => DynKey::Unit,
