@@ -196,7 +196,6 @@
 //! any. [`plan`] is the dry run.
 //!
 //! ```
-//! # use serde::{Deserialize, Serialize};
 //! use tabula::{Migrations, Options, Schema, Table};
 //!
 //! // Version 1 stored balances as plain numbers.

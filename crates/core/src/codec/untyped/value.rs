@@ -258,7 +258,8 @@ impl ValueShape {
     /// key's values sort by subkey. `None` for every other codec.
     ///
     /// ```
-    /// use tabula_core::codec::{DynKey, KeyBuf, KeyShape, ValueShape};
+    /// use tabula_core::codec::KeyBuf;
+    /// use tabula_core::untyped::{DynKey, KeyShape, ValueShape};
     ///
     /// let shape = ValueShape::of_record(
     ///     "subkey u64 + raw<Vec<u8>>",
