@@ -648,6 +648,94 @@ pub use tabula_migrate::{
     open_with, open_with_report, plan,
 };
 
+/// What the doc examples share, so that each shows only the call it documents: the tables most
+/// examples use, in one schema, and a database in a temporary directory removed on drop. Not
+/// public API: no stability promise.
+#[doc(hidden)]
+pub mod __doc {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    pub use crate::{Db, Options, Raw, Result, Schema, Table};
+
+    /// `u64` keys, `String` values.
+    #[derive(Table)]
+    #[table(key = u64, value = String)]
+    pub struct Names;
+
+    /// A dupsort table: several `String` values per `u64` key, kept in order.
+    #[derive(Table)]
+    #[table(key = u64, value = String, dupsort)]
+    pub struct Topics;
+
+    /// `u64` keys, `u64` values.
+    #[derive(Table)]
+    #[table(key = u64, value = u64)]
+    pub struct Numbers;
+
+    /// A dupsort table of `u32` values.
+    #[derive(Table)]
+    #[table(key = u64, value = u32, dupsort)]
+    pub struct Sets;
+
+    /// Raw byte values.
+    #[derive(Table)]
+    #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    pub struct Blobs;
+
+    /// The examples' schema.
+    #[derive(Schema)]
+    pub struct App(Names, Topics, Numbers, Sets, Blobs);
+
+    /// A directory that is removed when dropped.
+    #[derive(Debug)]
+    pub struct TempDir(PathBuf);
+
+    impl TempDir {
+        /// Where it is.
+        pub fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A new, empty directory under the system's temporary directory.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot be created.
+    pub fn temp_dir() -> TempDir {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!(
+            "tabula-doc-{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir(path)
+    }
+
+    /// A new database of [`App`] in a new temporary directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::open`].
+    pub fn open() -> Result<(TempDir, Db<App>)> {
+        let dir = temp_dir();
+        let db = crate::open::<App>(dir.path(), Options::new())?;
+        Ok((dir, db))
+    }
+}
+
 /// Items the derive macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {

@@ -427,14 +427,8 @@ impl<'t, T: Table> Iter<'t, T> {
     /// The next entry's stored bytes, undecoded and borrowed from the transaction.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -458,14 +452,8 @@ impl<'t, T: Table> Iter<'t, T> {
     /// Only the keys, decoded.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -485,14 +473,8 @@ impl<'t, T: Table> Iter<'t, T> {
     /// Only the values, decoded.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -513,14 +495,8 @@ impl<'t, T: Table> Iter<'t, T> {
     /// `lazily_decode_data`, reth's `RawTable`).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -757,14 +733,8 @@ impl<'t, T: Table> Lazy<'t, T> {
     /// The stored bytes, as the table's codec wrote them.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # tx.put::<Names>(&1, &"one".to_string())?;
     /// # tx.commit()?;
@@ -781,14 +751,8 @@ impl<'t, T: Table> Lazy<'t, T> {
     /// Decodes the value with the table's codec.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # tx.put::<Names>(&1, &"one".to_string())?;
     /// # tx.put_bytes::<Names>(&2u64.to_be_bytes(), &[9])?; // claims 9 bytes, has none
@@ -813,14 +777,8 @@ impl<'t, T: Table> Lazy<'t, T> {
     /// codec: `codec = Raw` or `codec = Pod<T>`).
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # tx.put::<Blobs>(&1, &b"abc".to_vec())?;
     /// # tx.commit()?;

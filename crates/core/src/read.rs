@@ -72,13 +72,8 @@ impl<A: Access> Handle for A {}
 /// A function that reads through either kind of transaction takes `&Reads<H>`:
 ///
 /// ```
-/// # use tabula::{Options, Schema, Table};
-/// # #[derive(Table)]
-/// # #[table(key = u64, value = String)]
-/// # struct Names;
-/// # #[derive(Schema)]
-/// # struct App(Names);
-/// # let dir = tempfile::tempdir().unwrap();
+/// # use tabula::__doc::*;
+/// # let dir = temp_dir();
 /// use tabula::{Handle, Reads};
 ///
 /// fn count_names<H: Handle<Schema = App>>(reads: &Reads<H>) -> tabula::Result<u64> {
@@ -106,14 +101,8 @@ impl<H: Handle> Reads<H> {
     /// [`dups`](Reads::dups) for all of them.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -146,14 +135,8 @@ impl<H: Handle> Reads<H> {
     /// write transaction cannot write while it is held.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -180,14 +163,8 @@ impl<H: Handle> Reads<H> {
     /// Whether `key` is present.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -251,14 +228,8 @@ impl<H: Handle> Reads<H> {
     /// Whether the table is empty.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// assert!(tx.is_empty::<Names>()?);
     /// tx.put::<Names>(&1, &"one".to_string())?;
@@ -279,14 +250,8 @@ impl<H: Handle> Reads<H> {
     /// Entry and page counts of the table.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -318,14 +283,8 @@ impl<H: Handle> Reads<H> {
     /// A cursor over the table, for explicit positioning (`first`, `seek`, `next`, ...).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -358,14 +317,8 @@ impl<H: Handle> Reads<H> {
     /// Every entry in key order. Double-ended: `.rev()` iterates from the last key.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -389,14 +342,8 @@ impl<H: Handle> Reads<H> {
     /// Double-ended.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for k in 1..=9 { tx.put::<Names>(&k, &k.to_string())?; }
     /// # tx.commit()?;
@@ -452,14 +399,8 @@ impl<H: Handle> Reads<H> {
     /// one). Yields `(key, value)` pairs like the other iterators; double-ended.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
     /// # tx.put::<Topics>(&2, &"z".to_string())?;
@@ -625,14 +566,8 @@ impl<H: Handle> Reads<H> {
     /// Number of values of `key` in a `dupsort` table (0 when it is absent).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
     /// # tx.commit()?;
@@ -729,14 +664,8 @@ impl<H: Handle> Reads<H> {
     /// Works with every codec.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # tx.put::<Names>(&1, &"one".to_string())?;
     /// # tx.commit()?;

@@ -120,14 +120,8 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// The database this transaction reads.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let tx = db.read()?;
     /// assert_eq!(tx.db().path(), db.path());
     /// # Ok::<(), tabula::Error>(())
@@ -139,14 +133,8 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     /// The libmdbx transaction ID (the snapshot a read transaction sees).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let before = db.read()?.id();
     /// let mut tx = db.write()?;
     /// assert_eq!(tx.id(), before + 1); // the write transaction makes the next snapshot
@@ -320,14 +308,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Stores `value` under `key` only if the key is absent.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.insert::<Names>(&1, &"one".to_string())?;
     /// let again = tx.insert::<Names>(&1, &"uno".to_string());
@@ -355,14 +337,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// keeps one cursor and is faster still.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.append::<Names>(&1, &"one".to_string())?;
     /// tx.append::<Names>(&2, &"two".to_string())?;
@@ -429,14 +405,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Deletes `key` (in a `dupsort` table, all its values). Returns whether it was present.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -468,14 +438,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Deletes one `(key, value)` pair of a `dupsort` table. Returns whether it was present.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for v in ["b", "a", "c"] { tx.put::<Topics>(&1, &v.to_string())?; }
     /// # tx.put::<Topics>(&2, &"z".to_string())?;
@@ -523,14 +487,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// entry fail with [`Error::Decode`] when the bytes are not a valid encoding.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put_bytes::<Names>(&1u64.to_be_bytes(), &[3, b'o', b'n', b'e'])?; // a valid encoding
     /// assert_eq!(tx.get::<Names>(&1)?.as_deref(), Some("one"));
@@ -559,14 +517,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Removes every entry of the table; the table itself stays.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -597,14 +549,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// last one without descending the tree.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut appender = tx.appender::<Names>()?;
     /// for k in 1..=100u64 {
@@ -648,14 +594,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// cursors over several tables at once, see [`cursors_mut`](Tx::cursors_mut).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut cursor = tx.cursor_mut::<Names>()?;
     /// cursor.upsert(&1, &"one".to_string())?;
@@ -725,14 +665,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// pairs were deleted.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = u64)]
-    /// # struct Numbers;
-    /// # #[derive(Schema)]
-    /// # struct App(Numbers);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// for n in 1..=10u64 {
     ///     tx.put::<Numbers>(&n, &n)?;
@@ -759,14 +693,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// were deleted.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = u64)]
-    /// # struct Numbers;
-    /// # #[derive(Schema)]
-    /// # struct App(Numbers);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// for n in 1..=10u64 {
     ///     tx.put::<Numbers>(&n, &(n * n))?;
@@ -878,14 +806,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// to the file (no new transaction ID, no flush).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// tx.commit()?;
@@ -1016,14 +938,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// Aborts: nothing of this transaction is written. Dropping the transaction does the same.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// tx.abort();

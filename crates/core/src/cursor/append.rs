@@ -37,14 +37,8 @@ impl<'t, T: Table> Appender<'t, T> {
     /// Appends an entry whose key sorts after every key in the table.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut appender = tx.appender::<Names>()?;
     /// appender.append(&1, &"one".to_string())?;
@@ -74,14 +68,8 @@ impl<'t, T: Table> Appender<'t, T> {
     /// after every value the key has (a key without values takes any).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut appender = tx.appender::<Topics>()?;
     /// appender.append(&1, &"a".to_string())?;

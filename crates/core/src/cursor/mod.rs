@@ -93,14 +93,8 @@ impl Position {
 /// In the write transaction the same cursor writes: [`WriteCursor`].
 ///
 /// ```
-/// # use tabula::{Options, Schema, Table};
-/// # #[derive(Table)]
-/// # #[table(key = u64, value = String)]
-/// # struct Names;
-/// # #[derive(Schema)]
-/// # struct App(Names);
-/// # let dir = tempfile::tempdir().unwrap();
-/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// # use tabula::__doc::*;
+/// # let (dir, db) = open()?;
 /// # let mut tx = db.write()?;
 /// # for (k, v) in [(1, "one"), (3, "three")] {
 /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -138,14 +132,8 @@ pub struct Cursor<'t, T: Table, M: Mode = Ro> {
 /// followed the deleted one and [`prev`](Cursor::prev) the one before it.
 ///
 /// ```
-/// # use tabula::{Options, Schema, Table};
-/// # #[derive(Table)]
-/// # #[table(key = u64, value = u64)]
-/// # struct Numbers;
-/// # #[derive(Schema)]
-/// # struct App(Numbers);
-/// # let dir = tempfile::tempdir().unwrap();
-/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// # use tabula::__doc::*;
+/// # let (dir, db) = open()?;
 /// let mut tx = db.write()?;
 /// for n in 1..=10u64 {
 ///     tx.put::<Numbers>(&n, &(n * n))?;
@@ -319,14 +307,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// Moves to the first entry.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -354,14 +336,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// Moves to the last entry.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -385,14 +361,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// the first entry, one past the last finds `None`.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -421,14 +391,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// unpositioned cursor starts at the last entry, one before the first finds `None`.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -455,14 +419,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// the entry that followed the deleted one, and the cursor moves onto it.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -504,14 +462,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// [`seek_exact`](Cursor::seek_exact) finds only `key` itself.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(10, "ten"), (20, "twenty")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -546,14 +498,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// one given.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -601,14 +547,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// Moves to the first value of the current key; `None` when the cursor is on no entry.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (1, "c"), (2, "d")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;
@@ -635,14 +575,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// Moves to the last value of the current key; `None` when the cursor is on no entry.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (1, "c"), (2, "d")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;
@@ -669,14 +603,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// stays there) and when the cursor is on no entry.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c"), (3, "d"), (3, "e")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;
@@ -705,14 +633,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// cursor stays there) and when the cursor is on no entry.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;
@@ -740,14 +662,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// a cursor on no entry it moves as [`next`](Cursor::next) does.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c"), (3, "d"), (3, "e")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;
@@ -781,14 +697,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// [`prev`](Cursor::prev) does.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (2, "c"), (3, "d"), (3, "e")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;
@@ -942,14 +852,8 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// Number of values of the key under the cursor.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "a"), (1, "b"), (1, "c"), (2, "d")] {
     /// #     tx.put::<Topics>(&k, &v.to_string())?;

@@ -58,14 +58,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// to the key's values), and leaves the cursor on it.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut cursor = tx.cursor_mut::<Names>()?;
     /// cursor.upsert(&1, &"one".to_string())?;
@@ -89,14 +83,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// Stores `value` under `key` only if the key is absent.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut cursor = tx.cursor_mut::<Names>()?;
     /// cursor.insert(&1, &"one".to_string())?;
@@ -121,14 +109,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// tree.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut cursor = tx.cursor_mut::<Names>()?;
     /// cursor.append(&1, &"one".to_string())?;
@@ -157,14 +139,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// and says why.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -298,14 +274,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// has (a key without values takes any). Leaves the cursor on it.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = u32, dupsort)]
-    /// # struct Sets;
-    /// # #[derive(Schema)]
-    /// # struct App(Sets);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut cursor = tx.cursor_mut::<Sets>()?;
     /// cursor.append_dup(&1, &255)?;
@@ -338,14 +308,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// why.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = u32, dupsort)]
-    /// # struct Sets;
-    /// # #[derive(Schema)]
-    /// # struct App(Sets);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// # for (k, v) in [(1, 10), (1, 20), (2, 5)] {
     /// #     tx.put::<Sets>(&k, &v)?;

@@ -124,14 +124,8 @@ impl<S: Schema> Db<S> {
     /// out of order). In a `dupsort` table a key may repeat with strictly increasing values.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let names = vec![(1u64, "one".to_string()), (2, "two".to_string())];
     /// let report = db.bulk_load::<Names>(&names)?; // borrowed pairs
     /// assert_eq!((report.entries, report.batches), (2, 1));
@@ -193,14 +187,8 @@ impl<S: Schema> Db<S> {
     /// See [`bulk_load`](Db::bulk_load) for what it does and [`BulkLoad`] for an example.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let report = db.bulk_loader::<Names>().batch_entries(2).load([
     ///     (1u64, "one".to_string()),
     ///     (2, "two".to_string()),
@@ -235,14 +223,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// it is noise.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
     /// let report = db.bulk_loader::<Names>().batch_entries(2).load(entries)?;
     /// assert_eq!(report.batches, 3); // 2 + 2 + 1 entries
@@ -259,14 +241,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// writes them out early, "spills", past its dirty-page limit).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let entries = [(1u64, "a".to_string()), (2, "b".to_string()), (3, "c".to_string())];
     /// let report = db.bulk_loader::<Names>().batch_bytes(1).load(entries)?;
     /// assert_eq!(report.batches, 3); // one entry per batch at least
@@ -284,14 +260,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// flushes anyway; under the no-sync modes the load is then as durable as any commit.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
     /// let report = db.bulk_loader::<Names>().sync_at_end(false).load(entries)?;
     /// assert_eq!(report.entries, 5);
@@ -309,14 +279,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// until the load ends.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
     /// let mut totals = Vec::new();
     /// db.bulk_loader::<Names>()
@@ -340,14 +304,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// Runs the load. See [`Db::bulk_load`] for the order rules, crash semantics and errors.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// // In a dupsort table a key repeats with increasing values.
     /// let entries = [(1u64, "a"), (1, "b"), (2, "a")].map(|(k, v)| (k, v.to_string()));
     /// let report = db.bulk_loader::<Topics>().load(entries)?;

@@ -38,14 +38,8 @@ impl CheckReport {
     /// Whether no problem was found.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// assert!(db.check()?.is_ok());
     /// # Ok::<(), tabula::Error>(())
     /// ```
@@ -182,14 +176,8 @@ impl<S: Schema> Db<S> {
     /// the latest snapshot first (see [`Options::reuse_read_snapshots`](crate::Options::reuse_read_snapshots)).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// tx.commit()?;
@@ -212,14 +200,8 @@ impl<S: Schema> Db<S> {
     /// The transaction must commit or abort on this thread: `Tx<Rw>` is not `Send`.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// assert_eq!(db.read()?.get::<Names>(&1)?, None); // readers see it only after the commit
@@ -249,14 +231,8 @@ impl<S: Schema> Db<S> {
     /// The path the database was opened at.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// assert_eq!(db.path(), dir.path());
     /// # Ok::<(), tabula::Error>(())
     /// ```
@@ -267,16 +243,11 @@ impl<S: Schema> Db<S> {
     /// The tables of the schema, in ID order.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// // The examples' schema: `App(Names, Topics, Numbers, Sets, Blobs)`.
     /// let tables = db.tables();
-    /// assert_eq!(tables.len(), 1);
+    /// assert_eq!(tables.len(), 5);
     /// assert_eq!(tables[0].name, "Names");
     /// assert_eq!(tables[0].value_type, "String");
     /// # Ok::<(), tabula::Error>(())
@@ -288,14 +259,8 @@ impl<S: Schema> Db<S> {
     /// Geometry and counters.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let before = db.info()?;
     /// assert!(before.page_size.is_power_of_two());
     /// assert!(before.file_size <= before.max_size);
@@ -335,14 +300,8 @@ impl<S: Schema> Db<S> {
     /// proportion to its size; writers are not blocked.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let report = db.check()?;
     /// assert!(report.is_ok(), "{report:?}"); // problems == 0
     /// assert!(report.pages > 0);
@@ -373,14 +332,8 @@ impl<S: Schema> Db<S> {
     /// transactions that a `Db` keeps parked for reuse show as [`ReaderInfo::PARKED`] readers.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let old = db.read()?; // holds its snapshot
     /// for n in 0..3 {
     ///     let mut tx = db.write()?;
@@ -414,13 +367,8 @@ impl<S: Schema> Db<S> {
     /// as they are. The copy is flushed to disk before this returns.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # let db = tabula::open::<App>(dir.path().join("live"), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
@@ -516,14 +464,8 @@ impl<S: Schema> Db<S> {
     /// (`mdbx_gc_info`, which walks the GC: a cost in proportion to its size).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// for n in 0..1000u64 {
     ///     tx.put::<Names>(&n, &"x".repeat(100))?;
@@ -601,14 +543,8 @@ impl<S: Schema> Db<S> {
     /// transaction ages are recorded as they happen.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// use std::sync::{Arc, Mutex};
     /// use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
     ///

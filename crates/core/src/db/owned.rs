@@ -59,13 +59,8 @@ enum Held {
 /// Dropping it returns the transaction to the pool.
 ///
 /// ```
-/// # use tabula::{Options, Schema, Table};
-/// # #[derive(Table)]
-/// # #[table(key = u64, value = String)]
-/// # struct Names;
-/// # #[derive(Schema)]
-/// # struct App(Names);
-/// # let dir = tempfile::tempdir().unwrap();
+/// # use tabula::__doc::*;
+/// # let dir = temp_dir();
 /// use std::sync::Arc;
 ///
 /// let db = Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
@@ -141,13 +136,8 @@ impl<S: Schema> Db<S> {
     /// ([`OwnedTx::into_range`]). Same pool and cost as [`read`](Self::read).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use std::sync::Arc;
     ///
     /// let db = Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
@@ -252,13 +242,8 @@ impl<S: Schema> OwnedTx<S> {
     /// The database it reads.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// let tx = db.read_owned()?;
     /// assert!(std::sync::Arc::ptr_eq(tx.db(), &db));
@@ -271,13 +256,8 @@ impl<S: Schema> OwnedTx<S> {
     /// The snapshot (transaction ID) it reads, fixed for its life.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// let tx = db.read_owned()?;
     /// let mut w = db.write()?;
@@ -296,13 +276,8 @@ impl<S: Schema> OwnedTx<S> {
     /// long-reader control and no `metrics` feature.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use std::time::Duration;
     ///
     /// let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
@@ -321,13 +296,8 @@ impl<S: Schema> OwnedTx<S> {
     /// table.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// # let mut tx = db.write()?;
     /// # for n in 1..=200u64 { tx.put::<Names>(&n, &n.to_string())?; }
@@ -469,13 +439,8 @@ where
     /// again.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// # let mut tx = db.write()?;
     /// # for n in 1..=5u64 { tx.put::<Names>(&n, &n.to_string())?; }
@@ -500,13 +465,8 @@ where
     /// The transaction it reads.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// let iter = db.read_owned()?.into_range::<Names>(..);
     /// assert_eq!(iter.tx().len::<Names>()?, 0);
@@ -630,13 +590,8 @@ where
     /// transaction cut before yields [`Error::ReadTxnTimedOut`] as its one item.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {

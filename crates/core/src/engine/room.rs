@@ -39,14 +39,8 @@ impl<'a> Room<'a> {
     /// The room's size: the value's length as reserved.
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let len = tx.put_reserve::<Blobs, _>(&1, 10, |room| room.len())?;
     /// assert_eq!(len, 10);
@@ -59,14 +53,8 @@ impl<'a> Room<'a> {
     /// Whether the room is empty (a value of length 0).
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// assert!(tx.put_reserve::<Blobs, _>(&1, 0, |room| room.is_empty())?);
     /// assert_eq!(tx.get_bytes::<Blobs>(&1)?, Some(&[][..]));
@@ -79,14 +67,8 @@ impl<'a> Room<'a> {
     /// How many bytes sequential writes have filled so far (the next one goes there).
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// use std::io::Write;
     /// let mut tx = db.write()?;
     /// let at = tx.put_reserve::<Blobs, _>(&1, 8, |room| {
@@ -104,14 +86,8 @@ impl<'a> Room<'a> {
     /// zeroed first (once), what was written is kept.
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put_reserve::<Blobs, _>(&1, 4, |room| {
     ///     let bytes = room.zeroed();
