@@ -37,8 +37,11 @@ struct Accounts;
 #[derive(Table)]
 #[table(name = "log", key = u32, value = Vec<u8>, codec = Raw, integer_key)]
 struct Log;
+#[derive(Table)]
+#[table(name = "nums", key = u64, value = u64)]
+struct Nums;
 #[derive(Schema)]
-struct App(Kv, Accounts, Log);
+struct App(Kv, Accounts, Log, Nums);
 
 fn main() {
     // Every path checks what it read through `sum`, printed at the end.
@@ -126,6 +129,35 @@ fn main() {
                 };
                 tx.put::<Accounts>(&k, &account).unwrap();
                 sum += 1;
+            }
+            tx.abort();
+        }
+        "prune" | "cursor_next" => {
+            // A fixed 100,000 entries (setup, the same for every n), then a cursor walk over
+            // the first n: deleting every 10th (`prune`, the write cursor) or reading (`cursor_next`).
+            let mut tx = db.write().unwrap();
+            for i in 0..100_000u64 {
+                tx.put::<Nums>(&i, &i).unwrap();
+            }
+            if which == "prune" {
+                let mut c = tx.cursor_mut::<Nums>().unwrap();
+                let mut e = c.first().unwrap();
+                for _ in 0..n {
+                    let Some((k, v)) = e else { break };
+                    if k % 10 == 0 {
+                        c.delete_current().unwrap();
+                    }
+                    sum += v;
+                    e = c.next().unwrap();
+                }
+            } else {
+                let mut c = tx.cursor::<Nums>().unwrap();
+                let mut e = c.first().unwrap();
+                for _ in 0..n {
+                    let Some((_, v)) = e else { break };
+                    sum += v;
+                    e = c.next().unwrap();
+                }
             }
             tx.abort();
         }

@@ -171,7 +171,7 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// One libmdbx move: the entry it lands on, decoded, and the cursor on it; `None`, and the
     /// cursor in state `miss`, when there is none. A decode error leaves the cursor on the
     /// entry (so that a damaged entry can be deleted).
-    #[inline]
+    #[inline(always)]
     fn land(
         &mut self,
         op: op::Op,
@@ -253,7 +253,17 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
 
     /// A move forward with `op` from an entry; from no entry, where the next entry is depends
     /// on how the cursor got off the entries.
+    #[inline(always)]
     fn forward(&mut self, op: op::Op, name: &'static str) -> Result<Found<T>> {
+        // The walk's steady state, kept apart from the rest so that it inlines small.
+        if self.at == Position::OnEntry {
+            return self.land(op, None, None, Position::AfterLast, name);
+        }
+        self.forward_off_entry(op, name)
+    }
+
+    #[inline(never)]
+    fn forward_off_entry(&mut self, op: op::Op, name: &'static str) -> Result<Found<T>> {
         match self.at {
             Position::OnEntry | Position::Deleted => {
                 self.land(op, None, None, Position::AfterLast, name)
@@ -274,7 +284,16 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     }
 
     /// A move backward with `op` from an entry, as [`forward`](Self::forward).
+    #[inline(always)]
     fn backward(&mut self, op: op::Op, name: &'static str) -> Result<Found<T>> {
+        if self.at == Position::OnEntry {
+            return self.land(op, None, None, Position::BeforeFirst, name);
+        }
+        self.backward_off_entry(op, name)
+    }
+
+    #[inline(never)]
+    fn backward_off_entry(&mut self, op: op::Op, name: &'static str) -> Result<Found<T>> {
         match self.at {
             Position::OnEntry | Position::Deleted => {
                 self.land(op, None, None, Position::BeforeFirst, name)
