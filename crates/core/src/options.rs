@@ -72,19 +72,19 @@ pub struct Options {
     growth_step: Option<usize>,
     shrink_threshold: Option<usize>,
     page_size: Option<usize>,
-    pub(crate) max_readers: Option<u32>,
+    max_readers: Option<u32>,
     sync: SyncMode,
     flush_threshold: Option<u64>,
-    pub(crate) read_only: bool,
+    read_only: bool,
     exclusive: bool,
-    pub(crate) write_map: bool,
-    pub(crate) no_sub_dir: bool,
+    write_map: bool,
+    no_sub_dir: bool,
     validation: bool,
-    pub(crate) extra_tables: u32,
+    extra_tables: u32,
     file_mode: u32,
-    pub(crate) long_read_warning: Option<Duration>,
-    pub(crate) reuse_read_snapshots: bool,
-    pub(crate) max_read_age: Option<Duration>,
+    long_read_warning: Option<Duration>,
+    reuse_read_snapshots: bool,
+    max_read_age: Option<Duration>,
     on_slow_reader: Option<SlowReaderPolicy>,
 }
 
@@ -807,6 +807,21 @@ impl Options {
         Some(engine::SlowReaders { max_age_ms, policy })
     }
 
+    /// What the open database keeps of these options while it runs, converted once (the rest
+    /// goes to libmdbx through [`env_config`](Self::env_config)).
+    pub(crate) fn run_config(&self) -> RunConfig {
+        let long_read_ms = self
+            .long_read_warning
+            .map_or(u64::MAX, |d| d.as_millis().min(u128::from(u64::MAX)) as u64);
+        RunConfig {
+            read_only: self.read_only,
+            long_read_ms,
+            long_read_ns: long_read_ms.saturating_mul(1_000_000),
+            read_clock: long_read_ms != u64::MAX || cfg!(feature = "metrics"),
+            reuse_snapshots: self.reuse_read_snapshots,
+        }
+    }
+
     /// Checks the options against libmdbx's limits, alone and together, before libmdbx is
     /// called: libmdbx refuses a bad value with a bare `EINVAL` (or silently turns a size above
     /// `isize::MAX` into its default), naming neither the option nor the range.
@@ -1021,6 +1036,24 @@ pub const DEFAULT_FLUSH_THRESHOLD: u64 = 256 << 20;
 
 /// The default of [`Options::growth_step`]: 16 MiB.
 const DEFAULT_GROWTH_STEP: usize = 16 << 20;
+
+/// The options an open database consults while it runs: [`Options`] converted once, at open
+/// ([`Options::run_config`]), and owned by the shared state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunConfig {
+    /// Opened read-only: writes are refused.
+    pub(crate) read_only: bool,
+    /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
+    pub(crate) long_read_ms: u64,
+    /// The same in nanoseconds (saturating), for `Tx`, which times itself in nanoseconds.
+    pub(crate) long_read_ns: u64,
+    /// Whether a read transaction reads the coarse clock when it begins and ends: the
+    /// long-read warning is on or metrics record read ages. Decided once, so the read path
+    /// branches on a plain `bool`.
+    pub(crate) read_clock: bool,
+    /// Finished read transactions are parked on their snapshot rather than reset.
+    pub(crate) reuse_snapshots: bool,
+}
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);

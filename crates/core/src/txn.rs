@@ -97,7 +97,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             scratch: Default::default(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
-            started_ns: if M::READ_ONLY && db.shared.read_clock {
+            started_ns: if M::READ_ONLY && db.shared.run.read_clock {
                 engine::coarse_now_ns()
             } else {
                 0
@@ -1064,9 +1064,9 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
         if let Some(raw) = self.reads.h.raw.take() {
             if M::READ_ONLY {
                 let mut raw = raw;
-                if self.db().shared.read_clock {
+                if self.db().shared.run.read_clock {
                     let age_ns = engine::coarse_now_ns().saturating_sub(self.started_ns);
-                    if age_ns >= self.db().shared.long_read_ns {
+                    if age_ns >= self.db().shared.run.long_read_ns {
                         raw = warn_long_read_of(raw, age_ns / 1_000_000);
                     }
                     telemetry::read_txn_ended(&self.db().telemetry, age_ns / 1_000_000);

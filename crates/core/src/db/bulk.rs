@@ -349,7 +349,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         report: &mut BulkReport,
     ) -> Result<()> {
         let db = self.db;
-        if db.shared.read_only {
+        if db.shared.run.read_only {
             return Err(Error::ReadOnly {
                 op: "load a table",
                 path: db.shared.path.clone(),

@@ -214,7 +214,7 @@ impl<S: Schema> Db<S> {
     ///
     /// [`Error::Env`] when the database was opened read-only or libmdbx refuses.
     pub fn write(&self) -> Result<Tx<'_, S, Rw>> {
-        if self.shared.read_only {
+        if self.shared.run.read_only {
             return Err(Error::ReadOnly {
                 op: "begin a write transaction",
                 path: self.shared.path.clone(),
@@ -446,7 +446,7 @@ impl<S: Schema> Db<S> {
     /// [`Error::DiskFull`] or [`Error::Env`] when the flush fails; [`Error::ReadOnly`] on a
     /// read-only open.
     pub fn sync(&self) -> Result<()> {
-        if self.shared.read_only {
+        if self.shared.run.read_only {
             return Err(Error::ReadOnly {
                 op: "sync",
                 path: self.shared.path.clone(),

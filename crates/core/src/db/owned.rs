@@ -160,7 +160,7 @@ impl<S: Schema> Db<S> {
     pub fn read_owned(self: &Arc<Self>) -> Result<OwnedTx<S>> {
         self.shared.begin_read_then(|raw| {
             let table = self.shared.env.cut_table();
-            let started_ms = if table.is_some() || self.shared.read_clock {
+            let started_ms = if table.is_some() || self.shared.run.read_clock {
                 engine::coarse_now_ms()
             } else {
                 0
@@ -353,7 +353,7 @@ impl<S: Schema> Drop for OwnedHandle<S> {
         };
         if self.started_ms != 0 {
             let age_ms = engine::coarse_now_ms().saturating_sub(self.started_ms);
-            let threshold = self.db.shared.long_read_ms;
+            let threshold = self.db.shared.run.long_read_ms;
             if age_ms >= threshold {
                 warn_long_read(self.snapshot_of(&held), age_ms);
             }

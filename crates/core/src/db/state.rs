@@ -11,6 +11,7 @@ use crossbeam_queue::ArrayQueue;
 use crate::diagnose;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, Result};
+use crate::options::RunConfig;
 use crate::table::Schema;
 use crate::telemetry;
 
@@ -24,17 +25,8 @@ pub(crate) struct Shared {
     pub(crate) names: Box<[&'static str]>,
     pub(crate) env: Env,
     pub(crate) path: PathBuf,
-    pub(crate) read_only: bool,
-    /// Read transactions open at least this long (ms) warn when they end; `u64::MAX` = never.
-    pub(crate) long_read_ms: u64,
-    /// The same in nanoseconds (saturating), for `Tx`, which times itself in nanoseconds.
-    pub(crate) long_read_ns: u64,
-    /// Whether a read transaction reads the coarse clock when it begins and ends: the
-    /// long-read warning is on (`long_read_ms != u64::MAX`) or metrics record read ages.
-    /// Decided once at open, so the read path branches on a plain `bool`.
-    pub(crate) read_clock: bool,
-    /// Finished read txns are parked on their snapshot (`true`) rather than reset.
-    pub(crate) reuse_snapshots: bool,
+    /// The options it keeps while it runs, converted once at open.
+    pub(crate) run: RunConfig,
     /// Whether finished read txns are parked now: `reuse_snapshots` until a write runs out of
     /// space, `false` from then on (the parked ones were freed, finished ones are reset, so
     /// later writes reclaim every page no live reader needs). The one flag the read path loads
@@ -113,7 +105,7 @@ impl Shared {
             .or_else(|| self.slots.take_any());
         match parked {
             Some(mut txn) => {
-                let made_current = if !self.reuse_snapshots {
+                let made_current = if !self.run.reuse_snapshots {
                     txn.renew()
                 } else if self.parking.load(Ordering::Relaxed) {
                     txn.resume_parked() // loaded after the take, as in the fast path
@@ -204,7 +196,7 @@ impl<S: Schema> std::fmt::Debug for Db<S> {
         f.debug_struct("Db")
             .field("path", &self.shared.path)
             .field("tables", &self.shared.names)
-            .field("read_only", &self.shared.read_only)
+            .field("read_only", &self.shared.run.read_only)
             .finish()
     }
 }

@@ -14,7 +14,7 @@ use crate::diagnose::fail;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, KeyHex, MdbxCode, Result};
 use crate::files::open_env;
-use crate::options::Options;
+use crate::options::{Options, RunConfig};
 #[cfg(feature = "compression")]
 use crate::schema::record::ZSTD_DICTIONARY_TABLE;
 use crate::schema::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
@@ -78,11 +78,10 @@ pub struct ExistingTable {
 /// to end on the thread that began it, so it is neither `Send` nor `Sync`.
 pub struct Bootstrap {
     txn: Option<RawTxn>,
-    long_read_ms: u64,
-    reuse_snapshots: bool,
+    /// The options the open database keeps while it runs (converted once, here).
+    run: RunConfig,
     env: Env,
     path: PathBuf,
-    read_only: bool,
     meta: Option<Dbi>,
     /// Keeps `Bootstrap` on the thread that began its transaction (`!Send`, `!Sync`).
     _stays_on_its_thread: PhantomData<*const ()>,
@@ -170,19 +169,16 @@ impl Bootstrap {
     ) -> Result<Self> {
         options.validate(schema_tables, own_tables)?;
         let cfg = options.env_config(schema_tables, own_tables);
-        let env = open_env(path, path, &cfg, !options.read_only)?;
+        let run = options.run_config();
+        let env = open_env(path, path, &cfg, !run.read_only)?;
         let txn = env
-            .begin(options.read_only)
+            .begin(run.read_only)
             .map_err(|code| fail(code, At::env("begin the startup transaction"), &env, path))?;
         let mut boot = Bootstrap {
             txn: Some(txn),
-            long_read_ms: options
-                .long_read_warning
-                .map_or(u64::MAX, |d| d.as_millis().min(u128::from(u64::MAX)) as u64),
-            reuse_snapshots: options.reuse_read_snapshots,
+            run,
             env,
             path: path.to_path_buf(),
-            read_only: options.read_only,
             meta: None,
             _stays_on_its_thread: PhantomData,
         };
@@ -214,7 +210,7 @@ impl Bootstrap {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn is_read_only(&self) -> bool {
-        self.read_only
+        self.run.read_only
     }
 
     /// The database path, as given to [`begin`](Self::begin).
@@ -754,7 +750,7 @@ impl Bootstrap {
             .map_err(|code| self.fail(code, At::commit(None, "commit a migration batch")))?;
         let txn = self
             .env
-            .begin(self.read_only)
+            .begin(self.run.read_only)
             .map_err(|code| self.fail(code, At::env("begin the next migration batch")))?;
         self.txn = Some(txn);
         // The meta table may have been created by the committed transaction.
@@ -1006,7 +1002,7 @@ impl Bootstrap {
         #[cfg(feature = "compression")]
         {
             let stored = self.zstd_dictionaries()?;
-            let names = if self.read_only { &[][..] } else { names };
+            let names = if self.run.read_only { &[][..] } else { names };
             crate::codec::lease_dictionaries(&stored, names, &self.path).map_err(|message| {
                 Error::ZstdDictionary {
                     path: self.path.clone(),
@@ -1051,7 +1047,8 @@ impl Bootstrap {
         // libmdbx parks through the txn's reader slot; without a reader table (a read-only
         // open on read-only media: libmdbx reports `u32::MAX` readers) a txn has none, so
         // reset instead.
-        let reuse_snapshots = self.reuse_snapshots && info.max_readers != u32::MAX;
+        let mut run = self.run;
+        run.reuse_snapshots &= info.max_readers != u32::MAX;
         Ok(Db::publish(Shared {
             slots,
             cursors,
@@ -1060,12 +1057,8 @@ impl Bootstrap {
             names: S::TABLES.iter().map(|t| t.name).collect(),
             env: self.env,
             path: self.path,
-            read_only: self.read_only,
-            long_read_ms: self.long_read_ms,
-            long_read_ns: self.long_read_ms.saturating_mul(1_000_000),
-            read_clock: self.long_read_ms != u64::MAX || cfg!(feature = "metrics"),
-            reuse_snapshots,
-            parking: AtomicBool::new(reuse_snapshots),
+            run,
+            parking: AtomicBool::new(run.reuse_snapshots),
             _dictionaries: dictionaries,
         }))
     }
