@@ -246,6 +246,22 @@ impl Env {
         }
     }
 
+    /// Writes a compacted copy to the file `dest` (`mdbx_env_copy` with `MDBX_CP_COMPACT`).
+    pub fn copy_compact(&self, dest: &Path) {
+        let cpath = CString::new(dest.as_os_str().as_encoded_bytes()).expect("path has no NUL");
+        // SAFETY: the env is open; the copy runs in its own read txn; `cpath` is NUL-terminated
+        // and alive for the call.
+        check(
+            unsafe { sys::mdbx_env_copy(self.0, cpath.as_ptr(), sys::MDBX_CP_COMPACT) },
+            "mdbx_env_copy",
+        );
+    }
+
+    /// The raw env handle (for option experiments that call libmdbx directly).
+    pub fn as_ptr(&self) -> *mut sys::MDBX_env {
+        self.0
+    }
+
     /// Sets an option on the open env (`mdbx_env_set_option`).
     pub fn set_option(&self, opt: sys::MDBX_option_t, value: u64) {
         // SAFETY: the env is open; runtime options may be changed at any time.
@@ -379,6 +395,25 @@ impl Txn {
             unsafe { sys::mdbx_put(self.0, dbi, &k, &mut v, flags) },
             "mdbx_put",
         );
+    }
+
+    /// `mdbx_del` of `key` (every value); whether it was there.
+    #[inline]
+    pub fn del(&mut self, dbi: Dbi, key: &[u8]) -> bool {
+        let k = val(key);
+        // SAFETY: a live write txn borrowed exclusively; `key` is alive for the call; a null
+        // data pointer deletes every value of the key.
+        let rc = unsafe { sys::mdbx_del(self.0, dbi, &k, ptr::null()) };
+        if rc == sys::MDBX_NOTFOUND {
+            return false;
+        }
+        check(rc, "mdbx_del");
+        true
+    }
+
+    /// The raw transaction handle (for option experiments that call libmdbx directly).
+    pub fn as_ptr(&self) -> *mut sys::MDBX_txn {
+        self.0
     }
 
     /// Opens a cursor on `dbi`.
@@ -519,6 +554,31 @@ impl Cursor {
         })
     }
 
+    /// `mdbx_cursor_get` with `op` (`MDBX_FIRST`, `MDBX_LAST`, `MDBX_NEXT`, ...; `key` for the
+    /// ops that take one, such as `MDBX_SET_RANGE`): the entry found, borrowed from the txn's
+    /// pages until the txn writes or ends.
+    #[inline]
+    pub fn get(&mut self, op: sys::MDBX_cursor_op, key: Option<&[u8]>) -> Option<(&[u8], &[u8])> {
+        let mut k = key.map_or(EMPTY, val);
+        let mut v = EMPTY;
+        // SAFETY: the cursor is open in a live txn; `k` points into `key` (alive for the call)
+        // or is empty; libmdbx writes the entry found into `k`, `v`.
+        let rc = unsafe { sys::mdbx_cursor_get(self.0, &mut k, &mut v, op) };
+        if rc == sys::MDBX_NOTFOUND {
+            return None;
+        }
+        check(rc, "mdbx_cursor_get");
+        // SAFETY: on success both point at bytes inside the txn's snapshot (or its dirty
+        // pages), valid until the txn writes or ends; the borrow of `self` keeps the cursor
+        // alive meanwhile.
+        Some(unsafe {
+            (
+                std::slice::from_raw_parts(k.iov_base as *const u8, k.iov_len),
+                std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len),
+            )
+        })
+    }
+
     /// `mdbx_cursor_get(MDBX_GET_BOTH_RANGE)`: in a dupsort table, the first value of `key`
     /// that is `>= value`, borrowed from the txn's pages; `None` when `key` is absent or has
     /// no such value.
@@ -643,6 +703,16 @@ pub const APPEND: sys::MDBX_put_flags_t = sys::MDBX_APPEND;
 pub const APPENDDUP: sys::MDBX_put_flags_t = sys::MDBX_APPENDDUP;
 /// `MDBX_DUPSORT`.
 pub const DUPSORT: sys::MDBX_db_flags_t = sys::MDBX_DUPSORT;
+/// `MDBX_FIRST`.
+pub const FIRST: sys::MDBX_cursor_op = sys::MDBX_FIRST;
+/// `MDBX_LAST`.
+pub const LAST: sys::MDBX_cursor_op = sys::MDBX_LAST;
+/// `MDBX_NEXT`.
+pub const NEXT: sys::MDBX_cursor_op = sys::MDBX_NEXT;
+/// `MDBX_SET_RANGE`: the first key `>=` the one given.
+pub const SET_RANGE: sys::MDBX_cursor_op = sys::MDBX_SET_RANGE;
+/// `MDBX_CURRENT`.
+pub const GET_CURRENT: sys::MDBX_cursor_op = sys::MDBX_GET_CURRENT;
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@
 
 pub mod append;
 pub mod async_reads;
+pub mod big_txn;
 pub mod big_values;
 pub mod dup_seek;
 pub mod get;
@@ -14,6 +15,7 @@ pub mod open;
 pub mod prune;
 pub mod scan;
 pub mod short_reads;
+pub mod small_commits;
 pub mod upsert;
 
 use std::path::Path;
