@@ -62,6 +62,8 @@ pub struct Options {
     pub(crate) reuse_read_snapshots: bool,
     pub(crate) max_read_age: Option<Duration>,
     on_slow_reader: Option<SlowReaderPolicy>,
+    /// libmdbx's write-transaction settings (`balance_pages` and after).
+    tuning: engine::Tuning,
 }
 
 impl Default for Options {
@@ -87,6 +89,7 @@ impl Default for Options {
             reuse_read_snapshots: true,
             max_read_age: None,
             on_slow_reader: None,
+            tuning: DEFAULT_TUNING,
         }
     }
 }
@@ -705,6 +708,171 @@ impl Options {
         self
     }
 
+    // ---------------------------------------------------------------------------------------
+    // libmdbx's settings for write transactions (issue 26). In-process settings: they apply to
+    // this `Db`'s writes only, not to other processes using the file, and are not stored in it.
+    // `docs/benchmarks.md` ("big_txn") has the measurements behind the defaults.
+
+    /// Keep B-tree pages balanced (the default, `true`): a full page is split in the middle,
+    /// and a page emptied by deletes is merged into its emptier neighbour. `false` is libmdbx
+    /// 0.14's own default, which writes fewer pages per transaction instead: a full page is
+    /// split where the new entry goes, and an emptied page merged into a neighbour the
+    /// transaction already changed (`MDBX_opt_prefer_waf_insteadof_balance`).
+    ///
+    /// For keys inserted in random order the difference is large: libmdbx's default leaves
+    /// leaves about half full (11.5 of 22 entries of 174 bytes per 4 KiB page, against 14.4
+    /// balanced and 15.0 in LMDB), so the tree has 25 % more pages, is often a level deeper,
+    /// and every transaction that touches it reads and writes more pages; a million random
+    /// inserts in one transaction ran 1.6× faster balanced. Keys inserted in increasing order
+    /// fill pages completely either way (a page that receives its last key is not split but
+    /// followed by a new one).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Random keys: balanced pages hold more entries each.
+    /// let leaves = |balance: bool, path: &std::path::Path| -> tabula::Result<u64> {
+    ///     let db = tabula::open::<App>(path, Options::new().balance_pages(balance))?;
+    ///     let mut tx = db.write()?;
+    ///     let mut k = 1u64;
+    ///     for _ in 0..20_000 {
+    ///         k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    ///         tx.put::<Blobs>(&k, &vec![7; 150])?;
+    ///     }
+    ///     tx.commit()?;
+    ///     Ok(db.read()?.stat::<Blobs>()?.leaf_pages)
+    /// };
+    /// let balanced = leaves(true, &dir.path().join("a"))?;
+    /// let fewer_writes = leaves(false, &dir.path().join("b"))?;
+    /// assert!(balanced * 10 < fewer_writes * 9, "{balanced} vs {fewer_writes} leaf pages");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn balance_pages(mut self, yes: bool) -> Self {
+        self.tuning.balance = Some(yes);
+        self
+    }
+
+    /// The most pages a write transaction keeps changed in memory before it writes some of
+    /// them out early ("spills" them) to make room (`MDBX_opt_txn_dp_limit`). libmdbx's default
+    /// is a 42nd of the machine's RAM plus its free RAM, in pages, taken when the database is
+    /// opened. A spilled page is written to the file before the commit and read back if the
+    /// transaction changes it again, so a lower limit bounds a big transaction's memory at the
+    /// cost of more writes. From 128 to 2³¹ − 1 pages; other values are refused by `open` with
+    /// [`Error::InvalidOption`]. Ignored with [`write_map`](Self::write_map), where changed
+    /// pages live in the file's map.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let err = tabula::open::<App>(dir.path(), Options::new().dirty_page_limit(16)).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "dirty_page_limit", .. }));
+    ///
+    /// // 256 changed pages at most in memory: this 4 MiB transaction spills, and commits.
+    /// let db = tabula::open::<App>(dir.path(), Options::new().dirty_page_limit(256))?;
+    /// let mut tx = db.write()?;
+    /// for k in 0..1024u64 {
+    ///     tx.put::<Blobs>(&k, &vec![1; 4000])?;
+    /// }
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.len::<Blobs>()?, 1024);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn dirty_page_limit(mut self, pages: u64) -> Self {
+        self.tuning.dirty_page_limit = Some(pages);
+        self
+    }
+
+    /// How much a write transaction that reaches its [`dirty_page_limit`](Self::dirty_page_limit)
+    /// spills at once: at least `1/min_denominator` of its changed pages and at most all but
+    /// `1/max_denominator` of them (`MDBX_opt_spill_min_denominator`,
+    /// `MDBX_opt_spill_max_denominator`; `0` lifts that bound). libmdbx's default is 8 and 8:
+    /// between an eighth and seven eighths. Any `u8` is valid.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Spill half the changed pages at a time, when 256 are in memory.
+    /// let options = Options::new().dirty_page_limit(256).spill_bounds(2, 2);
+    /// let db = tabula::open::<App>(dir.path(), options)?;
+    /// let mut tx = db.write()?;
+    /// for k in 0..1024u64 {
+    ///     tx.put::<Blobs>(&k, &vec![2; 4000])?;
+    /// }
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get_bytes::<Blobs>(&7)?, Some(&[2u8; 4000][..]));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn spill_bounds(mut self, min_denominator: u8, max_denominator: u8) -> Self {
+        self.tuning.spill_denominators = Some((min_denominator, max_denominator));
+        self
+    }
+
+    /// How many page buffers a finished write transaction keeps for the next one instead of
+    /// freeing them (`MDBX_opt_dp_reserve_limit`, libmdbx's default 1024 pages: 4 MiB with
+    /// 4 KiB pages). A larger reserve saves allocations for a series of big transactions, at
+    /// the cost of that memory staying allocated between them. At most 2³¹ − 1.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().dirty_page_reserve(16_384))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn dirty_page_reserve(mut self, pages: u64) -> Self {
+        self.tuning.dirty_page_reserve = Some(pages);
+        self
+    }
+
+    /// Checks the settings above against libmdbx's ranges (`mdbx_env_set_option` refuses
+    /// others with a bare `EINVAL`).
+    fn validate_tuning(&self) -> Result<()> {
+        // libmdbx: at least 4 × CURSOR_STACK_SIZE (32 on 64-bit targets), at most PAGELIST_LIMIT.
+        const DIRTY_PAGES: std::ops::RangeInclusive<u64> = 128..=0x7FFF_FFFF;
+        if let Some(pages) = self.tuning.dirty_page_limit
+            && !DIRTY_PAGES.contains(&pages)
+        {
+            return Err(Error::InvalidOption {
+                option: "dirty_page_limit",
+                value: format!("{pages} pages"),
+                problem: "is out of range: libmdbx allows 128 to 2147483647 pages".to_owned(),
+            });
+        }
+        if let Some(pages) = self.tuning.dirty_page_reserve
+            && pages > 0x7FFF_FFFF
+        {
+            return Err(Error::InvalidOption {
+                option: "dirty_page_reserve",
+                value: format!("{pages} pages"),
+                problem: "is out of range: libmdbx allows at most 2147483647 pages".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
     /// `own_tables`: Tabula's own tables the startup opens (the meta table, and the zstd
     /// dictionary table for a schema with `ZstdDict` tables).
     pub(crate) fn env_config(&self, schema_tables: usize, own_tables: usize) -> EnvConfig {
@@ -735,6 +903,7 @@ impl Options {
             validation: self.validation,
             mode: self.file_mode,
             slow_readers: self.slow_readers(),
+            tuning: self.tuning,
         }
     }
 
@@ -985,7 +1154,7 @@ impl Options {
                 format!("is larger than max_size ({max} bytes)"),
             );
         }
-        Ok(())
+        self.validate_tuning()
     }
 }
 
@@ -995,6 +1164,15 @@ pub const DEFAULT_FLUSH_THRESHOLD: u64 = 256 << 20;
 
 /// The default of [`Options::growth_step`]: 16 MiB.
 const DEFAULT_GROWTH_STEP: usize = 16 << 20;
+
+/// The defaults of [`Options::balance_pages`] and the settings after it: balanced pages (where
+/// libmdbx's own default is not), the rest libmdbx's.
+const DEFAULT_TUNING: engine::Tuning = engine::Tuning {
+    balance: Some(true),
+    dirty_page_limit: None,
+    spill_denominators: None,
+    dirty_page_reserve: None,
+};
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);

@@ -1707,6 +1707,295 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Borrowed bytes (issue 26): ranges bounded by borrowed keys, appends of `&[u8]` values, and a
+// walk that decides on the stored bytes without copying or decoding them.
+
+impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
+    /// [`range`](Tx::range) with bounds in any form the key accepts ([`AsKey`]): `&[u8]` for a
+    /// `Vec<u8>` key, `&str` for a `String` key, so a range needs no owned key. The bounds are
+    /// encoded once, when the iterator is made. The second type parameter is the bounds' type
+    /// (`_` lets the compiler take it from the range).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = Vec<u8>, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for k in [&b"a"[..], b"b", b"c", b"d"] { tx.put_bytes::<Blobs>(k, b"v")?; }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let start: &[u8] = b"b";
+    /// let mut it = tx.range_by::<Blobs, _>(start..); // a borrowed bound
+    /// assert_eq!(it.next_raw().unwrap()?.0, b"b");
+    /// let end: &[u8] = b"d";
+    /// let keys: Vec<Vec<u8>> = tx.range_by::<Blobs, _>(start..end).keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [b"b".to_vec(), b"c".to_vec()]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn range_by<T: Table, Q: AsKey<T::Key> + ?Sized>(
+        &self,
+        range: impl RangeBounds<Q>,
+    ) -> Iter<'_, T>
+    where
+        S: Contains<T>,
+    {
+        self.iter_between::<T>(Positions {
+            lower: stored_bound::<T, _>(range.start_bound()),
+            upper: stored_bound::<T, _>(range.end_bound()),
+            lower_dup: None,
+        })
+    }
+}
+
+impl<'db, S: Schema> Tx<'db, S, Rw> {
+    /// [`append`](Tx::append) of a `&[u8]` value stored as it is, for a table whose codec
+    /// stores bytes as given (`codec = Raw`, or another [`AnyBytes`] codec): no `Vec<u8>` is
+    /// built first. The key must sort after every key in the table. For many entries,
+    /// [`Appender::append_bytes`] keeps one cursor.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let frame: &[u8] = &[1, 2, 3];
+    /// let mut tx = db.write()?;
+    /// tx.append_bytes::<Blobs>(&1, frame)?;
+    /// tx.append_bytes::<Blobs>(&2, &frame[1..])?;
+    /// let late = tx.append_bytes::<Blobs>(&2, frame);
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// assert_eq!(tx.get_bytes::<Blobs>(&2)?, Some(&[2u8, 3][..]));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Tx::append).
+    pub fn append_bytes<T: Table>(
+        &mut self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        value: &[u8],
+    ) -> Result<()>
+    where
+        S: Contains<T>,
+        T::Codec: AnyBytes,
+    {
+        let dbi = dbi_of::<S, T>(self.db);
+        let db = self.db;
+        let raw = self.raw_mut();
+        with_key::<T, _, _>(key, |k| {
+            raw.put(dbi, k, value, engine::put::APPEND_STRICT)
+                .map_err(|code| {
+                    if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
+                        Error::AppendOutOfOrder {
+                            table: T::NAME,
+                            key: KeyHex::new(k),
+                            last: last_key(raw, dbi),
+                        }
+                    } else {
+                        db.shared
+                            .fail(code, At::of::<T>("append_bytes").entry(k, value.len()))
+                    }
+                })
+        })
+    }
+
+    /// Walks the entries whose key is in `range`, in key order, and deletes those for which
+    /// `keep(key, value)` returns `false` (in a `dupsort` table, value by value); returns how
+    /// many were deleted. `keep` sees the stored bytes (the key's encoding and the value as the
+    /// codec stored it), borrowed from the page: nothing is copied or decoded, where
+    /// [`retain`](Tx::retain) decodes every entry into owned values. The closure cannot write
+    /// to the transaction (it is borrowed by the walk).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// for k in 1..=10u64 {
+    ///     tx.put::<Blobs>(&k, &vec![k as u8; 3])?;
+    /// }
+    /// // Keys 3..=8: drop the values whose first byte is odd.
+    /// let removed = tx.retain_bytes::<Blobs>(3..=8, |_key, value| value[0] % 2 == 0)?;
+    /// assert_eq!(removed, 3); // 3, 5, 7
+    /// let left: Vec<u64> = tx.iter::<Blobs>().keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(left, [1, 2, 4, 6, 8, 9, 10]);
+    /// // The whole table: `..`; the key is the stored (big-endian) encoding.
+    /// tx.retain_bytes::<Blobs>(.., |key, _| key[7] != 10)?;
+    /// assert_eq!(tx.len::<Blobs>()?, 6);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure (entries before it are already judged).
+    pub fn retain_bytes<T: Table>(
+        &mut self,
+        range: impl RangeBounds<T::Key>,
+        mut keep: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        use crate::engine::{CursorNav, del, op};
+        /// What the walk does at an entry.
+        enum Step {
+            Skip,
+            Keep,
+            Delete,
+            Stop,
+        }
+        let dbi = dbi_of::<S, T>(self.db);
+        let shared = &self.db.shared;
+        let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
+        let upper = stored_bound::<T, _>(range.end_bound());
+        let lower = stored_bound::<T, _>(range.start_bound());
+        let raw = self.raw.as_mut().expect("transaction is live");
+        let mut cursor = raw.lend().cursor(dbi, &shared.cursors).map_err(fail)?;
+        let (mut op, from, mut skip_from) = match &lower {
+            std::ops::Bound::Unbounded => (op::FIRST, None, false),
+            std::ops::Bound::Included(k) => (op::SET_RANGE, Some(k.as_slice()), false),
+            std::ops::Bound::Excluded(k) => (op::SET_RANGE, Some(k.as_slice()), true),
+        };
+        let mut seek = from;
+        let mut deleted = 0u64;
+        loop {
+            let step = cursor.get_with(op, seek.take(), None, |k, v| {
+                use crate::stored::cmp_keys;
+                if skip_from {
+                    match from {
+                        // An excluded lower bound: every value of that key is skipped.
+                        Some(f) if cmp_keys::<T>(k, f).is_eq() => return Step::Skip,
+                        _ => skip_from = false,
+                    }
+                }
+                let inside = match &upper {
+                    std::ops::Bound::Unbounded => true,
+                    std::ops::Bound::Included(u) => cmp_keys::<T>(k, u.as_slice()).is_le(),
+                    std::ops::Bound::Excluded(u) => cmp_keys::<T>(k, u.as_slice()).is_lt(),
+                };
+                match (inside, inside && keep(k, v)) {
+                    (false, _) => Step::Stop,
+                    (true, true) => Step::Keep,
+                    (true, false) => Step::Delete,
+                }
+            });
+            match step {
+                Ok(None) | Ok(Some(Step::Stop)) => break,
+                Err(code) if code == Code::ENODATA => break,
+                Err(code) => return Err(fail(code)),
+                Ok(Some(Step::Skip | Step::Keep)) => {}
+                Ok(Some(Step::Delete)) => {
+                    cursor
+                        .del(del::CURRENT)
+                        .map_err(|code| shared.fail(code, At::of::<T>("retain_bytes")))?;
+                    deleted += 1;
+                }
+            }
+            // After a delete, `MDBX_NEXT` lands on the entry that followed the deleted one.
+            op = op::NEXT;
+        }
+        Ok(deleted)
+    }
+}
+
+/// A range bound in the form table `T` stores keys.
+fn stored_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(
+    b: std::ops::Bound<&Q>,
+) -> std::ops::Bound<crate::codec::KeyBuf> {
+    use std::ops::Bound;
+    let stored = |q: &Q| {
+        with_key::<T, _, _>(q, |k| {
+            let mut buf = crate::codec::KeyBuf::new();
+            buf.extend_from_slice(k);
+            buf
+        })
+    };
+    match b {
+        Bound::Included(q) => Bound::Included(stored(q)),
+        Bound::Excluded(q) => Bound::Excluded(stored(q)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-transaction durability (issue 26): a write transaction that commits without a flush in a
+// durable database, for an import phase between two durable commits, without reopening.
+
+impl<S: Schema> Db<S> {
+    /// Begins a write transaction whose commit does not flush: in a database opened with
+    /// [`SyncMode::Durable`](crate::SyncMode::Durable) (the default), this one transaction
+    /// commits as [`SyncMode::SafeNoSync`](crate::SyncMode::SafeNoSync) would (libmdbx's
+    /// per-transaction `MDBX_TXN_NOSYNC`, what [`bulk_load`](Db::bulk_load) uses between its
+    /// batches). Everything else is [`write`](Db::write)'s.
+    ///
+    /// The guarantee: a process crash loses nothing (the commit is in the OS page cache). A
+    /// system crash or power loss may undo this commit and every other commit since the last
+    /// flush, never one before it, and never damages the file: libmdbx does not write over the
+    /// pages of the last flushed commit until a newer one is flushed. The next flush makes it
+    /// durable with everything before it: an ordinary commit ([`write`](Db::write)),
+    /// [`Db::sync`], or libmdbx itself when an unflushed commit finds the file full.
+    ///
+    /// In the other sync modes this is the same as [`write`](Db::write): `SafeNoSync` and
+    /// `UtterlyNoSync` do not flush at commit anyway, and under `NoMetaSync` the meta page of
+    /// the last commit may not be on the disk yet, which unflushed commits could replace; so
+    /// there the transaction commits as the mode says.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new())?; // durable
+    /// for k in 0..100u64 {
+    ///     let mut tx = db.write_nosync()?; // an import: one small commit per item, no flush
+    ///     tx.put::<Names>(&k, &k.to_string())?;
+    ///     tx.commit()?;
+    /// }
+    /// assert!(db.info()?.unsynced_bytes > 0); // committed, not yet flushed
+    /// db.sync()?; // one flush makes the whole import durable
+    /// assert_eq!(db.info()?.unsynced_bytes, 0);
+    /// assert_eq!(db.read()?.len::<Names>()?, 100);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`write`](Db::write).
+    pub fn write_nosync(&self) -> Result<Tx<'_, S, Rw>> {
+        if self.shared.read_only {
+            return Err(Error::ReadOnly {
+                op: "begin a write transaction",
+                path: self.shared.path.clone(),
+            });
+        }
+        let raw = self
+            .shared
+            .env
+            .begin_write_nosync()
+            .map_err(|code| self.shared.fail(code, At::env("begin write transaction")))?;
+        Ok(Tx::new(self, raw))
+    }
+}
+
 #[cold]
 #[inline(never)]
 pub(crate) fn warn_long_read(txn_id: u64, age_ms: u64) {

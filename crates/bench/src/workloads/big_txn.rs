@@ -56,37 +56,53 @@ pub const PHASES: [&str; 5] = ["insert", "range10", "delete", "retain", "pop"];
 /// Entries per range read.
 pub const SCAN_LEN: usize = 10;
 
-/// Investigation rows (with `investigate`, printed, not in the JSON): raw libmdbx with one
-/// setting changed, named `raw.KNOB`.
+/// Raw libmdbx as Tabula configures it: `MDBX_NOSTICKYTHREADS` (in [`RawStore::open`]),
+/// balanced pages (`Options::balance_pages`, Tabula's default), durable, 16 MiB growth steps.
+pub fn raw_like_tabula() -> Tune {
+    Tune {
+        options: vec![(mdbx_sys::MDBX_opt_prefer_waf_insteadof_balance, 0)],
+        ..Tune::default()
+    }
+}
+
+/// Investigation rows (with `investigate`, printed, not in the JSON): raw libmdbx as Tabula
+/// configures it with one setting changed (`raw.KNOB`).
 pub fn raw_knobs() -> Vec<(&'static str, Tune)> {
     use mdbx_sys as sys;
-    let opt = |o: sys::MDBX_option_t, v: u64| Tune {
-        options: vec![(o, v)],
-        ..Tune::default()
+    let with = |flags: sys::MDBX_env_flags_t, options: &[(sys::MDBX_option_t, u64)]| {
+        let mut t = raw_like_tabula();
+        t.extra_flags = flags;
+        t.options.extend_from_slice(options);
+        t
     };
     vec![
-        // Split a full page in the middle, not where the new entry goes (libmdbx's default
-        // since 0.13.10 splits at the insertion point: fewer pages rewritten, half-full leaves
-        // under random inserts).
+        // libmdbx's own default: split a full page where the new entry goes (fewer pages
+        // rewritten per transaction, half-full leaves under random inserts).
         (
-            "raw.balance",
-            opt(sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
+            "raw.fewer_writes",
+            with(0, &[(sys::MDBX_opt_prefer_waf_insteadof_balance, 1)]),
         ),
+        ("raw.writemap", with(sys::MDBX_WRITEMAP, &[])),
+        // Fresh page buffers are not zeroed (they are overwritten by the page copied into them).
+        ("raw.nomeminit", with(sys::MDBX_NOMEMINIT, &[])),
+        // A small dirty-page limit (256 MiB of 4 KiB pages): spills early.
         (
-            "raw.writemap",
-            Tune {
-                extra_flags: sys::MDBX_WRITEMAP,
-                ..Tune::default()
-            },
+            "raw.dp_limit_64k",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 65_536)]),
         ),
+        // The largest dirty-page limit: never spills.
         (
-            "raw.balance_writemap",
-            Tune {
-                extra_flags: sys::MDBX_WRITEMAP,
-                options: vec![(sys::MDBX_opt_prefer_waf_insteadof_balance, 0)],
-                ..Tune::default()
-            },
+            "raw.dp_limit_max",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 0x7FFF_FFFF)]),
         ),
+    ]
+}
+
+/// Tabula investigation rows (`tabula.KNOB`): one option changed.
+fn tabula_knobs() -> Vec<(&'static str, tabula::Options)> {
+    vec![
+        ("tabula.fewer_writes", tabula_options().balance_pages(false)),
+        ("tabula.writemap", tabula_options().write_map(true)),
     ]
 }
 
@@ -269,9 +285,15 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
         let plan = Plan::new(n, 0xB16_7A00 + i as u64);
         let mut figures: Vec<(&str, usize, Figures)> = Vec::new();
         let knobs = if investigate { raw_knobs() } else { Vec::new() };
+        let tabula_knobs = if investigate {
+            tabula_knobs()
+        } else {
+            Vec::new()
+        };
         let libs = LIBS
             .iter()
             .copied()
+            .chain(tabula_knobs.iter().map(|(name, _)| *name))
             .chain(knobs.iter().map(|(name, _)| *name));
         for lib in libs {
             if !wanted(lib) {
@@ -280,9 +302,16 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
             let dir = scratch_dir(&format!("big-{lib}"));
             let mut store: Box<dyn Store> = match lib {
                 "tabula" => Box::new(TabulaStore::open(dir.path(), tabula_options())),
-                "raw" => Box::new(RawStore::open(dir.path(), &Tune::default())),
+                "raw" => Box::new(RawStore::open(dir.path(), &raw_like_tabula())),
                 "heed" => Box::new(HeedStore::open(dir.path())),
                 "redb" => Box::new(RedbStore::open(dir.path())),
+                knob if knob.starts_with("tabula.") => {
+                    let (_, options) = tabula_knobs
+                        .iter()
+                        .find(|(n, _)| *n == knob)
+                        .expect("a knob");
+                    Box::new(TabulaStore::open(dir.path(), options.clone()))
+                }
                 knob => {
                     let tune = &knobs.iter().find(|(n, _)| *n == knob).expect("a knob").1;
                     Box::new(RawStore::open(dir.path(), tune))
@@ -588,7 +617,7 @@ impl Store for RawStore {
         std::fs::create_dir(&copy).expect("mkdir");
         self.env.copy_compact(&copy.join("mdbx.dat"));
         let written = dir_size(&copy);
-        let env = RawStore::open(&copy, &Tune::default());
+        let env = RawStore::open(&copy, &raw_like_tabula());
         let mut txn = env.env.begin(true);
         txn.put(env.dbi, key, &value_of(key), 0);
         txn.commit();

@@ -65,11 +65,20 @@ struct Mode {
 
 fn modes() -> Vec<Mode> {
     use mdbx_sys as sys;
+    // Raw libmdbx as Tabula configures it (balanced pages), with the mode's flags and options.
+    let raw =
+        |flags: sys::MDBX_env_flags_t, utterly: bool, options: &[(sys::MDBX_option_t, u64)]| {
+            let mut t = super::big_txn::raw_like_tabula();
+            t.extra_flags = flags;
+            t.utterly = utterly;
+            t.options.extend_from_slice(options);
+            t
+        };
     vec![
         Mode {
             name: "durable",
             tabula: SyncMode::Durable,
-            raw: Tune::default(),
+            raw: raw(0, false, &[]),
             heed: Some(HeedFlags::empty()),
             redb: Some(Durability::Immediate),
             flushes: true,
@@ -77,10 +86,7 @@ fn modes() -> Vec<Mode> {
         Mode {
             name: "nometasync",
             tabula: SyncMode::NoMetaSync,
-            raw: Tune {
-                extra_flags: sys::MDBX_NOMETASYNC,
-                ..Tune::default()
-            },
+            raw: raw(sys::MDBX_NOMETASYNC, false, &[]),
             heed: Some(HeedFlags::NO_META_SYNC),
             redb: None,
             flushes: true,
@@ -89,11 +95,11 @@ fn modes() -> Vec<Mode> {
             name: "safe_nosync",
             tabula: SyncMode::SafeNoSync,
             // Tabula's default flush threshold, so the raw row measures the same engine work.
-            raw: Tune {
-                extra_flags: sys::MDBX_SAFE_NOSYNC,
-                options: vec![(sys::MDBX_opt_sync_bytes, tabula::DEFAULT_FLUSH_THRESHOLD)],
-                ..Tune::default()
-            },
+            raw: raw(
+                sys::MDBX_SAFE_NOSYNC,
+                false,
+                &[(sys::MDBX_opt_sync_bytes, tabula::DEFAULT_FLUSH_THRESHOLD)],
+            ),
             heed: None,
             redb: Some(Durability::None),
             flushes: false,
@@ -101,11 +107,7 @@ fn modes() -> Vec<Mode> {
         Mode {
             name: "utterly_nosync",
             tabula: SyncMode::UtterlyNoSync,
-            raw: Tune {
-                extra_flags: sys::MDBX_SAFE_NOSYNC,
-                utterly: true,
-                ..Tune::default()
-            },
+            raw: raw(sys::MDBX_SAFE_NOSYNC, true, &[]),
             heed: Some(HeedFlags::NO_SYNC),
             redb: None,
             flushes: false,

@@ -3,7 +3,7 @@
 
 use std::marker::PhantomData;
 
-use crate::codec::{AsKey, Value};
+use crate::codec::{AnyBytes, AsKey, Value};
 use crate::engine::{Code, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::state::Shared;
@@ -128,18 +128,72 @@ impl<'t, T: Table> Appender<'t, T> {
                     key: KeyHex::new(k),
                     source,
                 })?;
-            match cursor.put(k, v, flags) {
-                Ok(()) => Ok(()),
-                Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                    Err(if flags == put::APPENDDUP_STRICT {
-                        append_dup_out_of_order::<T>(cursor, k, v)
-                    } else {
-                        append_out_of_order::<T>(cursor, k)
-                    })
-                }
-                Err(code) => Err(shared.fail(code, At::of::<T>("append").entry(k, v.len()))),
-            }
+            put_stored::<T>(cursor, shared, k, v, flags)
         })
+    }
+
+    /// Appends an entry whose value is `value`'s bytes as they are, for a table whose codec
+    /// stores bytes as given (`codec = Raw`, or another [`AnyBytes`] codec):
+    /// [`append`](Appender::append) for a `&[u8]`, with no `Vec<u8>` built first. The key must
+    /// sort after every key in the table, as for `append`.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = Vec<u8>, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let rows: [(&[u8], &[u8]); 2] = [(b"a", b"first"), (b"b", b"second")];
+    /// let mut tx = db.write()?;
+    /// let mut appender = tx.appender::<Blobs>()?;
+    /// for (key, value) in rows {
+    ///     appender.append_bytes(key, value)?; // both borrowed: nothing copied before the page
+    /// }
+    /// let late = appender.append_bytes(&b"a"[..], b"again");
+    /// assert!(matches!(late, Err(tabula::Error::AppendOutOfOrder { .. })));
+    /// drop(appender);
+    /// assert_eq!(tx.get_bytes::<Blobs>(&b"b"[..])?, Some(&b"second"[..]));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`append`](Appender::append).
+    #[inline]
+    pub fn append_bytes(&mut self, key: &(impl AsKey<T::Key> + ?Sized), value: &[u8]) -> Result<()>
+    where
+        T::Codec: AnyBytes,
+    {
+        let Appender { cursor, shared, .. } = self;
+        with_key::<T, _, _>(key, |k| {
+            put_stored::<T>(cursor, shared, k, value, put::APPEND_STRICT)
+        })
+    }
+}
+
+/// Writes the stored key and value bytes `k`, `v` with an append flag, mapping libmdbx's
+/// refusals to Tabula's errors (the appender's `append`, `append_dup` and `append_bytes`).
+#[inline]
+fn put_stored<T: Table>(
+    cursor: &mut RawWriteCursor<'_>,
+    shared: &Shared,
+    k: &[u8],
+    v: &[u8],
+    flags: u32,
+) -> Result<()> {
+    match cursor.put(k, v, flags) {
+        Ok(()) => Ok(()),
+        Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
+            Err(if flags == put::APPENDDUP_STRICT {
+                append_dup_out_of_order::<T>(cursor, k, v)
+            } else {
+                append_out_of_order::<T>(cursor, k)
+            })
+        }
+        Err(code) => Err(shared.fail(code, At::of::<T>("append").entry(k, v.len()))),
     }
 }
 
