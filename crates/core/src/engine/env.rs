@@ -847,6 +847,37 @@ mod tests {
         )
     }
 
+    /// `Options::balance_pages` and the settings after it reach libmdbx: each option reads back
+    /// as set, and an environment without them keeps libmdbx's defaults.
+    #[test]
+    fn tuning_is_set_in_libmdbx() {
+        let get = |env: &Env, option: sys::MDBX_option_t| {
+            let mut value = 0u64;
+            // SAFETY: the env is open; `value` is a valid out-parameter.
+            let rc = unsafe { sys::mdbx_env_get_option(env.ptr.as_ptr(), option, &mut value) };
+            assert_eq!(rc, sys::MDBX_SUCCESS);
+            value
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = EnvConfig::for_tests(None, 1 << 30);
+        let plain = Env::open(dir.path(), &cfg).unwrap();
+        assert_eq!(get(&plain, sys::MDBX_opt_prefer_waf_insteadof_balance), 1);
+        assert_eq!(get(&plain, sys::MDBX_opt_spill_min_denominator), 8);
+        drop(plain);
+        cfg.tuning = Tuning {
+            balance: Some(true),
+            dirty_page_limit: Some(1000),
+            spill_denominators: Some((2, 3)),
+            dirty_page_reserve: Some(77),
+        };
+        let env = Env::open(dir.path(), &cfg).unwrap();
+        assert_eq!(get(&env, sys::MDBX_opt_prefer_waf_insteadof_balance), 0);
+        assert_eq!(get(&env, sys::MDBX_opt_txn_dp_limit), 1000);
+        assert_eq!(get(&env, sys::MDBX_opt_spill_min_denominator), 2);
+        assert_eq!(get(&env, sys::MDBX_opt_spill_max_denominator), 3);
+        assert_eq!(get(&env, sys::MDBX_opt_dp_reserve_limit), 77);
+    }
+
     /// The names libmdbx 0.14.4's `env_handle_pathname` gives (mdbx.c): the lock file it uses
     /// and the one whose presence makes it refuse with MDBX_DUPLICATED_LCK.
     #[test]
