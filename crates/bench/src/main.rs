@@ -388,7 +388,10 @@ fn main() -> ExitCode {
         ));
     }
     if wanted("small_commits") {
-        finish(workloads::small_commits::run(sizes.small_commits));
+        finish(workloads::small_commits::run(
+            sizes.small_commits,
+            args.investigate,
+        ));
     }
     println!("\n== targets");
     let targets = targets::targets(&done);

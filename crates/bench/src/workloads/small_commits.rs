@@ -124,7 +124,7 @@ trait Store {
 }
 
 /// Runs every mode.
-pub fn run(sizes: SmallCommitsSizes) -> Workload {
+pub fn run(sizes: SmallCommitsSizes, investigate: bool) -> Workload {
     let title = format!(
         "one-entry write txns (24-byte random keys, 150-byte values) into {} entries: {} per \
          library at the flushing modes, {} at the others, in {} interleaved rounds; each \
@@ -144,7 +144,11 @@ pub fn run(sizes: SmallCommitsSizes) -> Workload {
             .iter()
             .map(|lib| format!("{lib}_{}", mode.name))
             .collect();
-        if !rows.iter().any(|r| variant_wanted(r)) {
+        if !rows.iter().any(|r| variant_wanted(r))
+            && !(investigate && variant_wanted(&format!("raw_{}.nomeminit", mode.name)))
+            && !(investigate && variant_wanted(&format!("raw_{}.nordahead", mode.name)))
+            && !(investigate && variant_wanted("tabula_safe_nosync.flush8g"))
+        {
             continue;
         }
         let total = if mode.flushes {
@@ -157,6 +161,7 @@ pub fn run(sizes: SmallCommitsSizes) -> Workload {
             .map(|i| scratch_dir(&format!("small-{}-{i}", mode.name)))
             .collect();
         let mut stores: Vec<(String, Box<dyn Store>)> = Vec::new();
+        let mut extra_dirs: Vec<tempfile::TempDir> = Vec::new();
         if variant_wanted(&rows[0]) {
             let options = tabula_options().sync(mode.tabula);
             stores.push((
@@ -181,6 +186,41 @@ pub fn run(sizes: SmallCommitsSizes) -> Workload {
                 rows[3].clone(),
                 Box::new(RedbStore::load(dirs[3].path(), durability, &loaded)),
             ));
+        }
+        if investigate {
+            // The same engine without zeroing fresh page buffers (`MDBX_NOMEMINIT`): libmdbx
+            // 0.14.4 zeroes every page buffer it hands out, reused ones included.
+            let name = format!("raw_{}.nomeminit", mode.name);
+            if variant_wanted(&name) {
+                let mut tune = mode.raw.clone();
+                tune.extra_flags |= mdbx_sys::MDBX_NOMEMINIT;
+                let dir = scratch_dir(&format!("small-{}-nomeminit", mode.name));
+                stores.push((name, Box::new(RawStore::load(dir.path(), &tune, &loaded))));
+                extra_dirs.push(dir);
+            }
+            // Without readahead (`MDBX_NORDAHEAD`: libmdbx advises the kernel not to read the
+            // file ahead).
+            let name = format!("raw_{}.nordahead", mode.name);
+            if variant_wanted(&name) {
+                let mut tune = mode.raw.clone();
+                tune.extra_flags |= mdbx_sys::MDBX_NORDAHEAD;
+                let dir = scratch_dir(&format!("small-{}-nordahead", mode.name));
+                stores.push((name, Box::new(RawStore::load(dir.path(), &tune, &loaded))));
+                extra_dirs.push(dir);
+            }
+            if mode.name == "safe_nosync" {
+                // A flush threshold never reached: no flush while the rows are timed.
+                let name = "tabula_safe_nosync.flush8g".to_string();
+                if variant_wanted(&name) {
+                    let options = tabula_options().sync(mode.tabula).flush_threshold(8 << 30);
+                    let dir = scratch_dir("small-safe-flush8g");
+                    stores.push((
+                        name,
+                        Box::new(TabulaStore::load(dir.path(), options, &loaded)),
+                    ));
+                    extra_dirs.push(dir);
+                }
+            }
         }
         let names: Vec<String> = stores.iter().map(|(n, _)| n.clone()).collect();
         let seed = 0xC0_4417 ^ mode.name.len() as u64;
@@ -221,8 +261,14 @@ pub fn run(sizes: SmallCommitsSizes) -> Workload {
             format!("raw_{}", mode.name)
         };
         for (name, t) in names.iter().zip(medians) {
-            w.add(name, || ns_per(t, per_round) / 1000.0, Some(&base));
+            let figure = || ns_per(t, per_round) / 1000.0;
+            if name.contains('.') {
+                w.extra(name, figure, Some(&base));
+            } else {
+                w.add(name, figure, Some(&base));
+            }
         }
+        drop(extra_dirs);
     }
     w
 }
@@ -422,12 +468,15 @@ mod tests {
     /// holds exactly what was loaded and committed (checked inside, panicking otherwise).
     #[test]
     fn every_mode_runs_and_checks_out() {
-        let w = run(SmallCommitsSizes {
-            loaded: 2_000,
-            flushed_commits: 6,
-            unflushed_commits: 30,
-            rounds: 2,
-        });
+        let w = run(
+            SmallCommitsSizes {
+                loaded: 2_000,
+                flushed_commits: 6,
+                unflushed_commits: 30,
+                rounds: 2,
+            },
+            true,
+        );
         for row in [
             "tabula_durable",
             "raw_durable",
