@@ -147,6 +147,7 @@ pub fn run(sizes: SmallCommitsSizes, investigate: bool) -> Workload {
         if !rows.iter().any(|r| variant_wanted(r))
             && !(investigate && variant_wanted(&format!("raw_{}.nomeminit", mode.name)))
             && !(investigate && variant_wanted(&format!("raw_{}.nordahead", mode.name)))
+            && !(investigate && variant_wanted(&format!("raw_{}.writemap", mode.name)))
             && !(investigate && variant_wanted("tabula_safe_nosync.flush8g"))
         {
             continue;
@@ -195,6 +196,15 @@ pub fn run(sizes: SmallCommitsSizes, investigate: bool) -> Workload {
                 let mut tune = mode.raw.clone();
                 tune.extra_flags |= mdbx_sys::MDBX_NOMEMINIT;
                 let dir = scratch_dir(&format!("small-{}-nomeminit", mode.name));
+                stores.push((name, Box::new(RawStore::load(dir.path(), &tune, &loaded))));
+                extra_dirs.push(dir);
+            }
+            // Writes through a writable map (`MDBX_WRITEMAP`) instead of `pwrite`.
+            let name = format!("raw_{}.writemap", mode.name);
+            if variant_wanted(&name) {
+                let mut tune = mode.raw.clone();
+                tune.extra_flags |= mdbx_sys::MDBX_WRITEMAP;
+                let dir = scratch_dir(&format!("small-{}-writemap", mode.name));
                 stores.push((name, Box::new(RawStore::load(dir.path(), &tune, &loaded))));
                 extra_dirs.push(dir);
             }
