@@ -85,6 +85,54 @@ pub fn raw_knobs() -> Vec<(&'static str, Tune)> {
         ("raw.writemap", with(sys::MDBX_WRITEMAP, &[])),
         // Fresh page buffers are not zeroed (they are overwritten by the page copied into them).
         ("raw.nomeminit", with(sys::MDBX_NOMEMINIT, &[])),
+        // 256 MiB growth steps instead of 16 MiB.
+        (
+            "raw.grow_256m",
+            Tune {
+                growth_step: 256 << 20,
+                ..raw_like_tabula()
+            },
+        ),
+        // Merge pages below half full (the most libmdbx allows), a quarter (LMDB's
+        // `FILL_THRESHOLD`), 12.5 % (the least libmdbx allows); libmdbx's default is a third.
+        (
+            "raw.merge_50",
+            with(0, &[(sys::MDBX_opt_merge_threshold, 32_768)]),
+        ),
+        (
+            "raw.merge_25",
+            with(0, &[(sys::MDBX_opt_merge_threshold, 16_384)]),
+        ),
+        (
+            "raw.merge_12",
+            with(0, &[(sys::MDBX_opt_merge_threshold, 8_192)]),
+        ),
+        // Spill all changed pages when the limit is reached (denominators 0: no bounds).
+        (
+            "raw.dp_limit_64k_spill_all",
+            with(
+                0,
+                &[
+                    (sys::MDBX_opt_txn_dp_limit, 65_536),
+                    (sys::MDBX_opt_spill_min_denominator, 0),
+                    (sys::MDBX_opt_spill_max_denominator, 0),
+                ],
+            ),
+        ),
+        // Keep up to 64K page buffers between transactions (libmdbx's default 1024).
+        (
+            "raw.dp_reserve_64k",
+            with(0, &[(sys::MDBX_opt_dp_reserve_limit, 65_536)]),
+        ),
+        // GC: a small reclaim list limit, and a time limit of 1 s for the GC search.
+        (
+            "raw.rp_augment_1k",
+            with(0, &[(sys::MDBX_opt_rp_augment_limit, 1024)]),
+        ),
+        (
+            "raw.gc_time_1s",
+            with(0, &[(sys::MDBX_opt_gc_time_limit, 65_536)]),
+        ),
         // A small dirty-page limit (256 MiB of 4 KiB pages): spills early.
         (
             "raw.dp_limit_64k",
@@ -283,22 +331,23 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
                 .iter()
                 .any(|p| variant_wanted(&format!("{lib}_{p}_{label}")))
         };
-        if !LIBS.iter().any(|l| wanted(l)) {
-            continue;
-        }
-        let plan = Plan::new(n, 0xB16_7A00 + i as u64);
-        let mut figures: Vec<(&str, usize, Figures)> = Vec::new();
         let knobs = if investigate { raw_knobs() } else { Vec::new() };
         let tabula_knobs = if investigate {
             tabula_knobs()
         } else {
             Vec::new()
         };
-        let libs = LIBS
+        let libs: Vec<&str> = LIBS
             .iter()
             .copied()
             .chain(tabula_knobs.iter().map(|(name, _)| *name))
-            .chain(knobs.iter().map(|(name, _)| *name));
+            .chain(knobs.iter().map(|(name, _)| *name))
+            .collect();
+        if !libs.iter().any(|l| wanted(l)) {
+            continue;
+        }
+        let plan = Plan::new(n, 0xB16_7A00 + i as u64);
+        let mut figures: Vec<(&str, usize, Figures)> = Vec::new();
         for lib in libs {
             if !wanted(lib) {
                 continue;

@@ -148,6 +148,8 @@ pub fn run(sizes: SmallCommitsSizes, investigate: bool) -> Workload {
             && !(investigate && variant_wanted(&format!("raw_{}.nomeminit", mode.name)))
             && !(investigate && variant_wanted(&format!("raw_{}.nordahead", mode.name)))
             && !(investigate && variant_wanted(&format!("raw_{}.writemap", mode.name)))
+            && !(investigate && variant_wanted(&format!("tabula_{}.writemap", mode.name)))
+            && !(investigate && variant_wanted(&format!("tabula_{}.writemap_1t", mode.name)))
             && !(investigate && variant_wanted("tabula_safe_nosync.flush8g"))
         {
             continue;
@@ -217,6 +219,23 @@ pub fn run(sizes: SmallCommitsSizes, investigate: bool) -> Workload {
                 let dir = scratch_dir(&format!("small-{}-nordahead", mode.name));
                 stores.push((name, Box::new(RawStore::load(dir.path(), &tune, &loaded))));
                 extra_dirs.push(dir);
+            }
+            // Tabula with `Options::write_map(true)`, with the benchmarks' 8 GiB bound and with
+            // the default 1 TiB one (libmdbx flushes a write map with `msync`).
+            for (suffix, max_size) in [("writemap", super::MAX_SIZE), ("writemap_1t", 1 << 40)] {
+                let name = format!("tabula_{}.{suffix}", mode.name);
+                if variant_wanted(&name) {
+                    let options = tabula::Options::new()
+                        .max_size(max_size)
+                        .sync(mode.tabula)
+                        .write_map(true);
+                    let dir = scratch_dir(&format!("small-{}-{suffix}", mode.name));
+                    stores.push((
+                        name,
+                        Box::new(TabulaStore::load(dir.path(), options, &loaded)),
+                    ));
+                    extra_dirs.push(dir);
+                }
             }
             if mode.name == "safe_nosync" {
                 // A flush threshold never reached: no flush while the rows are timed.
