@@ -285,3 +285,31 @@ fn append_bytes_appends_in_order_and_refuses_the_rest() {
     assert_eq!(all[42], (vec![42, 0], vec![42; 7]));
     assert_eq!(all[100], (vec![200], b"last".to_vec()));
 }
+
+#[test]
+fn a_higher_merge_threshold_leaves_fewer_pages_after_deletes() {
+    let leaves = |percent: u8| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = tabula::open::<App>(dir.path(), Options::new().merge_threshold(percent)).unwrap();
+        let mut rng = Rng::new(11);
+        let keys: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| (0..3).flat_map(|_| rng.next().to_le_bytes()).collect())
+            .collect();
+        let mut tx = db.write().unwrap();
+        for k in &keys {
+            tx.put_bytes::<Pairs>(k, &[7; 150]).unwrap();
+        }
+        tx.commit().unwrap();
+        let mut tx = db.write().unwrap();
+        for k in keys.iter().filter(|_| rng.below(10) < 7) {
+            tx.delete::<Pairs>(&k[..]).unwrap();
+        }
+        tx.commit().unwrap();
+        db.read().unwrap().stat::<Pairs>().unwrap().leaf_pages
+    };
+    let (sparse, dense) = (leaves(13), leaves(50));
+    assert!(
+        sparse * 10 > dense * 12,
+        "merging below half full should leave far fewer leaves than below 13 %: {dense} vs {sparse}"
+    );
+}

@@ -229,7 +229,8 @@ trait Store {
     fn pop(&mut self, n: usize) -> (Duration, u64);
     /// Entry count and checksum of the whole table (untimed).
     fn state(&mut self) -> State;
-    /// The table's B-tree: depth, branch pages, leaf pages.
+    /// The table's B-tree: depth, branch pages, leaf pages (of 4 KiB: every store here uses
+    /// 4 KiB pages).
     fn shape(&mut self) -> (u32, u64, u64);
     /// Compacts a copy into `dest` (a fresh directory) and returns its size in bytes: the data
     /// file as written, and after reopening it and committing one more entry (what a
@@ -379,6 +380,12 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
                 .unwrap_or(0);
             figures.push((lib, last, run_store(lib, store.as_mut(), &plan, last)));
             if investigate {
+                // The table's B-tree after the phases: what a compacted copy holds of it.
+                let (_, branch, leaf) = store.shape();
+                compacted.push((
+                    format!("{lib}_tree_{label}"),
+                    ((branch + leaf) * 4096) as f64,
+                ));
                 let copy = scratch_dir(&format!("big-{lib}-compacted"));
                 let (written, reopened) = store.compacted(copy.path(), &pairs::keys(9, 1)[0]);
                 compacted.push((format!("{lib}_compacted_{label}"), written as f64));

@@ -58,6 +58,8 @@ pub(crate) struct Tuning {
     pub spill_denominators: Option<(u8, u8)>,
     /// `MDBX_opt_dp_reserve_limit`, in pages.
     pub dirty_page_reserve: Option<u64>,
+    /// `MDBX_opt_merge_threshold`, in 1/65536 of a page (8192 to 32768).
+    pub merge_threshold: Option<u64>,
 }
 
 #[cfg(test)]
@@ -708,6 +710,9 @@ impl Env {
         if let Some(pages) = tuning.dirty_page_reserve {
             set.push((sys::MDBX_opt_dp_reserve_limit, pages));
         }
+        if let Some(dot16) = tuning.merge_threshold {
+            set.push((sys::MDBX_opt_merge_threshold, dot16));
+        }
         for (option, value) in set {
             // SAFETY: the env is open; these options are in-process settings libmdbx stores in
             // the env handle (the dirty-page reserve and limit take the writer lock themselves,
@@ -869,6 +874,7 @@ mod tests {
             dirty_page_limit: Some(1000),
             spill_denominators: Some((2, 3)),
             dirty_page_reserve: Some(77),
+            merge_threshold: Some(16_384),
         };
         let env = Env::open(dir.path(), &cfg).unwrap();
         assert_eq!(get(&env, sys::MDBX_opt_prefer_waf_insteadof_balance), 0);
@@ -876,6 +882,7 @@ mod tests {
         assert_eq!(get(&env, sys::MDBX_opt_spill_min_denominator), 2);
         assert_eq!(get(&env, sys::MDBX_opt_spill_max_denominator), 3);
         assert_eq!(get(&env, sys::MDBX_opt_dp_reserve_limit), 77);
+        assert_eq!(get(&env, sys::MDBX_opt_merge_threshold), 16_384);
     }
 
     /// The names libmdbx 0.14.4's `env_handle_pathname` gives (mdbx.c): the lock file it uses
