@@ -119,6 +119,9 @@ pub fn raw_knobs() -> Vec<(&'static str, Tune)> {
                 ],
             ),
         ),
+        // Keep up to 255 freed dirty pages on the loose list (the most libmdbx allows; its
+        // default is 64): a freed dirty page beyond it is removed from the dirty-page list.
+        ("raw.loose_255", with(0, &[(sys::MDBX_opt_loose_limit, 255)])),
         // Keep up to 64K page buffers between transactions (libmdbx's default 1024).
         (
             "raw.dp_reserve_64k",
@@ -154,6 +157,7 @@ fn tabula_knobs() -> Vec<(&'static str, tabula::Options)> {
         // Unsorted input sorted in memory first, then appended in one transaction.
         ("tabula.sorted_insert", tabula_options()),
         ("tabula.fewer_writes", tabula_options().balance_pages(false)),
+        ("tabula.merge_25", tabula_options().merge_threshold(25)),
         ("tabula.writemap", tabula_options().write_map(true)),
     ]
 }
