@@ -103,7 +103,8 @@ unsafe impl Sync for Env {}
 
 impl Env {
     /// Opens (creating) an environment in directory `path` with room for `max_tables` named
-    /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]).
+    /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]), with
+    /// balanced pages as Tabula sets them.
     pub fn open(path: &Path, max_tables: u64, flags: EnvFlags) -> Env {
         let mut env: *mut sys::MDBX_env = ptr::null_mut();
         // SAFETY: mdbx_env_create writes a fresh handle into `env` on success.
@@ -131,6 +132,12 @@ impl Env {
             check(
                 sys::mdbx_env_open(env, cpath.as_ptr(), flags.bits(), 0o644),
                 "mdbx_env_open",
+            );
+            // Balanced page splits and merges, as Tabula configures libmdbx
+            // (`Options::balance_pages`, on by default).
+            check(
+                sys::mdbx_env_set_option(env, sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
+                "set prefer_waf_insteadof_balance",
             );
         }
         Env(env)
