@@ -38,6 +38,7 @@ WORKLOADS = {
     "open": ("open: existing file, schema of N tables", "µs per open"),
     "dup_seek": ("dup_seek: random seek_dup, keys × 20 subkeys, one read txn", "ns per seek"),
     "prune": ("prune: delete every 10th entry walking a write cursor", "ns per entry"),
+    "small_commits": ("small_commits: one-entry write txns, each mode vs its peer", "µs per commit"),
 }
 
 
@@ -142,6 +143,12 @@ def main():
             rate = {k: v for k, v in rows.items() if k not in lat}
             charts.append(("async-reads-latency", "async_reads: request latency (tokio, writer committing)", "µs per request", lat))
             charts.append(("async-reads-rate", "async_reads: requests completed per second", "requests / s", rate))
+        elif key == "big_txn":
+            # One chart per size (row suffix): every phase of every library.
+            for size in ("1m", "5m"):
+                sized = {k[: -len(size) - 1]: v for k, v in rows.items() if k.endswith("_" + size)}
+                title = f"big_txn: {size.upper()} random inserts in one txn, then each phase in one txn"
+                charts.append((f"big-txn-{size}", title, "ns per entry (range10: per read)", sized))
         elif key in WORKLOADS:
             title, ylabel = WORKLOADS[key]
             charts.append((key.replace("_", "-"), title, ylabel, rows))

@@ -11,6 +11,7 @@
 
 pub mod data;
 pub mod lmdb;
+pub mod pairs;
 pub mod raw;
 pub mod report;
 pub mod tables;

@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use tabula_bench::report::{self, Verdict, Workload};
 use tabula_bench::workloads::append::AppendSizes;
 use tabula_bench::workloads::async_reads::AsyncSizes;
+use tabula_bench::workloads::big_txn::BigTxnSizes;
 use tabula_bench::workloads::big_values::BigSizes;
 use tabula_bench::workloads::dup_seek::DupSeekSizes;
 use tabula_bench::workloads::get::GetSizes;
@@ -28,6 +29,7 @@ use tabula_bench::workloads::open::OpenSizes;
 use tabula_bench::workloads::prune::PruneSizes;
 use tabula_bench::workloads::scan::ScanSizes;
 use tabula_bench::workloads::short_reads::ShortSizes;
+use tabula_bench::workloads::small_commits::SmallCommitsSizes;
 use tabula_bench::workloads::upsert::UpsertSizes;
 use tabula_bench::{targets, util, workloads};
 
@@ -47,6 +49,8 @@ struct Sizes {
     open: OpenSizes,
     dup_seek: DupSeekSizes,
     prune: PruneSizes,
+    big_txn: BigTxnSizes,
+    small_commits: SmallCommitsSizes,
 }
 
 impl Sizes {
@@ -113,6 +117,15 @@ impl Sizes {
                 entries: 1_000_000,
                 reps: 9,
             },
+            big_txn: BigTxnSizes {
+                entries: [1_000_000, 5_000_000],
+            },
+            small_commits: SmallCommitsSizes {
+                loaded: 1_000_000,
+                flushed_commits: 1_000,
+                unflushed_commits: 50_000,
+                rounds: 5,
+            },
         }
     }
 
@@ -176,6 +189,15 @@ impl Sizes {
                 entries: 100_000,
                 reps: 15,
             },
+            big_txn: BigTxnSizes {
+                entries: [100_000, 500_000],
+            },
+            small_commits: SmallCommitsSizes {
+                loaded: 100_000,
+                flushed_commits: 200,
+                unflushed_commits: 5_000,
+                rounds: 3,
+            },
         }
     }
 }
@@ -193,11 +215,14 @@ impl Sizes {
         self.big.read = s(self.big.read);
         self.mixed.duration = self.mixed.duration.mul_f64(f);
         self.dup_seek.seeks = s(self.dup_seek.seeks);
+        self.big_txn.entries = self.big_txn.entries.map(|n| s(n).max(100));
+        self.small_commits.flushed_commits = s(self.small_commits.flushed_commits).max(10);
+        self.small_commits.unflushed_commits = s(self.small_commits.unflushed_commits).max(10);
         self
     }
 }
 
-const WORKLOADS: [&str; 13] = [
+const WORKLOADS: [&str; 15] = [
     "get_hot",
     "get_cold",
     "append",
@@ -211,6 +236,8 @@ const WORKLOADS: [&str; 13] = [
     "open",
     "dup_seek",
     "prune",
+    "big_txn",
+    "small_commits",
 ];
 
 struct Args {
@@ -352,6 +379,19 @@ fn main() -> ExitCode {
     }
     if wanted("prune") {
         finish(workloads::prune::run(sizes.prune));
+    }
+    if wanted("big_txn") {
+        finish(workloads::big_txn::run(
+            sizes.big_txn,
+            args.quick,
+            args.investigate,
+        ));
+    }
+    if wanted("small_commits") {
+        finish(workloads::small_commits::run(
+            sizes.small_commits,
+            args.investigate,
+        ));
     }
     println!("\n== targets");
     let targets = targets::targets(&done);

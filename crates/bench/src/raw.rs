@@ -103,7 +103,8 @@ unsafe impl Sync for Env {}
 
 impl Env {
     /// Opens (creating) an environment in directory `path` with room for `max_tables` named
-    /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]).
+    /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]), with
+    /// balanced pages as Tabula sets them.
     pub fn open(path: &Path, max_tables: u64, flags: EnvFlags) -> Env {
         let mut env: *mut sys::MDBX_env = ptr::null_mut();
         // SAFETY: mdbx_env_create writes a fresh handle into `env` on success.
@@ -131,6 +132,12 @@ impl Env {
             check(
                 sys::mdbx_env_open(env, cpath.as_ptr(), flags.bits(), 0o644),
                 "mdbx_env_open",
+            );
+            // Balanced page splits and merges, as Tabula configures libmdbx
+            // (`Options::balance_pages`, on by default).
+            check(
+                sys::mdbx_env_set_option(env, sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
+                "set prefer_waf_insteadof_balance",
             );
         }
         Env(env)
@@ -244,6 +251,22 @@ impl Env {
         if rc != sys::MDBX_RESULT_TRUE {
             check(rc, "mdbx_env_sync_ex");
         }
+    }
+
+    /// Writes a compacted copy to the file `dest` (`mdbx_env_copy` with `MDBX_CP_COMPACT`).
+    pub fn copy_compact(&self, dest: &Path) {
+        let cpath = CString::new(dest.as_os_str().as_encoded_bytes()).expect("path has no NUL");
+        // SAFETY: the env is open; the copy runs in its own read txn; `cpath` is NUL-terminated
+        // and alive for the call.
+        check(
+            unsafe { sys::mdbx_env_copy(self.0, cpath.as_ptr(), sys::MDBX_CP_COMPACT) },
+            "mdbx_env_copy",
+        );
+    }
+
+    /// The raw env handle (for option experiments that call libmdbx directly).
+    pub fn as_ptr(&self) -> *mut sys::MDBX_env {
+        self.0
     }
 
     /// Sets an option on the open env (`mdbx_env_set_option`).
@@ -379,6 +402,25 @@ impl Txn {
             unsafe { sys::mdbx_put(self.0, dbi, &k, &mut v, flags) },
             "mdbx_put",
         );
+    }
+
+    /// `mdbx_del` of `key` (every value); whether it was there.
+    #[inline]
+    pub fn del(&mut self, dbi: Dbi, key: &[u8]) -> bool {
+        let k = val(key);
+        // SAFETY: a live write txn borrowed exclusively; `key` is alive for the call; a null
+        // data pointer deletes every value of the key.
+        let rc = unsafe { sys::mdbx_del(self.0, dbi, &k, ptr::null()) };
+        if rc == sys::MDBX_NOTFOUND {
+            return false;
+        }
+        check(rc, "mdbx_del");
+        true
+    }
+
+    /// The raw transaction handle (for option experiments that call libmdbx directly).
+    pub fn as_ptr(&self) -> *mut sys::MDBX_txn {
+        self.0
     }
 
     /// Opens a cursor on `dbi`.
@@ -519,6 +561,31 @@ impl Cursor {
         })
     }
 
+    /// `mdbx_cursor_get` with `op` (`MDBX_FIRST`, `MDBX_LAST`, `MDBX_NEXT`, ...; `key` for the
+    /// ops that take one, such as `MDBX_SET_RANGE`): the entry found, borrowed from the txn's
+    /// pages until the txn writes or ends.
+    #[inline]
+    pub fn get(&mut self, op: sys::MDBX_cursor_op, key: Option<&[u8]>) -> Option<(&[u8], &[u8])> {
+        let mut k = key.map_or(EMPTY, val);
+        let mut v = EMPTY;
+        // SAFETY: the cursor is open in a live txn; `k` points into `key` (alive for the call)
+        // or is empty; libmdbx writes the entry found into `k`, `v`.
+        let rc = unsafe { sys::mdbx_cursor_get(self.0, &mut k, &mut v, op) };
+        if rc == sys::MDBX_NOTFOUND {
+            return None;
+        }
+        check(rc, "mdbx_cursor_get");
+        // SAFETY: on success both point at bytes inside the txn's snapshot (or its dirty
+        // pages), valid until the txn writes or ends; the borrow of `self` keeps the cursor
+        // alive meanwhile.
+        Some(unsafe {
+            (
+                std::slice::from_raw_parts(k.iov_base as *const u8, k.iov_len),
+                std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len),
+            )
+        })
+    }
+
     /// `mdbx_cursor_get(MDBX_GET_BOTH_RANGE)`: in a dupsort table, the first value of `key`
     /// that is `>= value`, borrowed from the txn's pages; `None` when `key` is absent or has
     /// no such value.
@@ -643,6 +710,16 @@ pub const APPEND: sys::MDBX_put_flags_t = sys::MDBX_APPEND;
 pub const APPENDDUP: sys::MDBX_put_flags_t = sys::MDBX_APPENDDUP;
 /// `MDBX_DUPSORT`.
 pub const DUPSORT: sys::MDBX_db_flags_t = sys::MDBX_DUPSORT;
+/// `MDBX_FIRST`.
+pub const FIRST: sys::MDBX_cursor_op = sys::MDBX_FIRST;
+/// `MDBX_LAST`.
+pub const LAST: sys::MDBX_cursor_op = sys::MDBX_LAST;
+/// `MDBX_NEXT`.
+pub const NEXT: sys::MDBX_cursor_op = sys::MDBX_NEXT;
+/// `MDBX_SET_RANGE`: the first key `>=` the one given.
+pub const SET_RANGE: sys::MDBX_cursor_op = sys::MDBX_SET_RANGE;
+/// `MDBX_CURRENT`.
+pub const GET_CURRENT: sys::MDBX_cursor_op = sys::MDBX_GET_CURRENT;
 
 #[cfg(test)]
 mod tests {

@@ -35,6 +35,8 @@ pub enum Unit {
     Mops,
     /// Operations per second (higher is better).
     PerSec,
+    /// Mebibytes (a size; lower is better).
+    MiB,
 }
 
 impl Unit {
@@ -45,6 +47,7 @@ impl Unit {
             Unit::Us => "µs/op",
             Unit::Mops => "Mops/s",
             Unit::PerSec => "ops/s",
+            Unit::MiB => "MiB",
         }
     }
 }

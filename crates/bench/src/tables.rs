@@ -78,6 +78,16 @@ pub struct Slots;
 #[derive(Schema)]
 pub struct SlotsSchema(Slots);
 
+/// big_txn and small_commits (issue 26, the peer benchmark's table): byte-string keys (24
+/// random bytes) and raw values (150 random bytes), as the peer's Tabula backend declared it.
+#[derive(Table)]
+#[table(name = "pairs24", key = Vec<u8>, value = Vec<u8>, codec = tabula::Raw)]
+pub struct Pairs24;
+
+/// Schema of big_txn and small_commits.
+#[derive(Schema)]
+pub struct Pairs24Schema(Pairs24);
+
 /// The prune workload: `u64` keys (big-endian), `u64` values through Tabula's default codec
 /// (bincode 2: a varint).
 #[derive(Table)]

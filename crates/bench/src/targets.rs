@@ -117,6 +117,38 @@ pub fn specs() -> Vec<Spec> {
     s.push(Spec::new("prune", "tabula", AtMost, 1.10, "raw"));
     s.push(Spec::new("prune", "tabula", AtMost, 1.0, "heed"));
     s.push(Spec::new("prune", "tabula", AtMost, 1.0, "redb"));
+    // big_txn (issue 26): one-transaction inserts, deletes and retain against the faster of
+    // heed and redb, at both sizes.
+    for label in crate::workloads::big_txn::LABELS {
+        for phase in ["insert", "delete", "retain"] {
+            s.push(Spec::min_of(
+                "big_txn",
+                &format!("tabula_{phase}_{label}"),
+                AtMost,
+                1.0,
+                &[
+                    &format!("heed_{phase}_{label}"),
+                    &format!("redb_{phase}_{label}"),
+                ],
+            ));
+        }
+    }
+    // small_commits: one-entry commits against the peer mode with the same guarantee.
+    for (mode, peer) in [
+        ("durable", "heed"),
+        ("durable", "redb"),
+        ("nometasync", "heed"),
+        ("safe_nosync", "redb"),
+        ("utterly_nosync", "heed"),
+    ] {
+        s.push(Spec::new(
+            "small_commits",
+            &format!("tabula_{mode}"),
+            AtMost,
+            1.0,
+            &format!("{peer}_{mode}"),
+        ));
+    }
     for n in crate::workloads::open::COUNTS {
         s.push(Spec::new(
             "open",

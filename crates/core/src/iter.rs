@@ -139,6 +139,14 @@ impl Positions {
         }
     }
 
+    pub(crate) fn range_by<T: Table, Q: AsKey<T::Key> + ?Sized, R: RangeBounds<Q>>(r: R) -> Self {
+        Positions {
+            lower: encode_bound::<T, Q>(r.start_bound()),
+            upper: encode_bound::<T, Q>(r.end_bound()),
+            lower_dup: None,
+        }
+    }
+
     pub(crate) fn exact<T: Table, Q: AsKey<T::Key> + ?Sized>(key: &Q) -> Self {
         let b = encode_bound::<T, Q>(Bound::Included(key));
         Positions {

@@ -86,6 +86,8 @@ pub struct Options {
     reuse_read_snapshots: bool,
     max_read_age: Option<Duration>,
     on_slow_reader: Option<SlowReaderPolicy>,
+    /// libmdbx's write-transaction settings (`balance_pages` and after).
+    tuning: engine::Tuning,
 }
 
 impl Default for Options {
@@ -111,6 +113,7 @@ impl Default for Options {
             reuse_read_snapshots: true,
             max_read_age: None,
             on_slow_reader: None,
+            tuning: DEFAULT_TUNING,
         }
     }
 }
@@ -731,6 +734,217 @@ impl Options {
         self
     }
 
+    // ---------------------------------------------------------------------------------------
+    // libmdbx's settings for write transactions (issue 26). In-process settings: they apply to
+    // this `Db`'s writes only, not to other processes using the file, and are not stored in it.
+    // `docs/benchmarks.md` ("big_txn") has the measurements behind the defaults.
+
+    /// Keep B-tree pages balanced (the default, `true`): a full page is split in the middle,
+    /// and a page emptied by deletes is merged into its emptier neighbour. `false` is libmdbx
+    /// 0.14's own default, which writes fewer pages per transaction instead: a full page is
+    /// split where the new entry goes, and an emptied page merged into a neighbour the
+    /// transaction already changed (`MDBX_opt_prefer_waf_insteadof_balance`).
+    ///
+    /// For keys inserted in random order the difference is large: libmdbx's default leaves
+    /// leaves about half full (11.5 of 22 entries of 174 bytes per 4 KiB page, against 14.4
+    /// balanced and 15.0 in LMDB), so the tree has 25 % more pages, is often a level deeper,
+    /// and every transaction that touches it reads and writes more pages; a million random
+    /// inserts in one transaction ran 1.6× faster balanced. Keys inserted in increasing order
+    /// fill pages completely either way (a page that receives its last key is not split but
+    /// followed by a new one).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Random keys: balanced pages hold more entries each.
+    /// let leaves = |balance: bool, path: &std::path::Path| -> tabula::Result<u64> {
+    ///     let db = tabula::open::<App>(path, Options::new().balance_pages(balance))?;
+    ///     let mut tx = db.write()?;
+    ///     let mut k = 1u64;
+    ///     for _ in 0..20_000 {
+    ///         k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    ///         tx.put::<Blobs>(&k, &vec![7; 150])?;
+    ///     }
+    ///     tx.commit()?;
+    ///     Ok(db.read()?.stat::<Blobs>()?.leaf_pages)
+    /// };
+    /// let balanced = leaves(true, &dir.path().join("a"))?;
+    /// let fewer_writes = leaves(false, &dir.path().join("b"))?;
+    /// assert!(balanced * 10 < fewer_writes * 9, "{balanced} vs {fewer_writes} leaf pages");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn balance_pages(mut self, yes: bool) -> Self {
+        self.tuning.balance = Some(yes);
+        self
+    }
+
+    /// The most pages a write transaction keeps changed in memory before it writes some of
+    /// them out early ("spills" them) to make room (`MDBX_opt_txn_dp_limit`). libmdbx's default
+    /// is a 42nd of the machine's RAM plus its free RAM, in pages, taken when the database is
+    /// opened. A spilled page is written to the file before the commit and read back if the
+    /// transaction changes it again, so a lower limit bounds a big transaction's memory at the
+    /// cost of more writes. From 128 to 2³¹ − 1 pages; other values are refused by `open` with
+    /// [`Error::InvalidOption`]. Ignored with [`write_map`](Self::write_map), where changed
+    /// pages live in the file's map.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let err = tabula::open::<App>(dir.path(), Options::new().dirty_page_limit(16)).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "dirty_page_limit", .. }));
+    ///
+    /// // 256 changed pages at most in memory: this 4 MiB transaction spills, and commits.
+    /// let db = tabula::open::<App>(dir.path(), Options::new().dirty_page_limit(256))?;
+    /// let mut tx = db.write()?;
+    /// for k in 0..1024u64 {
+    ///     tx.put::<Blobs>(&k, &vec![1; 4000])?;
+    /// }
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.len::<Blobs>()?, 1024);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn dirty_page_limit(mut self, pages: u64) -> Self {
+        self.tuning.dirty_page_limit = Some(pages);
+        self
+    }
+
+    /// How much a write transaction that reaches its [`dirty_page_limit`](Self::dirty_page_limit)
+    /// spills at once: at least `1/min_denominator` of its changed pages and at most all but
+    /// `1/max_denominator` of them (`MDBX_opt_spill_min_denominator`,
+    /// `MDBX_opt_spill_max_denominator`; `0` lifts that bound). libmdbx's default is 8 and 8:
+    /// between an eighth and seven eighths. Any `u8` is valid.
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Spill half the changed pages at a time, when 256 are in memory.
+    /// let options = Options::new().dirty_page_limit(256).spill_bounds(2, 2);
+    /// let db = tabula::open::<App>(dir.path(), options)?;
+    /// let mut tx = db.write()?;
+    /// for k in 0..1024u64 {
+    ///     tx.put::<Blobs>(&k, &vec![2; 4000])?;
+    /// }
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get_bytes::<Blobs>(&7)?, Some(&[2u8; 4000][..]));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn spill_bounds(mut self, min_denominator: u8, max_denominator: u8) -> Self {
+        self.tuning.spill_denominators = Some((min_denominator, max_denominator));
+        self
+    }
+
+    /// How many page buffers a finished write transaction keeps for the next one instead of
+    /// freeing them (`MDBX_opt_dp_reserve_limit`, libmdbx's default 1024 pages: 4 MiB with
+    /// 4 KiB pages). A larger reserve saves allocations for a series of big transactions, at
+    /// the cost of that memory staying allocated between them. At most 2³¹ − 1.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().dirty_page_reserve(16_384))?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.get::<Names>(&1)?.as_deref(), Some("one"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn dirty_page_reserve(mut self, pages: u64) -> Self {
+        self.tuning.dirty_page_reserve = Some(pages);
+        self
+    }
+
+    /// Merge a page emptied by deletes into a neighbour once it is less than `percent` full
+    /// (`MDBX_opt_merge_threshold`): from 13 to 50; libmdbx's default, kept by Tabula, is a
+    /// third (LMDB merges below a quarter). A lower threshold makes deletes cheaper (fewer
+    /// merges) and leaves sparser pages behind: in `docs/benchmarks.md` ("big_txn"), deleting
+    /// half of 500,000 random entries took 30 % fewer instructions per delete at 25 % than at
+    /// the default, and the table was 35 % larger after the workload's deletes, retain and pops
+    /// (48.5 MiB against 35.9). Other values are refused by `open` with
+    /// [`Error::InvalidOption`].
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let err = tabula::open::<App>(dir.path(), Options::new().merge_threshold(80)).unwrap_err();
+    /// assert!(matches!(err, tabula::Error::InvalidOption { option: "merge_threshold", .. }));
+    /// let db = tabula::open::<App>(dir.path(), Options::new().merge_threshold(25))?;
+    /// let mut tx = db.write()?;
+    /// for k in 0..1000u64 {
+    ///     tx.put::<Names>(&k, &k.to_string())?;
+    /// }
+    /// assert_eq!(tx.delete_range::<Names>(..900)?, 900);
+    /// tx.commit()?;
+    /// assert_eq!(db.read()?.len::<Names>()?, 100);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn merge_threshold(mut self, percent: u8) -> Self {
+        // Kept as given: `validate_tuning` checks the range and converts.
+        self.tuning.merge_threshold = Some(u64::from(percent));
+        self
+    }
+
+    /// Checks the settings above against libmdbx's ranges (`mdbx_env_set_option` refuses
+    /// others with a bare `EINVAL`).
+    fn validate_tuning(&self) -> Result<()> {
+        // libmdbx: at least 4 × CURSOR_STACK_SIZE (32 on 64-bit targets), at most PAGELIST_LIMIT.
+        const DIRTY_PAGES: std::ops::RangeInclusive<u64> = 128..=0x7FFF_FFFF;
+        if let Some(pages) = self.tuning.dirty_page_limit
+            && !DIRTY_PAGES.contains(&pages)
+        {
+            return Err(Error::InvalidOption {
+                option: "dirty_page_limit",
+                value: format!("{pages} pages"),
+                problem: "is out of range: libmdbx allows 128 to 2147483647 pages".to_owned(),
+            });
+        }
+        if let Some(percent) = self.tuning.merge_threshold
+            && !(13..=50).contains(&percent)
+        {
+            return Err(Error::InvalidOption {
+                option: "merge_threshold",
+                value: format!("{percent} %"),
+                problem: "is out of range: libmdbx merges pages below 12.5 % to 50 % full, so \
+                          give a percentage from 13 to 50"
+                    .to_owned(),
+            });
+        }
+        if let Some(pages) = self.tuning.dirty_page_reserve
+            && pages > 0x7FFF_FFFF
+        {
+            return Err(Error::InvalidOption {
+                option: "dirty_page_reserve",
+                value: format!("{pages} pages"),
+                problem: "is out of range: libmdbx allows at most 2147483647 pages".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
     /// `own_tables`: Tabula's own tables the startup opens (the meta table, and the zstd
     /// dictionary table for a schema with `ZstdDict` tables).
     pub(crate) fn env_config(&self, schema_tables: usize, own_tables: usize) -> EnvConfig {
@@ -761,6 +975,11 @@ impl Options {
             validation: self.validation,
             mode: self.file_mode,
             slow_readers: self.slow_readers(),
+            tuning: engine::Tuning {
+                // libmdbx's unit: 1/65536 of a page (the range is checked by `validate`).
+                merge_threshold: self.tuning.merge_threshold.map(|p| p * 65_536 / 100),
+                ..self.tuning
+            },
         }
     }
 
@@ -826,20 +1045,15 @@ impl Options {
     /// called: libmdbx refuses a bad value with a bare `EINVAL` (or silently turns a size above
     /// `isize::MAX` into its default), naming neither the option nor the range.
     pub(crate) fn validate(&self, schema_tables: usize, own_tables: usize) -> Result<()> {
-        use engine::limits::{
-            DEFAULT_LOWER_PAGES, MAX_PAGE_SIZE, MAX_PAGES, MAX_READERS, MAX_TABLES, META_PAGES,
-            MIN_PAGE_SIZE, default_page_size, max_db_size,
-        };
-        fn bad(option: &'static str, value: String, problem: String) -> Result<()> {
-            Err(Error::InvalidOption {
-                option,
-                value,
-                problem,
-            })
-        }
-        let bytes = |n: usize| format!("{n} byte{}", if n == 1 { "" } else { "s" });
-        let max = self.max_size;
+        self.validate_counts(schema_tables, own_tables)?;
+        self.validate_sizes()?;
+        self.validate_flush()?;
+        self.validate_tuning()
+    }
 
+    /// The page size, the reader slots, the table count and the read age, each alone.
+    fn validate_counts(&self, schema_tables: usize, own_tables: usize) -> Result<()> {
+        use engine::limits::{MAX_PAGE_SIZE, MAX_READERS, MAX_TABLES, MIN_PAGE_SIZE};
         if let Some(page) = self.page_size
             && !(page.is_power_of_two() && (MIN_PAGE_SIZE..=MAX_PAGE_SIZE).contains(&page))
         {
@@ -892,7 +1106,16 @@ impl Options {
                 ),
             );
         }
+        Ok(())
+    }
 
+    /// The geometry: the upper bound against the page size, and every other size against it.
+    fn validate_sizes(&self) -> Result<()> {
+        use engine::limits::{
+            DEFAULT_LOWER_PAGES, MAX_PAGE_SIZE, MAX_PAGES, META_PAGES, MIN_PAGE_SIZE,
+            default_page_size, max_db_size,
+        };
+        let max = self.max_size;
         // The upper bound: 2^31 pages, and no more than libmdbx maps. Left to libmdbx, the page
         // size grows with the bound (up to 64 KiB pages).
         let top = max_db_size(self.page_size.unwrap_or(MAX_PAGE_SIZE));
@@ -997,6 +1220,22 @@ impl Options {
                 format!("is larger than max_size ({max} bytes)"),
             );
         }
+        if let Some(shrink) = self.shrink_threshold
+            && shrink > max
+        {
+            return bad(
+                "shrink_threshold",
+                bytes(shrink),
+                format!("is larger than max_size ({max} bytes)"),
+            );
+        }
+        Ok(())
+    }
+
+    /// The flush threshold: only with a mode that does not flush at commit, and within the
+    /// upper bound.
+    fn validate_flush(&self) -> Result<()> {
+        let max = self.max_size;
         if let Some(threshold) = self.flush_threshold {
             if matches!(self.sync, SyncMode::Durable | SyncMode::NoMetaSync) {
                 return bad(
@@ -1017,17 +1256,22 @@ impl Options {
                 );
             }
         }
-        if let Some(shrink) = self.shrink_threshold
-            && shrink > max
-        {
-            return bad(
-                "shrink_threshold",
-                bytes(shrink),
-                format!("is larger than max_size ({max} bytes)"),
-            );
-        }
         Ok(())
     }
+}
+
+/// An [`Error::InvalidOption`] for `option`.
+fn bad(option: &'static str, value: String, problem: String) -> Result<()> {
+    Err(Error::InvalidOption {
+        option,
+        value,
+        problem,
+    })
+}
+
+/// `n` bytes, in words.
+fn bytes(n: usize) -> String {
+    format!("{n} byte{}", if n == 1 { "" } else { "s" })
 }
 
 /// The default of [`Options::flush_threshold`] in [`SyncMode::SafeNoSync`]: 256 MiB (or a
@@ -1054,6 +1298,16 @@ pub(crate) struct RunConfig {
     /// Finished read transactions are parked on their snapshot rather than reset.
     pub(crate) reuse_snapshots: bool,
 }
+
+/// The defaults of [`Options::balance_pages`] and the settings after it: balanced pages (where
+/// libmdbx's own default is not), the rest libmdbx's.
+const DEFAULT_TUNING: engine::Tuning = engine::Tuning {
+    balance: Some(true),
+    dirty_page_limit: None,
+    spill_denominators: None,
+    dirty_page_reserve: None,
+    merge_threshold: None,
+};
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);

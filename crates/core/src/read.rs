@@ -363,6 +363,42 @@ impl<H: Handle> Reads<H> {
         self.iter_between::<T>(Positions::range::<T, _>(range))
     }
 
+    /// [`range`](Reads::range) with bounds in any form the key accepts ([`AsKey`]): `&[u8]` for a
+    /// `Vec<u8>` key, `&str` for a `String` key, so a range needs no owned key. The bounds are
+    /// encoded once, when the iterator is made. The second type parameter is the bounds' type
+    /// (`_` lets the compiler take it from the range).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = Vec<u8>, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # let mut tx = db.write()?;
+    /// # for k in [&b"a"[..], b"b", b"c", b"d"] { tx.put_bytes::<Blobs>(k, b"v")?; }
+    /// # tx.commit()?;
+    /// let tx = db.read()?;
+    /// let start: &[u8] = b"b";
+    /// let mut it = tx.range_by::<Blobs, _>(start..); // a borrowed bound
+    /// assert_eq!(it.next_raw().unwrap()?.0, b"b");
+    /// let end: &[u8] = b"d";
+    /// let keys: Vec<Vec<u8>> = tx.range_by::<Blobs, _>(start..end).keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(keys, [b"b".to_vec(), b"c".to_vec()]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn range_by<T: Table, Q: AsKey<T::Key> + ?Sized>(
+        &self,
+        range: impl RangeBounds<Q>,
+    ) -> Iter<'_, T>
+    where
+        H::Schema: Contains<T>,
+    {
+        self.iter_between::<T>(Positions::range_by::<T, Q, _>(range))
+    }
+
     /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
     /// of its first fields). Double-ended.
     ///

@@ -1020,6 +1020,135 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Borrowed bytes (issue 26): a walk that decides on the stored bytes without copying or decoding
+// them.
+
+impl<'db, S: Schema> Tx<'db, S, Rw> {
+    /// Walks the entries whose key is in `range`, in key order, and deletes those for which
+    /// `keep(key, value)` returns `false` (in a `dupsort` table, value by value); returns how
+    /// many were deleted. `keep` sees the stored bytes (the key's encoding and the value as the
+    /// codec stored it), borrowed from the page: nothing is copied or decoded, where
+    /// [`retain`](Tx::retain) decodes every entry into owned values. The closure cannot write
+    /// to the transaction (it is borrowed by the walk).
+    ///
+    /// ```
+    /// # use tabula::{Options, Raw, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
+    /// # struct Blobs;
+    /// # #[derive(Schema)]
+    /// # struct App(Blobs);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// for k in 1..=10u64 {
+    ///     tx.put::<Blobs>(&k, &vec![k as u8; 3])?;
+    /// }
+    /// // Keys 3..=8: drop the values whose first byte is odd.
+    /// let removed = tx.retain_bytes::<Blobs>(3..=8, |_key, value| value[0] % 2 == 0)?;
+    /// assert_eq!(removed, 3); // 3, 5, 7
+    /// let left: Vec<u64> = tx.iter::<Blobs>().keys().collect::<Result<_, _>>()?;
+    /// assert_eq!(left, [1, 2, 4, 6, 8, 9, 10]);
+    /// // The whole table: `..`; the key is the stored (big-endian) encoding.
+    /// tx.retain_bytes::<Blobs>(.., |key, _| key[7] != 10)?;
+    /// assert_eq!(tx.len::<Blobs>()?, 6);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] on libmdbx failure (entries before it are already judged).
+    pub fn retain_bytes<T: Table>(
+        &mut self,
+        range: impl RangeBounds<T::Key>,
+        mut keep: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        use crate::engine::{CursorNav, del, op};
+        /// What the walk does at an entry.
+        enum Step {
+            Skip,
+            Keep,
+            Delete,
+            Stop,
+        }
+        let db = self.db();
+        let dbi = dbi_of::<S, T>(db);
+        let shared = &db.shared;
+        let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
+        let upper = stored_bound::<T, _>(range.end_bound());
+        let lower = stored_bound::<T, _>(range.start_bound());
+        let raw = self.raw_mut();
+        let mut cursor = raw.lend().cursor(dbi, &shared.cursors).map_err(fail)?;
+        let (mut op, from, mut skip_from) = match &lower {
+            std::ops::Bound::Unbounded => (op::FIRST, None, false),
+            std::ops::Bound::Included(k) => (op::SET_RANGE, Some(k.as_slice()), false),
+            std::ops::Bound::Excluded(k) => (op::SET_RANGE, Some(k.as_slice()), true),
+        };
+        let mut seek = from;
+        let mut deleted = 0u64;
+        loop {
+            let step = cursor.get_with(op, seek.take(), None, |k, v| {
+                use crate::stored::cmp_keys;
+                if skip_from {
+                    match from {
+                        // An excluded lower bound: every value of that key is skipped.
+                        Some(f) if cmp_keys::<T>(k, f).is_eq() => return Step::Skip,
+                        _ => skip_from = false,
+                    }
+                }
+                let inside = match &upper {
+                    std::ops::Bound::Unbounded => true,
+                    std::ops::Bound::Included(u) => cmp_keys::<T>(k, u.as_slice()).is_le(),
+                    std::ops::Bound::Excluded(u) => cmp_keys::<T>(k, u.as_slice()).is_lt(),
+                };
+                match (inside, inside && keep(k, v)) {
+                    (false, _) => Step::Stop,
+                    (true, true) => Step::Keep,
+                    (true, false) => Step::Delete,
+                }
+            });
+            match step {
+                Ok(None) | Ok(Some(Step::Stop)) => break,
+                Err(code) if code == Code::ENODATA => break,
+                Err(code) => return Err(fail(code)),
+                Ok(Some(Step::Skip | Step::Keep)) => {}
+                Ok(Some(Step::Delete)) => {
+                    cursor
+                        .del(del::CURRENT)
+                        .map_err(|code| shared.fail(code, At::of::<T>("retain_bytes")))?;
+                    deleted += 1;
+                }
+            }
+            // After a delete, `MDBX_NEXT` lands on the entry that followed the deleted one.
+            op = op::NEXT;
+        }
+        Ok(deleted)
+    }
+}
+
+/// A range bound in the form table `T` stores keys.
+fn stored_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(
+    b: std::ops::Bound<&Q>,
+) -> std::ops::Bound<crate::codec::KeyBuf> {
+    use std::ops::Bound;
+    let stored = |q: &Q| {
+        with_key::<T, _, _>(q, |k| {
+            let mut buf = crate::codec::KeyBuf::new();
+            buf.extend_from_slice(k);
+            buf
+        })
+    };
+    match b {
+        Bound::Included(q) => Bound::Included(stored(q)),
+        Bound::Excluded(q) => Bound::Excluded(stored(q)),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 #[cold]
 #[inline(never)]
 pub(crate) fn warn_long_read(txn_id: u64, age_ms: u64) {

@@ -4,6 +4,7 @@
 
 pub mod append;
 pub mod async_reads;
+pub mod big_txn;
 pub mod big_values;
 pub mod dup_seek;
 pub mod get;
@@ -14,6 +15,7 @@ pub mod open;
 pub mod prune;
 pub mod scan;
 pub mod short_reads;
+pub mod small_commits;
 pub mod upsert;
 
 use std::path::Path;
@@ -27,8 +29,15 @@ pub const MAX_SIZE: usize = 8 << 30;
 pub const HEED_MAP_SIZE: usize = MAX_SIZE;
 
 /// Tabula's options in every benchmark: the defaults (durable sync) with [`MAX_SIZE`].
+/// `TABULA_BENCH_FEWER_WRITES=1` sets `balance_pages(false)` (libmdbx's own page split, Tabula's
+/// default before issue 26) for before/after comparisons of the other workloads.
 pub fn tabula_options() -> tabula::Options {
-    tabula::Options::new().max_size(MAX_SIZE)
+    let options = tabula::Options::new().max_size(MAX_SIZE);
+    if std::env::var_os("TABULA_BENCH_FEWER_WRITES").is_some() {
+        options.balance_pages(false)
+    } else {
+        options
+    }
 }
 
 /// A fresh directory for one variant, removed on drop.

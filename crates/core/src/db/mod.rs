@@ -214,17 +214,70 @@ impl<S: Schema> Db<S> {
     ///
     /// [`Error::Env`] when the database was opened read-only or libmdbx refuses.
     pub fn write(&self) -> Result<Tx<'_, S, Rw>> {
+        self.begin_write(false)
+    }
+
+    /// Begins a write transaction whose commit does not flush: in a database opened with
+    /// [`SyncMode::Durable`](crate::SyncMode::Durable) (the default), this one transaction
+    /// commits as [`SyncMode::SafeNoSync`](crate::SyncMode::SafeNoSync) would (libmdbx's
+    /// per-transaction `MDBX_TXN_NOSYNC`, what [`bulk_load`](Db::bulk_load) uses between its
+    /// batches). Everything else is [`write`](Db::write)'s.
+    ///
+    /// The guarantee: a process crash loses nothing (the commit is in the OS page cache). A
+    /// system crash or power loss may undo this commit and every other commit since the last
+    /// flush, never one before it, and never damages the file: libmdbx does not write over the
+    /// pages of the last flushed commit until a newer one is flushed. The next flush makes it
+    /// durable with everything before it: an ordinary commit ([`write`](Db::write)),
+    /// [`Db::sync`], or libmdbx itself when an unflushed commit finds the file full.
+    ///
+    /// In the other sync modes this is the same as [`write`](Db::write): `SafeNoSync` and
+    /// `UtterlyNoSync` do not flush at commit anyway, and under `NoMetaSync` the meta page of
+    /// the last commit may not be on the disk yet, which unflushed commits could replace; so
+    /// there the transaction commits as the mode says.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = tabula::open::<App>(dir.path(), Options::new())?; // durable
+    /// for k in 0..100u64 {
+    ///     let mut tx = db.write_nosync()?; // an import: one small commit per item, no flush
+    ///     tx.put::<Names>(&k, &k.to_string())?;
+    ///     tx.commit()?;
+    /// }
+    /// assert!(db.info()?.unsynced_bytes > 0); // committed, not yet flushed
+    /// db.sync()?; // one flush makes the whole import durable
+    /// assert_eq!(db.info()?.unsynced_bytes, 0);
+    /// assert_eq!(db.read()?.len::<Names>()?, 100);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`write`](Db::write).
+    pub fn write_nosync(&self) -> Result<Tx<'_, S, Rw>> {
+        self.begin_write(true)
+    }
+
+    /// [`write`](Db::write) and [`write_nosync`](Db::write_nosync).
+    fn begin_write(&self, nosync: bool) -> Result<Tx<'_, S, Rw>> {
         if self.shared.run.read_only {
             return Err(Error::ReadOnly {
                 op: "begin a write transaction",
                 path: self.shared.path.clone(),
             });
         }
-        let raw = self
-            .shared
-            .env
-            .begin(false)
-            .map_err(|code| self.shared.fail(code, At::env("begin write transaction")))?;
+        let env = &self.shared.env;
+        let raw = if nosync {
+            env.begin_write_nosync()
+        } else {
+            env.begin(false)
+        };
+        let raw = raw.map_err(|code| self.shared.fail(code, At::env("begin write transaction")))?;
         Ok(Tx::new(self, raw))
     }
 

@@ -39,6 +39,27 @@ pub(crate) struct EnvConfig {
     /// Cuttable read transactions and the slow-reader callback (`mdbx_env_set_hsr`), when a
     /// maximum read age or a slow-reader policy is configured.
     pub slow_readers: Option<SlowReaders>,
+    /// libmdbx's in-process write settings, set after the open ([`Tuning`]).
+    pub tuning: Tuning,
+}
+
+/// libmdbx's in-process settings for write transactions (`Options::balance_pages` and the
+/// settings after it): each `None` leaves libmdbx's default. They live in this process's
+/// environment handle, not in the file, and are set after the open of a writable environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Tuning {
+    /// `MDBX_opt_prefer_waf_insteadof_balance`: `Some(true)` splits a full page in the middle and
+    /// merges into the emptier neighbour; `Some(false)` splits at the insertion point and merges
+    /// into an already-changed neighbour (libmdbx 0.14's default).
+    pub balance: Option<bool>,
+    /// `MDBX_opt_txn_dp_limit`, in pages.
+    pub dirty_page_limit: Option<u64>,
+    /// `MDBX_opt_spill_min_denominator` and `MDBX_opt_spill_max_denominator`.
+    pub spill_denominators: Option<(u8, u8)>,
+    /// `MDBX_opt_dp_reserve_limit`, in pages.
+    pub dirty_page_reserve: Option<u64>,
+    /// `MDBX_opt_merge_threshold`, in 1/65536 of a page (8192 to 32768).
+    pub merge_threshold: Option<u64>,
 }
 
 #[cfg(test)]
@@ -59,6 +80,7 @@ impl EnvConfig {
             validation: false,
             mode: 0o644,
             slow_readers: None,
+            tuning: Tuning::default(),
         }
     }
 }
@@ -281,6 +303,9 @@ impl Env {
         }
         if let (Some(bytes), false) = (cfg.sync_bytes, probe) {
             env.set_sync_bytes(bytes)?;
+        }
+        if !probe && !cfg.read_only {
+            env.set_tuning(&cfg.tuning)?;
         }
         if let (Some(slow), false) = (&cfg.slow_readers, probe) {
             env.install_slow_reader_hook(slow)?;
@@ -531,6 +556,32 @@ impl Env {
             let _ = self.reader_check();
             sys::MDBX_TXN_READWRITE
         };
+        self.begin_flags(flags)
+    }
+
+    /// A write transaction whose commit is not flushed (`MDBX_TXN_NOSYNC`: libmdbx's
+    /// `MDBX_SAFE_NOSYNC` for this transaction only), when the environment is durable
+    /// (`MDBX_SYNC_DURABLE`). Otherwise an ordinary write transaction: the no-sync modes do not
+    /// flush at commit anyway, and under `MDBX_NOMETASYNC` the newest steady meta page may not
+    /// be on the disk yet, which unflushed commits could then replace (the bulk load flushes
+    /// first there for that reason).
+    pub fn begin_write_nosync(&self) -> Result<RawTxn, Code> {
+        let _ = self.reader_check(); // as in `begin`
+        let mut env_flags: c_uint = 0;
+        // SAFETY: the env is open; `env_flags` is a valid out-parameter.
+        check(unsafe { sys::mdbx_env_get_flags(self.ptr.as_ptr(), &mut env_flags) })?;
+        let durable = env_flags & (sys::MDBX_SAFE_NOSYNC | sys::MDBX_NOMETASYNC) == 0;
+        let flags = if durable {
+            sys::MDBX_TXN_READWRITE | sys::MDBX_TXN_NOSYNC
+        } else {
+            sys::MDBX_TXN_READWRITE
+        };
+        self.begin_flags(flags)
+    }
+
+    /// `mdbx_txn_begin_ex` with `flags`, for [`begin`](Self::begin) and
+    /// [`begin_write_nosync`](Self::begin_write_nosync).
+    fn begin_flags(&self, flags: sys::MDBX_txn_flags_t) -> Result<RawTxn, Code> {
         let mut txn: *mut sys::MDBX_txn = ptr::null_mut();
         // SAFETY: the env is open for the life of `self`; a top-level txn has a null parent; on
         // success libmdbx writes a txn handle into `txn`.
@@ -546,7 +597,7 @@ impl Env {
         let txn = RawTxn {
             ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
         };
-        if let (false, Some(keeper)) = (read_only, &self.keeper) {
+        if let (false, Some(keeper)) = (flags & sys::MDBX_TXN_RDONLY != 0, &self.keeper) {
             // On error `txn` is dropped: aborted before it wrote anything.
             keeper.before_write(self, txn.id())?;
         }
@@ -718,6 +769,39 @@ impl Env {
         })
     }
 
+    /// Sets libmdbx's in-process write settings ([`Tuning`]); each `None` is left alone. Called
+    /// right after the open, before any transaction (libmdbx refuses a new dirty-page limit
+    /// while a write transaction runs).
+    pub fn set_tuning(&self, tuning: &Tuning) -> Result<(), Code> {
+        let mut set: Vec<(sys::MDBX_option_t, u64)> = Vec::new();
+        if let Some(balance) = tuning.balance {
+            set.push((
+                sys::MDBX_opt_prefer_waf_insteadof_balance,
+                u64::from(!balance),
+            ));
+        }
+        if let Some(pages) = tuning.dirty_page_limit {
+            set.push((sys::MDBX_opt_txn_dp_limit, pages));
+        }
+        if let Some((min, max)) = tuning.spill_denominators {
+            set.push((sys::MDBX_opt_spill_min_denominator, u64::from(min)));
+            set.push((sys::MDBX_opt_spill_max_denominator, u64::from(max)));
+        }
+        if let Some(pages) = tuning.dirty_page_reserve {
+            set.push((sys::MDBX_opt_dp_reserve_limit, pages));
+        }
+        if let Some(dot16) = tuning.merge_threshold {
+            set.push((sys::MDBX_opt_merge_threshold, dot16));
+        }
+        for (option, value) in set {
+            // SAFETY: the env is open; these options are in-process settings libmdbx stores in
+            // the env handle (the dirty-page reserve and limit take the writer lock themselves,
+            // and no write transaction of this env exists yet).
+            check(unsafe { sys::mdbx_env_set_option(self.ptr.as_ptr(), option, value) })?;
+        }
+        Ok(())
+    }
+
     /// Largest key (in bytes) a table with `flags` accepts.
     pub fn max_key_size(&self, flags: u32) -> usize {
         // SAFETY: the env is open; the call only reads its page size.
@@ -856,6 +940,39 @@ mod tests {
             s(&f.second_lock),
             f.opened_as_directory,
         )
+    }
+
+    /// `Options::balance_pages` and the settings after it reach libmdbx: each option reads back
+    /// as set, and an environment without them keeps libmdbx's defaults.
+    #[test]
+    fn tuning_is_set_in_libmdbx() {
+        let get = |env: &Env, option: sys::MDBX_option_t| {
+            let mut value = 0u64;
+            // SAFETY: the env is open; `value` is a valid out-parameter.
+            let rc = unsafe { sys::mdbx_env_get_option(env.ptr.as_ptr(), option, &mut value) };
+            assert_eq!(rc, sys::MDBX_SUCCESS);
+            value
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = EnvConfig::for_tests(None, 1 << 30);
+        let plain = Env::open(dir.path(), &cfg).unwrap();
+        assert_eq!(get(&plain, sys::MDBX_opt_prefer_waf_insteadof_balance), 1);
+        assert_eq!(get(&plain, sys::MDBX_opt_spill_min_denominator), 8);
+        drop(plain);
+        cfg.tuning = Tuning {
+            balance: Some(true),
+            dirty_page_limit: Some(1000),
+            spill_denominators: Some((2, 3)),
+            dirty_page_reserve: Some(77),
+            merge_threshold: Some(16_384),
+        };
+        let env = Env::open(dir.path(), &cfg).unwrap();
+        assert_eq!(get(&env, sys::MDBX_opt_prefer_waf_insteadof_balance), 0);
+        assert_eq!(get(&env, sys::MDBX_opt_txn_dp_limit), 1000);
+        assert_eq!(get(&env, sys::MDBX_opt_spill_min_denominator), 2);
+        assert_eq!(get(&env, sys::MDBX_opt_spill_max_denominator), 3);
+        assert_eq!(get(&env, sys::MDBX_opt_dp_reserve_limit), 77);
+        assert_eq!(get(&env, sys::MDBX_opt_merge_threshold), 16_384);
     }
 
     /// The names libmdbx 0.14.4's `env_handle_pathname` gives (mdbx.c): the lock file it uses
