@@ -56,7 +56,7 @@ pub const PHASES: [&str; 5] = ["insert", "range10", "delete", "retain", "pop"];
 /// Entries per range read.
 pub const SCAN_LEN: usize = 10;
 
-/// Raw libmdbx as Tabula configures it: `MDBX_NOSTICKYTHREADS` (in [`RawStore::open`]),
+/// Raw libmdbx as Tabula configures it: `MDBX_NOSTICKYTHREADS` (set by `RawStore::open`),
 /// balanced pages (`Options::balance_pages`, Tabula's default), durable, 16 MiB growth steps.
 pub fn raw_like_tabula() -> Tune {
     Tune {
