@@ -895,7 +895,7 @@ pub fn copy(out: &mut Out, path: &Path, dest: &Path, compact: bool, as_json: boo
             dest.display()
         )));
     }
-    let file = dest.join("mdbx.dat");
+    let file = dest.join(tabula_core::DATA_FILE);
     if file.exists() {
         return Err(Failure::Usage(format!(
             "`{}` already exists; copy into a new directory",

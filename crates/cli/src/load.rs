@@ -226,8 +226,8 @@ struct Created<'a> {
 impl Created<'_> {
     fn undo(&self) {
         if self.database {
-            let _ = std::fs::remove_file(self.path.join("mdbx.dat"));
-            let _ = std::fs::remove_file(self.path.join("mdbx.lck"));
+            let _ = std::fs::remove_file(self.path.join(tabula_core::DATA_FILE));
+            let _ = std::fs::remove_file(self.path.join(tabula_core::LOCK_FILE));
         }
         if self.directory {
             let _ = std::fs::remove_dir(self.path);
@@ -278,7 +278,7 @@ pub fn load(
             path.display()
         )));
     }
-    let exists = path.join("mdbx.dat").exists();
+    let exists = path.join(tabula_core::DATA_FILE).exists();
     if !exists
         && path.is_dir()
         && std::fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_some())

@@ -78,7 +78,7 @@ fn second_lock_file(second_lock: &Path, data: &Path, lock: &Path) -> Error {
             |n| n.to_string_lossy().into_owned(),
         )
     };
-    let in_dir = data.file_name().is_some_and(|n| n == "mdbx.dat");
+    let in_dir = data.file_name().is_some_and(|n| n == engine::DATA_FILE);
     let (found, advice) = if in_dir {
         (
             format!(

@@ -42,7 +42,7 @@ pub use db::bulk::{
 pub use db::owned::{OwnedHandle, OwnedIter, OwnedTx};
 pub use db::state::Db;
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
-pub use engine::Room;
+pub use engine::{DATA_FILE, LOCK_FILE, Room};
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
 pub use iter::{Iter, Lazy};
 pub use mode::{Mode, Ro, Rw};

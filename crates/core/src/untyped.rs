@@ -355,7 +355,7 @@ impl UntypedDb {
         // (`FILE-lck`) and its readers would be invisible to the application's writer.
         let dir_of_dat = path
             .file_name()
-            .is_some_and(|n| n == "mdbx.dat")
+            .is_some_and(|n| n == crate::engine::DATA_FILE)
             .then(|| path.parent())
             .flatten()
             .filter(|p| p.is_dir());

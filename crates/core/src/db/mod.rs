@@ -442,7 +442,7 @@ impl<S: Schema> Db<S> {
     /// a partly written copy is removed.
     pub fn copy_to(&self, dest: impl AsRef<Path>, compact: bool) -> Result<()> {
         let dest = dest.as_ref();
-        let file = dest.join("mdbx.dat");
+        let file = dest.join(crate::engine::DATA_FILE);
         let io = |what: &str, source: std::io::Error| Error::Io {
             context: format!(
                 "copying `{}` to `{}`: {what}",

@@ -85,6 +85,11 @@ impl EnvConfig {
     }
 }
 
+/// The data file's name in a database directory (libmdbx's `MDBX_DATANAME`).
+pub const DATA_FILE: &str = "mdbx.dat";
+/// The lock file's name in a database directory (libmdbx's `MDBX_LOCKNAME`).
+pub const LOCK_FILE: &str = "mdbx.lck";
+
 /// The files of the environment at `path`, named as libmdbx 0.14.4 names them
 /// (`env_handle_pathname` in mdbx.c), for the layout `no_sub_dir` the caller has checked
 /// against what is at `path` (libmdbx picks the layout of an existing path itself).
@@ -120,8 +125,8 @@ impl DatabaseFiles {
         };
         match dir {
             Some(dir) => DatabaseFiles {
-                data: dir.join("mdbx.dat"),
-                lock: dir.join("mdbx.lck"),
+                data: dir.join(DATA_FILE),
+                lock: dir.join(LOCK_FILE),
                 second_lock: dir.join("mdbx.dat-lck"),
                 opened_as_directory: no_sub_dir,
             },
