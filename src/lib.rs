@@ -608,6 +608,11 @@ pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, T
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
+// Watching committed changes (`Db::subscribe`, `Db::watch`, `Db::follow`).
+pub use tabula_core::{
+    Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
+    Received, TableSet,
+};
 // Cursors and iterators.
 #[rustfmt::skip]
 pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};
