@@ -61,7 +61,7 @@ fn writer(dir: &Path) {
         let mut tx = db.write().unwrap();
         let id = tx.id();
         tx.put::<Log>(&k, &id).unwrap();
-        if k % 3 == 0 {
+        if k.is_multiple_of(3) {
             tx.put::<EveryThird>(&k, &id).unwrap();
         }
         std::thread::sleep(Duration::from_micros(k % 7 * 40));
@@ -72,6 +72,16 @@ fn writer(dir: &Path) {
     }
 }
 
+/// The writer process, killed and reaped however the test ends.
+struct Writer(std::process::Child);
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn a_follower_sees_every_commit_of_another_process_in_order_and_nothing_after_a_kill() {
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<Followed>(dir.path(), options()).unwrap();
@@ -79,12 +89,14 @@ fn a_follower_sees_every_commit_of_another_process_in_order_and_nothing_after_a_
     let mut follower = db.follow().unwrap().max_wait(Duration::from_millis(2));
     assert_eq!(follower.last_id(), start);
 
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .env(CHILD_VAR, dir.path())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
+    let mut child = Writer(
+        Command::new(std::env::current_exe().unwrap())
+            .env(CHILD_VAR, dir.path())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
     // The writer's reports, read on a thread; the kill after `KILL_AFTER` of them.
     let (tx, rx) = std::sync::mpsc::channel::<u64>();
     let reader = std::thread::spawn(move || {
@@ -103,8 +115,8 @@ fn a_follower_sees_every_commit_of_another_process_in_order_and_nothing_after_a_
     loop {
         reported.extend(rx.try_iter());
         if !killed && reported.len() >= KILL_AFTER {
-            child.kill().unwrap(); // SIGKILL
-            child.wait().unwrap();
+            child.0.kill().unwrap(); // SIGKILL
+            child.0.wait().unwrap();
             killed = true;
         }
         match follower.wait_timeout(Duration::from_millis(300)).unwrap() {
@@ -134,7 +146,7 @@ fn a_follower_sees_every_commit_of_another_process_in_order_and_nothing_after_a_
         assert!(!f.tables.contains::<Followed, Untouched>(), "{f:?}");
         // `every_third` is in the set exactly when one of the commits since `previous` wrote
         // it: commit `id` wrote key `id - start - 1`.
-        let wrote_third = (f.previous + 1..=f.id).any(|id| (id - start - 1) % 3 == 0);
+        let wrote_third = (f.previous + 1..=f.id).any(|id| (id - start - 1).is_multiple_of(3));
         assert_eq!(
             f.tables.contains::<Followed, EveryThird>(),
             wrote_third,
