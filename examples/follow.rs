@@ -63,31 +63,36 @@ fn main() -> tabula::Result<()> {
         .spawn()
         .expect("the writer process");
 
-    let (mut looks, mut missed, mut totals_reloads, mut in_order) = (0u64, 0u64, 0u64, true);
-    let mut last_total = 0;
-    loop {
-        match follower.wait_timeout(Duration::from_millis(50))? {
-            Some(seen) => {
-                looks += 1;
-                in_order &= seen.id > seen.previous;
-                if seen.skipped() {
-                    missed += seen.id - seen.previous - 1;
+    // The follower's loop; the writer is reaped whatever it returns.
+    let mut follow = || -> tabula::Result<(u64, u64, u64, bool, u64)> {
+        let (mut looks, mut missed, mut totals_reloads, mut in_order) = (0u64, 0u64, 0u64, true);
+        let mut last_total = 0;
+        loop {
+            match follower.wait_timeout(Duration::from_millis(50))? {
+                Some(seen) => {
+                    looks += 1;
+                    in_order &= seen.id > seen.previous;
+                    if seen.skipped() {
+                        missed += seen.id - seen.previous - 1;
+                    }
+                    // Re-read only the tables written since the last look.
+                    if seen.tables.contains::<Shop, Totals>() {
+                        totals_reloads += 1;
+                        last_total = db.read()?.get::<Totals>("orders")?.unwrap_or(0);
+                    }
                 }
-                // Re-read only the tables written since the last look.
-                if seen.tables.contains::<Shop, Totals>() {
-                    totals_reloads += 1;
-                    last_total = db.read()?.get::<Totals>("orders")?.unwrap_or(0);
-                }
-            }
-            // Nothing for 50 ms: done once the writer has exited.
-            None => {
-                if child.try_wait().expect("the writer's status").is_some() {
-                    break;
+                // Nothing for 50 ms: done once the writer has exited.
+                None => {
+                    if child.try_wait().expect("the writer's status").is_some() {
+                        return Ok((looks, missed, totals_reloads, in_order, last_total));
+                    }
                 }
             }
         }
-    }
+    };
+    let followed = follow();
     let status = child.wait().expect("the writer's status");
+    let (looks, missed, totals_reloads, in_order, last_total) = followed?;
     let tx = db.read()?;
     println!("writer exited: {}", status.success());
     println!(
