@@ -628,3 +628,60 @@ fn no_subscriber_means_no_recording() {
         Some(Ok(Received::Event(Change::Put { key: 3, .. })))
     ));
 }
+
+/// The receivers as `futures_core::Stream`s: the commit wakes the task waiting on the stream,
+/// and a closed database ends it.
+#[cfg(feature = "stream")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn receivers_are_streams_woken_by_commits() {
+    use futures_core::Stream;
+    use std::pin::Pin;
+
+    /// The stream's next item; fails the test when no wake-up comes within 10 s.
+    async fn next<S: Stream + Unpin>(s: &mut S) -> Option<S::Item> {
+        let item = std::future::poll_fn(|cx| Pin::new(&mut *s).poll_next(cx));
+        tokio::time::timeout(Duration::from_secs(10), item)
+            .await
+            .expect("the stream was woken within 10 s")
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(open(dir.path()));
+    let mut feed = db.subscribe(1000);
+    let mut keys = db.watch::<Nums>(5..10, 1000);
+    let writer = {
+        let db = db.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut ids = Vec::new();
+            for k in 0..20u16 {
+                // Let the stream go idle between commits, so wake-ups are what moves it.
+                std::thread::sleep(Duration::from_millis(1));
+                let mut tx = db.write().unwrap();
+                ids.push(tx.id());
+                tx.put::<Nums>(&k, &1).unwrap();
+                tx.commit().unwrap();
+            }
+            ids
+        })
+    };
+    let mut seen = Vec::new();
+    while seen.len() < 20 {
+        match next(&mut feed).await {
+            Some(Received::Event(c)) => seen.push(c.id),
+            other => panic!("{other:?}"),
+        }
+    }
+    let ids = writer.await.unwrap();
+    assert_eq!(seen, ids);
+    let mut changed = Vec::new();
+    for _ in 5..10 {
+        match next(&mut keys).await {
+            Some(Ok(Received::Event(Change::Put { key, .. }))) => changed.push(key),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(changed, [5, 6, 7, 8, 9]);
+    drop(std::sync::Arc::try_unwrap(db).ok().unwrap());
+    assert!(next(&mut feed).await.is_none(), "the database closed");
+    assert!(next(&mut keys).await.is_none());
+}
