@@ -265,8 +265,8 @@ where
 /// transaction, in the order they were made. Dropping it stops the recording.
 ///
 /// Items are `Result`s: the changes are kept as stored bytes and decoded when received, so a
-/// key or value that does not decode (written with `put_bytes`) is an [`Error::Decode`]
-/// (crate::Error::Decode) for that change alone. With the `stream` feature it is also a
+/// key or value that does not decode (written with `put_bytes`) is an
+/// [`Error::Decode`](crate::Error::Decode) for that change alone. With the `stream` feature it is also a
 /// `futures_core::Stream` of the same items.
 pub struct KeyReceiver<T: Table> {
     queue: Arc<Queue<KeyEvent>>,
