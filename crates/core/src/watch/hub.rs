@@ -166,6 +166,9 @@ struct QueueState<E> {
     latest: u64,
     /// The receiver was dropped, or the database closed.
     closed: bool,
+    /// Threads blocked in `recv`: a push wakes the condition variable only when there is one
+    /// (a notify is a system call even with nobody waiting).
+    waiting: usize,
     waker: Option<Waker>,
 }
 
@@ -177,6 +180,7 @@ impl<E> Queue<E> {
                 missed: 0,
                 latest: 0,
                 closed: false,
+                waiting: 0,
                 waker: None,
             }),
             ready: Condvar::new(),
@@ -191,7 +195,7 @@ impl<E> Queue<E> {
 
     /// Queues `events` of transaction `txn`; those that do not fit are counted as missed.
     fn push(&self, txn: u64, events: impl Iterator<Item = E>) {
-        let waker = {
+        let (waker, waiting) = {
             let mut s = self.lock();
             if s.closed {
                 return;
@@ -204,9 +208,11 @@ impl<E> Queue<E> {
                     s.latest = txn;
                 }
             }
-            s.waker.take()
+            (s.waker.take(), s.waiting > 0)
         };
-        self.ready.notify_all();
+        if waiting {
+            self.ready.notify_all();
+        }
         if let Some(w) = waker {
             w.wake();
         }
@@ -253,11 +259,13 @@ impl<E> Queue<E> {
             if s.closed {
                 return None;
             }
+            s.waiting += 1;
             s = match deadline {
                 None => self.ready.wait(s).unwrap_or_else(|e| e.into_inner()),
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left == Duration::ZERO {
+                        s.waiting -= 1;
                         return None;
                     }
                     self.ready
@@ -266,6 +274,7 @@ impl<E> Queue<E> {
                         .0
                 }
             };
+            s.waiting -= 1;
         }
     }
 
