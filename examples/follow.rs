@@ -68,7 +68,7 @@ fn main() -> tabula::Result<()> {
         let (mut looks, mut missed, mut totals_reloads, mut in_order) = (0u64, 0u64, 0u64, true);
         let mut last_total = 0;
         loop {
-            match follower.wait_timeout(Duration::from_millis(50))? {
+            match follower.next_commit_timeout(Duration::from_millis(50))? {
                 Some(seen) => {
                     looks += 1;
                     in_order &= seen.id > seen.previous;

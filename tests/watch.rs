@@ -685,3 +685,39 @@ async fn receivers_are_streams_woken_by_commits() {
     assert!(next(&mut feed).await.is_none(), "the database closed");
     assert!(next(&mut keys).await.is_none());
 }
+
+#[test]
+fn one_large_transaction_keeps_a_watcher_bounded() {
+    // 100,000 changes in one transaction, a watcher of capacity 64 (and one over a narrow
+    // range): the watcher holds 64 changes and counts the rest; memory does not grow with the
+    // transaction (the unit test `pending_changes_are_bounded_by_the_watchers_capacity` checks
+    // what is held while the transaction is open).
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let keys = db.watch::<Nums>(.., 64);
+    let narrow = db.watch::<Nums>(100..103, 64);
+    let mut tx = db.write().unwrap();
+    let txn = tx.id();
+    for i in 0..100_000u32 {
+        tx.put::<Nums>(&((i % 60_000) as u16), &i).unwrap();
+    }
+    tx.commit().unwrap();
+    assert_eq!(keys.queued(), (64, 64));
+    for k in 0..64u16 {
+        assert!(
+            matches!(keys.recv(), Some(Ok(Received::Event(Change::Put { key, .. }))) if key == k)
+        );
+    }
+    match keys.recv() {
+        Some(Ok(Received::Lagged { missed, latest })) => {
+            assert_eq!((missed, latest), (100_000 - 64, txn))
+        }
+        other => panic!("{other:?}"),
+    }
+    // Keys 100..103 were put twice each (i and i + 60,000).
+    let got: Vec<Ev> = drain(&narrow, ev_nums);
+    let want: Vec<Ev> = [100, 101, 102, 100, 101, 102]
+        .map(|k| Ev::Nums(txn, 'p', k))
+        .into();
+    assert_eq!(got, want);
+}

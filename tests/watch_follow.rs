@@ -119,7 +119,10 @@ fn a_follower_sees_every_commit_of_another_process_in_order_and_nothing_after_a_
             child.0.wait().unwrap();
             killed = true;
         }
-        match follower.wait_timeout(Duration::from_millis(300)).unwrap() {
+        match follower
+            .next_commit_timeout(Duration::from_millis(300))
+            .unwrap()
+        {
             Some(f) => seen.push(f),
             None if killed => break, // nothing for 300 ms after the writer died
             None => {}

@@ -920,15 +920,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         struct Resume<'a, 'db, S: Schema> {
             tx: &'a mut Tx<'db, S, Rw>,
             parent: Option<engine::ParentTxn>,
-            /// The watchers' change log before the nested transaction (`watch/hub.rs`).
-            mark: usize,
+            /// Where the key watchers' changes stood before the nested transaction
+            /// (`watch/hub.rs`).
+            mark: crate::watch::hub::Mark,
         }
         impl<S: Schema> Resume<'_, '_, S> {
             fn end(&mut self, commit: bool) -> std::result::Result<(), Code> {
                 let parent = self.parent.take().expect("resumed once");
                 let ended = parent.resume(self.tx.raw_mut(), commit);
                 if !commit || ended.is_err() {
-                    self.tx.db().shared.watch.rollback(self.mark);
+                    self.tx.db().shared.watch.rollback(&self.mark);
                 }
                 ended
             }

@@ -292,7 +292,7 @@ pub fn follower(dir: &std::path::Path) {
     });
     while done_rx.try_recv().is_err() {
         if let Some(seen) = follower
-            .wait_timeout(Duration::from_millis(50))
+            .next_commit_timeout(Duration::from_millis(50))
             .expect("follow")
         {
             let at = wall_us();

@@ -1,5 +1,6 @@
 //! What an open database keeps for its watchers (`Shared::watch`): the subscribers' bounded
-//! queues, the key watchers' filters, and the change log of the write transaction in progress.
+//! queues, the key watchers' filters, and each key watcher's changes of the write transaction
+//! in progress (filtered as they are recorded, and bounded by the watcher's queue capacity).
 //! Below the transactions: their write paths call the hooks here ([`Hub::put`], [`Hub::del`],
 //! [`Hub::clear`]), their commit [`Hub::before_commit`] and [`Pending::deliver`]. The typed
 //! receivers are in `watch/mod.rs`. `docs/design.md` ("Watching committed changes") explains
@@ -195,6 +196,12 @@ impl<E> Queue<E> {
 
     /// Queues `events` of transaction `txn`; those that do not fit are counted as missed.
     fn push(&self, txn: u64, events: impl Iterator<Item = E>) {
+        self.push_and_miss(txn, events, 0);
+    }
+
+    /// [`push`](Self::push), and counts `missed` more events of `txn` dropped before they
+    /// reached the queue.
+    fn push_and_miss(&self, txn: u64, events: impl Iterator<Item = E>, missed: u64) {
         let (waker, waiting) = {
             let mut s = self.lock();
             if s.closed {
@@ -207,6 +214,10 @@ impl<E> Queue<E> {
                     s.missed += 1;
                     s.latest = txn;
                 }
+            }
+            if missed > 0 {
+                s.missed += missed;
+                s.latest = txn;
             }
             (s.waker.take(), s.waiting > 0)
         };
@@ -334,15 +345,24 @@ struct Watcher {
     table: &'static str,
     filter: KeyFilter,
     queue: Arc<Queue<KeyEvent>>,
+    /// Whether it records the write transaction in progress (it existed when that began).
+    recording: bool,
+    /// The changes of the write transaction in progress that it takes: at most its queue's
+    /// capacity (more could not be queued anyway), the rest counted in `missed`. So one large
+    /// transaction holds no more memory for a watcher than its queue does.
+    pending: Vec<RawChange>,
+    missed: u64,
 }
 
 #[derive(Default)]
 struct Inner {
     feeds: Vec<Arc<Queue<Commit>>>,
     watchers: Vec<Watcher>,
-    /// The changes of the write transaction in progress, when it records.
-    log: Vec<RawChange>,
 }
+
+/// Where each key watcher's pending changes stood before a nested transaction (for
+/// [`Hub::rollback`] when it aborts); empty when nothing records.
+pub(crate) struct Mark(Vec<(usize, u64)>);
 
 const FEED: u8 = 1;
 const KEYS: u8 = 2;
@@ -387,6 +407,9 @@ impl Hub {
             table,
             filter,
             queue: q.clone(),
+            recording: false,
+            pending: Vec::new(),
+            missed: 0,
         });
         self.active.fetch_or(KEYS, Ordering::Relaxed);
         q
@@ -406,7 +429,12 @@ impl Hub {
     #[inline(never)]
     fn begin_slow(&self) {
         let mut inner = self.lock();
-        inner.log.clear();
+        for w in &mut inner.watchers {
+            // What an aborted or failed transaction left goes; every watcher there now records.
+            w.pending.clear();
+            w.missed = 0;
+            w.recording = true;
+        }
         let keys = self.active.load(Ordering::Relaxed) & KEYS != 0;
         self.recording.store(keys, Ordering::Relaxed);
     }
@@ -446,33 +474,56 @@ impl Hub {
     #[inline(never)]
     fn note(&self, table: &'static str, op: Op, key: &[u8], dup: Option<&[u8]>) {
         let mut inner = self.lock();
-        if !inner.watchers.iter().any(|w| w.table == table) {
-            return; // a table nobody watches costs no copy
+        // Copied once, for the first watcher that takes it (a table nobody watches costs no
+        // copy), cloned for the others.
+        let mut change: Option<RawChange> = None;
+        for w in &mut inner.watchers {
+            if !w.recording || w.table != table || (op != Op::Clear && !(w.filter)(key)) {
+                continue;
+            }
+            if w.pending.len() >= w.queue.limit() {
+                w.missed += 1;
+                continue;
+            }
+            let c = change.get_or_insert_with(|| RawChange {
+                table,
+                op,
+                key: key.into(),
+                dup: dup.map(Into::into),
+            });
+            w.pending.push(c.clone());
         }
-        inner.log.push(RawChange {
-            table,
-            op,
-            key: key.into(),
-            dup: dup.map(Into::into),
-        });
     }
 
-    /// Where the log stands: taken before a nested transaction, to [`rollback`](Self::rollback)
-    /// to when it aborts.
+    /// Where the watchers' pending changes stand: taken before a nested transaction, to
+    /// [`rollback`](Self::rollback) to when it aborts.
     #[inline]
-    pub(crate) fn mark(&self) -> usize {
+    pub(crate) fn mark(&self) -> Mark {
         if self.recording.load(Ordering::Relaxed) {
-            self.lock().log.len()
+            let inner = self.lock();
+            Mark(
+                inner
+                    .watchers
+                    .iter()
+                    .map(|w| (w.pending.len(), w.missed))
+                    .collect(),
+            )
         } else {
-            0
+            Mark(Vec::new())
         }
     }
 
-    /// A nested transaction aborted: its recorded changes go.
+    /// A nested transaction aborted: its recorded changes go. Watchers are only added (at the
+    /// end, not recording) and removed at a commit, so the mark's entries are the same
+    /// watchers, in order.
     #[inline]
-    pub(crate) fn rollback(&self, mark: usize) {
+    pub(crate) fn rollback(&self, mark: &Mark) {
         if self.recording.load(Ordering::Relaxed) {
-            self.lock().log.truncate(mark);
+            let mut inner = self.lock();
+            for (w, &(len, missed)) in inner.watchers.iter_mut().zip(&mark.0) {
+                w.pending.truncate(len);
+                w.missed = missed;
+            }
         }
     }
 
@@ -518,7 +569,8 @@ impl Drop for Hub {
 }
 
 /// A commit about to happen, with the hub locked: [`deliver`](Self::deliver) after it succeeded;
-/// dropped otherwise (its log is discarded when the next write transaction begins).
+/// dropped otherwise (the pending changes are discarded when the next write transaction
+/// begins).
 pub(crate) struct Pending<'h> {
     inner: MutexGuard<'h, Inner>,
     hub: &'h Hub,
@@ -540,32 +592,38 @@ impl Pending<'_> {
             id,
             tables,
         } = self;
-        let log = std::mem::take(&mut inner.log);
-        if tables.is_empty() {
-            // Nothing changed (say, only puts of values already there): libmdbx gives the
-            // transaction no ID and Tabula aborts it, so there is nothing to report.
+        let changed = !tables.is_empty();
+        // The pending changes go, delivered or not (nothing changed: say, only puts of values
+        // already there; libmdbx gives the transaction no ID and Tabula aborts it, so there is
+        // nothing to report). A bulk load's next batch records afresh.
+        let taken: Vec<(Vec<RawChange>, u64)> = inner
+            .watchers
+            .iter_mut()
+            .map(|w| {
+                (
+                    std::mem::take(&mut w.pending),
+                    std::mem::take(&mut w.missed),
+                )
+            })
+            .collect();
+        if !changed {
             return;
         }
-        let before = inner.feeds.len() + inner.watchers.len();
-        inner.feeds.retain(|q| !q.is_closed());
-        inner.watchers.retain(|w| !w.queue.is_closed());
         let commit = Commit { id, tables, at };
         for q in &inner.feeds {
             q.push(id, std::iter::once(commit.clone()));
         }
-        for w in &inner.watchers {
-            let mut events = log
-                .iter()
-                .filter(|c| c.table == w.table && (c.op == Op::Clear || (w.filter)(&c.key)))
-                .map(|c| KeyEvent {
-                    txn: id,
-                    change: c.clone(),
-                })
-                .peekable();
-            if events.peek().is_some() {
-                w.queue.push(id, events);
+        for (w, (pending, missed)) in inner.watchers.iter().zip(taken) {
+            if !pending.is_empty() || missed > 0 {
+                let events = pending
+                    .into_iter()
+                    .map(|change| KeyEvent { txn: id, change });
+                w.queue.push_and_miss(id, events, missed);
             }
         }
+        let before = inner.feeds.len() + inner.watchers.len();
+        inner.feeds.retain(|q| !q.is_closed());
+        inner.watchers.retain(|w| !w.queue.is_closed());
         if inner.feeds.len() + inner.watchers.len() != before {
             let mut active = 0;
             if !inner.feeds.is_empty() {
@@ -576,5 +634,49 @@ impl Pending<'_> {
             }
             hub.active.store(active, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One large transaction holds no more changes for a watcher than its queue's capacity,
+    /// counts the rest, and a nested rollback restores both.
+    #[test]
+    fn pending_changes_are_bounded_by_the_watchers_capacity() {
+        let hub = Hub::default();
+        let evens = hub.watch("t", Box::new(|k: &[u8]| k[0] % 2 == 0), 4);
+        let all = hub.watch("t", Box::new(|_: &[u8]| true), 1000);
+        hub.begin();
+        assert!(hub.recording());
+        for k in 0..100u8 {
+            hub.note("t", Op::Put, &[k], None);
+            hub.note("other", Op::Put, &[k], None); // nobody watches it
+        }
+        let state = |hub: &Hub| {
+            let inner = hub.lock();
+            inner
+                .watchers
+                .iter()
+                .map(|w| (w.pending.len(), w.missed))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(state(&hub), [(4, 46), (100, 0)]);
+        let mark = hub.mark();
+        for k in 100..110u8 {
+            hub.note("t", Op::Delete, &[k], None);
+        }
+        assert_eq!(state(&hub), [(4, 51), (110, 0)]);
+        hub.rollback(&mark);
+        assert_eq!(state(&hub), [(4, 46), (100, 0)]);
+        // A watcher added now does not record the transaction in progress.
+        let late = hub.watch("t", Box::new(|_: &[u8]| true), 10);
+        hub.note("t", Op::Put, &[200], None);
+        assert_eq!(state(&hub), [(4, 47), (101, 0), (0, 0)]);
+        // The next transaction starts afresh, the late watcher included.
+        hub.begin();
+        assert_eq!(state(&hub), [(0, 0), (0, 0), (0, 0)]);
+        drop((evens, all, late));
     }
 }

@@ -478,7 +478,7 @@ impl Followed {
     ///     tx.put::<Numbers>(&k, &k)?;
     ///     tx.commit()?;
     /// }
-    /// let seen = follower.wait()?; // three commits, one look
+    /// let seen = follower.next_commit()?; // three commits, one look
     /// assert_eq!(seen.id, seen.previous + 3);
     /// assert!(seen.skipped());
     /// # Ok::<(), tabula::Error>(())
@@ -580,35 +580,35 @@ impl<'db, S: Schema> Follower<'db, S> {
     /// let id = tx.id();
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// tx.commit()?;
-    /// assert_eq!(follower.wait()?.id, id);
+    /// assert_eq!(follower.next_commit()?.id, id);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
     ///
     /// As [`Db::read`].
-    pub fn wait(&mut self) -> Result<Followed> {
+    pub fn next_commit(&mut self) -> Result<Followed> {
         loop {
-            if let Some(seen) = self.wait_timeout(Duration::from_secs(3600))? {
+            if let Some(seen) = self.next_commit_timeout(Duration::from_secs(3600))? {
                 return Ok(seen);
             }
         }
     }
 
-    /// [`wait`](Self::wait), waiting at most `timeout`: `None` when nothing was committed.
+    /// [`next_commit`](Self::next_commit), waiting at most `timeout`: `None` when nothing was committed.
     ///
     /// ```
     /// # use tabula::__doc::*;
     /// # let (dir, db) = open()?;
     /// let mut follower = db.follow()?;
-    /// assert!(follower.wait_timeout(std::time::Duration::from_millis(5))?.is_none());
+    /// assert!(follower.next_commit_timeout(std::time::Duration::from_millis(5))?.is_none());
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
     /// # Errors
     ///
     /// As [`Db::read`].
-    pub fn wait_timeout(&mut self, timeout: Duration) -> Result<Option<Followed>> {
+    pub fn next_commit_timeout(&mut self, timeout: Duration) -> Result<Option<Followed>> {
         let deadline = Instant::now() + timeout;
         let mut wait = FIRST_WAIT;
         loop {
@@ -782,7 +782,7 @@ impl<S: Schema> Db<S> {
     }
 
     /// Follows the commits of every process on this database (a reader process following a
-    /// writer process): [`Follower::wait`] waits for the next commit and says its ID, the ID
+    /// writer process): [`Follower::next_commit`] waits for the next commit and says its ID, the ID
     /// seen before (a jump of more than one is [`Followed::skipped`]: several commits
     /// between two looks) and the tables written since.
     ///
@@ -800,7 +800,7 @@ impl<S: Schema> Db<S> {
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// tx.commit()?;
-    /// let seen = follower.wait()?;
+    /// let seen = follower.next_commit()?;
     /// assert_eq!(seen.id, follower.last_id());
     /// assert!(seen.tables.contains::<App, Names>());
     /// # Ok::<(), tabula::Error>(())
