@@ -326,7 +326,6 @@ pub(crate) enum Op {
 /// stored value (which begins with the subkey), `None` for a delete of every value of the key.
 #[derive(Debug, Clone)]
 pub(crate) struct RawChange {
-    pub(crate) table: &'static str,
     pub(crate) op: Op,
     pub(crate) key: Box<[u8]>,
     pub(crate) dup: Option<Box<[u8]>>,
@@ -486,7 +485,6 @@ impl Hub {
                 continue;
             }
             let c = change.get_or_insert_with(|| RawChange {
-                table,
                 op,
                 key: key.into(),
                 dup: dup.map(Into::into),
