@@ -644,7 +644,7 @@ mod tests {
     #[test]
     fn pending_changes_are_bounded_by_the_watchers_capacity() {
         let hub = Hub::default();
-        let evens = hub.watch("t", Box::new(|k: &[u8]| k[0] % 2 == 0), 4);
+        let evens = hub.watch("t", Box::new(|k: &[u8]| k[0].is_multiple_of(2)), 4);
         let all = hub.watch("t", Box::new(|_: &[u8]| true), 1000);
         hub.begin();
         assert!(hub.recording());
