@@ -1,7 +1,8 @@
 //! Watching committed changes: the commit feed ([`Db::subscribe`]), typed key changes
 //! ([`Db::watch`], [`Db::watch_prefix`]) and, across processes, a [`Follower`]
 //! ([`Db::follow`]). `docs/design.md` ("Watching committed changes") explains the design; the
-//! hub every database keeps (queues, filters, the pending changes of the write transaction) is `hub.rs`.
+//! hub every database keeps (queues, filters, the pending changes of the write transaction) is
+//! `hub.rs`.
 
 pub(crate) mod hub;
 
