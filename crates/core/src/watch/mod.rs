@@ -267,8 +267,8 @@ where
 ///
 /// Items are `Result`s: the changes are kept as stored bytes and decoded when received, so a
 /// key or value that does not decode (written with `put_bytes`) is an
-/// [`Error::Decode`](crate::Error::Decode) for that change alone. With the `stream` feature it is also a
-/// `futures_core::Stream` of the same items.
+/// [`Error::Decode`](crate::Error::Decode) for that change alone. With the `stream` feature
+/// it is also a `futures_core::Stream` of the same items.
 pub struct KeyReceiver<T: Table> {
     queue: Arc<Queue<KeyEvent>>,
     _table: PhantomData<fn() -> T>,
@@ -596,7 +596,8 @@ impl<'db, S: Schema> Follower<'db, S> {
         }
     }
 
-    /// [`next_commit`](Self::next_commit), waiting at most `timeout`: `None` when nothing was committed.
+    /// [`next_commit`](Self::next_commit), waiting at most `timeout`: `None` when nothing was
+    /// committed.
     ///
     /// ```
     /// # use tabula::__doc::*;
