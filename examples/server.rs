@@ -1,19 +1,22 @@
 //! A tokio service on a shared `Db`: 5,000 concurrent requests, each one short read done
 //! directly in its task, while a writer commits every millisecond on a blocking thread; a
 //! session that keeps one snapshot across `.await`s (an owned read transaction); a long scan
-//! moved to `spawn_blocking` with an owned iterator; then a backup and the database's space
-//! and readers. The crate docs' "Services and async" section explains each choice.
+//! moved to `spawn_blocking` with an owned iterator; a cache kept current by watching the
+//! accounts' committed changes (`Db::watch`, no polling) and a commit counter on the commit feed
+//! (`Db::subscribe`); then a backup and the database's space and readers. The crate docs'
+//! "Services and async" section explains each choice.
 //!
 //! ```text
 //! cargo run --release --example server
 //! ```
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use tabula::{Db, Options, Schema, SyncMode, Table};
+use tabula::{Change, Db, Options, Received, Schema, SyncMode, Table};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Account {
@@ -51,6 +54,59 @@ fn handle(db: &Db<Bank>, id: u64) -> tabula::Result<bool> {
     })
 }
 
+/// A cache of account balances in front of the database, kept current by the committed changes
+/// of the accounts table: each change reloads its key; a lag report (the cache fell more than
+/// the queue's capacity behind) reloads everything from a snapshot.
+struct Cache {
+    balances: HashMap<u64, u64>,
+    applied: u64,
+    resyncs: u64,
+}
+
+impl Cache {
+    fn load(db: &Db<Bank>) -> tabula::Result<Self> {
+        let mut cache = Cache {
+            balances: HashMap::new(),
+            applied: 0,
+            resyncs: 0,
+        };
+        cache.reload(db)?;
+        Ok(cache)
+    }
+
+    fn reload(&mut self, db: &Db<Bank>) -> tabula::Result<()> {
+        self.balances = db
+            .read()?
+            .iter::<Accounts>()
+            .map(|e| e.map(|(k, a)| (k, a.balance)))
+            .collect::<tabula::Result<_>>()?;
+        Ok(())
+    }
+
+    fn apply(&mut self, db: &Db<Bank>, change: Received<Change<Accounts>>) -> tabula::Result<()> {
+        match change {
+            Received::Event(Change::Put { key, .. }) => {
+                // The event names the key; the value is read from the latest snapshot (which
+                // includes this commit: it was delivered after the commit returned).
+                if let Some(account) = db.read()?.get::<Accounts>(&key)? {
+                    self.balances.insert(key, account.balance);
+                }
+                self.applied += 1;
+            }
+            Received::Event(Change::Delete { key, .. }) => {
+                self.balances.remove(&key);
+                self.applied += 1;
+            }
+            Received::Event(Change::Cleared { .. }) => self.balances.clear(),
+            Received::Lagged { .. } => {
+                self.reload(db)?;
+                self.resyncs += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Tells the writer to stop when dropped: on the normal path and on an early return alike (the
 /// runtime waits for blocking threads when it shuts down, so a writer never told to stop would
 /// keep the process alive).
@@ -82,6 +138,42 @@ async fn main() -> tabula::Result<()> {
         }
         tx.commit()?;
     }
+
+    // Watchers subscribe before the writer starts, so they see every one of its commits. The
+    // receivers block, so they run on blocking threads (with the `stream` feature they are
+    // also `Stream`s for async tasks).
+    let changes = db.watch::<Accounts>(.., 4096);
+    let feed = db.subscribe(tabula::DEFAULT_WATCH_CAPACITY);
+    let cache_done = Arc::new(AtomicBool::new(false));
+    let cache = {
+        let (db, done) = (Arc::clone(&db), Arc::clone(&cache_done));
+        tokio::task::spawn_blocking(move || -> tabula::Result<Cache> {
+            let mut cache = Cache::load(&db)?;
+            loop {
+                match changes.recv_timeout(Duration::from_millis(5)) {
+                    Some(change) => cache.apply(&db, change?)?,
+                    // Told to finish, and nothing left: every commit was delivered before its
+                    // `commit` returned.
+                    None if done.load(Ordering::Relaxed) => return Ok(cache),
+                    None => {}
+                }
+            }
+        })
+    };
+    let feed_counter = tokio::task::spawn_blocking(move || {
+        let (mut commits, mut last) = (0u64, 0u64);
+        while let Some(event) = feed.recv() {
+            match event {
+                Received::Event(commit) => {
+                    assert!(commit.id > last, "commits arrive in order");
+                    assert!(commit.tables.contains::<Bank, Accounts>());
+                    (commits, last) = (commits + 1, commit.id);
+                }
+                Received::Lagged { missed, latest } => (commits, last) = (commits + missed, latest),
+            }
+        }
+        commits // the database closed
+    });
 
     // The writer: a write transaction must begin and end on one thread (`RwTx` is not
     // `Send`), and a commit can wait for the disk, so it runs on a blocking thread, never in
@@ -166,6 +258,17 @@ async fn main() -> tabula::Result<()> {
     let committed = commits.load(Ordering::Relaxed);
     println!("writer: {committed} commits; scan saw {scanned} events");
 
+    // The cache followed every commit without polling the table.
+    cache_done.store(true, Ordering::Relaxed);
+    let cache = cache.await.expect("the cache")?;
+    let truth = Cache::load(&db)?;
+    println!(
+        "cache: in sync with the database: {} ({} changes applied, {} resyncs)",
+        cache.balances == truth.balances,
+        cache.applied,
+        cache.resyncs
+    );
+
     // Operations: flush, back up while serving, report space and readers.
     db.sync()?;
     let backup = dir.path().join("backup");
@@ -193,5 +296,12 @@ async fn main() -> tabula::Result<()> {
     );
     let lagging = db.readers()?.iter().filter(|r| r.lag > 0).count();
     println!("readers behind the latest commit: {lagging}");
+
+    // Closing the database ends the feed: the counter saw every commit of the writer.
+    drop(copy);
+    let db = Arc::try_unwrap(db).expect("the last handle");
+    drop(db);
+    let fed = feed_counter.await.expect("the feed counter");
+    println!("feed: {fed} commits of {committed} reported");
     Ok(())
 }

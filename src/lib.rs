@@ -536,6 +536,47 @@
 //! bytes and entries); [`telemetry`] names them. Install any `metrics` recorder (a Prometheus
 //! exporter, ...) to collect them.
 //!
+//! ## Watching committed changes
+//!
+//! A service that serves reads learns what changed without polling its tables:
+//!
+//! - [`Db::subscribe`]: one [`Commit`] (transaction ID, the [`TableSet`] it wrote, time) per
+//!   write transaction this process commits, after the commit returned, in commit order; never
+//!   for an abort.
+//! - [`Db::watch`] / [`Db::watch_prefix`]: one table's [`Change`]s over a key range or prefix,
+//!   with the typed key (and a `dupsort` table's value); a nested transaction that aborted
+//!   leaves none.
+//! - [`Db::follow`]: a [`Follower`] that learns of commits made by any process, by polling its
+//!   read snapshot with backoff (libmdbx has no cross-process wake-up); see `examples/follow.rs`.
+//!
+//! Each receiver has a bounded queue, and a commit never waits for it: a receiver that falls
+//! behind gets [`Received::Lagged`] with how many events it missed and the latest ID, and can
+//! resync from a snapshot. Nobody watching costs one relaxed atomic load per write and per
+//! commit. With the `stream` feature the receivers are `futures_core::Stream`s.
+//!
+//! ```
+//! # use tabula::{Change, Options, Received, Schema, Table};
+//! # #[derive(Table)]
+//! # #[table(key = u64, value = u64)]
+//! # struct Balances;
+//! # #[derive(Schema)]
+//! # struct Bank(Balances);
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = tabula::open::<Bank>(dir.path(), Options::new())?;
+//! let feed = db.subscribe(1024);
+//! let big = db.watch::<Balances>(1000.., 1024);
+//! let mut tx = db.write()?;
+//! tx.put::<Balances>(&7, &1)?;
+//! tx.put::<Balances>(&1234, &2)?;
+//! tx.commit()?;
+//! let Some(Received::Event(commit)) = feed.recv() else { unreachable!() };
+//! assert!(commit.tables.contains::<Bank, Balances>());
+//! let Some(Ok(Received::Event(Change::Put { key, txn, .. }))) = big.recv() else { unreachable!() };
+//! assert_eq!((key, txn), (1234, commit.id));
+//! # Ok(()) }
+//! ```
+//!
 //! ## Any file, without its schema
 //!
 //! [`untyped`] opens any Tabula database read-only with no table types: it lists the tables with
@@ -608,6 +649,11 @@ pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, T
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
+// Watching committed changes (`Db::subscribe`, `Db::watch`, `Db::follow`).
+pub use tabula_core::{
+    Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
+    Received, TableSet,
+};
 // Cursors and iterators.
 #[rustfmt::skip]
 pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};

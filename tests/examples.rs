@@ -107,4 +107,28 @@ fn server_example_serves_consistent_reads_while_writing() {
         "{out}"
     );
     assert!(out.contains("table accounts: 1000 entries"), "{out}");
+    assert!(
+        out.contains("cache: in sync with the database: true"),
+        "{out}"
+    );
+    let committed = out
+        .lines()
+        .find_map(|l| l.strip_prefix("writer: "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap();
+    assert!(
+        out.contains(&format!(
+            "feed: {committed} commits of {committed} reported"
+        )),
+        "{out}"
+    );
+}
+
+#[test]
+fn follow_example_sees_every_commit_of_the_writer_process() {
+    let out = run("follow");
+    assert!(out.contains("writer exited: true"), "{out}");
+    assert!(out.contains("followed: 200 commits in "), "{out}");
+    assert!(out.contains("in order: true"), "{out}");
+    assert!(out.contains("last total 200, orders stored 200"), "{out}");
 }

@@ -13,7 +13,11 @@
 //! Paths: `get_bytes` (hot get of a 32-byte raw value), `get_typed` (hot get decoding a 60-byte
 //! serde value), `read_txn` (pooled read transaction begin and drop), `iter` (typed iteration,
 //! per entry), `append` (appender, per entry, transaction aborted), `put` (hot typed upsert of
-//! the same serde value, in one write transaction, aborted).
+//! the same serde value, in one write transaction, aborted), `commit` (a write transaction of
+//! one `u64` put, committed; the database opened `SafeNoSync` for this path, so no flush).
+//! `watch_feed` and `watch_keys` append `commit`'s transactions with a commit-feed subscriber, or
+//! a key watcher on the written table, that reads every event (`tabula::Db::subscribe`,
+//! `tabula::Db::watch`).
 
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -50,7 +54,13 @@ fn main() {
         .nth(2)
         .map_or(100_000, |s| s.parse().unwrap());
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let options = Options::new().max_size(1 << 30);
+    let options = if which == "commit" || which.starts_with("watch_") {
+        options.sync(tabula::SyncMode::SafeNoSync)
+    } else {
+        options
+    };
+    let db = tabula::open::<App>(dir.path(), options).unwrap();
     let mut tx = db.write().unwrap();
     for i in 0..1024u64 {
         tx.put::<Kv>(&i, &vec![i as u8; 32]).unwrap();
@@ -131,6 +141,29 @@ fn main() {
                 sum += 1;
             }
             tx.abort();
+        }
+        "commit" => {
+            for i in 0..n {
+                let mut tx = db.write().unwrap();
+                tx.put::<Nums>(&(i % 1024), &i).unwrap();
+                tx.commit().unwrap();
+                sum += 1;
+            }
+        }
+        "watch_feed" | "watch_keys" => {
+            let feed = (which == "watch_feed").then(|| db.subscribe(16));
+            let keys = (which == "watch_keys").then(|| db.watch::<Nums>(.., 16));
+            for i in 0..n {
+                let mut tx = db.write().unwrap();
+                tx.put::<Nums>(&(i % 1024), &i).unwrap();
+                tx.commit().unwrap();
+                if let Some(Some(_)) = feed.as_ref().map(|f| f.try_recv()) {
+                    sum += 1;
+                }
+                if let Some(Some(_)) = keys.as_ref().map(|k| k.try_recv()) {
+                    sum += 1;
+                }
+            }
         }
         "prune" | "cursor_next" => {
             // A fixed 100,000 entries (setup, the same for every n), then a cursor walk over

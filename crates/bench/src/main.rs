@@ -31,6 +31,7 @@ use tabula_bench::workloads::scan::ScanSizes;
 use tabula_bench::workloads::short_reads::ShortSizes;
 use tabula_bench::workloads::small_commits::SmallCommitsSizes;
 use tabula_bench::workloads::upsert::UpsertSizes;
+use tabula_bench::workloads::watch::WatchSizes;
 use tabula_bench::{targets, util, workloads};
 
 /// Every workload's sizes.
@@ -51,6 +52,7 @@ struct Sizes {
     prune: PruneSizes,
     big_txn: BigTxnSizes,
     small_commits: SmallCommitsSizes,
+    watch: WatchSizes,
 }
 
 impl Sizes {
@@ -126,6 +128,13 @@ impl Sizes {
                 unflushed_commits: 50_000,
                 rounds: 5,
             },
+            watch: WatchSizes {
+                loaded: 1_000_000,
+                commits: 10_000,
+                rounds: 5,
+                samples: 2_000,
+                spacing: std::time::Duration::from_millis(1),
+            },
         }
     }
 
@@ -198,6 +207,13 @@ impl Sizes {
                 unflushed_commits: 5_000,
                 rounds: 3,
             },
+            watch: WatchSizes {
+                loaded: 100_000,
+                commits: 2_000,
+                rounds: 5,
+                samples: 500,
+                spacing: std::time::Duration::from_millis(1),
+            },
         }
     }
 }
@@ -218,11 +234,13 @@ impl Sizes {
         self.big_txn.entries = self.big_txn.entries.map(|n| s(n).max(100));
         self.small_commits.flushed_commits = s(self.small_commits.flushed_commits).max(10);
         self.small_commits.unflushed_commits = s(self.small_commits.unflushed_commits).max(10);
+        self.watch.commits = s(self.watch.commits).max(10);
+        self.watch.samples = s(self.watch.samples).max(10);
         self
     }
 }
 
-const WORKLOADS: [&str; 15] = [
+const WORKLOADS: [&str; 16] = [
     "get_hot",
     "get_cold",
     "append",
@@ -238,6 +256,7 @@ const WORKLOADS: [&str; 15] = [
     "prune",
     "big_txn",
     "small_commits",
+    "watch",
 ];
 
 struct Args {
@@ -305,6 +324,11 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    // The follower process of the watch workload's cross-process latency rows.
+    if let Some(dir) = std::env::var_os(workloads::watch::FOLLOWER_VAR) {
+        workloads::watch::follower(std::path::Path::new(&dir));
+        return ExitCode::SUCCESS;
+    }
     let args = match parse_args() {
         Ok(a) => a,
         Err(msg) => {
@@ -392,6 +416,9 @@ fn main() -> ExitCode {
             sizes.small_commits,
             args.investigate,
         ));
+    }
+    if wanted("watch") {
+        finish(workloads::watch::run(sizes.watch));
     }
     println!("\n== targets");
     let targets = targets::targets(&done);

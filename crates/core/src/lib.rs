@@ -27,6 +27,7 @@ pub mod table;
 pub mod telemetry;
 mod txn;
 pub mod untyped;
+mod watch;
 
 pub use codec::{
     AnyBytes, AsKey, AsValue, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key,
@@ -55,6 +56,10 @@ pub use schema::{Descriptor, ValueTrace};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
+pub use watch::{
+    Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
+    Received, TableSet,
+};
 /// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
 /// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula
 /// uses.

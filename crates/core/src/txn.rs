@@ -179,35 +179,38 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             {
                 return Self::put_reserved::<T>(raw, db, dbi, k, len, flags, op, |room| {
                     <T::Codec as Value>::encode_into(item, room)
-                });
+                })
+                .map(|()| db.shared.watch.put::<T>(k, &[]));
             }
             let v = encode_value::<T, _>(k, value, scratch)?;
-            raw.put(dbi, k, v, flags).map_err(|code| {
-                let appending = flags & (engine::put::APPEND | engine::put::APPENDDUP) != 0;
-                if code == Code::KEYEXIST && !appending {
-                    Error::KeyExists {
-                        table: T::NAME,
-                        key: KeyHex::new(k),
+            raw.put(dbi, k, v, flags)
+                .map(|()| db.shared.watch.put::<T>(k, v))
+                .map_err(|code| {
+                    let appending = flags & (engine::put::APPEND | engine::put::APPENDDUP) != 0;
+                    if code == Code::KEYEXIST && !appending {
+                        Error::KeyExists {
+                            table: T::NAME,
+                            key: KeyHex::new(k),
+                        }
+                    } else if flags == engine::put::APPENDDUP_STRICT
+                        && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST)
+                    {
+                        Error::AppendDupOutOfOrder {
+                            table: T::NAME,
+                            key: KeyHex::new(k),
+                            value: KeyHex::new(v),
+                            last: last_value(raw, dbi, k),
+                        }
+                    } else if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
+                        Error::AppendOutOfOrder {
+                            table: T::NAME,
+                            key: KeyHex::new(k),
+                            last: last_key(raw, dbi),
+                        }
+                    } else {
+                        db.shared.fail(code, At::of::<T>(op).entry(k, v.len()))
                     }
-                } else if flags == engine::put::APPENDDUP_STRICT
-                    && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST)
-                {
-                    Error::AppendDupOutOfOrder {
-                        table: T::NAME,
-                        key: KeyHex::new(k),
-                        value: KeyHex::new(v),
-                        last: last_value(raw, dbi, k),
-                    }
-                } else if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
-                    Error::AppendOutOfOrder {
-                        table: T::NAME,
-                        key: KeyHex::new(k),
-                        last: last_key(raw, dbi),
-                    }
-                } else {
-                    db.shared.fail(code, At::of::<T>(op).entry(k, v.len()))
-                }
-            })
+                })
         })
     }
 
@@ -431,6 +434,11 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.del(dbi, k, None)
+                .inspect(|&found| {
+                    if found {
+                        db.shared.watch.del::<T>(k, None);
+                    }
+                })
                 .map_err(|code| db.shared.fail(code, At::of::<T>("delete").key(k)))
         })
     }
@@ -475,10 +483,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = raw.as_mut().expect("transaction is live");
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            raw.del(dbi, k, Some(v)).map_err(|code| {
-                db.shared
-                    .fail(code, At::of::<T>("delete_dup").entry(k, v.len()))
-            })
+            raw.del(dbi, k, Some(v))
+                .inspect(|&found| {
+                    if found {
+                        db.shared.watch.del::<T>(k, Some(v));
+                    }
+                })
+                .map_err(|code| {
+                    db.shared
+                        .fail(code, At::of::<T>("delete_dup").entry(k, v.len()))
+                })
         })
     }
 
@@ -508,6 +522,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db();
         self.raw_mut()
             .put(dbi, key, value, engine::put::UPSERT)
+            .map(|()| db.shared.watch.put::<T>(key, value))
             .map_err(|code| {
                 db.shared
                     .fail(code, At::of::<T>("put_bytes").entry(key, value.len()))
@@ -542,6 +557,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db();
         self.raw_mut()
             .drop_table(dbi, false)
+            .map(|()| db.shared.watch.clear::<T>())
             .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))
     }
 
@@ -822,17 +838,27 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn commit(mut self) -> Result<()> {
         let raw = self.reads.h.raw.take().expect("transaction is live");
         let shared = &self.db().shared;
+        // `None` (one relaxed load) unless someone watches; then it holds the watchers' lock
+        // until the event is queued, so events come in commit order.
+        let watched = shared.watch.before_commit(&raw, &shared.dbis);
         #[cfg(feature = "metrics")]
-        return match raw.commit_timed() {
-            Ok(seconds) => {
-                telemetry::commit(&self.db().telemetry, seconds);
+        let committed = raw
+            .commit_timed()
+            .map(|seconds| telemetry::commit(&self.db().telemetry, seconds));
+        #[cfg(not(feature = "metrics"))]
+        let committed = raw.commit();
+        match committed {
+            Ok(()) => {
+                if let Some(pending) = watched {
+                    pending.deliver();
+                }
                 Ok(())
             }
-            Err(code) => Err(shared.fail(code, At::commit(None, "commit"))),
-        };
-        #[cfg(not(feature = "metrics"))]
-        raw.commit()
-            .map_err(|code| shared.fail(code, At::commit(None, "commit")))
+            Err(code) => {
+                drop(watched);
+                Err(shared.fail(code, At::commit(None, "commit")))
+            }
+        }
     }
 
     /// Runs `f` in a transaction nested in this one (libmdbx's nested write transaction, a
@@ -894,11 +920,18 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         struct Resume<'a, 'db, S: Schema> {
             tx: &'a mut Tx<'db, S, Rw>,
             parent: Option<engine::ParentTxn>,
+            /// Where the key watchers' changes stood before the nested transaction
+            /// (`watch/hub.rs`).
+            mark: crate::watch::hub::Mark,
         }
         impl<S: Schema> Resume<'_, '_, S> {
             fn end(&mut self, commit: bool) -> std::result::Result<(), Code> {
                 let parent = self.parent.take().expect("resumed once");
-                parent.resume(self.tx.raw_mut(), commit)
+                let ended = parent.resume(self.tx.raw_mut(), commit);
+                if !commit || ended.is_err() {
+                    self.tx.db().shared.watch.rollback(&self.mark);
+                }
+                ended
             }
         }
         impl<S: Schema> Drop for Resume<'_, '_, S> {
@@ -915,6 +948,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             .nest()
             .map_err(|code| db.shared.fail(code, At::env("begin a nested transaction")))?;
         let mut guard = Resume {
+            mark: db.shared.watch.mark(),
             tx: self,
             parent: Some(parent),
         };
@@ -1012,6 +1046,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
             raw.put_reserve(dbi, k, len, engine::put::UPSERT, fill)
+                .inspect(|_| db.shared.watch.put::<T>(k, &[]))
                 .map_err(|code| {
                     db.shared
                         .fail(code, At::of::<T>("put_reserve").entry(k, len))
@@ -1081,6 +1116,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
         let upper = stored_bound::<T, _>(range.end_bound());
         let lower = stored_bound::<T, _>(range.start_bound());
+        let recording = shared.watch.recording();
+        let mut deleting: (Vec<u8>, Vec<u8>) = Default::default();
         let raw = self.raw_mut();
         let mut cursor = raw.lend().cursor(dbi, &shared.cursors).map_err(fail)?;
         let (mut op, from, mut skip_from) = match &lower {
@@ -1108,7 +1145,12 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 match (inside, inside && keep(k, v)) {
                     (false, _) => Step::Stop,
                     (true, true) => Step::Keep,
-                    (true, false) => Step::Delete,
+                    (true, false) => {
+                        if recording {
+                            deleting = (k.to_vec(), v.to_vec());
+                        }
+                        Step::Delete
+                    }
                 }
             });
             match step {
@@ -1120,6 +1162,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                     cursor
                         .del(del::CURRENT)
                         .map_err(|code| shared.fail(code, At::of::<T>("retain_bytes")))?;
+                    shared.watch.del::<T>(&deleting.0, Some(&deleting.1));
                     deleted += 1;
                 }
             }

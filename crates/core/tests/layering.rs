@@ -32,6 +32,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("schema::record", 3),
     // A libmdbx failure turned into an `Error`, with what it takes to diagnose it.
     ("diagnose", 3),
+    // The watchers' hub (`watch/hub.rs`): queues, filters and the write transaction's change
+    // log, which `Shared` holds and the write paths feed.
+    ("watch::hub", 3),
     ("options", 3),
     ("files", 4),
     // `Db` and what its transactions share (`db/state.rs`): below the transactions, which hold
@@ -50,6 +53,8 @@ const LAYERS: &[(&str, u32)] = &[
     // The startup path (`startup/`: its transaction, `open`, and the schema checks).
     ("startup", 9),
     ("untyped", 10),
+    // Watching committed changes (`watch/`): receivers, `Db::subscribe`/`watch`/`follow`.
+    ("watch", 9),
 ];
 
 /// Same-layer dependencies allowed, as (user, used).

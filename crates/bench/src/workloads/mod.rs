@@ -17,6 +17,7 @@ pub mod scan;
 pub mod short_reads;
 pub mod small_commits;
 pub mod upsert;
+pub mod watch;
 
 use std::path::Path;
 

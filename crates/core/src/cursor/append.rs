@@ -116,7 +116,10 @@ impl<'t, T: Table> Appender<'t, T> {
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
             match cursor.put(k, v, flags) {
-                Ok(()) => Ok(()),
+                Ok(()) => {
+                    shared.watch.put::<T>(k, v);
+                    Ok(())
+                }
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                     Err(if flags == put::APPENDDUP_STRICT {
                         append_dup_out_of_order::<T>(cursor, k, v)

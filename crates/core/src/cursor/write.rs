@@ -43,6 +43,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
             match raw.put(k, v, flags) {
                 Ok(()) => {
                     *at = Position::OnEntry;
+                    shared.watch.put::<T>(k, v);
                     Ok(())
                 }
                 Err(code) => {
@@ -167,9 +168,11 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         if self.at != Position::OnEntry {
             return Err(self.not_on_entry(name));
         }
+        let watched = watched_entry(&mut self.raw, self.shared, flags);
         match self.raw.del(flags) {
             Ok(()) => {
                 self.at = Position::Deleted;
+                noted_delete::<T>(self.shared, watched);
                 Ok(())
             }
             Err(code) => {
@@ -262,8 +265,10 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
 
     /// `delete_range`'s delete: the cursor was just placed on the entry by its own walk.
     fn delete_here(&mut self, flags: u32) -> Result<()> {
+        let watched = watched_entry(&mut self.raw, self.shared, flags);
         self.raw
             .del(flags)
+            .map(|()| noted_delete::<T>(self.shared, watched))
             .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))
     }
 }
@@ -386,9 +391,13 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 loop {
                     let same = |_: &[u8], old: &[u8]| has_subkey::<T>(old, front);
                     match raw.get_with(op::GET_BOTH_RANGE, Some(k), Some(front), same) {
-                        Ok(Some(true)) => raw
-                            .del(del::CURRENT)
-                            .map_err(|code| shared.fail(code, At::of::<T>("upsert_dup").key(k)))?,
+                        Ok(Some(true)) => {
+                            let watched = watched_entry(raw, shared, del::CURRENT);
+                            raw.del(del::CURRENT).map_err(|code| {
+                                shared.fail(code, At::of::<T>("upsert_dup").key(k))
+                            })?;
+                            noted_delete::<T>(shared, watched);
+                        }
                         Ok(_) => break,
                         Err(code) if code == Code::ENODATA => break,
                         Err(code) => return Err(cursor_error::<T>("upsert_dup", code)),
@@ -398,10 +407,39 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 raw.put(k, v, put::UPSERT).map_err(|code| {
                     shared.fail(code, At::of::<T>("upsert_dup").entry(k, v.len()))
                 })?;
+                shared.watch.put::<T>(k, v);
                 *at = Position::OnEntry;
                 Ok(())
             })
         })
+    }
+}
+
+/// The entry under the cursor, copied, when key watchers record this transaction's writes
+/// (`watch/hub.rs`): what a delete with `flags` is about to remove (the value only for one
+/// value, not for every value of the key). `None`, after one relaxed load, otherwise.
+#[inline]
+fn watched_entry(
+    raw: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    flags: u32,
+) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    if !shared.watch.recording() {
+        return None;
+    }
+    let one = flags != del::ALLDUPS;
+    raw.get_with(op::GET_CURRENT, None, None, |k, v| {
+        (k.to_vec(), one.then(|| v.to_vec()))
+    })
+    .ok()
+    .flatten()
+}
+
+/// Records a delete of what [`watched_entry`] copied.
+#[inline]
+fn noted_delete<T: Table>(shared: &Shared, watched: Option<(Vec<u8>, Option<Vec<u8>>)>) {
+    if let Some((k, v)) = watched {
+        shared.watch.del::<T>(&k, v.as_deref());
     }
 }
 

@@ -368,6 +368,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             Ok(t) => t,
             Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
+        db.shared.watch.begin();
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
         let mut scratch = Vec::new();
@@ -403,6 +404,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 batches: report.batches + 1,
                 bytes: report.bytes + bytes as u64,
             };
+            // Each batch's commit is one event of the commit feed (`watch/hub.rs`).
+            let watched = db.shared.watch.before_commit(&txn, &db.shared.dbis);
             if more {
                 if let Err(code) = db
                     .shared
@@ -412,10 +415,16 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 {
                     return Err(commit_error::<S, T>(db, code));
                 }
+                if let Some(pending) = watched {
+                    pending.deliver();
+                }
             } else {
                 // The last batch: a plain commit, under the database's sync mode.
                 if let Err(code) = txn.commit() {
                     return Err(commit_error::<S, T>(db, code));
+                }
+                if let Some(pending) = watched {
+                    pending.deliver();
                 }
                 *report = batch;
                 if let Some(f) = self.on_batch.as_mut() {
@@ -491,7 +500,10 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
             }
         })?;
         match cursor.put(k, v, flags) {
-            Ok(()) => Ok(k.len() + v.len()),
+            Ok(()) => {
+                db.shared.watch.put::<T>(k, v);
+                Ok(k.len() + v.len())
+            }
             Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                 Err(crate::cursor::append_out_of_order::<T>(cursor, k))
             }

@@ -38,6 +38,9 @@ pub(crate) struct Shared {
     /// then loads `true` took a parked one: the reset one's `false` happened before its load
     /// and the flag never goes back to `true` (read-read coherence).
     pub(crate) parking: AtomicBool,
+    /// The commit feed's subscribers, the key watchers and the write transaction's change
+    /// log (`watch/hub.rs`).
+    pub(crate) watch: crate::watch::hub::Hub,
     /// The zstd dictionaries this database loaded into the process-wide registry (released
     /// when it closes).
     pub(crate) _dictionaries: crate::codec::DictionaryLease,

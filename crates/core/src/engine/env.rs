@@ -273,6 +273,8 @@ pub(crate) struct RawStat {
     pub leaf_pages: u64,
     pub overflow_pages: u64,
     pub entries: u64,
+    /// The transaction that last changed the table (`ms_mod_txnid`).
+    pub mod_txnid: u64,
 }
 
 impl Env {

@@ -337,6 +337,17 @@ impl RawTxn {
         Ok(flags)
     }
 
+    /// Whether this write transaction changed the table (`MDBX_DBI_DIRTY`: set on its first
+    /// change; a nested transaction's is merged into its parent when it commits and dropped
+    /// when it aborts). `false` when libmdbx cannot say (a handle it does not know).
+    pub fn wrote(&self, dbi: Dbi) -> bool {
+        let mut flags: c_uint = 0;
+        let mut state: c_uint = 0;
+        // SAFETY: the txn is live; `dbi` was opened in this env; out-parameters are valid.
+        let rc = unsafe { sys::mdbx_dbi_flags_ex(self.ptr.as_ptr(), dbi, &mut flags, &mut state) };
+        rc == sys::MDBX_SUCCESS && state & sys::MDBX_DBI_DIRTY as c_uint != 0
+    }
+
     /// Compares two keys with the table's own order (`mdbx_cmp`): integer order for
     /// `MDBX_INTEGERKEY` tables, bytes otherwise.
     pub fn cmp_keys(&self, dbi: Dbi, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
@@ -381,6 +392,7 @@ impl RawTxn {
             leaf_pages: st.ms_leaf_pages,
             overflow_pages: st.ms_overflow_pages,
             entries: st.ms_entries,
+            mod_txnid: st.ms_mod_txnid,
         })
     }
 

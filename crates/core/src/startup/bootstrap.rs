@@ -1059,6 +1059,7 @@ impl Bootstrap {
             path: self.path,
             run,
             parking: AtomicBool::new(run.reuse_snapshots),
+            watch: Default::default(),
             _dictionaries: dictionaries,
         }))
     }
