@@ -605,6 +605,10 @@ pub use tabula_core::{
 // Tables and schemas.
 #[rustfmt::skip]
 pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, TableInfo};
+pub use tabula_core::{
+    EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, RawEntry, Unindexed, Unique,
+    Writable,
+};
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
@@ -642,7 +646,7 @@ pub use tabula_core::untyped;
 pub use tabula_core::{
     ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt,
 };
-pub use tabula_derive::{Key, Schema, Table};
+pub use tabula_derive::{Index, Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,
     open_with, open_with_report, plan,
@@ -686,6 +690,51 @@ pub mod __doc {
     /// The examples' schema.
     #[derive(Schema)]
     pub struct App(Names, Topics, Numbers, Sets, Blobs);
+
+    /// A transfer: a row of the indexed table [`Transfers`].
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    pub struct Transfer {
+        /// The sender's account.
+        pub from: u32,
+        /// The recipient's account.
+        pub to: u32,
+        /// The transfer's hash, when it has one.
+        pub hash: Option<u64>,
+    }
+
+    /// Transfers by ID, with two indexes.
+    #[derive(Table)]
+    #[table(key = u64, value = Transfer, indexed)]
+    pub struct Transfers;
+
+    /// Transfers by sender: several per sender.
+    #[derive(crate::Index)]
+    #[index(on = Transfers, key = u32, by = sender)]
+    pub struct BySender;
+
+    /// Transfers by hash: one per hash; a transfer without a hash has no entry.
+    #[derive(crate::Index)]
+    #[index(on = Transfers, key = u64, unique, by = hash)]
+    pub struct ByHash;
+
+    /// [`BySender`]'s key.
+    pub fn sender(_id: &u64, transfer: &Transfer) -> u32 {
+        transfer.from
+    }
+
+    /// [`ByHash`]'s key.
+    pub fn hash(_id: &u64, transfer: &Transfer) -> Option<u64> {
+        transfer.hash
+    }
+
+    /// The indexed examples' schema.
+    #[derive(Schema)]
+    pub struct Indexer(Transfers, BySender, ByHash);
+
+    /// A transfer from `from` to `to` with `hash`.
+    pub fn transfer(from: u32, to: u32, hash: Option<u64>) -> Transfer {
+        Transfer { from, to, hash }
+    }
 
     /// A directory that is removed when dropped.
     #[derive(Debug)]
@@ -732,6 +781,17 @@ pub mod __doc {
     pub fn open() -> Result<(TempDir, Db<App>)> {
         let dir = temp_dir();
         let db = crate::open::<App>(dir.path(), Options::new())?;
+        Ok((dir, db))
+    }
+
+    /// A new database of [`Indexer`] in a new temporary directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::open`].
+    pub fn open_indexer() -> Result<(TempDir, Db<Indexer>)> {
+        let dir = temp_dir();
+        let db = crate::open::<Indexer>(dir.path(), Options::new())?;
         Ok((dir, db))
     }
 }

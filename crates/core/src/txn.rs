@@ -9,10 +9,11 @@ use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
 use crate::db::state::Db;
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::index;
 use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::read::{self, Reads};
 use crate::stored::{dbi_of, encode_value, with_key};
-use crate::table::{Contains, DupSort, Schema, Table};
+use crate::table::{Contains, DupSort, Schema, Table, Unindexed, Writable};
 use crate::telemetry;
 
 /// A read transaction over schema `S`.
@@ -169,6 +170,12 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             ..
         } = self;
         let raw = raw.as_mut().expect("transaction is live");
+        if index::On::<S, T>::ANY {
+            return with_key::<T, _, _>(key, |k| {
+                let v = encode_value::<T, _>(k, value, scratch)?;
+                index::put::<S, T>(raw, db, dbi, k, v, flags, op)
+            });
+        }
         with_key::<T, _, _>(key, |k| {
             // A codec that knows its encoded length writes straight into the page (libmdbx
             // cannot reserve room in a dupsort table). For the shipped codecs `encoded_len` is
@@ -294,7 +301,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
     /// [`Error::Mdbx`].
     #[inline]
-    pub fn put<T: Table>(
+    pub fn put<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -321,7 +328,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::KeyExists`] when it is present; otherwise as [`put`](Tx::put).
-    pub fn insert<T: Table>(
+    pub fn insert<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -352,7 +359,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
     /// sort after it; otherwise as [`put`](Tx::put).
-    pub fn append<T: Table>(
+    pub fn append<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -391,7 +398,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
     /// the value does not sort after it (an equal value included); otherwise as [`put`](Tx::put).
-    pub fn append_dup<T: DupSort>(
+    pub fn append_dup<T: DupSort + Unindexed>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -422,7 +429,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn delete<T: Table>(&mut self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
+    pub fn delete<T: Writable>(&mut self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
     where
         S: Contains<T>,
     {
@@ -430,6 +437,9 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db();
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
+            if index::On::<S, T>::ANY {
+                return index::delete::<S, T>(raw, db, dbi, k);
+            }
             raw.del(dbi, k, None)
                 .map_err(|code| db.shared.fail(code, At::of::<T>("delete").key(k)))
         })
@@ -455,7 +465,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Encode`], [`Error::Mdbx`].
-    pub fn delete_dup<T: DupSort>(
+    pub fn delete_dup<T: DupSort + Unindexed>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -500,7 +510,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// As [`put`](Tx::put).
-    pub fn put_bytes<T: Table>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
+    pub fn put_bytes<T: Unindexed>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
     where
         S: Contains<T>,
     {
@@ -534,15 +544,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn clear<T: Table>(&mut self) -> Result<()>
+    pub fn clear<T: Writable>(&mut self) -> Result<()>
     where
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
         let db = self.db();
-        self.raw_mut()
-            .drop_table(dbi, false)
-            .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))
+        let raw = self.raw_mut();
+        raw.drop_table(dbi, false)
+            .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))?;
+        if index::On::<S, T>::ANY {
+            index::clear::<S, T>(raw, db)?;
+        }
+        Ok(())
     }
 
     /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
@@ -565,7 +579,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn appender<T: Table>(&mut self) -> Result<Appender<'_, T>>
+    pub fn appender<T: Unindexed>(&mut self) -> Result<Appender<'_, T>>
     where
         S: Contains<T>,
     {
@@ -610,7 +624,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn cursor_mut<T: Table>(&mut self) -> Result<WriteCursor<'_, T>>
+    pub fn cursor_mut<T: Unindexed>(&mut self) -> Result<WriteCursor<'_, T>>
+    where
+        S: Contains<T>,
+    {
+        self.write_cursor::<T>()
+    }
+
+    /// [`cursor_mut`](Tx::cursor_mut) for any table: for the paths that keep indexes exact
+    /// themselves, or whose table has none.
+    fn write_cursor<T: Table>(&mut self) -> Result<WriteCursor<'_, T>>
     where
         S: Contains<T>,
     {
@@ -681,11 +704,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn delete_range<T: Table>(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64>
+    pub fn delete_range<T: Writable>(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64>
     where
         S: Contains<T>,
     {
-        self.cursor_mut::<T>()?.delete_range(range)
+        if index::On::<S, T>::ANY {
+            // Row by row, so each row's index entries go with it.
+            let keys = self.range::<T>(range).keys().collect::<Result<Vec<_>>>()?;
+            for key in &keys {
+                self.delete::<T>(key)?;
+            }
+            return Ok(keys.len() as u64);
+        }
+        self.write_cursor::<T>()?.delete_range(range)
     }
 
     /// Keeps only the entries for which `keep(&key, &value)` is true (in a `dupsort` table,
@@ -709,14 +740,28 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::Decode`] when an entry does not decode (entries before it are already
     /// judged), [`Error::Mdbx`].
-    pub fn retain<T: Table>(
+    pub fn retain<T: Writable>(
         &mut self,
         mut keep: impl FnMut(&T::Key, &T::Value) -> bool,
     ) -> Result<u64>
     where
         S: Contains<T>,
     {
-        let mut cursor = self.cursor_mut::<T>()?;
+        if index::On::<S, T>::ANY {
+            // Judged first, then deleted row by row, so each row's index entries go with it.
+            let mut doomed = Vec::new();
+            for entry in self.iter::<T>() {
+                let (key, value) = entry?;
+                if !keep(&key, &value) {
+                    doomed.push(key);
+                }
+            }
+            for key in &doomed {
+                self.delete::<T>(key)?;
+            }
+            return Ok(doomed.len() as u64);
+        }
+        let mut cursor = self.write_cursor::<T>()?;
         let mut deleted = 0;
         let mut entry = cursor.first()?;
         while let Some((key, value)) = entry {
@@ -754,11 +799,18 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Decode`] (nothing is removed then), [`Error::Mdbx`].
-    pub fn pop_first<T: Table>(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    pub fn pop_first<T: Writable>(&mut self) -> Result<Option<(T::Key, T::Value)>>
     where
         S: Contains<T>,
     {
-        let mut cursor = self.cursor_mut::<T>()?;
+        if index::On::<S, T>::ANY {
+            let first = self.iter::<T>().next().transpose()?;
+            if let Some((key, _)) = &first {
+                self.delete::<T>(key)?;
+            }
+            return Ok(first);
+        }
+        let mut cursor = self.write_cursor::<T>()?;
         let first = cursor.first()?;
         if first.is_some() {
             cursor.delete_current()?;
@@ -789,11 +841,18 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Decode`] (nothing is removed then), [`Error::Mdbx`].
-    pub fn pop_last<T: Table>(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    pub fn pop_last<T: Writable>(&mut self) -> Result<Option<(T::Key, T::Value)>>
     where
         S: Contains<T>,
     {
-        let mut cursor = self.cursor_mut::<T>()?;
+        if index::On::<S, T>::ANY {
+            let last = self.iter::<T>().next_back().transpose()?;
+            if let Some((key, _)) = &last {
+                self.delete::<T>(key)?;
+            }
+            return Ok(last);
+        }
+        let mut cursor = self.write_cursor::<T>()?;
         let last = cursor.last()?;
         if last.is_some() {
             cursor.delete_current()?;
@@ -988,7 +1047,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Mdbx`];
     /// [`Error::InvalidTable`] on a `dupsort` table (libmdbx cannot reserve room there).
-    pub fn put_reserve<T: Table, R>(
+    pub fn put_reserve<T: Unindexed, R>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         len: usize,
@@ -1059,7 +1118,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure (entries before it are already judged).
-    pub fn retain_bytes<T: Table>(
+    pub fn retain_bytes<T: Unindexed>(
         &mut self,
         range: impl RangeBounds<T::Key>,
         mut keep: impl FnMut(&[u8], &[u8]) -> bool,

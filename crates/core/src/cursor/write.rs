@@ -18,7 +18,7 @@ use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,
 };
-use crate::table::{Contains, DupSort, HasSubKey, Schema, Table};
+use crate::table::{Contains, DupSort, HasSubKey, Schema, Table, Unindexed};
 
 /// The writes: at a key (the cursor lands on what it wrote) or at the entry under the cursor.
 impl<'t, T: Table> Cursor<'t, T, Rw> {
@@ -498,7 +498,7 @@ pub trait WriteCursors<S: Schema> {
 
 macro_rules! write_cursors {
     ($(($($T:ident),+))+) => {$(
-        impl<S: Schema $(+ Contains<$T>)+, $($T: Table),+> WriteCursors<S> for ($($T,)+) {
+        impl<S: Schema $(+ Contains<$T>)+, $($T: Unindexed),+> WriteCursors<S> for ($($T,)+) {
             type Cursors<'t> = ($(WriteCursor<'t, $T>,)+);
 
             fn open<'t>(opener: &Opener<'t, S>) -> Result<Self::Cursors<'t>> {

@@ -20,7 +20,7 @@ use crate::db::state::Db;
 use crate::engine::{self, Code, RawWriteCursor, put};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::stored::{dbi_of, with_key};
-use crate::table::{Contains, Schema, Table};
+use crate::table::{Contains, Schema, Table, Unindexed};
 
 /// One entry for [`Db::bulk_load`]: a `(key, value)` pair, each owned or borrowed.
 ///
@@ -173,7 +173,7 @@ impl<S: Schema> Db<S> {
     /// the batch in progress is rolled back, the batches committed before it stay, and they
     /// are flushed before the error is returned (best effort: the error returned is the first
     /// one).
-    pub fn bulk_load<T: Table>(
+    pub fn bulk_load<T: Unindexed>(
         &self,
         entries: impl IntoIterator<Item = impl BulkEntry<T>>,
     ) -> Result<BulkReport>
@@ -197,7 +197,7 @@ impl<S: Schema> Db<S> {
     /// assert_eq!((report.entries, report.batches), (3, 2));
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn bulk_loader<T: Table>(&self) -> BulkLoad<'_, 'static, S, T>
+    pub fn bulk_loader<T: Unindexed>(&self) -> BulkLoad<'_, 'static, S, T>
     where
         S: Contains<T>,
     {

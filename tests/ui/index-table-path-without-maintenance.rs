@@ -1,0 +1,29 @@
+use tabula::{Db, Index, Schema, Table};
+
+#[derive(Table)]
+#[table(key = u64, value = u32, indexed)]
+struct Transfers;
+
+#[derive(Index)]
+#[index(on = Transfers, key = u32, by = amount)]
+struct ByAmount;
+
+fn amount(_id: &u64, value: &u32) -> u32 {
+    *value
+}
+
+#[derive(Schema)]
+struct App(Transfers, ByAmount);
+
+// The write paths that do not keep indexes exact refuse an indexed table at compile time.
+fn write(db: &Db<App>) -> tabula::Result<()> {
+    let mut tx = db.write()?;
+    let _ = tx.cursor_mut::<Transfers>()?;
+    let _ = tx.appender::<Transfers>()?;
+    tx.put_bytes::<Transfers>(&[0; 8], &[0; 4])?;
+    drop(tx);
+    db.bulk_load::<Transfers>([(1u64, 2u32)])?;
+    Ok(())
+}
+
+fn main() {}
