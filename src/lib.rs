@@ -669,8 +669,8 @@ pub use tabula_core::{
 #[rustfmt::skip]
 pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, TableInfo};
 pub use tabula_core::{
-    EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, RawEntry, Unindexed, Unique,
-    Writable,
+    EntriesError, EntriesFn, Index, IndexCheck, IndexInfo, IndexKeys, IndexProblem, Indexed,
+    RawEntry, Unindexed, Unique, Writable,
 };
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]

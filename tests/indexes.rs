@@ -427,3 +427,83 @@ fn an_index_is_a_table_of_the_schema_with_its_record() {
     const { assert!(<ByHash as Index>::UNIQUE) };
     assert!(infos[0].index.is_none());
 }
+
+/// `Db::check_indexes` finds each way an index can disagree with its table (written here into
+/// the file behind Tabula's back, through the startup transaction's raw writes).
+#[test]
+fn check_indexes_reports_entries_that_disagree_with_their_rows() {
+    use tabula_core::startup::Bootstrap;
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open(dir.path());
+        let mut tx = db.write().unwrap();
+        tx.put::<Transfers>(&1, &t(5, 6, Some(10), &[1])).unwrap();
+        tx.put::<Transfers>(&2, &t(5, 7, None, &[])).unwrap();
+        tx.commit().unwrap();
+        let check = db.check_indexes(10).unwrap();
+        assert!(check.is_ok(), "{:?}", check.problems);
+        // Rows: 2 per index; entries: 2 + 2 + 1 + 1.
+        assert_eq!((check.rows, check.entries), (8, 6));
+    }
+    {
+        let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 5).unwrap();
+        let by_sender = boot.find_table("BySender").unwrap().unwrap().handle;
+        let by_hash = boot.find_table("ByHash").unwrap().unwrap().handle;
+        // An entry naming a row that does not exist.
+        boot.put_raw(
+            "BySender",
+            by_sender,
+            &9u32.to_be_bytes(),
+            &77u64.to_be_bytes(),
+            false,
+        )
+        .unwrap();
+        // An entry naming a row that does not compute it.
+        boot.put_raw(
+            "BySender",
+            by_sender,
+            &8u32.to_be_bytes(),
+            &1u64.to_be_bytes(),
+            false,
+        )
+        .unwrap();
+        // A row's entry removed.
+        assert!(
+            boot.delete_raw("ByHash", by_hash, &10u64.to_be_bytes())
+                .unwrap()
+        );
+        boot.checkpoint().unwrap();
+    }
+    let db = open(dir.path());
+    let check = db.check_indexes(2).unwrap();
+    assert_eq!(check.problem_count, 3, "{:?}", check.problems);
+    assert_eq!(check.problems.len(), 2); // the limit
+    let all = db.check_indexes(10).unwrap().problems;
+    let seen: Vec<(&str, &str)> = all.iter().map(|p| (p.index, p.what)).collect();
+    assert_eq!(
+        seen,
+        [
+            ("BySender", "entry not from its row"),
+            ("BySender", "row missing"),
+            ("ByHash", "entry missing"),
+        ]
+    );
+    assert!(
+        all[1]
+            .to_string()
+            .contains("index `BySender` of table `transfers`")
+    );
+    // A query through the broken entry says so.
+    let tx = db.read().unwrap();
+    let err = tx.by_index::<BySender>(&9).next().unwrap().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::IndexOutOfStep {
+                index: "BySender",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}

@@ -45,6 +45,7 @@ pub use db::state::Db;
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::Room;
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
+pub use index::{IndexCheck, IndexProblem};
 pub use iter::{Iter, Lazy};
 pub use mode::{Mode, Ro, Rw};
 pub use options::{

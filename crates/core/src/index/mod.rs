@@ -4,8 +4,12 @@
 //! live with the tables in `table.rs`; `docs/design.md` ("Secondary indexes") explains the
 //! design.
 
+mod check;
 pub(crate) mod query;
 mod write;
+
+pub(crate) use check::check;
+pub use check::{IndexCheck, IndexProblem};
 
 pub(crate) use write::{clear, delete, entries, put};
 
