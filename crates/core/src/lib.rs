@@ -22,6 +22,7 @@ mod mode;
 mod options;
 mod read;
 pub mod schema;
+mod sequence;
 pub mod startup;
 mod stored;
 pub mod table;

@@ -114,7 +114,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     #[inline]
-    fn raw_mut(&mut self) -> &mut RawTxn {
+    pub(crate) fn raw_mut(&mut self) -> &mut RawTxn {
         self.reads.h.raw.as_mut().expect("transaction is live")
     }
 

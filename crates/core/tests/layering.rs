@@ -46,6 +46,8 @@ const LAYERS: &[(&str, u32)] = &[
     // paths call; the queries by index key (`index/query.rs`) sit with the reads they extend.
     ("index", 6),
     ("index::query", 7),
+    // Per-table sequences (`sequence.rs`): on the transaction and the reads.
+    ("sequence", 7),
     // Every read, once (`Reads`); the transaction dereferences to it and adds the writes.
     ("read", 7),
     ("txn", 7),
@@ -63,6 +65,8 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("db::state", "options"),
     ("txn", "read"),
     ("index::query", "read"),
+    ("sequence", "read"),
+    ("sequence", "txn"),
 ];
 
 fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
