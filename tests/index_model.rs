@@ -220,7 +220,7 @@ fn apply(tx: &mut RwTx<'_, Indexer>, model: &mut Model, op: &Op) {
             }
         }
         Op::Retain(seed) => {
-            let keep = |k: &u64, t: &Transfer| (k + seed + u64::from(t.to)) % 3 != 0;
+            let keep = |k: &u64, t: &Transfer| !(k + seed + u64::from(t.to)).is_multiple_of(3);
             let before = model.len();
             model.retain(|k, t| keep(k, t));
             assert_eq!(
