@@ -70,7 +70,7 @@ fn row(id: u64, n: u64) -> Transfer {
     Transfer {
         from: (mix(id ^ n << 32) % 50) as u32,
         // Unique across rows: derived from the row and the commit that wrote it.
-        hash: (id % 3 != 0).then_some(n << 32 | id),
+        hash: (!id.is_multiple_of(3)).then_some(n << 32 | id),
     }
 }
 
