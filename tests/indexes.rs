@@ -507,3 +507,56 @@ fn check_indexes_reports_entries_that_disagree_with_their_rows() {
         "{err}"
     );
 }
+
+/// `Db::bulk_load` loads an indexed table with its indexes, batch by batch; a unique violation
+/// fails the load, its batch rolled back and the batches before it kept, indexes exact.
+#[test]
+fn bulk_load_keeps_indexes_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = std::sync::Arc::new(open(dir.path()));
+    let rows: Vec<(u64, Transfer)> = (1..=1000u64)
+        .map(|id| {
+            (
+                id,
+                t(
+                    (id % 7) as u32,
+                    (id % 5) as u32,
+                    Some(id),
+                    &[(id % 3) as u8],
+                ),
+            )
+        })
+        .collect();
+    let report = db
+        .bulk_loader::<Transfers>()
+        .batch_entries(300)
+        .load(&rows)
+        .unwrap();
+    assert_eq!((report.entries, report.batches), (1000, 4));
+    assert_exact(&db.read().unwrap());
+    assert_eq!(db.read().unwrap().index_count::<BySender>(&3).unwrap(), 143);
+    // Entry 1250 takes row 5's hash: the batch 1201..=1300 is rolled back.
+    let more = (1001..=1400u64).map(|id| {
+        let hash = if id == 1250 { 5 } else { id };
+        (id, t(1, 2, Some(hash), &[]))
+    });
+    let err = db
+        .bulk_loader::<Transfers>()
+        .batch_entries(100)
+        .load(more)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UniqueViolation {
+                index: "ByHash",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let tx = db.read().unwrap();
+    assert_eq!(tx.len::<Transfers>().unwrap(), 1200);
+    assert_exact(&tx);
+    assert!(db.check_indexes(10).unwrap().is_ok());
+}

@@ -21,8 +21,6 @@ fn write(db: &Db<App>) -> tabula::Result<()> {
     let _ = tx.cursor_mut::<Transfers>()?;
     let _ = tx.appender::<Transfers>()?;
     tx.put_bytes::<Transfers>(&[0; 8], &[0; 4])?;
-    drop(tx);
-    db.bulk_load::<Transfers>([(1u64, 2u32)])?;
     Ok(())
 }
 

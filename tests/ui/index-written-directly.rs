@@ -23,6 +23,8 @@ fn write(db: &Db<App>) -> tabula::Result<()> {
     tx.clear::<ByAmount>()?;
     tx.append_dup::<ByAmount>(&7, &2)?;
     let _ = tx.cursor_mut::<ByAmount>()?;
+    drop(tx);
+    db.bulk_load::<ByAmount>([(7u32, 1u64)])?;
     Ok(())
 }
 
