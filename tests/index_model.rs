@@ -1,7 +1,7 @@
 //! Model-based test of secondary indexes: random sequences of every write path that takes an
 //! indexed table (`put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`,
 //! `pop_last`, `clear`, nested transactions that commit or abort, whole transactions that
-//! commit or abort) run against Tabula and against a `BTreeMap` of rows. After every operation
+//! commit or abort, `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After every operation
 //! and every transaction, each index table equals its recomputation from the model, and the
 //! queries by index key (`by_index`, `get_unique`, `index_range` both ways, `index_count`)
 //! equal the model's answers. Unique violations are provoked on purpose (hashes come from a
@@ -90,6 +90,8 @@ enum Op {
     Nested(Vec<Op>, bool),
     Commit,
     Abort,
+    /// Commits, then `Db::bulk_load`s these rows after the last key (one batch).
+    Bulk(Vec<Transfer>),
 }
 
 fn transfer() -> impl Strategy<Value = Transfer> {
@@ -124,6 +126,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (vec(write_op(), 1..6), any::<bool>()).prop_map(|(ops, commit)| Op::Nested(ops, commit)),
         3 => Just(Op::Commit),
         1 => Just(Op::Abort),
+        1 => vec(transfer(), 1..6).prop_map(Op::Bulk),
     ]
 }
 
@@ -256,7 +259,7 @@ fn apply(tx: &mut RwTx<'_, Indexer>, model: &mut Model, op: &Op) {
                 assert!(matches!(r, Err(Abort::Stop)), "{r:?}");
             }
         }
-        Op::Commit | Op::Abort => unreachable!("handled by the caller"),
+        Op::Commit | Op::Abort | Op::Bulk(_) => unreachable!("handled by the caller"),
     }
 }
 
@@ -386,6 +389,37 @@ fn run(ops: &[Op]) {
             Op::Abort => {
                 drop(tx);
                 model = committed.clone();
+                check(&db.read().unwrap(), &committed);
+                tx = db.write().unwrap();
+            }
+            Op::Bulk(rows) => {
+                tx.commit().unwrap();
+                committed = model.clone();
+                let first = model.keys().next_back().map_or(0, |k| k + 1);
+                let rows: Vec<(u64, Transfer)> = (first..).zip(rows.iter().cloned()).collect();
+                let mut after = model.clone();
+                let mut violation = false;
+                for (k, t) in &rows {
+                    violation |= violates(&after, *k, t);
+                    after.insert(*k, t.clone());
+                }
+                let r = db.bulk_loader::<Transfers>().batch_entries(100).load(&rows);
+                if violation {
+                    assert!(
+                        matches!(
+                            r,
+                            Err(Error::UniqueViolation {
+                                index: "ByHash",
+                                ..
+                            })
+                        ),
+                        "{rows:?}: {r:?}"
+                    );
+                } else {
+                    r.unwrap();
+                    model = after;
+                    committed = model.clone();
+                }
                 check(&db.read().unwrap(), &committed);
                 tx = db.write().unwrap();
             }
