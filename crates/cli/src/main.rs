@@ -57,7 +57,8 @@ enum Command {
         path: PathBuf,
     },
     /// One row per table: DBI, flags, entries, depth, pages, bytes, key and value descriptors,
-    /// and a totals row.
+    /// and a totals row. A secondary index is listed under its table (flags `index of T`,
+    /// `unique`).
     Tables {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,
@@ -118,7 +119,8 @@ enum Command {
         #[arg(long, short)]
         input: Option<PathBuf>,
     },
-    /// libmdbx's integrity check, then decode every key and value with its descriptor.
+    /// libmdbx's integrity check, then decode every key and value with its descriptor; for a
+    /// secondary index, also look up the row each entry names in its table.
     Check {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,
