@@ -220,7 +220,8 @@
 //! indexes exact (nested transactions too); the write paths that do not yet (write cursors, the appender,
 //! `put_bytes`, `put_reserve`, `retain_bytes`) do not compile for a table
 //! declared `indexed`. Queries by index key are on [`Reads`] (so on [`Tx`] and [`OwnedTx`]):
-//! [`get_unique`](Reads::get_unique), [`by_index`](Reads::by_index),
+//! [`get_unique`](Reads::get_unique), [`by_index`](Reads::by_index) (and
+//! [`by_index_lazy`](Reads::by_index_lazy), rows decoded when asked),
 //! [`index_range`](Reads::index_range), [`index_prefix`](Reads::index_prefix),
 //! [`index_count`](Reads::index_count). A new index on a populated table is built by the
 //! startup step (a unique one whose rows already collide fails the open, naming two of them,

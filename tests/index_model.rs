@@ -1,10 +1,11 @@
 //! Model-based test of secondary indexes: random sequences of every write path that takes an
 //! indexed table (`put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`,
 //! `pop_last`, `clear`, nested transactions that commit or abort, whole transactions that
-//! commit or abort, `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After every operation
-//! and every transaction, each index table equals its recomputation from the model, and the
-//! queries by index key (`by_index`, `get_unique`, `index_range` both ways, `index_count`)
-//! equal the model's answers. Unique violations are provoked on purpose (hashes come from a
+//! commit or abort, `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After
+//! every operation and every transaction, each index table equals its recomputation from the
+//! model, and the queries by index key (`by_index`, `by_index_lazy`, `get_unique`,
+//! `index_range` both ways, `index_prefix`, `index_count`) equal the model's answers. Unique
+//! violations are provoked on purpose (hashes come from a
 //! small range): the model predicts them, and a violating write must change nothing.
 //!
 //! The table is `integer_key` (stored keys native-endian, index values in key order), and one
@@ -322,6 +323,11 @@ fn check<H: tabula::Handle<Schema = Indexer>>(tx: &tabula::Reads<H>, model: &Mod
             .map(|(k, t)| (*k, t.clone()))
             .collect();
         assert_eq!(rows, want, "by_index::<BySender>({from})");
+        let lazy: Vec<(u64, Transfer)> = tx
+            .by_index_lazy::<BySender>(&from)
+            .map(|r| r.and_then(|(k, row)| Ok((k, row.decode()?))).unwrap())
+            .collect();
+        assert_eq!(lazy, want, "by_index_lazy::<BySender>({from})");
         let back: Vec<u64> = tx
             .by_index::<BySender>(&from)
             .rev()

@@ -6,6 +6,7 @@ use std::ops::{Bound, RangeBounds};
 
 use crate::codec::{AsKey, HasPrefix, Key};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::iter::Lazy;
 use crate::read::{Handle, Reads};
 use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, Index, Table, Unique};
@@ -98,6 +99,59 @@ impl<H: Handle> Reads<H> {
                 let primary = I::primary(primary?);
                 let row = self.row_of::<I>(&encoded, &primary)?;
                 Ok((primary, row))
+            })
+    }
+
+    /// [`by_index`](Reads::by_index) with each row read but not decoded: a [`Lazy`] holding
+    /// its stored bytes, decoded when asked ([`Lazy::decode`]), for a query that looks at few
+    /// of the rows it finds.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_indexer()?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Transfers>(&1, &transfer(7, 8, None))?;
+    /// tx.put::<Transfers>(&2, &transfer(7, 9, None))?;
+    /// tx.commit()?;
+    /// let tx = db.read()?;
+    /// let mut rows = tx.by_index_lazy::<BySender>(&7);
+    /// let (id, row) = rows.next().unwrap()?;
+    /// assert_eq!((id, row.decode()?.to), (1, 8));
+    /// assert_eq!(rows.count(), 1);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// Each item: [`Error::IndexOutOfStep`] when an entry names a row the table does not have;
+    /// [`Error::Decode`] for an entry, [`Error::Mdbx`].
+    pub fn by_index_lazy<I: Index>(
+        &self,
+        key: &(impl AsKey<I::Key> + ?Sized),
+    ) -> impl DoubleEndedIterator<Item = Result<(Pk<I>, Lazy<'_, I::Source>)>> + '_
+    where
+        H::Schema: Contains<I> + Contains<I::Source>,
+    {
+        self.lazy_rows_of_key::<I, _>(key)
+    }
+
+    /// [`by_index_lazy`](Reads::by_index_lazy) with the key's type named.
+    fn lazy_rows_of_key<I: Index, Q: AsKey<I::Key> + ?Sized>(
+        &self,
+        key: &Q,
+    ) -> impl DoubleEndedIterator<Item = Result<(Pk<I>, Lazy<'_, I::Source>)>> + '_
+    where
+        H::Schema: Contains<I> + Contains<I::Source>,
+    {
+        let encoded = key.encode().as_ref().to_vec();
+        self.range_by::<I, Q>((Bound::Included(key), Bound::Included(key)))
+            .values()
+            .map(move |primary| {
+                let primary = I::primary(primary?);
+                match self.get_lazy::<I::Source>(&primary)? {
+                    Some(row) => Ok((primary, row)),
+                    None => Err(out_of_step::<I>(&encoded, &primary)),
+                }
             })
     }
 
@@ -234,11 +288,17 @@ impl<H: Handle> Reads<H> {
         H::Schema: Contains<I> + Contains<I::Source>,
     {
         self.get::<I::Source>(primary)?
-            .ok_or_else(|| Error::IndexOutOfStep {
-                table: <I::Source as Table>::NAME,
-                index: I::NAME,
-                key: KeyHex::new(key),
-                row: KeyHex::new(primary.encode().as_ref()),
-            })
+            .ok_or_else(|| out_of_step::<I>(key, primary))
+    }
+}
+
+/// The entry under the encoded index key `key` of index `I` names `primary`, which its table
+/// does not have.
+fn out_of_step<I: Index>(key: &[u8], primary: &Pk<I>) -> Error {
+    Error::IndexOutOfStep {
+        table: <I::Source as Table>::NAME,
+        index: I::NAME,
+        key: KeyHex::new(key),
+        row: KeyHex::new(primary.encode().as_ref()),
     }
 }
