@@ -560,3 +560,40 @@ fn bulk_load_keeps_indexes_exact() {
     assert_exact(&tx);
     assert!(db.check_indexes(10).unwrap().is_ok());
 }
+
+/// A unique index built in batches whose collision is found after batches committed: the open
+/// fails naming both rows, and the index table and the build's progress are gone.
+#[test]
+fn a_unique_collision_found_after_committed_batches_leaves_no_index() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
+        let mut tx = db.write().unwrap();
+        for id in 1..=25_000u64 {
+            let hash = if id == 24_000 { 7 } else { id };
+            tx.put::<Transfers>(&id, &t(1, 1, Some(hash), &[])).unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let err = tabula::open::<WithHash>(dir.path(), Options::new()).unwrap_err();
+    match &err {
+        Error::UniqueViolation { index, rows, .. } => {
+            assert_eq!(*index, "ByHash");
+            assert_eq!(rows[0].to_string(), KeyHexOf(7).to_string());
+            assert_eq!(rows[1].to_string(), KeyHexOf(24_000).to_string());
+        }
+        other => panic!("expected a unique violation, got {other:?}"),
+    }
+    {
+        let names = tabula::untyped::UntypedDb::open(dir.path()).unwrap();
+        let mut tx = names.read().unwrap();
+        assert!(!tx.table_names().unwrap().iter().any(|n| n == "ByHash"));
+    }
+    {
+        let mut boot =
+            tabula_core::startup::Bootstrap::begin(dir.path(), &Options::new(), 0).unwrap();
+        assert_eq!(boot.meta_get("index-build").unwrap(), None);
+    }
+    let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
+    assert_eq!(db.read().unwrap().len::<Transfers>().unwrap(), 25_000);
+}

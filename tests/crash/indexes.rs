@@ -7,9 +7,10 @@
 //!   equals its recomputation from the rows (`Db::check_indexes`, and each index table read
 //!   whole against a recomputation).
 //! - `index-build`: the startup step of a schema that adds an index to a populated table,
-//!   which builds it. After each kill the index table is either absent (the build's
-//!   transaction did not commit) or complete; then the parent drops it again (opening the
-//!   schema without it), so the next child builds it again.
+//!   which builds it in batches, each committed with its progress. After each kill the index
+//!   table is absent (no batch committed), or holds exactly the entries of the rows up to the
+//!   recorded progress (the next child resumes there), or is whole (then the parent drops it
+//!   again by opening the schema without it, so the next child builds it again).
 //!
 //! `mdbx_env_chk` must be clean after every kill.
 
@@ -20,6 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tabula::untyped::UntypedDb;
 use tabula::{Db, Index, Options, Schema, Table};
+use tabula_core::startup::Bootstrap;
 
 use crate::child::Child;
 use crate::{kills, mix, seed};
@@ -198,6 +200,16 @@ fn has_table(dir: &Path, name: &str) -> bool {
     tx.table_names().unwrap().iter().any(|n| n == name)
 }
 
+/// The last source key whose index entries an interrupted build committed, if one is in
+/// progress (the meta table's `index-build` record ends with it).
+fn build_progress(dir: &Path) -> Option<u64> {
+    let mut boot = Bootstrap::begin(dir, &options().read_only(true), 0).unwrap();
+    let record = boot.meta_get("index-build").unwrap()?;
+    // `transfers` is not `integer_key`: its keys are stored big-endian.
+    let key: [u8; 8] = record[record.len() - 8..].try_into().unwrap();
+    Some(u64::from_be_bytes(key))
+}
+
 pub fn index_builds_survive_process_kills() {
     let seed = seed("index-build kills");
     let kills = kills(50);
@@ -210,7 +222,7 @@ pub fn index_builds_survive_process_kills() {
         }
         tx.commit().unwrap();
     }
-    let (mut absent, mut complete) = (0u32, 0u32);
+    let (mut absent, mut partial, mut resumed, mut complete) = (0u32, 0u32, 0u32, 0u32);
     for cycle in 0..kills {
         let r = mix(seed ^ 0xb11d ^ u64::from(cycle) << 20);
         // Most kills land during the open; every fifth waits long enough for the build to end.
@@ -219,30 +231,67 @@ pub fn index_builds_survive_process_kills() {
         } else {
             Duration::from_micros(r % 300_000)
         };
+        let before = build_progress(dir.path());
+        resumed += u32::from(before.is_some());
         let mut child = Child::spawn("index-build", dir.path(), &[]);
         child.wait_for("ready").unwrap();
         let ended = child.kill_after(delay);
-        let check = tabula::open::<Unindexed>(dir.path(), options().read_only(true))
-            .unwrap()
-            .check()
-            .unwrap();
-        assert!(check.is_ok(), "cycle {cycle}: mdbx_env_chk: {check:?}");
-        if has_table(dir.path(), "by_sender") {
-            // The build committed: the index is whole.
-            complete += 1;
-            let db = tabula::open::<Indexed>(dir.path(), options()).unwrap();
-            assert_eq!(db.read().unwrap().len::<BySender>().unwrap(), BUILD_ROWS);
-            verify_indexes(&db);
-        } else {
-            assert!(!ended.finished, "cycle {cycle}: finished without the index");
-            absent += 1;
+        let state = (
+            has_table(dir.path(), "by_sender"),
+            build_progress(dir.path()),
+        );
+        let read_only = || tabula::open::<Indexed>(dir.path(), options().read_only(true));
+        match state {
+            (_, Some(after)) => {
+                // Interrupted after a batch: the index holds exactly the entries of the rows up
+                // to the last committed batch, which the next child resumes after.
+                partial += 1;
+                assert!(
+                    before.is_none_or(|b| after >= b),
+                    "cycle {cycle}: progress went back"
+                );
+                let db = read_only().unwrap();
+                assert!(db.check().unwrap().is_ok(), "cycle {cycle}: mdbx_env_chk");
+                let tx = db.read().unwrap();
+                let stored: BTreeSet<(u32, u64)> =
+                    tx.iter::<BySender>().map(Result::unwrap).collect();
+                let want: BTreeSet<(u32, u64)> = tx
+                    .range::<Transfers>(..=after)
+                    .map(|r| r.map(|(id, t)| (t.from, id)).unwrap())
+                    .collect();
+                assert_eq!(stored, want, "cycle {cycle}: the entries up to {after}");
+            }
+            (true, None) => {
+                // The build's last commit (the open's) is in: the index is whole.
+                complete += 1;
+                let db = tabula::open::<Indexed>(dir.path(), options()).unwrap();
+                assert!(db.check().unwrap().is_ok(), "cycle {cycle}: mdbx_env_chk");
+                assert_eq!(db.read().unwrap().len::<BySender>().unwrap(), BUILD_ROWS);
+                verify_indexes(&db);
+                drop(db);
+                // Back to no index: the next child builds it again.
+                drop(tabula::open::<Unindexed>(dir.path(), options()).unwrap());
+                assert!(!has_table(dir.path(), "by_sender"));
+            }
+            (false, None) => {
+                absent += 1;
+                let check = tabula::open::<Unindexed>(dir.path(), options().read_only(true))
+                    .unwrap()
+                    .check()
+                    .unwrap();
+                assert!(check.is_ok(), "cycle {cycle}: mdbx_env_chk: {check:?}");
+                assert!(!ended.finished, "cycle {cycle}: finished without the index");
+                assert!(
+                    before.is_none(),
+                    "cycle {cycle}: a build in progress vanished"
+                );
+            }
         }
-        // Back to no index: the next child builds it again.
-        drop(tabula::open::<Unindexed>(dir.path(), options()).unwrap());
-        assert!(!has_table(dir.path(), "by_sender"));
     }
     eprintln!(
-        "index-build kills: {kills} kills ({absent} during the build: no index table; {complete} \
-         after it: the index whole); mdbx_env_chk clean after every kill"
+        "index-build kills: {kills} kills ({absent} before the first batch committed: no index \
+         table; {partial} after some batches: the entries of those rows exactly, {resumed} \
+         children resumed such a build; {complete} after the build: the index whole); \
+         mdbx_env_chk clean after every kill"
     );
 }

@@ -277,6 +277,7 @@ pub fn open<S: Schema>(
             handles[at],
             S::TABLES[source_at].name,
             handles[source_at],
+            steps_ran,
         )?;
         tracing::info!(
             index = info.name,
