@@ -323,10 +323,20 @@ pub fn parse_version(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u3
 
 /// A keyword that takes no value, such as `dupsort`. A value given anyway is reported and skipped.
 pub fn parse_flag(cx: &Ctxt, meta: &ParseNestedMeta, flag: Symbol) -> syn::Result<()> {
+    parse_flag_in(cx, meta, TABLE, flag)
+}
+
+/// [`parse_flag`] for a keyword of the attribute `attr`.
+pub fn parse_flag_in(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    attr: Symbol,
+    flag: Symbol,
+) -> syn::Result<()> {
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
         cx.error_spanned_by(
             &meta.path,
-            format!("`{flag}` takes no value: write `#[table(.., {flag})]`"),
+            format!("`{flag}` takes no value: write `#[{attr}(.., {flag})]`"),
         );
         skip_value(meta)?;
     }

@@ -55,7 +55,7 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Attrs {
             } else if meta.path == BY {
                 by.set_in(INDEX, &meta.path, meta.value()?.parse()?);
             } else if meta.path == UNIQUE {
-                attr::parse_flag(cx, &meta, UNIQUE)?;
+                attr::parse_flag_in(cx, &meta, INDEX, UNIQUE)?;
                 unique.set_in(INDEX, &meta.path, ());
             } else if meta.path == NAME {
                 if let Some(lit) = attr::parse_name(cx, &meta)? {
@@ -221,5 +221,50 @@ fn expand(input: &DeriveInput, krate: &Path, attrs: &Attrs) -> TokenStream {
             #dup_impls
             #unique_impl
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(input: &str) -> String {
+        let input: DeriveInput = syn::parse_str(input).unwrap();
+        derive(&input).to_string()
+    }
+
+    #[test]
+    fn an_index_is_a_table_of_index_key_to_primary_key() {
+        let out = expand("#[index(on = T, key = u32, by = f)] struct I;");
+        assert!(out.contains("impl :: tabula :: Table for I"), "{out}");
+        assert!(out.contains("type Key = u32"), "{out}");
+        assert!(out.contains("dupsort : ! false"), "{out}");
+        assert!(out.contains("impl :: tabula :: DupSort for I"), "{out}");
+        assert!(!out.contains("Unique"), "{out}");
+        let out = expand("#[index(on = T, key = u32, by = f, unique, version = 2)] struct I;");
+        assert!(out.contains("impl :: tabula :: Unique for I"), "{out}");
+        assert!(!out.contains("DupSort"), "{out}");
+        assert!(out.contains("Some (2u32)"), "{out}");
+    }
+
+    #[test]
+    fn every_mistake_is_reported() {
+        let out = expand("#[index(on = T, colour = 1, unique = 3)] enum I {}");
+        for message in [
+            "unknown index attribute `colour`",
+            "`unique` takes no value: write `#[index(.., unique)]`",
+            "missing `key = ..`, `by = ..` in `#[index(..)]`",
+            "an index is a unit struct",
+        ] {
+            assert!(out.contains(message), "missing {message:?} in {out}");
+        }
+    }
+
+    #[test]
+    fn the_crate_path_names_every_item() {
+        let out =
+            expand("#[tabula(crate = tabula_core)] #[index(on = T, key = u32, by = f)] struct I;");
+        assert!(out.contains("tabula_core ::"), "{out}");
+        assert!(!out.contains(":: tabula ::"), "{out}");
     }
 }
