@@ -1,5 +1,5 @@
 //! Tabula's benchmarks: the four seed workloads and the new ones (scan, upsert, big values,
-//! mixed, open, dup_seek, prune), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
+//! mixed, open, dup_seek, prune, indexed), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
 //!
 //! ```text
 //! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]]
@@ -23,6 +23,7 @@ use tabula_bench::workloads::big_txn::BigTxnSizes;
 use tabula_bench::workloads::big_values::BigSizes;
 use tabula_bench::workloads::dup_seek::DupSeekSizes;
 use tabula_bench::workloads::get::GetSizes;
+use tabula_bench::workloads::indexed::IndexedSizes;
 use tabula_bench::workloads::many_tables::ManySizes;
 use tabula_bench::workloads::mixed::MixedSizes;
 use tabula_bench::workloads::open::OpenSizes;
@@ -51,6 +52,7 @@ struct Sizes {
     prune: PruneSizes,
     big_txn: BigTxnSizes,
     small_commits: SmallCommitsSizes,
+    indexed: IndexedSizes,
 }
 
 impl Sizes {
@@ -126,6 +128,12 @@ impl Sizes {
                 unflushed_commits: 50_000,
                 rounds: 5,
             },
+            indexed: IndexedSizes {
+                rows: 1_000_000,
+                batch: 1000,
+                queries: 10_000,
+                reps: 3,
+            },
         }
     }
 
@@ -198,6 +206,11 @@ impl Sizes {
                 unflushed_commits: 5_000,
                 rounds: 3,
             },
+            indexed: IndexedSizes {
+                rows: 100_000,
+                queries: 1_000,
+                ..full.indexed
+            },
         }
     }
 }
@@ -218,11 +231,12 @@ impl Sizes {
         self.big_txn.entries = self.big_txn.entries.map(|n| s(n).max(100));
         self.small_commits.flushed_commits = s(self.small_commits.flushed_commits).max(10);
         self.small_commits.unflushed_commits = s(self.small_commits.unflushed_commits).max(10);
+        self.indexed.queries = s(self.indexed.queries).max(1);
         self
     }
 }
 
-const WORKLOADS: [&str; 15] = [
+const WORKLOADS: [&str; 16] = [
     "get_hot",
     "get_cold",
     "append",
@@ -238,6 +252,7 @@ const WORKLOADS: [&str; 15] = [
     "prune",
     "big_txn",
     "small_commits",
+    "indexed",
 ];
 
 struct Args {
@@ -392,6 +407,9 @@ fn main() -> ExitCode {
             sizes.small_commits,
             args.investigate,
         ));
+    }
+    if wanted("indexed") {
+        finish(workloads::indexed::run(sizes.indexed));
     }
     println!("\n== targets");
     let targets = targets::targets(&done);
