@@ -194,7 +194,7 @@ pub const RESERVED_PREFIX: &str = "__tabula";
 /// A key's values are sorted and sought by the [`SubKey`](DupSort::SubKey): for a table declared
 /// with `subkey = S` it is `S` (values are `(subkey, value)` pairs, stored with
 /// [`SubKeyed`](crate::SubKeyed)); otherwise it is the value itself (stored with
-/// [`Ordered`](crate::Ordered)).
+/// [`Ordered`]).
 #[diagnostic::on_unimplemented(
     message = "table `{Self}` is not a `dupsort` table",
     label = "declared without `dupsort`",

@@ -381,7 +381,8 @@ impl<S: Schema> Db<S> {
 
     /// Checks that every index of the schema agrees with its table, in one read snapshot:
     /// every row's entries are in the index, and every index entry names a row that computes
-    /// it. Keeps the first `limit` problems ([`IndexCheck::problems`]) and counts them all.
+    /// it. Keeps the first `limit` problems
+    /// ([`IndexCheck::problems`](crate::IndexCheck::problems)) and counts them all.
     ///
     /// ```
     /// # use tabula::__doc::*;
