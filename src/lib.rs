@@ -216,9 +216,10 @@
 //! The `by` function returns the key, an `Option` of it (`None`: no entry) or a `Vec` of keys
 //! (several entries). An index's table maps index key → primary key (`dupsort` unless
 //! `unique`); writing it directly does not compile. `put`, `insert`, `append`, `delete`,
-//! `delete_range`, `retain`, `pop_first`/`pop_last`, `clear` and [`Db::bulk_load`] keep
-//! indexes exact (nested transactions too); the write paths that do not yet (write cursors, the appender,
-//! `put_bytes`, `put_reserve`, `retain_bytes`) do not compile for a table
+//! `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, the write cursors
+//! ([`Tx::cursor_mut`], [`Tx::cursors_mut`]), the [`Tx::appender`] and [`Db::bulk_load`] keep
+//! indexes exact (nested transactions too); the byte-level paths that do not yet
+//! (`put_bytes`, `put_reserve`, `retain_bytes`) do not compile for a table
 //! declared `indexed`. Queries by index key are on [`Reads`] (so on [`Tx`] and [`OwnedTx`]):
 //! [`get_unique`](Reads::get_unique), [`by_index`](Reads::by_index) (and
 //! [`by_index_lazy`](Reads::by_index_lazy), rows decoded when asked),

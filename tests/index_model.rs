@@ -1,7 +1,8 @@
 //! Model-based test of secondary indexes: random sequences of every write path that takes an
 //! indexed table (`put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`,
 //! `pop_last`, `clear`, nested transactions that commit or abort, whole transactions that
-//! commit or abort, `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After
+//! commit or abort, write cursors that write and delete while walking, the appender,
+//! `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After
 //! every operation and every transaction, each index table equals its recomputation from the
 //! model, and the queries by index key (`by_index`, `by_index_lazy`, `get_unique`,
 //! `index_range` both ways, `index_prefix`, `index_count`) equal the model's answers. Unique
@@ -89,6 +90,13 @@ enum Op {
     PopLast,
     Clear,
     Nested(Vec<Op>, bool),
+    /// Write cursor: `upsert`, `insert` or `append` (0, 1, 2) of a row.
+    CursorWrite(u8, u64, Transfer),
+    /// Write cursor: walks from the first row, deleting the rows for which
+    /// `(key + seed) % 3 == 0`, and stops after `stop` rows.
+    WalkDelete(u64, u8),
+    /// The appender: these rows after the last key.
+    Appender(Vec<Transfer>),
     Commit,
     Abort,
     /// Commits, then `Db::bulk_load`s these rows after the last key (one batch).
@@ -117,6 +125,9 @@ fn write_op() -> impl Strategy<Value = Op> {
         1 => (0..3u64).prop_map(Op::Retain),
         1 => Just(Op::PopFirst),
         1 => Just(Op::PopLast),
+        3 => (0..3u8, key.clone(), transfer()).prop_map(|(how, k, t)| Op::CursorWrite(how, k, t)),
+        1 => (0..3u64, 1..40u8).prop_map(|(seed, stop)| Op::WalkDelete(seed, stop)),
+        1 => vec(transfer(), 1..4).prop_map(Op::Appender),
     ]
 }
 
@@ -239,6 +250,78 @@ fn apply(tx: &mut RwTx<'_, Indexer>, model: &mut Model, op: &Op) {
         Op::PopLast => {
             let expected = model.pop_last();
             assert_eq!(tx.pop_last::<Transfers>().unwrap(), expected);
+        }
+        Op::CursorWrite(how, k, t) => {
+            let mut c = tx.cursor_mut::<Transfers>().unwrap();
+            let r = match how {
+                0 => c.upsert(k, t),
+                1 => c.insert(k, t),
+                _ => c.append(k, t),
+            };
+            let exists = model.contains_key(k);
+            let in_order = model.keys().next_back().is_none_or(|last| k > last);
+            let violation = violates(model, *k, t);
+            let refused_first = match how {
+                1 => exists,
+                2 => !in_order,
+                _ => false,
+            };
+            if refused_first && !violation {
+                assert!(
+                    matches!(
+                        r,
+                        Err(Error::KeyExists { .. } | Error::AppendOutOfOrder { .. })
+                    ),
+                    "{op:?}: {r:?}"
+                );
+            } else if violation {
+                assert!(
+                    is_unique_violation(&r)
+                        || matches!(
+                            r,
+                            Err(Error::KeyExists { .. } | Error::AppendOutOfOrder { .. })
+                        ),
+                    "{op:?}: {r:?}"
+                );
+            } else {
+                r.unwrap();
+                assert_eq!(
+                    c.current().unwrap(),
+                    Some((*k, t.clone())),
+                    "{op:?}: on the row"
+                );
+                model.insert(*k, t.clone());
+            }
+        }
+        Op::WalkDelete(seed, stop) => {
+            let mut c = tx.cursor_mut::<Transfers>().unwrap();
+            let mut entry = c.first().unwrap();
+            let mut seen = 0u8;
+            while let Some((k, t)) = entry {
+                assert_eq!(model.get(&k), Some(&t), "{op:?}: the walk reads the rows");
+                if (k + seed) % 3 == 0 {
+                    c.delete_current().unwrap();
+                    model.remove(&k);
+                }
+                seen += 1;
+                if seen == *stop {
+                    break;
+                }
+                entry = c.next().unwrap();
+            }
+        }
+        Op::Appender(rows) => {
+            let first = model.keys().next_back().map_or(0, |k| k + 1);
+            let mut appender = tx.appender::<Transfers>().unwrap();
+            for (k, t) in (first..).zip(rows) {
+                let r = appender.append(&k, t);
+                if violates(model, k, t) {
+                    assert!(is_unique_violation(&r), "{op:?}: {r:?}");
+                } else {
+                    r.unwrap();
+                    model.insert(k, t.clone());
+                }
+            }
         }
         Op::Clear => {
             tx.clear::<Transfers>().unwrap();

@@ -58,8 +58,13 @@ fn tags(_: &u64, t: &Transfer) -> Vec<u8> {
     t.tags.clone()
 }
 
+/// A table without indexes, for writes beside the indexed one.
+#[derive(Table)]
+#[table(key = u64, value = String)]
+struct Plainly;
+
 #[derive(Schema)]
-struct Indexer(Transfers, BySender, ByRecipient, ByHash, ByTag);
+struct Indexer(Transfers, BySender, ByRecipient, ByHash, ByTag, Plainly);
 
 /// Every index table's entries, read from the table itself.
 type Entries = (
@@ -416,7 +421,7 @@ impl std::fmt::Display for KeyHexOf {
 #[test]
 fn an_index_is_a_table_of_the_schema_with_its_record() {
     let infos = Indexer::TABLES;
-    assert_eq!(infos.len(), 5);
+    assert_eq!(infos.len(), 6);
     let by_hash = infos.iter().find(|i| i.name == "ByHash").unwrap();
     let index = by_hash.index.unwrap();
     assert_eq!((index.source, index.unique), ("transfers", true));
@@ -596,4 +601,69 @@ fn a_unique_collision_found_after_committed_batches_leaves_no_index() {
     }
     let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
     assert_eq!(db.read().unwrap().len::<Transfers>().unwrap(), 25_000);
+}
+
+/// The write cursors and the appender keep indexes exact, deleting while walking included, and
+/// refuse a unique key another row holds without writing anything.
+#[test]
+fn write_cursors_and_the_appender_keep_indexes_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut tx = db.write().unwrap();
+    {
+        let mut c = tx.cursor_mut::<Transfers>().unwrap();
+        c.upsert(&1, &t(1, 2, Some(10), &[1])).unwrap();
+        c.insert(&2, &t(1, 3, Some(20), &[2])).unwrap();
+        c.append(&3, &t(2, 3, Some(30), &[])).unwrap();
+        c.upsert(&1, &t(4, 2, Some(11), &[1, 3])).unwrap(); // keys move
+        for (path, r) in [
+            ("upsert", c.upsert(&4, &t(5, 5, Some(20), &[]))),
+            ("insert", c.insert(&4, &t(5, 5, Some(20), &[]))),
+            ("append", c.append(&4, &t(5, 5, Some(20), &[]))),
+            ("upsert over", c.upsert(&1, &t(5, 5, Some(30), &[]))),
+        ] {
+            assert!(
+                matches!(
+                    r,
+                    Err(Error::UniqueViolation {
+                        index: "ByHash",
+                        ..
+                    })
+                ),
+                "{path}: {r:?}"
+            );
+        }
+    }
+    assert_exact(&tx);
+    assert_eq!(tx.len::<Transfers>().unwrap(), 3);
+    assert_eq!(tx.get_unique::<ByHash>(&11).unwrap().unwrap().0, 1);
+    {
+        let mut appender = tx.appender::<Transfers>().unwrap();
+        for id in 4..=9u64 {
+            appender
+                .append(&id, &t(id as u32 % 2, 9, Some(id * 10), &[id as u8]))
+                .unwrap();
+        }
+        let r = appender.append(&10, &t(0, 0, Some(11), &[]));
+        assert!(matches!(r, Err(Error::UniqueViolation { .. })), "{r:?}");
+    }
+    assert_exact(&tx);
+    // Deleting while walking: every other row.
+    {
+        let (mut rows, mut notes) = tx.cursors_mut::<(Transfers, Plainly)>().unwrap();
+        let mut entry = rows.first().unwrap();
+        while let Some((id, _)) = entry {
+            if id % 2 == 0 {
+                rows.delete_current().unwrap();
+                notes.upsert(&id, &"deleted".to_string()).unwrap();
+            }
+            entry = rows.next().unwrap();
+        }
+    }
+    assert_exact(&tx);
+    let left: Vec<u64> = tx.iter::<Transfers>().keys().map(Result::unwrap).collect();
+    assert_eq!(left, [1, 3, 5, 7, 9]);
+    assert_eq!(tx.len::<Plainly>().unwrap(), 4);
+    tx.commit().unwrap();
+    assert!(db.check_indexes(10).unwrap().is_ok());
 }

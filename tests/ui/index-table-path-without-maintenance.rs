@@ -18,9 +18,8 @@ struct App(Transfers, ByAmount);
 // The write paths that do not keep indexes exact refuse an indexed table at compile time.
 fn write(db: &Db<App>) -> tabula::Result<()> {
     let mut tx = db.write()?;
-    let _ = tx.cursor_mut::<Transfers>()?;
-    let _ = tx.appender::<Transfers>()?;
     tx.put_bytes::<Transfers>(&[0; 8], &[0; 4])?;
+    tx.retain_bytes::<Transfers>(.., |_, _| true)?;
     Ok(())
 }
 

@@ -579,7 +579,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn appender<T: Unindexed>(&mut self) -> Result<Appender<'_, T>>
+    pub fn appender<T: Writable>(&mut self) -> Result<Appender<'_, T>>
     where
         S: Contains<T>,
     {
@@ -624,7 +624,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn cursor_mut<T: Unindexed>(&mut self) -> Result<WriteCursor<'_, T>>
+    pub fn cursor_mut<T: Writable>(&mut self) -> Result<WriteCursor<'_, T>>
     where
         S: Contains<T>,
     {

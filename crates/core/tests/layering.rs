@@ -65,6 +65,8 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("db::state", "options"),
     ("txn", "read"),
     ("index::query", "read"),
+    // A write cursor of an indexed table writes its index entries (`index/write.rs`).
+    ("cursor", "index"),
     ("sequence", "read"),
     ("sequence", "txn"),
 ];

@@ -88,7 +88,8 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     let dup_impls = dupsort::impls(ident, attrs, krate);
     // Every table is written by the application; one declared `indexed` only through the
     // write paths that keep its indexes exact (`Unindexed` bounds the others).
-    let write_marker = if attrs.indexed.is_some() {
+    let indexed = attrs.indexed.is_some();
+    let write_marker = if indexed {
         quote!(#krate::Indexed)
     } else {
         quote!(#krate::Unindexed)
@@ -133,6 +134,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                     #value_version;
                 const RUST_NAME: &'static ::core::primitive::str =
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
+                const INDEXED: ::core::primitive::bool = #indexed;
             }
 
             #[automatically_derived]

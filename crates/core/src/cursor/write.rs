@@ -13,12 +13,13 @@ use crate::codec::{AsKey, AsValue, KeyBuf};
 use crate::db::state::{Db, Shared};
 use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::index;
 use crate::mode::Rw;
 use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,
 };
-use crate::table::{Contains, DupSort, HasSubKey, Schema, Table, Unindexed};
+use crate::table::{Contains, DupSort, HasSubKey, Schema, Table, Writable};
 
 /// The writes: at a key (the cursor lands on what it wrote) or at the entry under the cursor.
 impl<'t, T: Table> Cursor<'t, T, Rw> {
@@ -40,9 +41,20 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
+            // An indexed table's index entries: computed and checked before the write, written
+            // after it (`index/write.rs`).
+            let indexed = index::cursor_indexed::<T>(shared);
+            let changes = if indexed {
+                index::cursor_prepare::<T>(raw, shared, raw.dbi(), k, v, flags, name)?
+            } else {
+                Vec::new()
+            };
             match raw.put(k, v, flags) {
                 Ok(()) => {
                     *at = Position::OnEntry;
+                    if indexed {
+                        index::cursor_apply(raw, shared, &changes)?;
+                    }
                     Ok(())
                 }
                 Err(code) => {
@@ -167,9 +179,26 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         if self.at != Position::OnEntry {
             return Err(self.not_on_entry(name));
         }
+        // An indexed table's entry takes its index entries with it.
+        let indexed = index::cursor_indexed::<T>(self.shared);
+        let changes = if indexed {
+            let current = self
+                .raw
+                .get_with(op::GET_CURRENT, None, None, |k, v| (k.to_vec(), v.to_vec()))
+                .map_err(|code| cursor_error::<T>(name, code))?;
+            match current {
+                Some((k, v)) => index::cursor_removal::<T>(self.shared, &k, &v)?,
+                None => Vec::new(),
+            }
+        } else {
+            Vec::new()
+        };
         match self.raw.del(flags) {
             Ok(()) => {
                 self.at = Position::Deleted;
+                if indexed {
+                    index::cursor_apply(&mut self.raw, self.shared, &changes)?;
+                }
                 Ok(())
             }
             Err(code) => {
@@ -498,7 +527,7 @@ pub trait WriteCursors<S: Schema> {
 
 macro_rules! write_cursors {
     ($(($($T:ident),+))+) => {$(
-        impl<S: Schema $(+ Contains<$T>)+, $($T: Unindexed),+> WriteCursors<S> for ($($T,)+) {
+        impl<S: Schema $(+ Contains<$T>)+, $($T: Writable),+> WriteCursors<S> for ($($T,)+) {
             type Cursors<'t> = ($(WriteCursor<'t, $T>,)+);
 
             fn open<'t>(opener: &Opener<'t, S>) -> Result<Self::Cursors<'t>> {

@@ -11,7 +11,9 @@ mod write;
 pub(crate) use check::check;
 pub use check::{IndexCheck, IndexProblem};
 
-pub(crate) use write::{clear, delete, entries, put};
+pub(crate) use write::{
+    clear, cursor_apply, cursor_indexed, cursor_prepare, cursor_removal, delete, entries, put,
+};
 
 use std::marker::PhantomData;
 
