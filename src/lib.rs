@@ -218,8 +218,8 @@
 //! `unique`); writing it directly does not compile. `put`, `insert`, `append`, `delete`,
 //! `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, the write cursors
 //! ([`Tx::cursor_mut`], [`Tx::cursors_mut`]), the [`Tx::appender`] and [`Db::bulk_load`] keep
-//! indexes exact (nested transactions too); the byte-level paths that do not yet
-//! (`put_bytes`, `put_reserve`, `retain_bytes`) do not compile for a table
+//! indexes exact (nested transactions too), and so do `put_bytes` and `retain_bytes`;
+//! `put_reserve`, which fills the value after the call, does not compile for a table
 //! declared `indexed`. Queries by index key are on [`Reads`] (so on [`Tx`] and [`OwnedTx`]):
 //! [`get_unique`](Reads::get_unique), [`by_index`](Reads::by_index) (and
 //! [`by_index_lazy`](Reads::by_index_lazy), rows decoded when asked),

@@ -2,7 +2,7 @@
 //! indexed table (`put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`,
 //! `pop_last`, `clear`, nested transactions that commit or abort, whole transactions that
 //! commit or abort, write cursors that write and delete while walking, the appender,
-//! `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After
+//! `put_bytes`, `retain_bytes`, `Db::bulk_load`) run against Tabula and against a `BTreeMap` of rows. After
 //! every operation and every transaction, each index table equals its recomputation from the
 //! model, and the queries by index key (`by_index`, `by_index_lazy`, `get_unique`,
 //! `index_range` both ways, `index_prefix`, `index_count`) equal the model's answers. Unique
@@ -97,6 +97,11 @@ enum Op {
     WalkDelete(u64, u8),
     /// The appender: these rows after the last key.
     Appender(Vec<Transfer>),
+    /// `put_bytes` of the row's stored bytes.
+    PutBytes(u64, Transfer),
+    /// `retain_bytes` over `a..b`, keeping the rows whose stored key plus the seed is not a
+    /// multiple of 3.
+    RetainBytes(u64, u64, u64),
     Commit,
     Abort,
     /// Commits, then `Db::bulk_load`s these rows after the last key (one batch).
@@ -128,6 +133,9 @@ fn write_op() -> impl Strategy<Value = Op> {
         3 => (0..3u8, key.clone(), transfer()).prop_map(|(how, k, t)| Op::CursorWrite(how, k, t)),
         1 => (0..3u64, 1..40u8).prop_map(|(seed, stop)| Op::WalkDelete(seed, stop)),
         1 => vec(transfer(), 1..4).prop_map(Op::Appender),
+        1 => (key.clone(), transfer()).prop_map(|(k, t)| Op::PutBytes(k, t)),
+        1 => (key.clone(), key.clone(), 0..3u64)
+            .prop_map(|(a, b, seed)| Op::RetainBytes(a.min(b), a.max(b), seed)),
     ]
 }
 
@@ -321,6 +329,35 @@ fn apply(tx: &mut RwTx<'_, Indexer>, model: &mut Model, op: &Op) {
                     r.unwrap();
                     model.insert(k, t.clone());
                 }
+            }
+        }
+        Op::PutBytes(k, t) => {
+            let mut buf = Vec::new();
+            let v = <tabula::Bincode<Transfer> as tabula::Value>::encode(t, &mut buf).unwrap();
+            // `transfers` is `integer_key`: its stored keys are native-endian.
+            let r = tx.put_bytes::<Transfers>(&k.to_ne_bytes(), v);
+            if violates(model, *k, t) {
+                assert!(is_unique_violation(&r), "{op:?}: {r:?}");
+            } else {
+                r.unwrap();
+                model.insert(*k, t.clone());
+            }
+        }
+        Op::RetainBytes(a, b, seed) => {
+            let keep = |k: &u64| !(k + seed).is_multiple_of(3);
+            let doomed: Vec<u64> = model
+                .range(a..b)
+                .map(|(k, _)| *k)
+                .filter(|k| !keep(k))
+                .collect();
+            let deleted = tx
+                .retain_bytes::<Transfers>(a..b, |k, _| {
+                    keep(&u64::from_ne_bytes(k.try_into().unwrap()))
+                })
+                .unwrap();
+            assert_eq!(deleted, doomed.len() as u64, "{op:?}");
+            for k in doomed {
+                model.remove(&k);
             }
         }
         Op::Clear => {

@@ -238,12 +238,12 @@ pub trait HasSubKey: DupSort {
 pub trait Writable: Table {}
 
 /// A writable table declared without `indexed`: the write paths that do not keep indexes
-/// exact (`put_bytes`, `put_reserve`, `retain_bytes`, and the dup operations) require it, so
-/// on an indexed table they do not compile.
+/// exact (`put_reserve`, and the dup operations) require it, so on an indexed table they do
+/// not compile.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a table without indexes: this write path does not keep indexes exact",
     label = "declared `indexed`, an index, or not known to be neither",
-    note = "write an indexed table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact; in generic code, bound the table by `tabula::Unindexed`"
+    note = "write an indexed table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, `put_bytes`, `retain_bytes`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact; in generic code, bound the table by `tabula::Unindexed`"
 )]
 pub trait Unindexed: Writable {}
 

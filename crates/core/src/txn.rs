@@ -510,12 +510,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// As [`put`](Tx::put).
-    pub fn put_bytes<T: Unindexed>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
+    pub fn put_bytes<T: Writable>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
     where
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
         let db = self.db();
+        if index::On::<S, T>::ANY {
+            let raw = self.raw_mut();
+            return index::put::<S, T>(raw, db, dbi, key, value, engine::put::UPSERT, "put_bytes");
+        }
         self.raw_mut()
             .put(dbi, key, value, engine::put::UPSERT)
             .map_err(|code| {
@@ -1118,7 +1122,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure (entries before it are already judged).
-    pub fn retain_bytes<T: Unindexed>(
+    pub fn retain_bytes<T: Writable>(
         &mut self,
         range: impl RangeBounds<T::Key>,
         mut keep: impl FnMut(&[u8], &[u8]) -> bool,
@@ -1126,6 +1130,26 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
+        if index::On::<S, T>::ANY {
+            // Judged first, then deleted row by row, so each row's index entries go with it.
+            let mut doomed = Vec::new();
+            {
+                let mut rows = self.range::<T>(range);
+                while let Some(row) = rows.next_raw() {
+                    let (k, v) = row?;
+                    if !keep(k, v) {
+                        doomed.push(k.to_vec());
+                    }
+                }
+            }
+            let db = self.db();
+            let dbi = dbi_of::<S, T>(db);
+            let raw = self.raw_mut();
+            for k in &doomed {
+                index::delete::<S, T>(raw, db, dbi, k)?;
+            }
+            return Ok(doomed.len() as u64);
+        }
         use crate::engine::{CursorNav, del, op};
         /// What the walk does at an entry.
         enum Step {
