@@ -670,6 +670,53 @@ pub fn get(
         }));
     }
     let key_json = v.key_json(&stored).unwrap_or(Json::String(hex(&stored)));
+    // A secondary index: its values are primary keys; the rows they name come with them.
+    let index_source = v.found.record.as_ref().and_then(|r| r.index.as_ref());
+    if let Some(index) = index_source {
+        let source = view(&mut snap, path, &index.source)?;
+        let mut rows = Vec::new();
+        for primary in &values {
+            // An `integer_key` table stores its keys native-endian; the index, in key order.
+            let mut row_key = primary.clone();
+            if source.found.integer_key && cfg!(target_endian = "little") {
+                row_key.reverse();
+            }
+            let pk = source
+                .key_json(&row_key)
+                .unwrap_or(Json::String(hex(&row_key)));
+            let row = match snap.get_raw(&source.found, &row_key)?.first() {
+                Some(value) => match source.value_entry(value) {
+                    Json::Object(mut m) if !m.contains_key("error") => {
+                        m.remove("value").unwrap_or(Json::Null)
+                    }
+                    other => other,
+                },
+                None => json!({"error": format!(
+                    "no row under this key in `{}`: the index is out of step (run `tabula check`)",
+                    index.source
+                )}),
+            };
+            rows.push(json!({"key": pk, "value": row}));
+        }
+        if as_json {
+            return print_json(
+                out,
+                &json!({"key": key_json, "index_of": index.source, "rows": rows}),
+            );
+        }
+        writeln!(
+            out,
+            "{} row{} of index key {} in `{table}` (an index of `{}`):",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
+            key_json,
+            index.source
+        )?;
+        for row in &rows {
+            writeln!(out, "  {} -> {}", row["key"], row["value"])?;
+        }
+        return Ok(());
+    }
     if !v.found.dupsort {
         let value = v.value_entry(&values[0]);
         if as_json {

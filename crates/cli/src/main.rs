@@ -67,7 +67,8 @@ enum Command {
         all: bool,
     },
     /// The value(s) stored under one key; for a dupsort table with a subkey, under one
-    /// (key, subkey) pair when SUBKEY is given.
+    /// (key, subkey) pair when SUBKEY is given. For a secondary index, the rows of that index
+    /// key: each primary key and the row its table holds under it.
     Get {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,

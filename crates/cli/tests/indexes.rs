@@ -1,6 +1,6 @@
 //! The `tabula` tool on a database with secondary indexes: `tables` lists each index under its
 //! table, `check` checks that every index entry names a row of its table, `get` on an index
-//! table gives the primary keys of an index key, and `load` refuses to bypass indexes.
+//! gives the rows of an index key, and `load` refuses to bypass indexes.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -112,7 +112,30 @@ fn tables_lists_each_index_under_its_table() {
         0,
     ))
     .unwrap();
-    assert_eq!(get, serde_json::json!({"key": 1, "values": [1, 3, 5]}));
+    let rows = |from: u32, ids: &[u64]| -> Vec<Json> {
+        ids.iter()
+            .map(|id| serde_json::json!({"key": id, "value": {"from": from, "hash": id * 100}}))
+            .collect()
+    };
+    assert_eq!(
+        get,
+        serde_json::json!({"key": 1, "index_of": "transfers", "rows": rows(1, &[1, 3, 5])})
+    );
+    let get: Json = serde_json::from_str(&stdout_of(
+        &["get", p(dir.path()), "by_hash", "400", "--json"],
+        0,
+    ))
+    .unwrap();
+    assert_eq!(
+        get,
+        serde_json::json!({"key": 400, "index_of": "transfers", "rows": rows(0, &[4])})
+    );
+    let text = stdout_of(&["get", p(dir.path()), "by_sender", "0"], 0);
+    assert!(
+        text.starts_with("3 rows of index key 0 in `by_sender` (an index of `transfers`):"),
+        "{text}"
+    );
+    assert!(text.contains("  4 -> "), "{text}");
 }
 
 #[test]
