@@ -632,15 +632,6 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        self.write_cursor::<T>()
-    }
-
-    /// [`cursor_mut`](Tx::cursor_mut) for any table: for the paths that keep indexes exact
-    /// themselves, or whose table has none.
-    fn write_cursor<T: Table>(&mut self) -> Result<WriteCursor<'_, T>>
-    where
-        S: Contains<T>,
-    {
         let db = self.db();
         Opener::new(self.raw_mut().lend(), db).cursor::<T>()
     }
@@ -712,15 +703,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        if index::On::<S, T>::ANY {
-            // Row by row, so each row's index entries go with it.
-            let keys = self.range::<T>(range).keys().collect::<Result<Vec<_>>>()?;
-            for key in &keys {
-                self.delete::<T>(key)?;
-            }
-            return Ok(keys.len() as u64);
-        }
-        self.write_cursor::<T>()?.delete_range(range)
+        self.cursor_mut::<T>()?.delete_range(range)
     }
 
     /// Keeps only the entries for which `keep(&key, &value)` is true (in a `dupsort` table,
@@ -751,21 +734,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        if index::On::<S, T>::ANY {
-            // Judged first, then deleted row by row, so each row's index entries go with it.
-            let mut doomed = Vec::new();
-            for entry in self.iter::<T>() {
-                let (key, value) = entry?;
-                if !keep(&key, &value) {
-                    doomed.push(key);
-                }
-            }
-            for key in &doomed {
-                self.delete::<T>(key)?;
-            }
-            return Ok(doomed.len() as u64);
-        }
-        let mut cursor = self.write_cursor::<T>()?;
+        let mut cursor = self.cursor_mut::<T>()?;
         let mut deleted = 0;
         let mut entry = cursor.first()?;
         while let Some((key, value)) = entry {
@@ -807,14 +776,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        if index::On::<S, T>::ANY {
-            let first = self.iter::<T>().next().transpose()?;
-            if let Some((key, _)) = &first {
-                self.delete::<T>(key)?;
-            }
-            return Ok(first);
-        }
-        let mut cursor = self.write_cursor::<T>()?;
+        let mut cursor = self.cursor_mut::<T>()?;
         let first = cursor.first()?;
         if first.is_some() {
             cursor.delete_current()?;
@@ -849,14 +811,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
-        if index::On::<S, T>::ANY {
-            let last = self.iter::<T>().next_back().transpose()?;
-            if let Some((key, _)) = &last {
-                self.delete::<T>(key)?;
-            }
-            return Ok(last);
-        }
-        let mut cursor = self.write_cursor::<T>()?;
+        let mut cursor = self.cursor_mut::<T>()?;
         let last = cursor.last()?;
         if last.is_some() {
             cursor.delete_current()?;

@@ -179,24 +179,11 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         if self.at != Position::OnEntry {
             return Err(self.not_on_entry(name));
         }
-        // An indexed table's entry takes its index entries with it.
-        let indexed = index::cursor_indexed::<T>(self.shared);
-        let changes = if indexed {
-            let current = self
-                .raw
-                .get_with(op::GET_CURRENT, None, None, |k, v| (k.to_vec(), v.to_vec()))
-                .map_err(|code| cursor_error::<T>(name, code))?;
-            match current {
-                Some((k, v)) => index::cursor_removal::<T>(self.shared, &k, &v)?,
-                None => Vec::new(),
-            }
-        } else {
-            Vec::new()
-        };
+        let removal = self.index_removal(name)?;
         match self.raw.del(flags) {
             Ok(()) => {
                 self.at = Position::Deleted;
-                if indexed {
+                if let Some(changes) = removal {
                     index::cursor_apply(&mut self.raw, self.shared, &changes)?;
                 }
                 Ok(())
@@ -291,9 +278,31 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
 
     /// `delete_range`'s delete: the cursor was just placed on the entry by its own walk.
     fn delete_here(&mut self, flags: u32) -> Result<()> {
+        let removal = self.index_removal("delete_range")?;
         self.raw
             .del(flags)
-            .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))
+            .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))?;
+        match removal {
+            Some(changes) => index::cursor_apply(&mut self.raw, self.shared, &changes),
+            None => Ok(()),
+        }
+    }
+
+    /// For an indexed table: the index entries of the entry under the cursor, which a delete
+    /// takes with it (`None` for a table without indexes: a constant for one declared without
+    /// `indexed`). Does not move the cursor.
+    fn index_removal(&mut self, name: &'static str) -> Result<Option<Vec<index::Change>>> {
+        if !index::cursor_indexed::<T>(self.shared) {
+            return Ok(None);
+        }
+        let current = self
+            .raw
+            .get_with(op::GET_CURRENT, None, None, |k, v| (k.to_vec(), v.to_vec()))
+            .map_err(|code| cursor_error::<T>(name, code))?;
+        match current {
+            Some((k, v)) => Ok(Some(index::cursor_removal::<T>(self.shared, &k, &v)?)),
+            None => Ok(None),
+        }
     }
 }
 

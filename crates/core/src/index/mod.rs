@@ -12,7 +12,8 @@ pub(crate) use check::check;
 pub use check::{IndexCheck, IndexProblem};
 
 pub(crate) use write::{
-    clear, cursor_apply, cursor_indexed, cursor_prepare, cursor_removal, delete, entries, put,
+    Change, clear, cursor_apply, cursor_indexed, cursor_prepare, cursor_removal, delete, entries,
+    put,
 };
 
 use std::marker::PhantomData;
