@@ -165,6 +165,71 @@
 //! uses is refused with `Error::ZstdDictionary`. Give unrelated databases' tables different
 //! dictionary names.
 //!
+//! ## Secondary indexes
+//!
+//! An index is declared next to its table with [`#[derive(Index)]`](derive@Index), listed in the
+//! schema like a table, and kept exact by Tabula: every write of the table that takes an
+//! indexed table writes the index entries it changes, in the same write transaction.
+//!
+//! ```
+//! use serde::{Deserialize, Serialize};
+//! use tabula::{Index, Options, Schema, Table};
+//!
+//! #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+//! struct Transfer { from: u32, to: u32, hash: [u8; 4] }
+//!
+//! #[derive(Table)]
+//! #[table(key = u64, value = Transfer, indexed)] // `indexed`: it has indexes
+//! struct Transfers;
+//!
+//! #[derive(Index)]
+//! #[index(on = Transfers, key = u32, by = sender)] // several transfers per sender
+//! struct BySender;
+//! fn sender(_id: &u64, t: &Transfer) -> u32 { t.from }
+//!
+//! #[derive(Index)]
+//! #[index(on = Transfers, key = [u8; 4], unique, by = hash)] // one transfer per hash
+//! struct ByHash;
+//! fn hash(_id: &u64, t: &Transfer) -> [u8; 4] { t.hash }
+//!
+//! #[derive(Schema)]
+//! struct Indexer(Transfers, BySender, ByHash);
+//!
+//! # fn main() -> tabula::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let db = tabula::open::<Indexer>(dir.path(), Options::new())?;
+//! let mut tx = db.write()?;
+//! tx.put::<Transfers>(&1, &Transfer { from: 7, to: 8, hash: *b"aaaa" })?;
+//! tx.put::<Transfers>(&2, &Transfer { from: 7, to: 9, hash: *b"bbbb" })?;
+//! // A second row with a taken hash: refused, and nothing is written.
+//! let taken = tx.put::<Transfers>(&3, &Transfer { from: 1, to: 2, hash: *b"aaaa" });
+//! assert!(matches!(taken, Err(tabula::Error::UniqueViolation { index: "ByHash", .. })));
+//! tx.commit()?;
+//!
+//! let tx = db.read()?;
+//! assert_eq!(tx.get_unique::<ByHash>(b"bbbb")?.map(|(id, _)| id), Some(2));
+//! let from_7: Vec<u64> = tx.by_index::<BySender>(&7).map(|r| r.map(|(id, _)| id)).collect::<Result<_, _>>()?;
+//! assert_eq!(from_7, [1, 2]);
+//! # Ok(()) }
+//! ```
+//!
+//! The `by` function returns the key, an `Option` of it (`None`: no entry) or a `Vec` of keys
+//! (several entries). An index's table maps index key → primary key (`dupsort` unless
+//! `unique`); writing it directly does not compile. `put`, `insert`, `append`, `delete`,
+//! `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, the write cursors
+//! ([`Tx::cursor_mut`], [`Tx::cursors_mut`]), the [`Tx::appender`] and [`Db::bulk_load`] keep
+//! indexes exact (nested transactions too), and so do `put_bytes` and `retain_bytes`;
+//! `put_reserve`, which fills the value after the call, does not compile for a table
+//! declared `indexed`. Queries by index key are on [`Reads`] (so on [`Tx`] and [`OwnedTx`]):
+//! [`get_unique`](Reads::get_unique), [`by_index`](Reads::by_index) (and
+//! [`by_index_lazy`](Reads::by_index_lazy), rows decoded when asked),
+//! [`index_range`](Reads::index_range), [`index_prefix`](Reads::index_prefix),
+//! [`index_count`](Reads::index_count). A new index on a populated table is built by the
+//! startup step (a unique one whose rows already collide fails the open, naming two of them,
+//! and nothing changes); raise its `version = N` when `by` changes and it is rebuilt; an
+//! index dropped from the schema has its table dropped. `docs/design.md` ("Secondary indexes")
+//! has the details.
+//!
 //! ## Opening: the one startup step
 //!
 //! [`open`], [`open_with_report`] and [`open_with`] (with migration steps) are the only ways to
@@ -646,6 +711,10 @@ pub use tabula_core::{
 // Tables and schemas.
 #[rustfmt::skip]
 pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, TableInfo};
+pub use tabula_core::{
+    EntriesError, EntriesFn, Index, IndexCheck, IndexInfo, IndexKeys, IndexProblem, Indexed,
+    RawEntry, Unindexed, Unique, Writable,
+};
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
@@ -688,7 +757,7 @@ pub use tabula_core::untyped;
 pub use tabula_core::{
     ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt,
 };
-pub use tabula_derive::{Key, Schema, Table};
+pub use tabula_derive::{Index, Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,
     open_with, open_with_report, plan,
@@ -732,6 +801,51 @@ pub mod __doc {
     /// The examples' schema.
     #[derive(Schema)]
     pub struct App(Names, Topics, Numbers, Sets, Blobs);
+
+    /// A transfer: a row of the indexed table [`Transfers`].
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    pub struct Transfer {
+        /// The sender's account.
+        pub from: u32,
+        /// The recipient's account.
+        pub to: u32,
+        /// The transfer's hash, when it has one.
+        pub hash: Option<u64>,
+    }
+
+    /// Transfers by ID, with two indexes.
+    #[derive(Table)]
+    #[table(key = u64, value = Transfer, indexed)]
+    pub struct Transfers;
+
+    /// Transfers by sender: several per sender.
+    #[derive(crate::Index)]
+    #[index(on = Transfers, key = u32, by = sender)]
+    pub struct BySender;
+
+    /// Transfers by hash: one per hash; a transfer without a hash has no entry.
+    #[derive(crate::Index)]
+    #[index(on = Transfers, key = u64, unique, by = hash)]
+    pub struct ByHash;
+
+    /// [`BySender`]'s key.
+    pub fn sender(_id: &u64, transfer: &Transfer) -> u32 {
+        transfer.from
+    }
+
+    /// [`ByHash`]'s key.
+    pub fn hash(_id: &u64, transfer: &Transfer) -> Option<u64> {
+        transfer.hash
+    }
+
+    /// The indexed examples' schema.
+    #[derive(Schema)]
+    pub struct Indexer(Transfers, BySender, ByHash);
+
+    /// A transfer from `from` to `to` with `hash`.
+    pub fn transfer(from: u32, to: u32, hash: Option<u64>) -> Transfer {
+        Transfer { from, to, hash }
+    }
 
     /// A directory that is removed when dropped.
     #[derive(Debug)]
@@ -778,6 +892,17 @@ pub mod __doc {
     pub fn open() -> Result<(TempDir, Db<App>)> {
         let dir = temp_dir();
         let db = crate::open::<App>(dir.path(), Options::new())?;
+        Ok((dir, db))
+    }
+
+    /// A new database of [`Indexer`] in a new temporary directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::open`].
+    pub fn open_indexer() -> Result<(TempDir, Db<Indexer>)> {
+        let dir = temp_dir();
+        let db = crate::open::<Indexer>(dir.path(), Options::new())?;
         Ok((dir, db))
     }
 }

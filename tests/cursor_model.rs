@@ -398,7 +398,7 @@ impl Model {
 }
 
 /// A table of the test, with its entries in the model's form.
-trait Side: Table + Sized
+trait Side: tabula::Unindexed + Sized
 where
     App: tabula::Contains<Self>,
 {

@@ -142,6 +142,7 @@ fn schema_tables_in_id_order() {
             value_version: None,
             rust_name: "derive::Storage",
             value_trace: || tabula::ValueTrace::Opaque, // not compared
+            index: None,
         }
     );
     assert_eq!(Chain::TABLES[2].key, Descriptor::NativeInteger(32));

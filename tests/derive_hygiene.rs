@@ -47,6 +47,41 @@ pub struct ByNumber;
 #[derive(tabula::Schema)]
 pub struct Chain(Headers, Pairs, ByNumber, Sets);
 
+// An indexed table and its indexes: one key per row, an optional one (unique), several.
+#[derive(tabula::Table)]
+#[table(key = ::core::primitive::u64, value = Header, indexed)]
+pub struct Blocks;
+
+#[derive(tabula::Index)]
+#[index(on = Blocks, key = ::core::primitive::u64, by = number)]
+pub struct ByHeader;
+
+#[derive(tabula::Index)]
+#[index(on = Blocks, key = ::core::primitive::u64, unique, by = maybe)]
+pub struct ByMaybe;
+
+#[derive(tabula::Index)]
+#[index(on = Blocks, key = ::core::primitive::u64, by = many)]
+pub struct ByMany;
+
+fn number(_: &::core::primitive::u64, h: &Header) -> ::core::primitive::u64 {
+    h.0
+}
+
+fn maybe(
+    id: &::core::primitive::u64,
+    _: &Header,
+) -> ::core::option::Option<::core::primitive::u64> {
+    ::core::option::Option::Some(*id)
+}
+
+fn many(id: &::core::primitive::u64, h: &Header) -> ::std::vec::Vec<::core::primitive::u64> {
+    ::std::vec![*id, h.0]
+}
+
+#[derive(tabula::Schema)]
+pub struct Indexed(Blocks, ByHeader, ByMaybe, ByMany);
+
 #[derive(tabula::Key, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pair {
     a: ::core::primitive::u64,
@@ -68,7 +103,11 @@ mod no_prelude {
     pub struct Counts;
 
     #[derive(::tabula::Schema)]
-    pub struct Store(Blobs, Counts, super::Headers);
+    pub struct Store(Blobs, Counts, super::Headers, super::Blocks, ByCount);
+
+    #[derive(::tabula::Index)]
+    #[index(on = super::Blocks, key = ::core::primitive::u64, unique, by = super::number)]
+    pub struct ByCount;
 
     #[derive(
         ::tabula::Key,
@@ -95,4 +134,7 @@ fn derives_expand_with_everything_shadowed() {
     ::core::assert_eq!(no_prelude::Blobs::NAME, "Blobs");
     ::core::assert_eq!(<no_prelude::Store as Contains<Headers>>::ID, 2);
     ::core::assert_eq!(no_prelude::Id::FIXED_SIZE, ::core::option::Option::Some(10));
+    ::core::assert_eq!(Indexed::TABLES.len(), 4);
+    ::core::assert_eq!(<Indexed as Contains<ByMany>>::ID, 3);
+    const { ::core::assert!(<no_prelude::ByCount as tabula::Index>::UNIQUE) };
 }

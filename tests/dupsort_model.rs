@@ -39,7 +39,7 @@ struct DupSchema(Storage, Sets);
 type Tx<'db> = RwTx<'db, DupSchema>;
 
 /// One of the two tables, with the model's view of its values: subkey `Sk`, value part `V`.
-trait Side: DupSort<Key = u8, Value: Clone> + Sized
+trait Side: DupSort<Key = u8, Value: Clone> + tabula::Unindexed + Sized
 where
     DupSchema: Contains<Self>,
 {

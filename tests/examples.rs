@@ -132,3 +132,22 @@ fn follow_example_sees_every_commit_of_the_writer_process() {
     assert!(out.contains("in order: true"), "{out}");
     assert!(out.contains("last total 200, orders stored 200"), "{out}");
 }
+
+#[test]
+fn indexes_example_keeps_indexes_exact_and_builds_a_new_one() {
+    let out = run("indexes");
+    for line in [
+        "refused: table `transfers`: unique index `by_hash`",
+        "transfers: 30",
+        "sent by bob: [\"1.2\", \"3.0\", \"4.1\", \"5.2\", \"7.0\", \"8.1\", \"9.2\"]",
+        "sent by bob, latest first: [\"9.2\", \"8.1\", \"7.0\"]",
+        "hash of 4.1 -> 4.1 (bob -> carol)",
+        "deleted block 10: 3 transfers",
+        "built: [\"by_recipient\"]",
+        "recipient entries: 27",
+        "received by carol: [\"1.1\", \"2.1\", \"3.1\", \"4.1\", \"5.1\", \"6.1\", \"7.1\", \"8.1\", \"9.1\"]",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in:\n{out}");
+    }
+    assert_eq!(out.matches("indexes check: true").count(), 2, "{out}");
+}

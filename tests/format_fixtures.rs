@@ -367,7 +367,10 @@ fn options() -> Options {
         .max_size(1 << 24)
 }
 
-fn put_all<T: Table, S: Schema + Contains<T>>(db: &tabula::Db<S>, rows: Vec<(T::Key, T::Value)>) {
+fn put_all<T: tabula::Writable, S: Schema + Contains<T>>(
+    db: &tabula::Db<S>,
+    rows: Vec<(T::Key, T::Value)>,
+) {
     let mut tx = db.write().unwrap();
     for (k, v) in &rows {
         tx.put::<T>(k, v).unwrap();

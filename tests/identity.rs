@@ -20,7 +20,10 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use tabula::{Contains, Error, Migrations, Options, Schema, Table};
 
 /// Opens `S1`, stores `value` under keys 1..=3, closes.
-fn write_v1<T: Table<Key = u64>, S: Schema + Contains<T>>(path: &Path, value: &T::Value) {
+fn write_v1<T: tabula::Writable<Key = u64>, S: Schema + Contains<T>>(
+    path: &Path,
+    value: &T::Value,
+) {
     let db = tabula::open::<S>(path, Options::new()).unwrap();
     let mut tx = db.write().unwrap();
     for k in 1..=3u64 {
@@ -38,7 +41,7 @@ fn refused_then_migrated<T1, S1, T2, S2>(
     convert: fn(T1::Value) -> T2::Value,
     expected: &[&str],
 ) where
-    T1: Table<Key = u64>,
+    T1: tabula::Writable<Key = u64>,
     T1::Value: Clone + Serialize + DeserializeOwned,
     S1: Schema + Contains<T1>,
     T2: Table<Key = u64>,

@@ -64,7 +64,7 @@ fn bytes_of<T: Table<Key = u64>>(db: &tabula::Db<impl tabula::Contains<T>>, key:
         .to_vec()
 }
 
-fn fill<T: Table<Key = u64, Value = Receipt>>(
+fn fill<T: tabula::Writable<Key = u64, Value = Receipt>>(
     db: &tabula::Db<impl tabula::Contains<T>>,
     keys: std::ops::Range<u64>,
 ) {

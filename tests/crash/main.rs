@@ -2,12 +2,14 @@
 //! `TABULA_CRASH_CHILD=<kind>`) writes and reports each commit on its stdout; the parent
 //! SIGKILLs it at a random point, reopens the database and checks that it holds exactly what the
 //! child reported committed (or one commit more: committed, killed before it reported), never a
-//! partial commit, and that libmdbx's integrity check (`mdbx_env_chk`) finds no problem. Three
+//! partial commit, and that libmdbx's integrity check (`mdbx_env_chk`) finds no problem. Five
 //! kinds of writes, each killed at least 50 times per run:
 //!
 //! - `commits`: numbered write transactions, under each `SyncMode` ([`commits`]);
 //! - `bulk`: `Db::bulk_load` batches ([`bulk`]);
-//! - `migration`: migration steps committing batches at startup ([`migration`]).
+//! - `migration`: migration steps committing batches at startup ([`migration`]);
+//! - `index-writes` and `index-build`: writes that keep indexes exact, and the startup step
+//!   building a new index ([`indexes`]).
 //!
 //! Every kill point is drawn from a seed, printed per test; `TABULA_CRASH_SEED=<seed>` replays
 //! it, `TABULA_CRASH_KILLS=<n>` changes the number of kills per test (the valgrind script lowers
@@ -21,6 +23,7 @@ mod harness;
 mod bulk;
 mod child;
 mod commits;
+mod indexes;
 mod migration;
 
 fn main() {
@@ -30,6 +33,8 @@ fn main() {
             "commits" => commits::child(&dir),
             "bulk" => bulk::child(&dir),
             "migration" => migration::child(&dir),
+            "index-writes" => indexes::writes_child(&dir),
+            "index-build" => indexes::build_child(&dir),
             other => panic!("unknown {} kind {other:?}", child::KIND_VAR),
         }
         return;
@@ -41,6 +46,8 @@ fn main() {
         commits::utterly_nosync_commits_survive_process_kills,
         bulk::bulk_loads_survive_process_kills,
         migration::migration_steps_survive_process_kills,
+        indexes::index_writes_survive_process_kills,
+        indexes::index_builds_survive_process_kills,
     );
 }
 

@@ -1,5 +1,5 @@
 //! Tabula's benchmarks: the four seed workloads and the new ones (scan, upsert, big values,
-//! mixed, open, dup_seek, prune), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
+//! mixed, open, dup_seek, prune, indexed), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
 //!
 //! ```text
 //! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]]
@@ -23,6 +23,7 @@ use tabula_bench::workloads::big_txn::BigTxnSizes;
 use tabula_bench::workloads::big_values::BigSizes;
 use tabula_bench::workloads::dup_seek::DupSeekSizes;
 use tabula_bench::workloads::get::GetSizes;
+use tabula_bench::workloads::indexed::IndexedSizes;
 use tabula_bench::workloads::many_tables::ManySizes;
 use tabula_bench::workloads::mixed::MixedSizes;
 use tabula_bench::workloads::open::OpenSizes;
@@ -53,6 +54,7 @@ struct Sizes {
     big_txn: BigTxnSizes,
     small_commits: SmallCommitsSizes,
     watch: WatchSizes,
+    indexed: IndexedSizes,
 }
 
 impl Sizes {
@@ -135,6 +137,12 @@ impl Sizes {
                 samples: 2_000,
                 spacing: std::time::Duration::from_millis(1),
             },
+            indexed: IndexedSizes {
+                rows: 1_000_000,
+                batch: 1000,
+                queries: 10_000,
+                reps: 3,
+            },
         }
     }
 
@@ -214,6 +222,11 @@ impl Sizes {
                 samples: 500,
                 spacing: std::time::Duration::from_millis(1),
             },
+            indexed: IndexedSizes {
+                rows: 100_000,
+                queries: 1_000,
+                ..full.indexed
+            },
         }
     }
 }
@@ -236,11 +249,12 @@ impl Sizes {
         self.small_commits.unflushed_commits = s(self.small_commits.unflushed_commits).max(10);
         self.watch.commits = s(self.watch.commits).max(10);
         self.watch.samples = s(self.watch.samples).max(10);
+        self.indexed.queries = s(self.indexed.queries).max(1);
         self
     }
 }
 
-const WORKLOADS: [&str; 16] = [
+const WORKLOADS: [&str; 17] = [
     "get_hot",
     "get_cold",
     "append",
@@ -257,6 +271,7 @@ const WORKLOADS: [&str; 16] = [
     "big_txn",
     "small_commits",
     "watch",
+    "indexed",
 ];
 
 struct Args {
@@ -419,6 +434,9 @@ fn main() -> ExitCode {
     }
     if wanted("watch") {
         finish(workloads::watch::run(sizes.watch));
+    }
+    if wanted("indexed") {
+        finish(workloads::indexed::run(sizes.indexed));
     }
     println!("\n== targets");
     let targets = targets::targets(&done);

@@ -492,8 +492,28 @@ pub fn tables(out: &mut Out, path: &Path, all: bool, as_json: bool) -> Outcome {
             "bytes": pages * page_size,
             "key": rec.map(|r| r.key.clone()),
             "value": rec.map(|r| r.value.clone()),
+            "index": rec.and_then(|r| r.index.as_ref()).map(|i| json!({
+                "source": i.source, "unique": i.unique,
+            })),
         }));
     }
+    // An index is listed under its table, flagged with what it indexes.
+    let index_of = |r: &Json| r["index"]["source"].as_str().map(str::to_owned);
+    let (indexes, mut ordered): (Vec<Json>, Vec<Json>) =
+        rows.into_iter().partition(|r| index_of(r).is_some());
+    let mut orphans = Vec::new();
+    for index in indexes {
+        let source = index_of(&index);
+        match ordered
+            .iter()
+            .rposition(|r| r["name"].as_str() == source.as_deref() || index_of(r) == source)
+        {
+            Some(at) => ordered.insert(at + 1, index),
+            None => orphans.push(index),
+        }
+    }
+    ordered.extend(orphans);
+    let rows = ordered;
     let total_pages = branch + leaf + overflow;
     if as_json {
         // One object per table, as ever; scripts add up what they need.
@@ -520,10 +540,16 @@ pub fn tables(out: &mut Out, path: &Path, all: bool, as_json: bool) -> Outcome {
         .map(String::from),
     ];
     for r in &rows {
-        let flags: Vec<String> = r["flags"]
+        let mut flags: Vec<String> = r["flags"]
             .as_array()
             .map(|a| a.iter().map(s).collect())
             .unwrap_or_default();
+        if let Some(source) = r["index"]["source"].as_str() {
+            flags.push(format!("index of {source}"));
+            if r["index"]["unique"] == json!(true) {
+                flags.push("unique".into());
+            }
+        }
         lines.push([
             s(&r["name"]),
             s(&r["dbi"]),
@@ -644,6 +670,53 @@ pub fn get(
         }));
     }
     let key_json = v.key_json(&stored).unwrap_or(Json::String(hex(&stored)));
+    // A secondary index: its values are primary keys; the rows they name come with them.
+    let index_source = v.found.record.as_ref().and_then(|r| r.index.as_ref());
+    if let Some(index) = index_source {
+        let source = view(&mut snap, path, &index.source)?;
+        let mut rows = Vec::new();
+        for primary in &values {
+            // An `integer_key` table stores its keys native-endian; the index, in key order.
+            let mut row_key = primary.clone();
+            if source.found.integer_key && cfg!(target_endian = "little") {
+                row_key.reverse();
+            }
+            let pk = source
+                .key_json(&row_key)
+                .unwrap_or(Json::String(hex(&row_key)));
+            let row = match snap.get_raw(&source.found, &row_key)?.first() {
+                Some(value) => match source.value_entry(value) {
+                    Json::Object(mut m) if !m.contains_key("error") => {
+                        m.remove("value").unwrap_or(Json::Null)
+                    }
+                    other => other,
+                },
+                None => json!({"error": format!(
+                    "no row under this key in `{}`: the index is out of step (run `tabula check`)",
+                    index.source
+                )}),
+            };
+            rows.push(json!({"key": pk, "value": row}));
+        }
+        if as_json {
+            return print_json(
+                out,
+                &json!({"key": key_json, "index_of": index.source, "rows": rows}),
+            );
+        }
+        writeln!(
+            out,
+            "{} row{} of index key {} in `{table}` (an index of `{}`):",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
+            key_json,
+            index.source
+        )?;
+        for row in &rows {
+            writeln!(out, "  {} -> {}", row["key"], row["value"])?;
+        }
+        return Ok(());
+    }
     if !v.found.dupsort {
         let value = v.value_entry(&values[0]);
         if as_json {
@@ -1012,6 +1085,16 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
         let mut bad = 0u64;
         let decodes_keys = v.found.key_shape().is_some();
         let decodes_values = v.found.value_shape().is_some() || v.found.is_meta();
+        // An index (its record says so): each entry's value is the primary key of a row its
+        // source table must have. Whether the row computes the entry needs the application's
+        // code (`Db::check_indexes`).
+        let source = v
+            .found
+            .record
+            .as_ref()
+            .and_then(|r| r.index.as_ref())
+            .and_then(|index| views.iter().find(|w| w.name == index.source));
+        let mut rows_checked = 0u64;
         let walked = snap.walk(&v.found, None, None, false, |key, value| {
             checked += 1;
             if checked.is_multiple_of(4096) {
@@ -1023,6 +1106,23 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
             }
             if decodes_values && let Err(e) = v.value_json(value) {
                 errs.push(format!("value: {e}"));
+            }
+            if let Some(source) = source {
+                // The source stores an `integer_key` key native-endian.
+                let mut row = value.to_vec();
+                if source.found.integer_key && cfg!(target_endian = "little") {
+                    row.reverse();
+                }
+                rows_checked += 1;
+                match snap.get_raw(&source.found, &row) {
+                    Ok(found) if found.is_empty() => errs.push(format!(
+                        "index entry names the row 0x{} that table `{}` does not have",
+                        hex(value),
+                        source.name
+                    )),
+                    Ok(_) => {}
+                    Err(e) => errs.push(format!("reading the row of table `{}`: {e}", source.name)),
+                }
             }
             if !errs.is_empty() {
                 bad += 1;
@@ -1052,6 +1152,7 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
         tables.push(json!({
             "name": v.name, "entries": checked, "problems": bad,
             "keys_decoded": decodes_keys, "values_decoded": decodes_values,
+            "index_of": source.map(|w| w.name.clone()), "rows_checked": rows_checked,
             "read_error": read_error,
             "damaged": read_error.is_some() || libmdbx.is_some_and(|t| t.damaged()),
             "libmdbx": libmdbx.map(|t| json!({
@@ -1121,9 +1222,13 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
                 (_, Some(true)) => "values decoded (keys have no descriptor)",
                 _ => "nothing to decode (no descriptor)",
             };
+            let index = match t["index_of"].as_str() {
+                Some(source) => format!("; index of `{source}`: each entry's row looked up"),
+                None => String::new(),
+            };
             writeln!(
                 out,
-                "{:<24} {:>10} entries  {:>6} problems  {what}{}",
+                "{:<24} {:>10} entries  {:>6} problems  {what}{index}{}",
                 t["name"].as_str().unwrap_or(""),
                 t["entries"].as_u64().unwrap_or(0),
                 t["problems"].as_u64().unwrap_or(0),

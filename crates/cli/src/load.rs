@@ -428,6 +428,31 @@ fn write(
             )));
         }
     };
+    // Indexes are written by the application's code: a load must not bypass them.
+    let is_index = record
+        .tables
+        .get(name)
+        .and_then(|t| t.index.as_ref())
+        .is_some()
+        || header
+            .record
+            .as_ref()
+            .and_then(|t| t.index.as_ref())
+            .is_some();
+    if is_index {
+        return Err(Failure::Problem(format!(
+            "table `{name}` is a secondary index: its entries are computed from its table's rows,              so it is not loaded; load its table, and the application's next open builds the              index"
+        )));
+    }
+    if let Some((index, _)) = record
+        .tables
+        .iter()
+        .find(|(_, t)| t.index.as_ref().is_some_and(|i| i.source == name))
+    {
+        return Err(Failure::Problem(format!(
+            "table `{name}` of `{shown}` has the index `{index}`, which a load would leave out of              step: load into a new database (the application's open then builds its indexes)"
+        )));
+    }
     let mut record_changed = new;
     match (record.tables.get(name), &header.record) {
         (Some(ours), Some(theirs)) if !same_encoding(ours, theirs) => {

@@ -57,7 +57,8 @@ enum Command {
         path: PathBuf,
     },
     /// One row per table: DBI, flags, entries, depth, pages, bytes, key and value descriptors,
-    /// and a totals row.
+    /// and a totals row. A secondary index is listed under its table (flags `index of T`,
+    /// `unique`).
     Tables {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,
@@ -66,7 +67,8 @@ enum Command {
         all: bool,
     },
     /// The value(s) stored under one key; for a dupsort table with a subkey, under one
-    /// (key, subkey) pair when SUBKEY is given.
+    /// (key, subkey) pair when SUBKEY is given. For a secondary index, the rows of that index
+    /// key: each primary key and the row its table holds under it.
     Get {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,
@@ -118,7 +120,8 @@ enum Command {
         #[arg(long, short)]
         input: Option<PathBuf>,
     },
-    /// libmdbx's integrity check, then decode every key and value with its descriptor.
+    /// libmdbx's integrity check, then decode every key and value with its descriptor; for a
+    /// secondary index, also look up the row each entry names in its table.
     Check {
         /// The database directory (or its `mdbx.dat` file).
         path: PathBuf,

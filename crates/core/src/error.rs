@@ -146,6 +146,43 @@ pub enum Error {
         key: KeyHex,
     },
 
+    /// A write would give a unique index's key a second row. Nothing of the write was done.
+    #[error(
+        "table `{table}`: unique index `{index}`: key {key} already belongs to the row {}, so \
+         the row {} cannot have it; nothing was written (change or delete the row {} first, or \
+         make the index non-unique)",
+        rows[0], rows[1], rows[0]
+    )]
+    UniqueViolation {
+        /// The indexed table.
+        table: &'static str,
+        /// The unique index.
+        index: &'static str,
+        /// The index key, encoded.
+        key: KeyHex,
+        /// The primary keys, as the index stores them, of the row that holds the key and of
+        /// the row that would take it.
+        rows: Box<[KeyHex; 2]>,
+    },
+
+    /// An index entry names a row its source table does not have, or the row does not map back
+    /// to the entry: the index is out of step with its table.
+    #[error(
+        "index `{index}` of table `{table}`: the entry {key} -> {row} has no matching row; the \
+         index is out of step with its table (run `tabula check`; a file written outside Tabula \
+         or by a version without index maintenance can do this)"
+    )]
+    IndexOutOfStep {
+        /// The indexed table.
+        table: &'static str,
+        /// The index.
+        index: &'static str,
+        /// The index key, encoded.
+        key: KeyHex,
+        /// The primary key the entry names, as the index stores it.
+        row: KeyHex,
+    },
+
     /// `append` was given a key that does not sort after the table's last key.
     #[error(
         "table `{table}`: append out of order: key {key} is not greater than the last key{}; \

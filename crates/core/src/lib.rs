@@ -16,11 +16,13 @@ mod diagnose;
 mod engine;
 mod error;
 mod files;
+mod index;
 mod iter;
 mod mode;
 mod options;
 mod read;
 pub mod schema;
+mod sequence;
 pub mod startup;
 mod stored;
 pub mod table;
@@ -45,6 +47,7 @@ pub use db::state::Db;
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::{DATA_FILE, LOCK_FILE, Room};
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
+pub use index::{IndexCheck, IndexProblem};
 pub use iter::{Iter, Lazy};
 pub use mode::{Mode, Ro, Rw};
 pub use options::{
@@ -55,6 +58,10 @@ pub use read::{Handle, Reads, TableStat};
 pub use schema::{Descriptor, ValueTrace};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
+pub use table::{
+    EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, RawEntry, Unindexed, Unique,
+    Writable,
+};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
 pub use watch::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
@@ -136,6 +143,22 @@ pub mod __private {
         false
     }
 
+    /// Whether the table at `at` is a table, or an index whose source table is listed too (a
+    /// table, not another index).
+    pub const fn index_source_listed(tables: &[crate::TableInfo], at: usize) -> bool {
+        let Some(index) = tables[at].index else {
+            return true;
+        };
+        let mut i = 0;
+        while i < tables.len() {
+            if tables[i].index.is_none() && str_eq(tables[i].name, index.source) {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
     /// The sum of the sizes, or `None` if any is `None` (or the sum overflows): a composite key's
     /// `FIXED_SIZE` from its fields'.
     pub const fn sum_fixed_sizes(sizes: &[Option<usize>]) -> Option<usize> {
@@ -167,6 +190,9 @@ pub mod __private {
     /// libmdbx's byte-key order and Tabula's branchy comparator, compared by
     /// `tests/key_comparator.rs`.
     pub use crate::engine::{branchy_key_order, default_key_order};
+
+    /// `Vec`, for the index derive's expansion (which names nothing from the prelude).
+    pub use std::vec::Vec;
 }
 
 pub use table::RESERVED_PREFIX;
@@ -199,6 +225,7 @@ mod tests {
             value_version: None,
             rust_name: "",
             value_trace: || crate::ValueTrace::Opaque,
+            index: None,
         };
         let tables = [info("a"), info("b"), info("a")];
         assert!(!name_repeats_earlier(&tables, 0));

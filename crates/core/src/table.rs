@@ -1,6 +1,6 @@
 //! Tables and schemas: the compile-time description of a database.
 
-use crate::codec::{Key, Value};
+use crate::codec::{AsKey, DecodeError, EncodeError, Key, Ordered, OrderedValue, Value};
 use crate::schema::{Descriptor, ValueTrace};
 
 /// A table: its name, flags, key type and value codec, all compile-time constants.
@@ -35,6 +35,12 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     const VALUE_VERSION: Option<u32> = None;
     /// The table struct's path, `module::Name`, for messages.
     const RUST_NAME: &'static str = "";
+    /// For an index (`#[derive(Index)]`): its source table and how its entries are computed;
+    /// `None` for a table.
+    const INDEX: Option<IndexInfo> = None;
+    /// `#[table(.., indexed)]`: the table may have indexes (the write cursors and the appender
+    /// then look for them in the schema; for any other table that costs nothing).
+    const INDEXED: bool = false;
 }
 
 /// The flags of a table.
@@ -84,6 +90,8 @@ pub struct TableInfo {
     pub rust_name: &'static str,
     /// Traces the value codec's structure ([`Value::trace`]).
     pub value_trace: fn() -> ValueTrace,
+    /// For an index: what it indexes ([`Table::INDEX`]); `None` for a table.
+    pub index: Option<IndexInfo>,
 }
 
 impl PartialEq for TableInfo {
@@ -97,6 +105,7 @@ impl PartialEq for TableInfo {
             && self.value_type == other.value_type
             && self.value_version == other.value_version
             && self.rust_name == other.rust_name
+            && self.index == other.index
     }
 }
 
@@ -121,6 +130,7 @@ impl TableInfo {
             value_version: T::VALUE_VERSION,
             rust_name: T::RUST_NAME,
             value_trace: <T::Codec as Value>::trace,
+            index: T::INDEX,
         }
     }
 
@@ -187,7 +197,7 @@ pub const RESERVED_PREFIX: &str = "__tabula";
 /// A key's values are sorted and sought by the [`SubKey`](DupSort::SubKey): for a table declared
 /// with `subkey = S` it is `S` (values are `(subkey, value)` pairs, stored with
 /// [`SubKeyed`](crate::SubKeyed)); otherwise it is the value itself (stored with
-/// [`Ordered`](crate::Ordered)).
+/// [`Ordered`]).
 #[diagnostic::on_unimplemented(
     message = "table `{Self}` is not a `dupsort` table",
     label = "declared without `dupsort`",
@@ -215,4 +225,208 @@ pub trait HasSubKey: DupSort {
     type SubValue;
     /// How that value becomes bytes ([`Bincode<V>`](crate::Bincode) unless `codec = ..`).
     type SubCodec: Value<Item = Self::SubValue>;
+}
+
+/// A table whose rows the application writes: every `#[derive(Table)]` table, never an index
+/// (`#[derive(Index)]`), whose entries Tabula writes when their source table is written. Every
+/// write path requires it, so writing an index table directly does not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a writable table (an index cannot be written directly)",
+    label = "not known to be writable",
+    note = "an index's entries follow its source table: write the source table's rows and Tabula keeps the index exact; in generic code, bound the table by `tabula::Writable`"
+)]
+pub trait Writable: Table {}
+
+/// A writable table declared without `indexed`: the write paths that do not keep indexes
+/// exact (`put_reserve`, and the dup operations) require it, so on an indexed table they do
+/// not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a table without indexes: this write path does not keep indexes exact",
+    label = "declared `indexed`, an index, or not known to be neither",
+    note = "write an indexed table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, `put_bytes`, `retain_bytes`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact; in generic code, bound the table by `tabula::Unindexed`"
+)]
+pub trait Unindexed: Writable {}
+
+/// A table declared `#[table(.., indexed)]`: the only kind an index may be declared on.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` is not declared `indexed`",
+    label = "an index needs a table declared `indexed`",
+    note = "add `indexed` to the table's `#[table(..)]`: its write paths then keep its indexes exact, and those that cannot are refused at compile time"
+)]
+pub trait Indexed: Writable {}
+
+/// What an index function may return for one row: `K` (one entry), `Option<K>` (`None`: no
+/// entry) or `Vec<K>` (several; a key repeated counts once).
+pub trait IndexKeys<K> {
+    /// Appends the keys to `out`.
+    fn push_into(self, out: &mut Vec<K>);
+}
+
+impl<K: Key> IndexKeys<K> for K {
+    fn push_into(self, out: &mut Vec<K>) {
+        out.push(self);
+    }
+}
+
+impl<K: Key> IndexKeys<K> for Option<K> {
+    fn push_into(self, out: &mut Vec<K>) {
+        out.extend(self);
+    }
+}
+
+impl<K: Key> IndexKeys<K> for Vec<K> {
+    fn push_into(self, out: &mut Vec<K>) {
+        out.extend(self);
+    }
+}
+
+/// A secondary index: a table of index key → primary key of [`Source`](Index::Source), kept
+/// exact by every write of the source table that takes an indexed table. Implemented only by
+/// `#[derive(Index)]`, which also implements [`Table`] for it (key: the index key; value: the
+/// source's primary key; `dupsort` unless `unique`).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an index",
+    label = "not an index",
+    note = "declare indexes with `#[derive(Index)]` and `#[index(on = .., key = .., by = ..)]`"
+)]
+pub trait Index: Table {
+    /// The indexed table.
+    type Source: Indexed;
+    /// Whether an index key belongs to one row at most.
+    const UNIQUE: bool;
+    /// Appends the index keys of the row `(key, value)` to `out` (the declared `by` function).
+    fn keys(
+        key: &<Self::Source as Table>::Key,
+        value: &<Self::Source as Table>::Value,
+        out: &mut Vec<Self::Key>,
+    );
+    /// The primary key an entry's value holds (the index table's value is the source's key).
+    fn primary(value: Self::Value) -> <Self::Source as Table>::Key;
+}
+
+/// A `unique` index: [`Reads::get_unique`](crate::Reads::get_unique) requires it, so a unique
+/// query on a non-unique index does not compile.
+#[diagnostic::on_unimplemented(
+    message = "index `{Self}` is not unique",
+    label = "declared without `unique`",
+    note = "an index key of a non-unique index may have several rows: use `by_index`, or declare `#[index(.., unique)]`"
+)]
+pub trait Unique: Index {}
+
+/// One index entry in stored form: the index key and the primary key, as the index table
+/// stores them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RawEntry {
+    /// The index key, encoded.
+    pub key: Vec<u8>,
+    /// The primary key, in the index table's value encoding.
+    pub primary: Vec<u8>,
+}
+
+/// Computes the entries of a stored row (key and value as the source table stores them),
+/// sorted and without repeats.
+pub type EntriesFn = fn(&[u8], &[u8], &mut Vec<RawEntry>) -> Result<(), EntriesError>;
+
+/// Why a stored row's entries could not be computed.
+#[derive(Debug)]
+pub enum EntriesError {
+    /// The row's key did not decode.
+    Key(DecodeError),
+    /// The row's value did not decode.
+    Value(DecodeError),
+    /// An index key or the primary key did not encode.
+    Encode(EncodeError),
+}
+
+/// What the schema knows of an index ([`Table::INDEX`]).
+#[derive(Clone, Copy)]
+pub struct IndexInfo {
+    /// The source table's name.
+    pub source: &'static str,
+    /// Whether each index key belongs to one row at most.
+    pub unique: bool,
+    /// Computes a stored row's entries.
+    pub entries: EntriesFn,
+}
+
+impl std::fmt::Debug for IndexInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexInfo")
+            .field("source", &self.source)
+            .field("unique", &self.unique)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for IndexInfo {
+    /// Compares the source and uniqueness (the function is the index's code, which its
+    /// `version` stands for).
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source && self.unique == other.unique
+    }
+}
+
+impl Eq for IndexInfo {}
+
+impl IndexInfo {
+    /// The info of index `I`.
+    pub const fn of<I: Index>() -> IndexInfo
+    where
+        <I::Source as Table>::Key: OrderedValue,
+    {
+        IndexInfo {
+            source: <I::Source as Table>::NAME,
+            unique: I::UNIQUE,
+            entries: entries_of::<I>,
+        }
+    }
+}
+
+/// [`EntriesFn`] of index `I`.
+fn entries_of<I: Index>(
+    key: &[u8],
+    value: &[u8],
+    out: &mut Vec<RawEntry>,
+) -> Result<(), EntriesError>
+where
+    <I::Source as Table>::Key: OrderedValue,
+{
+    type Src<I> = <I as Index>::Source;
+    // `integer_key` tables store native-endian integers (`stored::with_key`).
+    let mut ordered = [0u8; 8];
+    let stored_key =
+        if <Src<I> as Table>::FLAGS.integer_key && cfg!(target_endian = "little") && key.len() <= 8
+        {
+            let n = key.len();
+            ordered[..n].copy_from_slice(key);
+            ordered[..n].reverse();
+            &ordered[..n]
+        } else {
+            key
+        };
+    let pk = <<Src<I> as Table>::Key as Key>::decode(stored_key).map_err(EntriesError::Key)?;
+    let row = <<Src<I> as Table>::Codec as Value>::decode(value).map_err(EntriesError::Value)?;
+    let mut keys = Vec::new();
+    I::keys(&pk, &row, &mut keys);
+    let mut scratch = Vec::new();
+    let primary = <Ordered<<Src<I> as Table>::Key> as Value>::encode(&pk, &mut scratch)
+        .map_err(EntriesError::Encode)?
+        .to_vec();
+    let start = out.len();
+    for k in &keys {
+        out.push(RawEntry {
+            key: k.encode().as_ref().to_vec(),
+            primary: primary.clone(),
+        });
+    }
+    out[start..].sort_unstable();
+    let mut i = start + 1;
+    while i < out.len() {
+        if out[i] == out[i - 1] {
+            out.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+    Ok(())
 }

@@ -9,10 +9,11 @@ use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
 use crate::db::state::Db;
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::index;
 use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::read::{self, Reads};
 use crate::stored::{dbi_of, encode_value, with_key};
-use crate::table::{Contains, DupSort, Schema, Table};
+use crate::table::{Contains, DupSort, Schema, Table, Unindexed, Writable};
 use crate::telemetry;
 
 /// A read transaction over schema `S`.
@@ -113,7 +114,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
     }
 
     #[inline]
-    fn raw_mut(&mut self) -> &mut RawTxn {
+    pub(crate) fn raw_mut(&mut self) -> &mut RawTxn {
         self.reads.h.raw.as_mut().expect("transaction is live")
     }
 
@@ -169,6 +170,12 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             ..
         } = self;
         let raw = raw.as_mut().expect("transaction is live");
+        if index::On::<S, T>::ANY {
+            return with_key::<T, _, _>(key, |k| {
+                let v = encode_value::<T, _>(k, value, scratch)?;
+                index::put::<S, T>(raw, db, dbi, k, v, flags, op)
+            });
+        }
         with_key::<T, _, _>(key, |k| {
             // A codec that knows its encoded length writes straight into the page (libmdbx
             // cannot reserve room in a dupsort table). For the shipped codecs `encoded_len` is
@@ -297,7 +304,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
     /// [`Error::Mdbx`].
     #[inline]
-    pub fn put<T: Table>(
+    pub fn put<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -324,7 +331,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::KeyExists`] when it is present; otherwise as [`put`](Tx::put).
-    pub fn insert<T: Table>(
+    pub fn insert<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -355,7 +362,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
     /// sort after it; otherwise as [`put`](Tx::put).
-    pub fn append<T: Table>(
+    pub fn append<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -394,7 +401,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
     /// the value does not sort after it (an equal value included); otherwise as [`put`](Tx::put).
-    pub fn append_dup<T: DupSort>(
+    pub fn append_dup<T: DupSort + Unindexed>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -425,7 +432,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn delete<T: Table>(&mut self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
+    pub fn delete<T: Writable>(&mut self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<bool>
     where
         S: Contains<T>,
     {
@@ -433,6 +440,9 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db();
         let raw = self.raw_mut();
         with_key::<T, _, _>(key, |k| {
+            if index::On::<S, T>::ANY {
+                return index::delete::<S, T>(raw, db, dbi, k);
+            }
             raw.del(dbi, k, None)
                 .inspect(|&found| {
                     if found {
@@ -463,7 +473,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Encode`], [`Error::Mdbx`].
-    pub fn delete_dup<T: DupSort>(
+    pub fn delete_dup<T: DupSort + Unindexed>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl AsValue<T::Codec> + ?Sized),
@@ -514,12 +524,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// As [`put`](Tx::put).
-    pub fn put_bytes<T: Table>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
+    pub fn put_bytes<T: Writable>(&mut self, key: &[u8], value: &[u8]) -> Result<()>
     where
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
         let db = self.db();
+        if index::On::<S, T>::ANY {
+            let raw = self.raw_mut();
+            return index::put::<S, T>(raw, db, dbi, key, value, engine::put::UPSERT, "put_bytes");
+        }
         self.raw_mut()
             .put(dbi, key, value, engine::put::UPSERT)
             .map(|()| db.shared.watch.put::<T>(key, value))
@@ -549,16 +563,20 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn clear<T: Table>(&mut self) -> Result<()>
+    pub fn clear<T: Writable>(&mut self) -> Result<()>
     where
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
         let db = self.db();
-        self.raw_mut()
-            .drop_table(dbi, false)
-            .map(|()| db.shared.watch.clear::<T>())
-            .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))
+        let raw = self.raw_mut();
+        raw.drop_table(dbi, false)
+            .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))?;
+        db.shared.watch.clear::<T>();
+        if index::On::<S, T>::ANY {
+            index::clear::<S, T>(raw, db)?;
+        }
+        Ok(())
     }
 
     /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
@@ -581,7 +599,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn appender<T: Table>(&mut self) -> Result<Appender<'_, T>>
+    pub fn appender<T: Writable>(&mut self) -> Result<Appender<'_, T>>
     where
         S: Contains<T>,
     {
@@ -626,7 +644,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] when the cursor cannot be opened.
-    pub fn cursor_mut<T: Table>(&mut self) -> Result<WriteCursor<'_, T>>
+    pub fn cursor_mut<T: Writable>(&mut self) -> Result<WriteCursor<'_, T>>
     where
         S: Contains<T>,
     {
@@ -697,7 +715,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn delete_range<T: Table>(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64>
+    pub fn delete_range<T: Writable>(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64>
     where
         S: Contains<T>,
     {
@@ -725,7 +743,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::Decode`] when an entry does not decode (entries before it are already
     /// judged), [`Error::Mdbx`].
-    pub fn retain<T: Table>(
+    pub fn retain<T: Writable>(
         &mut self,
         mut keep: impl FnMut(&T::Key, &T::Value) -> bool,
     ) -> Result<u64>
@@ -770,7 +788,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Decode`] (nothing is removed then), [`Error::Mdbx`].
-    pub fn pop_first<T: Table>(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    pub fn pop_first<T: Writable>(&mut self) -> Result<Option<(T::Key, T::Value)>>
     where
         S: Contains<T>,
     {
@@ -805,7 +823,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Decode`] (nothing is removed then), [`Error::Mdbx`].
-    pub fn pop_last<T: Table>(&mut self) -> Result<Option<(T::Key, T::Value)>>
+    pub fn pop_last<T: Writable>(&mut self) -> Result<Option<(T::Key, T::Value)>>
     where
         S: Contains<T>,
     {
@@ -1022,7 +1040,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Mdbx`];
     /// [`Error::InvalidTable`] on a `dupsort` table (libmdbx cannot reserve room there).
-    pub fn put_reserve<T: Table, R>(
+    pub fn put_reserve<T: Unindexed, R>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         len: usize,
@@ -1094,7 +1112,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure (entries before it are already judged).
-    pub fn retain_bytes<T: Table>(
+    pub fn retain_bytes<T: Writable>(
         &mut self,
         range: impl RangeBounds<T::Key>,
         mut keep: impl FnMut(&[u8], &[u8]) -> bool,
@@ -1102,6 +1120,26 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
+        if index::On::<S, T>::ANY {
+            // Judged first, then deleted row by row, so each row's index entries go with it.
+            let mut doomed = Vec::new();
+            {
+                let mut rows = self.range::<T>(range);
+                while let Some(row) = rows.next_raw() {
+                    let (k, v) = row?;
+                    if !keep(k, v) {
+                        doomed.push(k.to_vec());
+                    }
+                }
+            }
+            let db = self.db();
+            let dbi = dbi_of::<S, T>(db);
+            let raw = self.raw_mut();
+            for k in &doomed {
+                index::delete::<S, T>(raw, db, dbi, k)?;
+            }
+            return Ok(doomed.len() as u64);
+        }
         use crate::engine::{CursorNav, del, op};
         /// What the walk does at an entry.
         enum Step {

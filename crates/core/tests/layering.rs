@@ -45,6 +45,12 @@ const LAYERS: &[(&str, u32)] = &[
     // transaction makes both.
     ("cursor", 6),
     ("iter", 6),
+    // Secondary indexes kept exact (`index/`): the write side, which the transaction's write
+    // paths call; the queries by index key (`index/query.rs`) sit with the reads they extend.
+    ("index", 6),
+    ("index::query", 7),
+    // Per-table sequences (`sequence.rs`): on the transaction and the reads.
+    ("sequence", 7),
     // Every read, once (`Reads`); the transaction dereferences to it and adds the writes.
     ("read", 7),
     ("txn", 7),
@@ -63,6 +69,11 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("table", "__private"),
     ("db::state", "options"),
     ("txn", "read"),
+    ("index::query", "read"),
+    // A write cursor of an indexed table writes its index entries (`index/write.rs`).
+    ("cursor", "index"),
+    ("sequence", "read"),
+    ("sequence", "txn"),
 ];
 
 fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -325,6 +336,7 @@ const STD_NAMES: &[&str] = &[
     "open",
     "next_entry",
     "record",
+    "retain",
 ];
 
 /// The methods (functions taking `self`) each module defines in its inherent impls; trait
@@ -338,9 +350,21 @@ fn defined_methods(src: &Path, files: &[PathBuf]) -> BTreeMap<String, Vec<String
         // Brace depth, and the depth at which a trait impl's body ends (`None`: not in one).
         let mut depth = 0i32;
         let mut trait_impl_at: Option<i32> = None;
+        // A method whose parameters start on the next line (`fn name(` ends the line).
+        let mut params_follow: Option<String> = None;
         for line in text.lines() {
             let code = without_strings(code_of(line));
             let trimmed = code.trim_start();
+            if let Some(name) = params_follow.take()
+                && ["&self", "&mut self", "self,", "mut self", "&'"]
+                    .iter()
+                    .any(|s| trimmed.starts_with(s))
+            {
+                let modules = out.entry(name).or_default();
+                if !modules.contains(&module) {
+                    modules.push(module.clone());
+                }
+            }
             if trait_impl_at.is_none()
                 && (trimmed.starts_with("impl") || trimmed.starts_with("unsafe impl"))
                 && trimmed.contains(" for ")
@@ -364,6 +388,9 @@ fn defined_methods(src: &Path, files: &[PathBuf]) -> BTreeMap<String, Vec<String
                         .any(|s| p.starts_with(s))
                         && !p.starts_with("self_")
                 });
+                if !name.is_empty() && params.is_some_and(str::is_empty) {
+                    params_follow = Some(name.clone());
+                }
                 if !name.is_empty() && takes_self {
                     let modules = out.entry(name).or_default();
                     if !modules.contains(&module) {

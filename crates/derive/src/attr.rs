@@ -15,7 +15,7 @@ use crate::ctxt::Ctxt;
 
 /// An attribute keyword.
 #[derive(Copy, Clone, PartialEq, Eq)]
-pub struct Symbol(&'static str);
+pub struct Symbol(pub &'static str);
 
 /// `#[table(..)]`.
 pub const TABLE: Symbol = Symbol("table");
@@ -35,6 +35,8 @@ pub const INTEGER_KEY: Symbol = Symbol("integer_key");
 pub const VALUE_VERSION: Symbol = Symbol("value_version");
 /// `subkey = S`: a dupsort table's values are `(S, V)` pairs sorted by `S`.
 pub const SUBKEY: Symbol = Symbol("subkey");
+/// `indexed`: the table has secondary indexes (`#[derive(Index)]`).
+pub const INDEXED: Symbol = Symbol("indexed");
 
 /// `#[tabula(..)]`: what every derive of this crate reads, whatever it declares.
 pub const TABULA: Symbol = Symbol("tabula");
@@ -42,7 +44,7 @@ pub const TABULA: Symbol = Symbol("tabula");
 pub const CRATE: Symbol = Symbol("crate");
 
 /// Every key `#[table(..)]` accepts, in the order the error message lists them.
-const TABLE_KEYS: [Symbol; 8] = [
+const TABLE_KEYS: [Symbol; 9] = [
     KEY,
     SUBKEY,
     VALUE,
@@ -51,6 +53,7 @@ const TABLE_KEYS: [Symbol; 8] = [
     DUPSORT,
     INTEGER_KEY,
     VALUE_VERSION,
+    INDEXED,
 ];
 
 impl PartialEq<Symbol> for Path {
@@ -79,6 +82,8 @@ pub struct Table<'a> {
     pub value_version: Option<u32>,
     /// `subkey = S`, with the keyword where errors about it point.
     pub subkey: Option<(Path, Type)>,
+    /// `indexed`, with the keyword where errors about it point.
+    pub indexed: Option<Path>,
 }
 
 impl<'a> Table<'a> {
@@ -92,6 +97,7 @@ impl<'a> Table<'a> {
         let mut integer_key = Attr::none(cx, INTEGER_KEY);
         let mut value_version = Attr::none(cx, VALUE_VERSION);
         let mut subkey = Attr::none(cx, SUBKEY);
+        let mut indexed = Attr::none(cx, INDEXED);
         let mut first = None;
 
         for attr in attrs.iter().filter(|attr| *attr.path() == TABLE) {
@@ -119,6 +125,9 @@ impl<'a> Table<'a> {
                     if let Some(version) = parse_version(cx, &meta)? {
                         value_version.set(&meta.path, version);
                     }
+                } else if meta.path == INDEXED {
+                    parse_flag(cx, &meta, INDEXED)?;
+                    indexed.set(&meta.path, meta.path.clone());
                 } else {
                     let expected = TABLE_KEYS.map(|k| format!("`{k}`")).join(", ");
                     // The crate path belongs to every derive, so it has an attribute of its own.
@@ -153,6 +162,7 @@ impl<'a> Table<'a> {
             integer_key: integer_key.get().is_some(),
             value_version: value_version.get(),
             subkey: subkey.get(),
+            indexed: indexed.get(),
         }
     }
 }
@@ -237,14 +247,14 @@ fn parse_crate(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Path>> {
 }
 
 /// One keyword's value, remembering that it was set so a second occurrence is an error.
-struct Attr<'c, T> {
+pub struct Attr<'c, T> {
     cx: &'c Ctxt,
     name: Symbol,
     value: Option<T>,
 }
 
 impl<'c, T> Attr<'c, T> {
-    fn none(cx: &'c Ctxt, name: Symbol) -> Self {
+    pub fn none(cx: &'c Ctxt, name: Symbol) -> Self {
         Attr {
             cx,
             name,
@@ -253,12 +263,12 @@ impl<'c, T> Attr<'c, T> {
     }
 
     /// Sets the value, or reports a duplicate at `obj` (the keyword as written the second time).
-    fn set<A: ToTokens>(&mut self, obj: A, value: T) {
+    pub fn set<A: ToTokens>(&mut self, obj: A, value: T) {
         self.set_in(TABLE, obj, value)
     }
 
     /// [`set`](Self::set) for a keyword of the attribute `attr`.
-    fn set_in<A: ToTokens>(&mut self, attr: Symbol, obj: A, value: T) {
+    pub fn set_in<A: ToTokens>(&mut self, attr: Symbol, obj: A, value: T) {
         if self.value.is_some() {
             let message = format!("duplicate {attr} attribute `{}`", self.name);
             self.cx.error_spanned_by(obj, message);
@@ -267,13 +277,13 @@ impl<'c, T> Attr<'c, T> {
         }
     }
 
-    fn get(self) -> Option<T> {
+    pub fn get(self) -> Option<T> {
         self.value
     }
 }
 
 /// `name = "..."`: a string literal and nothing else. `Ok(None)` after reporting a bad value.
-fn parse_name(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<LitStr>> {
+pub fn parse_name(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<LitStr>> {
     let eq: Token![=] = meta.input.parse()?;
     let tokens = value_tokens(meta.input)?;
     if tokens.is_empty() {
@@ -294,7 +304,7 @@ fn parse_name(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<LitStr>> 
 
 /// `value_version = N`: an integer literal from 1 to `u32::MAX`. `Ok(None)` after reporting a bad
 /// value.
-fn parse_version(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u32>> {
+pub fn parse_version(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u32>> {
     let eq: Token![=] = meta.input.parse()?;
     let tokens = value_tokens(meta.input)?;
     let expected = "expected a version number of at least 1: `value_version = 1`";
@@ -312,11 +322,21 @@ fn parse_version(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<u32>> 
 }
 
 /// A keyword that takes no value, such as `dupsort`. A value given anyway is reported and skipped.
-fn parse_flag(cx: &Ctxt, meta: &ParseNestedMeta, flag: Symbol) -> syn::Result<()> {
+pub fn parse_flag(cx: &Ctxt, meta: &ParseNestedMeta, flag: Symbol) -> syn::Result<()> {
+    parse_flag_in(cx, meta, TABLE, flag)
+}
+
+/// [`parse_flag`] for a keyword of the attribute `attr`.
+pub fn parse_flag_in(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    attr: Symbol,
+    flag: Symbol,
+) -> syn::Result<()> {
     if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
         cx.error_spanned_by(
             &meta.path,
-            format!("`{flag}` takes no value: write `#[table(.., {flag})]`"),
+            format!("`{flag}` takes no value: write `#[{attr}(.., {flag})]`"),
         );
         skip_value(meta)?;
     }
@@ -325,7 +345,7 @@ fn parse_flag(cx: &Ctxt, meta: &ParseNestedMeta, flag: Symbol) -> syn::Result<()
 
 /// Skips whatever follows an unknown keyword (`= ..` or `(..)`) so parsing goes on with the next
 /// key and every mistake in the attribute is reported.
-fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+pub fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         meta.input.parse::<Token![=]>()?;
         value_tokens(meta.input)?;

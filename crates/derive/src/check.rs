@@ -107,6 +107,14 @@ pub fn dupsort(cx: &Ctxt, table: &ast::Table) {
         );
     }
     if attrs.dupsort
+        && let Some(keyword) = &attrs.indexed
+    {
+        cx.error_spanned_by(
+            keyword,
+            "an `indexed` table cannot be `dupsort`: an index entry points at one row by its key",
+        );
+    }
+    if attrs.dupsort
         && attrs.subkey.is_none()
         && let Some(codec) = &attrs.codec
     {

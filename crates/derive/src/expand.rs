@@ -86,6 +86,14 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     // A dupsort table stores its values in an ordered form (`dupsort.rs`).
     let (value, codec) = dupsort::value_and_codec(attrs, krate).unwrap_or((quote!(#value), codec));
     let dup_impls = dupsort::impls(ident, attrs, krate);
+    // Every table is written by the application; one declared `indexed` only through the
+    // write paths that keep its indexes exact (`Unindexed` bounds the others).
+    let indexed = attrs.indexed.is_some();
+    let write_marker = if indexed {
+        quote!(#krate::Indexed)
+    } else {
+        quote!(#krate::Unindexed)
+    };
 
     // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
     // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
@@ -126,7 +134,14 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                     #value_version;
                 const RUST_NAME: &'static ::core::primitive::str =
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
+                const INDEXED: ::core::primitive::bool = #indexed;
             }
+
+            #[automatically_derived]
+            impl #krate::Writable for #ident {}
+
+            #[automatically_derived]
+            impl #write_marker for #ident {}
 
             #dup_impls
             #assert_integer_key
@@ -176,6 +191,22 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
         }
     });
 
+    // An index's source table must be listed too: its writes are what keep the index exact.
+    let assert_sources_listed = tables.iter().enumerate().map(|(at, ty)| {
+        let message = format_literal(&format!(
+            "`{}` is an index on a table that is not in schema `{ident}`: list its source table \
+             (`#[index(on = ..)]`) in the schema too",
+            ast::type_to_string(ty)
+        ));
+        let krate = krate_at(krate, ty.span());
+        quote_spanned! {ty.span()=>
+            const _: () = ::core::assert!(
+                #krate::__private::index_source_listed(<#ident as #krate::Schema>::TABLES, #at),
+                #message
+            );
+        }
+    });
+
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -185,6 +216,7 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
 
             #(#contains)*
             #(#assert_unique_names)*
+            #(#assert_sources_listed)*
         };
     }
 }

@@ -33,6 +33,12 @@ pub fn table(input: &DeriveInput, krate: &Path) -> TokenStream {
                 type Codec = #krate::Raw;
                 const VALUE_TYPE: &'static ::core::primitive::str = "";
             }
+
+            #[automatically_derived]
+            impl #krate::Writable for #ident {}
+
+            #[automatically_derived]
+            impl #krate::Unindexed for #ident {}
         };
     }
 }

@@ -38,6 +38,7 @@ mod ctxt;
 mod dupsort;
 mod expand;
 mod fallback;
+mod index;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -109,6 +110,48 @@ pub fn derive_table(input: TokenStream) -> TokenStream {
 pub fn derive_schema(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_schema(&input).into()
+}
+
+/// Declares a secondary index on a table declared `#[table(.., indexed)]`: a unit struct whose
+/// `#[index(..)]` attribute names the source table, the index key type and the function that
+/// computes a row's keys.
+///
+/// ```text
+/// use tabula::{Index, Table};
+///
+/// #[derive(Table)]
+/// #[table(key = u64, value = Transfer, indexed)]
+/// pub struct Transfers;
+///
+/// #[derive(Index)]
+/// #[index(on = Transfers, key = Address, by = sender)] // several transfers per sender
+/// pub struct BySender;
+///
+/// fn sender(_id: &u64, transfer: &Transfer) -> Address {
+///     transfer.from
+/// }
+/// ```
+///
+/// Keys of `#[index(..)]`:
+///
+/// | key | meaning |
+/// |---|---|
+/// | `on = T` | the source table; `T` must be declared `indexed` (required) |
+/// | `key = K` | the index key type; `K: tabula::Key` (required) |
+/// | `by = f` | a function `fn(&T::Key, &T::Value) -> R` with `R` one of `K`, `Option<K>` (`None`: no entry), `Vec<K>` (several entries) (required) |
+/// | `unique` | an index key belongs to one row at most; a write that breaks it fails |
+/// | `name = "..."` | the index table's name in the file (default: the struct's name) |
+/// | `version = N` | the version of how keys are computed: raise it when `by` changes, and the startup step rebuilds the index |
+///
+/// The derive implements `tabula::Table` for the index (its table: index key → primary key,
+/// `dupsort` unless `unique`), `tabula::Index` and, with `unique`, `tabula::Unique`. List the
+/// index in `#[derive(Schema)]` next to its source table.
+///
+/// `#[tabula(crate = path)]` names Tabula by another path (see the crate docs).
+#[proc_macro_derive(Index, attributes(index, tabula))]
+pub fn derive_index(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    index::derive(&input).into()
 }
 
 /// Declares a composite key: a struct whose fields, in declaration order, are the key's parts.

@@ -28,7 +28,7 @@ use std::time::Duration;
 use heed::types::{Bytes, SerdeBincode};
 use heed::{CommitOrAbort, EnvFlags as HeedFlags, EnvOpenOptions, PutFlags, RoTxn, WithTls};
 use redb::{ReadOnlyTable, ReadableDatabase, TableDefinition};
-use tabula::{Contains, Db, RoTx, Schema, Table, TableStat};
+use tabula::{Contains, Db, RoTx, Schema, TableStat, Unindexed};
 use tempfile::TempDir;
 
 use crate::data::{
@@ -421,7 +421,7 @@ impl TabulaReader<RowsSchema> {
 
 impl<S: Schema> TabulaReader<S> {
     /// 32-byte values through `get_bytes` on table `T`.
-    fn bytes<T: Table<Key = u64, Value = Vec<u8>>>(sizes: GetSizes, k: Knobs) -> Self
+    fn bytes<T: Unindexed<Key = u64, Value = Vec<u8>>>(sizes: GetSizes, k: Knobs) -> Self
     where
         S: Contains<T>,
     {

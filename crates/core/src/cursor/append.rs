@@ -7,6 +7,7 @@ use crate::codec::{AsKey, AsValue};
 use crate::db::state::Shared;
 use crate::engine::{Code, RawWriteCursor, op, put};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::index;
 use crate::stored::{encode_value, with_key};
 use crate::table::{DupSort, Table};
 
@@ -115,10 +116,21 @@ impl<'t, T: Table> Appender<'t, T> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
+            // An indexed table's index entries: checked before the append, written after it.
+            let indexed = index::cursor_indexed::<T>(shared);
+            let changes = if indexed {
+                index::cursor_prepare::<T>(cursor, shared, cursor.dbi(), k, v, flags, "append")?
+            } else {
+                Vec::new()
+            };
             match cursor.put(k, v, flags) {
                 Ok(()) => {
                     shared.watch.put::<T>(k, v);
-                    Ok(())
+                    if indexed {
+                        index::cursor_apply(cursor, shared, &changes)
+                    } else {
+                        Ok(())
+                    }
                 }
                 Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
                     Err(if flags == put::APPENDDUP_STRICT {

@@ -13,12 +13,13 @@ use crate::codec::{AsKey, AsValue, KeyBuf};
 use crate::db::state::{Db, Shared};
 use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::index;
 use crate::mode::Rw;
 use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,
 };
-use crate::table::{Contains, DupSort, HasSubKey, Schema, Table};
+use crate::table::{Contains, DupSort, HasSubKey, Schema, Table, Writable};
 
 /// The writes: at a key (the cursor lands on what it wrote) or at the entry under the cursor.
 impl<'t, T: Table> Cursor<'t, T, Rw> {
@@ -40,10 +41,21 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
+            // An indexed table's index entries: computed and checked before the write, written
+            // after it (`index/write.rs`).
+            let indexed = index::cursor_indexed::<T>(shared);
+            let changes = if indexed {
+                index::cursor_prepare::<T>(raw, shared, raw.dbi(), k, v, flags, name)?
+            } else {
+                Vec::new()
+            };
             match raw.put(k, v, flags) {
                 Ok(()) => {
                     *at = Position::OnEntry;
                     shared.watch.put::<T>(k, v);
+                    if indexed {
+                        index::cursor_apply(raw, shared, &changes)?;
+                    }
                     Ok(())
                 }
                 Err(code) => {
@@ -168,11 +180,15 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         if self.at != Position::OnEntry {
             return Err(self.not_on_entry(name));
         }
+        let removal = self.index_removal(name)?;
         let watched = watched_entry(&mut self.raw, self.shared, flags);
         match self.raw.del(flags) {
             Ok(()) => {
                 self.at = Position::Deleted;
                 noted_delete::<T>(self.shared, watched);
+                if let Some(changes) = removal {
+                    index::cursor_apply(&mut self.raw, self.shared, &changes)?;
+                }
                 Ok(())
             }
             Err(code) => {
@@ -265,11 +281,33 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
 
     /// `delete_range`'s delete: the cursor was just placed on the entry by its own walk.
     fn delete_here(&mut self, flags: u32) -> Result<()> {
+        let removal = self.index_removal("delete_range")?;
         let watched = watched_entry(&mut self.raw, self.shared, flags);
         self.raw
             .del(flags)
             .map(|()| noted_delete::<T>(self.shared, watched))
-            .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))
+            .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))?;
+        match removal {
+            Some(changes) => index::cursor_apply(&mut self.raw, self.shared, &changes),
+            None => Ok(()),
+        }
+    }
+
+    /// For an indexed table: the index entries of the entry under the cursor, which a delete
+    /// takes with it (`None` for a table without indexes: a constant for one declared without
+    /// `indexed`). Does not move the cursor.
+    fn index_removal(&mut self, name: &'static str) -> Result<Option<Vec<index::Change>>> {
+        if !index::cursor_indexed::<T>(self.shared) {
+            return Ok(None);
+        }
+        let current = self
+            .raw
+            .get_with(op::GET_CURRENT, None, None, |k, v| (k.to_vec(), v.to_vec()))
+            .map_err(|code| cursor_error::<T>(name, code))?;
+        match current {
+            Some((k, v)) => Ok(Some(index::cursor_removal::<T>(self.shared, &k, &v)?)),
+            None => Ok(None),
+        }
     }
 }
 
@@ -536,7 +574,7 @@ pub trait WriteCursors<S: Schema> {
 
 macro_rules! write_cursors {
     ($(($($T:ident),+))+) => {$(
-        impl<S: Schema $(+ Contains<$T>)+, $($T: Table),+> WriteCursors<S> for ($($T,)+) {
+        impl<S: Schema $(+ Contains<$T>)+, $($T: Writable),+> WriteCursors<S> for ($($T,)+) {
             type Cursors<'t> = ($(WriteCursor<'t, $T>,)+);
 
             fn open<'t>(opener: &Opener<'t, S>) -> Result<Self::Cursors<'t>> {

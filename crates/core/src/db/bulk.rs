@@ -19,8 +19,9 @@ use crate::codec::{AsKey, Value};
 use crate::db::state::Db;
 use crate::engine::{self, Code, RawWriteCursor, put};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::index;
 use crate::stored::{dbi_of, with_key};
-use crate::table::{Contains, Schema, Table};
+use crate::table::{Contains, Schema, Table, Writable};
 
 /// One entry for [`Db::bulk_load`]: a `(key, value)` pair, each owned or borrowed.
 ///
@@ -123,6 +124,11 @@ impl<S: Schema> Db<S> {
     /// every key already in the table and after the key before it (strictly: an equal key is
     /// out of order). In a `dupsort` table a key may repeat with strictly increasing values.
     ///
+    /// A table declared `indexed` is loaded with its indexes: each entry's index entries are
+    /// written in its batch (random writes into the index tables, so slower than a load of a
+    /// table without indexes), and an entry whose unique index key another row holds fails
+    /// the load with [`Error::UniqueViolation`] like any failing entry.
+    ///
     /// ```
     /// # use tabula::__doc::*;
     /// # let (dir, db) = open()?;
@@ -166,14 +172,14 @@ impl<S: Schema> Db<S> {
     /// # Errors
     ///
     /// [`Error::AppendOutOfOrder`] naming the table, the key and the table's last key when a key
-    /// does not sort after the one before; [`Error::TooLarge`], [`Error::Encode`],
+    /// does not sort after the one before; [`Error::UniqueViolation`]; [`Error::TooLarge`], [`Error::Encode`],
     /// [`Error::MapFull`], [`Error::Mdbx`] for an entry; [`Error::DiskFull`] when the file
     /// system fills up; [`Error::Env`] when a commit, the final flush or the write transaction
     /// fails otherwise (or the database was opened read-only). On error
     /// the batch in progress is rolled back, the batches committed before it stay, and they
     /// are flushed before the error is returned (best effort: the error returned is the first
     /// one).
-    pub fn bulk_load<T: Table>(
+    pub fn bulk_load<T: Writable>(
         &self,
         entries: impl IntoIterator<Item = impl BulkEntry<T>>,
     ) -> Result<BulkReport>
@@ -197,7 +203,7 @@ impl<S: Schema> Db<S> {
     /// assert_eq!((report.entries, report.batches), (3, 2));
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn bulk_loader<T: Table>(&self) -> BulkLoad<'_, 'static, S, T>
+    pub fn bulk_loader<T: Writable>(&self) -> BulkLoad<'_, 'static, S, T>
     where
         S: Contains<T>,
     {
@@ -342,6 +348,11 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         }
     }
 
+    /// The batch bounds: entries, bytes.
+    fn limits(&self) -> (usize, usize) {
+        (self.batch_entries, self.batch_bytes)
+    }
+
     /// Appends every entry, keeping `report` at the totals committed so far.
     fn run(
         &mut self,
@@ -373,32 +384,24 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
         let mut scratch = Vec::new();
         loop {
-            // One batch: entries until a bound is reached or the input ends.
-            let (mut n, mut bytes) = (0usize, 0usize);
-            let mut more = true;
-            {
+            // One batch: entries until a bound is reached or the input ends. On error `txn`
+            // is dropped (aborted): the batch in progress is lost.
+            let (n, bytes, more) = if index::On::<S, T>::ANY {
+                // Each entry with its index entries, through the path `Tx::append` takes.
+                fill_batch(&mut entries, &mut entry, self.limits(), |e| {
+                    append_indexed::<S, T>(db, &mut txn, dbi, &mut scratch, e)
+                })?
+            } else {
                 let mut cursor = match txn.write_cursor(dbi) {
                     Ok(c) => c,
                     Err(code) => {
                         return Err(db.shared.fail(code, At::of::<T>("open cursor")));
                     }
                 };
-                loop {
-                    // On error `txn` is dropped (aborted): the batch in progress is lost.
-                    bytes += append_one::<S, T>(db, &mut cursor, &mut scratch, &entry, flags)?;
-                    n += 1;
-                    match entries.next() {
-                        Some(next) => entry = next,
-                        None => {
-                            more = false;
-                            break;
-                        }
-                    }
-                    if n >= self.batch_entries || bytes >= self.batch_bytes {
-                        break;
-                    }
-                }
-            }
+                fill_batch(&mut entries, &mut entry, self.limits(), |e| {
+                    append_one::<S, T>(db, &mut cursor, &mut scratch, e, flags)
+                })?
+            };
             let batch = BulkReport {
                 entries: report.entries + n as u64,
                 batches: report.batches + 1,
@@ -511,6 +514,53 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
                 .shared
                 .fail(code, At::of::<T>("bulk load").entry(k, v.len()))),
         }
+    })
+}
+
+/// Appends `entry`, then the entries after it, with `append` (which returns the bytes it
+/// wrote) until one of the `limits` (entries, bytes) is reached or the input ends; `entry` is
+/// then the first entry of the next batch. Returns the entries and bytes appended and whether
+/// more entries follow.
+fn fill_batch<E>(
+    entries: &mut impl Iterator<Item = E>,
+    entry: &mut E,
+    (max_entries, max_bytes): (usize, usize),
+    mut append: impl FnMut(&E) -> Result<usize>,
+) -> Result<(usize, usize, bool)> {
+    let (mut n, mut bytes) = (0usize, 0usize);
+    loop {
+        bytes += append(entry)?;
+        n += 1;
+        match entries.next() {
+            Some(next) => *entry = next,
+            None => return Ok((n, bytes, false)),
+        }
+        if n >= max_entries || bytes >= max_bytes {
+            return Ok((n, bytes, true));
+        }
+    }
+}
+
+/// [`append_one`] for a table with indexes: the entry and its index entries, unique keys
+/// checked first ([`index::put`]).
+fn append_indexed<S: Schema + Contains<T>, T: Table>(
+    db: &Db<S>,
+    txn: &mut engine::RawTxn,
+    dbi: engine::Dbi,
+    scratch: &mut Vec<u8>,
+    entry: &impl BulkEntry<T>,
+) -> Result<usize> {
+    let (key, value) = entry.parts();
+    with_key::<T, _, _>(key, |k| {
+        let v = <T::Codec as Value>::encode(value.borrow(), scratch).map_err(|source| {
+            Error::Encode {
+                table: T::NAME,
+                key: KeyHex::new(k),
+                source,
+            }
+        })?;
+        index::put::<S, T>(txn, db, dbi, k, v, put::APPEND_STRICT, "bulk load")?;
+        Ok(k.len() + v.len())
     })
 }
 

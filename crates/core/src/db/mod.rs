@@ -380,6 +380,32 @@ impl<S: Schema> Db<S> {
         })
     }
 
+    /// Checks that every index of the schema agrees with its table, in one read snapshot:
+    /// every row's entries are in the index, and every index entry names a row that computes
+    /// it. Keeps the first `limit` problems
+    /// ([`IndexCheck::problems`](crate::IndexCheck::problems)) and counts them all.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_indexer()?;
+    /// let mut tx = db.write()?;
+    /// tx.put::<Transfers>(&1, &transfer(7, 8, Some(3)))?;
+    /// tx.commit()?;
+    /// let check = db.check_indexes(10)?;
+    /// assert!(check.is_ok(), "{:?}", check.problems);
+    /// assert_eq!((check.rows, check.entries), (2, 2)); // each index: one row, one entry
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) for a row that does not decode; an error
+    /// beginning the read transaction; [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn check_indexes(&self, limit: usize) -> Result<crate::index::IndexCheck> {
+        let tx = self.read()?;
+        crate::index::check::<S>(tx.raw(), self, limit)
+    }
+
     /// The live readers of the file, in every process: one entry per occupied slot of
     /// libmdbx's reader table (`mdbx_reader_list`), with the snapshot each reads, how far
     /// behind the latest commit it is, and the bytes it keeps from reuse. Finished read

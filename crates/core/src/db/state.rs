@@ -23,6 +23,8 @@ pub(crate) struct Shared {
     pub(crate) cursors: engine::CursorCache,
     pub(crate) dbis: Box<[Dbi]>,
     pub(crate) names: Box<[&'static str]>,
+    /// The schema's tables, in ID order (the write cursors find a table's indexes here).
+    pub(crate) tables: &'static [crate::table::TableInfo],
     pub(crate) env: Env,
     pub(crate) path: PathBuf,
     /// The options it keeps while it runs, converted once at open.

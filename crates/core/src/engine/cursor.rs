@@ -1,7 +1,7 @@
 //! Cursors: read cursors (reused through `CursorCache`) and write cursors.
 
 use std::marker::PhantomData;
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
 
 use mdbx_sys as sys;
 
@@ -288,6 +288,90 @@ impl RawCursorMut<'_> {
         check(unsafe { sys::mdbx_cursor_del(self.ptr.as_ptr(), flags) })
     }
 }
+
+/// Writes of indexed tables through a write cursor ([`RawCursorMut`], [`RawWriteCursor`]): the
+/// index tables are written in the cursor's own transaction (`mdbx_cursor_txn`), which does not
+/// move the cursor; libmdbx keeps every cursor of the transaction valid across the writes.
+macro_rules! txn_of_cursor {
+    ($cursor:ident) => {
+        impl $cursor<'_> {
+            /// The table the cursor is on (`mdbx_cursor_dbi`).
+            pub fn dbi(&self) -> Dbi {
+                // SAFETY: the cursor is open and bound to a live txn.
+                unsafe { sys::mdbx_cursor_dbi(self.ptr.as_ptr()) }
+            }
+
+            /// `mdbx_get` on table `dbi` of the cursor's transaction, the value copied out.
+            pub fn txn_get(&self, dbi: Dbi, key: &[u8]) -> Result<Option<Vec<u8>>, Code> {
+                let k = val(key);
+                let mut v = EMPTY;
+                // SAFETY: the cursor is bound to a live write txn lent to it for its lifetime;
+                // `k` points into `key`, alive for the call; libmdbx points `v` into the txn's
+                // pages, copied out below before anything can write (`&self`).
+                let rc = unsafe {
+                    sys::mdbx_get(sys::mdbx_cursor_txn(self.ptr.as_ptr()), dbi, &k, &mut v)
+                };
+                if check_found(rc)? {
+                    // SAFETY: a successful get: `v` points at `iov_len` bytes of the txn's
+                    // pages, valid until the txn writes, which `&self` rules out until the copy.
+                    Ok(Some(unsafe { slice(&v) }.to_vec()))
+                } else {
+                    Ok(None)
+                }
+            }
+
+            /// `mdbx_put` on table `dbi` of the cursor's transaction.
+            pub fn txn_put(
+                &mut self,
+                dbi: Dbi,
+                key: &[u8],
+                value: &[u8],
+                flags: u32,
+            ) -> Result<(), Code> {
+                let k = val(key);
+                let mut v = val(value);
+                // SAFETY: the cursor's txn is a live write txn lent to it, and `&mut self`
+                // means no slice read through this cursor is alive; key and value are caller
+                // buffers alive for the call, copied by libmdbx.
+                check(unsafe {
+                    sys::mdbx_put(
+                        sys::mdbx_cursor_txn(self.ptr.as_ptr()),
+                        dbi,
+                        &k,
+                        &mut v,
+                        flags,
+                    )
+                })
+            }
+
+            /// `mdbx_del` on table `dbi` of the cursor's transaction: the pair `(key, value)`,
+            /// or every value of `key` when `value` is `None`. Returns whether anything was
+            /// there.
+            pub fn txn_del(
+                &mut self,
+                dbi: Dbi,
+                key: &[u8],
+                value: Option<&[u8]>,
+            ) -> Result<bool, Code> {
+                let k = val(key);
+                let v = value.map(val);
+                // SAFETY: as for `txn_put`; a null data pointer deletes every value of the key.
+                let rc = unsafe {
+                    sys::mdbx_del(
+                        sys::mdbx_cursor_txn(self.ptr.as_ptr()),
+                        dbi,
+                        &k,
+                        v.as_ref().map_or(ptr::null(), |v| v as *const _),
+                    )
+                };
+                check_found(rc)
+            }
+        }
+    };
+}
+
+txn_of_cursor!(RawCursorMut);
+txn_of_cursor!(RawWriteCursor);
 
 impl Drop for RawCursorMut<'_> {
     fn drop(&mut self) {

@@ -372,6 +372,31 @@ impl RawTxn {
         Ok(out)
     }
 
+    /// The table's sequence (`mdbx_dbi_sequence` with increment 0): allowed in a read
+    /// transaction.
+    pub fn sequence(&self, dbi: Dbi) -> Result<u64, Code> {
+        let mut value = 0u64;
+        // SAFETY: the txn is live; `dbi` belongs to its env; `value` is an out-parameter; an
+        // increment of 0 changes nothing, which is what a shared borrow allows.
+        check(unsafe { sys::mdbx_dbi_sequence(self.ptr.as_ptr(), dbi, &mut value, 0) })?;
+        Ok(value)
+    }
+
+    /// Adds `increment` to the table's sequence (`mdbx_dbi_sequence`), returning its value
+    /// before; `Ok(None)` when the sum would overflow (`MDBX_RESULT_TRUE`, nothing changed).
+    /// Rolled back with the transaction.
+    pub fn sequence_add(&mut self, dbi: Dbi, increment: u64) -> Result<Option<u64>, Code> {
+        let mut before = 0u64;
+        // SAFETY: the txn is live and borrowed exclusively (the call marks the table dirty);
+        // `dbi` belongs to its env; `before` is an out-parameter.
+        let rc = unsafe { sys::mdbx_dbi_sequence(self.ptr.as_ptr(), dbi, &mut before, increment) };
+        if rc == sys::MDBX_RESULT_TRUE {
+            return Ok(None);
+        }
+        check(rc)?;
+        Ok(Some(before))
+    }
+
     pub fn stat(&self, dbi: Dbi) -> Result<RawStat, Code> {
         // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
         let mut st: sys::MDBX_stat = unsafe { std::mem::zeroed() };

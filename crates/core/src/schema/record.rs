@@ -197,6 +197,18 @@ pub struct TableRecord {
     /// unreached parts unknown); only for such types, which must state a `value_version`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_shape: Option<String>,
+    /// For an index (`#[derive(Index)]`): what it indexes. Absent for a table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexRecord>,
+}
+
+/// What the [`SchemaRecord`] keeps of an index: its source table and whether it is unique.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexRecord {
+    /// The source table's name.
+    pub source: String,
+    /// Whether each index key belongs to one row at most.
+    pub unique: bool,
 }
 
 impl TableRecord {
@@ -246,6 +258,10 @@ impl TableRecord {
             shape,
             value_version: info.value_version,
             partial_shape,
+            index: info.index.map(|index| IndexRecord {
+                source: index.source.to_string(),
+                unique: index.unique,
+            }),
         }
     }
 }
@@ -273,6 +289,13 @@ impl TableRecord {
             && self.value_version == info.value_version
             && self.shape.as_deref() == shape
             && self.partial_shape.as_deref() == partial_shape
+            && match (&self.index, &info.index) {
+                (None, None) => true,
+                (Some(recorded), Some(declared)) => {
+                    recorded.source == declared.source && recorded.unique == declared.unique
+                }
+                _ => false,
+            }
     }
 }
 
@@ -342,6 +365,7 @@ mod tests {
             value_version: None,
             rust_name: "",
             value_trace: || ValueTrace::Opaque,
+            index: None,
         };
         let record = TableRecord::traced(&info, &ValueTrace::Opaque);
         assert_eq!(record.key, info.key_descriptor());
@@ -367,6 +391,7 @@ mod tests {
             value_version: Some(3),
             rust_name: "",
             value_trace: || ValueTrace::Opaque,
+            index: None,
         };
         let traces = [
             ValueTrace::Opaque,

@@ -1055,6 +1055,7 @@ impl Bootstrap {
             pool: ArrayQueue::new(pool),
             dbis,
             names: S::TABLES.iter().map(|t| t.name).collect(),
+            tables: S::TABLES,
             env: self.env,
             path: self.path,
             run,

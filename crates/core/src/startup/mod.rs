@@ -13,6 +13,7 @@
 
 mod bootstrap;
 mod check;
+mod indexes;
 mod open;
 
 pub(crate) use bootstrap::parse_record;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::bootstrap::{Bootstrap, ExistingTable, TableHandle};
 use super::check::{check_table, declare_traces};
+use super::indexes;
 use crate::codec::DictionaryLease;
 use crate::db::state::Db;
 use crate::engine::DatabaseFiles;
@@ -100,6 +101,8 @@ pub struct Report {
     pub version: u32,
     /// Whether the schema record was (re)written.
     pub record_written: bool,
+    /// The indexes built from their tables in this open (new, redeclared, or after a step).
+    pub indexes_built: Vec<&'static str>,
 }
 
 /// The startup path: opens the database at `path` with schema `S`, runs `upgrade` (the pending
@@ -160,6 +163,13 @@ pub fn open<S: Schema>(
         dictionaries = boot.lease_dictionaries(&dictionary_names)?;
     }
     let next_version = record.version.max(upgrade.version()) + 1;
+    if !boot.is_read_only() {
+        indexes::drop_undeclared(&mut boot, &mut record, S::TABLES)?;
+    }
+    // A step may have rewritten any table without its indexes: after one ran, every index is
+    // rebuilt from its table.
+    let steps_ran = !report.applied.is_empty();
+    let mut builds: Vec<usize> = Vec::new();
     // Every table's handle first, in one pass that allocates nothing of Tabula's between
     // libmdbx's handle opens: libmdbx copies each name into its own small allocation and
     // compares the name being opened with every open handle's name, so at 10,000 tables that
@@ -190,7 +200,7 @@ pub fn open<S: Schema>(
         }
     }
     let mut handles = Vec::with_capacity(found.len());
-    for ((info, trace), found) in S::TABLES.iter().zip(&traces).zip(found) {
+    for (at, ((info, trace), found)) in S::TABLES.iter().zip(&traces).zip(found).enumerate() {
         // One lookup per table: the record it is checked against is the one updated below.
         let recorded = record.tables.get_mut(info.name);
         // A record holding exactly what is declared (every open after the first, until the
@@ -201,9 +211,22 @@ pub fn open<S: Schema>(
             Some(old) if old.is_traced(info, trace) => None,
             _ => Some(TableRecord::traced(info, trace)),
         };
+        // An index that is new to the record, redeclared (its `version`, source or
+        // uniqueness) or whose table a step rewrote is built again from its table, in this
+        // transaction, rather than checked against its record.
+        let rebuild = info.index.is_some()
+            && !boot.is_read_only()
+            && (matches!(found, Opened::Created(_))
+                || recorded.is_none()
+                || declared.is_some()
+                || steps_ran);
+        if rebuild {
+            builds.push(at);
+        }
         let handle = match found {
             Opened::Existing(existing) => {
                 let compared = recorded.as_deref().zip(declared.as_ref());
+                let compared = if rebuild { None } else { compared };
                 check_table(info, Some(&existing), compared, next_version)?;
                 tracing::debug!(
                     table = info.name,
@@ -231,6 +254,38 @@ pub fn open<S: Schema>(
     }
     if let Some(e) = stop {
         return Err(e);
+    }
+    for at in builds {
+        let info = &S::TABLES[at];
+        let Some(index) = info.index else { continue };
+        let Some(source_at) = S::TABLES
+            .iter()
+            .position(|t| t.index.is_none() && t.name == index.source)
+        else {
+            return Err(Error::InvalidTable {
+                table: info.name.to_string(),
+                rust_name: info.rust_name,
+                problem: format!(
+                    "an index on table `{}`, which the schema does not list: list it",
+                    index.source
+                ),
+            });
+        };
+        let entries = indexes::build(
+            &mut boot,
+            info,
+            handles[at],
+            S::TABLES[source_at].name,
+            handles[source_at],
+            steps_ran,
+        )?;
+        tracing::info!(
+            index = info.name,
+            table = index.source,
+            entries,
+            "built index"
+        );
+        report.indexes_built.push(info.name);
     }
     report.version = record.version;
     record.settle_format();
