@@ -116,32 +116,60 @@ impl<'t, T: Table> Appender<'t, T> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            // An indexed table's index entries: checked before the append, written after it.
-            let indexed = index::cursor_indexed::<T>(shared);
-            let changes = if indexed {
-                index::cursor_prepare::<T>(cursor, shared, cursor.dbi(), k, v, flags, "append")?
-            } else {
-                Vec::new()
-            };
+            if index::cursor_indexed::<T>(shared) {
+                return put_indexed::<T>(cursor, shared, k, v, flags);
+            }
             match cursor.put(k, v, flags) {
                 Ok(()) => {
                     shared.watch.put::<T>(k, v);
-                    if indexed {
-                        index::cursor_apply(cursor, shared, &changes)
-                    } else {
-                        Ok(())
-                    }
+                    Ok(())
                 }
-                Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                    Err(if flags == put::APPENDDUP_STRICT {
-                        append_dup_out_of_order::<T>(cursor, k, v)
-                    } else {
-                        append_out_of_order::<T>(cursor, k)
-                    })
-                }
-                Err(code) => Err(shared.fail(code, At::of::<T>("append").entry(k, v.len()))),
+                Err(code) => Err(put_error::<T>(cursor, shared, k, v, flags, code)),
             }
         })
+    }
+}
+
+/// [`Appender`]'s write for a table with indexes: its index entries checked before the append
+/// and written after it. Apart from the plain path, which folds it away for a table declared
+/// without `indexed`.
+#[inline(never)]
+fn put_indexed<T: Table>(
+    cursor: &mut RawWriteCursor<'_>,
+    shared: &Shared,
+    k: &[u8],
+    v: &[u8],
+    flags: u32,
+) -> Result<()> {
+    let changes = index::cursor_prepare::<T>(cursor, shared, cursor.dbi(), k, v, flags, "append")?;
+    match cursor.put(k, v, flags) {
+        Ok(()) => {
+            shared.watch.put::<T>(k, v);
+            index::cursor_apply(cursor, shared, &changes)
+        }
+        Err(code) => Err(put_error::<T>(cursor, shared, k, v, flags, code)),
+    }
+}
+
+/// The error for an appender's write that libmdbx refused with `code`.
+#[cold]
+#[inline(never)]
+fn put_error<T: Table>(
+    cursor: &mut RawWriteCursor<'_>,
+    shared: &Shared,
+    k: &[u8],
+    v: &[u8],
+    flags: u32,
+    code: Code,
+) -> Error {
+    if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
+        if flags == put::APPENDDUP_STRICT {
+            append_dup_out_of_order::<T>(cursor, k, v)
+        } else {
+            append_out_of_order::<T>(cursor, k)
+        }
+    } else {
+        shared.fail(code, At::of::<T>("append").entry(k, v.len()))
     }
 }
 
