@@ -144,6 +144,20 @@ pub fn raw_knobs() -> Vec<(&'static str, Tune)> {
             "raw.dp_limit_64k",
             with(0, &[(sys::MDBX_opt_txn_dp_limit, 65_536)]),
         ),
+        // Smaller and larger dirty-page limits (libmdbx's default is (total + available RAM
+        // pages) / 42: about 275K pages on this machine's 23 GiB).
+        (
+            "raw.dp_limit_16k",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 16_384)]),
+        ),
+        (
+            "raw.dp_limit_32k",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 32_768)]),
+        ),
+        (
+            "raw.dp_limit_128k",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 131_072)]),
+        ),
         // The largest dirty-page limit: never spills.
         (
             "raw.dp_limit_max",
