@@ -174,6 +174,23 @@ pub fn run(sizes: IndexedSizes) -> Workload {
     w
 }
 
+/// One variant's four phases at `sizes`, its outcome checked; the sum of the amounts its
+/// queries found. For counting instructions (`examples/indexed_costs.rs`), not for timing.
+pub fn run_variant(lib: &str, sizes: IndexedSizes) -> u64 {
+    let senders: Vec<u32> = (0..sizes.queries as u64)
+        .map(|q| (mix(q ^ 0x9e37) % PEOPLE) as u32)
+        .collect();
+    let f = match lib {
+        "tabula" => tabula,
+        "raw" => raw,
+        "native_db" => nativedb,
+        other => panic!("no variant {other}: tabula, raw or native_db"),
+    };
+    let (_, got) = f(&sizes, &senders);
+    assert_eq!(got, expected(&sizes, &senders), "{lib}: what the phases found");
+    got.queried
+}
+
 /// The outcome the data dictates.
 fn expected(sizes: &IndexedSizes, senders: &[u32]) -> Outcome {
     let n = sizes.rows;
