@@ -22,9 +22,18 @@ use tabula_bench::workloads::indexed::{IndexedSizes, run_variant};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let lib = args.next().expect("a variant: tabula, raw or native_db");
-    let rows: u64 = args.next().map_or(20_000, |s| s.parse().expect("rows"));
-    let queries: usize = args.next().map_or(2_000, |s| s.parse().expect("queries"));
+    let usage = "usage: indexed_costs tabula|raw|native_db [ROWS] [QUERIES]";
+    let lib = args.next().unwrap_or_default();
+    let rows: Option<u64> = args.next().map_or(Some(20_000), |s| s.parse().ok());
+    let queries: Option<usize> = args.next().map_or(Some(2_000), |s| s.parse().ok());
+    let (Some(rows), Some(queries)) = (rows, queries) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    if !["tabula", "raw", "native_db"].contains(&lib.as_str()) {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    }
     let sizes = IndexedSizes {
         rows,
         batch: 1000,

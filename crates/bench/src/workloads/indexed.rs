@@ -187,7 +187,11 @@ pub fn run_variant(lib: &str, sizes: IndexedSizes) -> u64 {
         other => panic!("no variant {other}: tabula, raw or native_db"),
     };
     let (_, got) = f(&sizes, &senders);
-    assert_eq!(got, expected(&sizes, &senders), "{lib}: what the phases found");
+    assert_eq!(
+        got,
+        expected(&sizes, &senders),
+        "{lib}: what the phases found"
+    );
     got.queried
 }
 
