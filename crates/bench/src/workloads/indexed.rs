@@ -441,8 +441,8 @@ mod nd {
     #[native_model(id = 1, version = 1, with = NdBincode2)]
     #[native_db(
         primary_key(id_key -> u64),
-        secondary_key(from_key -> u32),
-        secondary_key(to_key -> u32),
+        secondary_key(sender_key -> u32),
+        secondary_key(recipient_key -> u32),
         secondary_key(hash_key -> Vec<u8>, unique)
     )]
     pub struct NdTransfer {
@@ -469,11 +469,11 @@ mod nd {
             self.id
         }
 
-        fn from_key(&self) -> u32 {
+        fn sender_key(&self) -> u32 {
             self.from
         }
 
-        fn to_key(&self) -> u32 {
+        fn recipient_key(&self) -> u32 {
             self.to
         }
 
@@ -524,9 +524,9 @@ fn nativedb(sizes: &IndexedSizes, senders: &[u32]) -> (Times, Outcome) {
         let len = r.len();
         [
             len.primary::<NdTransfer>().expect("len"),
-            len.secondary::<NdTransfer>(NdTransferKey::from_key)
+            len.secondary::<NdTransfer>(NdTransferKey::sender_key)
                 .expect("len"),
-            len.secondary::<NdTransfer>(NdTransferKey::to_key)
+            len.secondary::<NdTransfer>(NdTransferKey::recipient_key)
                 .expect("len"),
             len.secondary::<NdTransfer>(NdTransferKey::hash_key)
                 .expect("len"),
@@ -550,7 +550,7 @@ fn nativedb(sizes: &IndexedSizes, senders: &[u32]) -> (Times, Outcome) {
         for s in senders {
             let scan = r
                 .scan()
-                .secondary::<NdTransfer>(NdTransferKey::from_key)
+                .secondary::<NdTransfer>(NdTransferKey::sender_key)
                 .expect("scan");
             let rows = scan.range(*s..=*s).expect("range");
             for row in rows {
