@@ -1,5 +1,6 @@
 //! Tabula's benchmarks: the four seed workloads and the new ones (scan, upsert, big values,
-//! mixed, open, dup_seek, prune, indexed), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb.
+//! mixed, open, dup_seek, prune, indexed), side by side with raw libmdbx (`mdbx-sys`), heed (LMDB) and redb
+//! (and native_db in `indexed`).
 //!
 //! ```text
 //! cargo run --release -p tabula-bench -- [--quick] [--json PATH] [--only WORKLOAD[,..]]

@@ -149,6 +149,24 @@ pub fn specs() -> Vec<Spec> {
             &format!("{peer}_{mode}"),
         ));
     }
+    // indexed (issue 24): writes and queries through three secondary indexes, per phase,
+    // against raw libmdbx keeping the same index tables by hand and against native_db.
+    for op in crate::workloads::indexed::OPS {
+        s.push(Spec::new(
+            "indexed",
+            &format!("tabula_{op}"),
+            AtMost,
+            1.10,
+            &format!("raw_{op}"),
+        ));
+        s.push(Spec::new(
+            "indexed",
+            &format!("tabula_{op}"),
+            AtMost,
+            1.0,
+            &format!("native_db_{op}"),
+        ));
+    }
     for n in crate::workloads::open::COUNTS {
         s.push(Spec::new(
             "open",

@@ -2,16 +2,19 @@
 //! sender and by recipient, and one unique, by hash), Tabula's declared indexes against raw
 //! libmdbx maintaining the same index tables by hand in the same write transactions.
 //!
+//! The third variant is native_db (0.8.2, on its own redb 2), which declares the same three
+//! secondary keys on its model (two non-unique, one unique) and keeps them itself.
+//!
 //! Four timed phases per variant, on a fresh store each: `insert` (rows under scattered keys),
 //! `query` (the rows of random senders, through the sender index), `update` (every row gets a
 //! new recipient and hash, so two of its three index entries move) and `delete` (every row).
-//! Rows `tabula_<op>` and `raw_<op>`, ns per row (per query for `query`). Both stores are
-//! opened without a flush per commit (`SafeNoSync`), so the rows compare the work, not the disk.
+//! Rows `tabula_<op>`, `raw_<op>` and `native_db_<op>`, ns per row (per query for `query`).
+//! The libmdbx stores are opened without a flush per commit (`SafeNoSync`), so the rows compare
+//! the work, not the disk. native_db has no durability setting (every commit is redb's
+//! `Durability::Immediate`, an fsync), so its file is put on tmpfs (`/dev/shm`, where an fsync
+//! costs nothing) when there is one, to compare the work there too.
 //! Each phase's outcome (entries per table, the sum of the amounts the queries found) is
 //! checked against what the data says.
-//!
-//! native_db, which the issue also names, is not a dependency of the benchmarks: its rows are
-//! not here.
 
 use std::ffi::CStr;
 use std::time::Duration;
@@ -117,7 +120,8 @@ struct Outcome {
 /// The four phases' times.
 type Times = [Duration; 4];
 
-const OPS: [&str; 4] = ["insert", "query", "update", "delete"];
+/// The timed phases, in order (rows `<variant>_<op>`).
+pub const OPS: [&str; 4] = ["insert", "query", "update", "delete"];
 
 pub fn run(sizes: IndexedSizes) -> Workload {
     let title = format!(
@@ -132,7 +136,7 @@ pub fn run(sizes: IndexedSizes) -> Workload {
     let want = expected(&sizes, &senders);
     let mut results: Vec<(&str, Times)> = Vec::new();
     type Lib = fn(&IndexedSizes, &[u32]) -> (Times, Outcome);
-    let libs: [(&str, Lib); 2] = [("tabula", tabula), ("raw", raw)];
+    let libs: [(&str, Lib); 3] = [("tabula", tabula), ("raw", raw), ("native_db", nativedb)];
     for (lib, f) in libs {
         if !OPS.iter().any(|op| variant_wanted(&format!("{lib}_{op}"))) {
             continue;
@@ -168,6 +172,27 @@ pub fn run(sizes: IndexedSizes) -> Workload {
         }
     }
     w
+}
+
+/// One variant's four phases at `sizes`, its outcome checked; the sum of the amounts its
+/// queries found. For counting instructions (`examples/indexed_costs.rs`), not for timing.
+pub fn run_variant(lib: &str, sizes: IndexedSizes) -> u64 {
+    let senders: Vec<u32> = (0..sizes.queries as u64)
+        .map(|q| (mix(q ^ 0x9e37) % PEOPLE) as u32)
+        .collect();
+    let f = match lib {
+        "tabula" => tabula,
+        "raw" => raw,
+        "native_db" => nativedb,
+        other => panic!("no variant {other}: tabula, raw or native_db"),
+    };
+    let (_, got) = f(&sizes, &senders);
+    assert_eq!(
+        got,
+        expected(&sizes, &senders),
+        "{lib}: what the phases found"
+    );
+    got.queried
 }
 
 /// The outcome the data dictates.
@@ -401,14 +426,171 @@ fn raw(sizes: &IndexedSizes, senders: &[u32]) -> (Times, Outcome) {
     )
 }
 
+/// native_db's model, apart: its derives want native_db's and native_model's names in scope.
+mod nd {
+    use native_db::{ToKey, native_db};
+    use native_model::{Model, native_model};
+    use serde::{Deserialize, Serialize};
+
+    use super::transfer;
+    use crate::data::BINCODE2;
+
+    /// native_db's model: the same fields plus the key (native_db keeps the primary key inside the
+    /// value), encoded with the same bincode 2 configuration as the other variants.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[native_model(id = 1, version = 1, with = NdBincode2)]
+    #[native_db(
+        primary_key(id_key -> u64),
+        secondary_key(sender_key -> u32),
+        secondary_key(recipient_key -> u32),
+        secondary_key(hash_key -> Vec<u8>, unique)
+    )]
+    pub struct NdTransfer {
+        id: u64,
+        from: u32,
+        to: u32,
+        pub(super) amount: u64,
+        hash: [u8; 32],
+    }
+
+    impl NdTransfer {
+        pub(super) fn new(i: u64, version: u64) -> NdTransfer {
+            let (id, t) = transfer(i, version);
+            NdTransfer {
+                id,
+                from: t.from,
+                to: t.to,
+                amount: t.amount,
+                hash: t.hash,
+            }
+        }
+
+        fn id_key(&self) -> u64 {
+            self.id
+        }
+
+        fn sender_key(&self) -> u32 {
+            self.from
+        }
+
+        fn recipient_key(&self) -> u32 {
+            self.to
+        }
+
+        /// native_db has no key type for byte arrays; a `Vec<u8>` of the same bytes.
+        fn hash_key(&self) -> Vec<u8> {
+            self.hash.to_vec()
+        }
+    }
+
+    /// native_model's codec hook: bincode 2 with the benchmarks' configuration.
+    pub struct NdBincode2;
+
+    impl<T: Serialize> native_model::Encode<T> for NdBincode2 {
+        type Error = bincode::error::EncodeError;
+        fn encode(obj: &T) -> Result<Vec<u8>, Self::Error> {
+            bincode::serde::encode_to_vec(obj, BINCODE2)
+        }
+    }
+
+    impl<T: for<'a> Deserialize<'a>> native_model::Decode<T> for NdBincode2 {
+        type Error = bincode::error::DecodeError;
+        fn decode(data: Vec<u8>) -> Result<T, Self::Error> {
+            Ok(bincode::serde::decode_from_slice(&data, BINCODE2)?.0)
+        }
+    }
+}
+
+use nd::{NdTransfer, NdTransferKey};
+
+/// native_db: `upsert` (which reads the old row and moves its index entries), queries by a
+/// secondary-key range of one sender, deletes by `get` then `remove` (native_db removes an
+/// item, not a key). On tmpfs when there is one (see the module's text).
+fn nativedb(sizes: &IndexedSizes, senders: &[u32]) -> (Times, Outcome) {
+    let dir = match std::path::Path::new("/dev/shm").is_dir() {
+        true => tempfile::Builder::new()
+            .prefix("tabula-bench-indexed-native_db-")
+            .tempdir_in("/dev/shm")
+            .expect("create a temp dir in /dev/shm"),
+        false => scratch_dir("indexed-native_db"),
+    };
+    let mut models = native_db::Models::new();
+    models.define::<NdTransfer>().expect("define the model");
+    let db = native_db::Builder::new()
+        .create(&models, dir.path().join("bench.native_db"))
+        .expect("create");
+    let counts = |db: &native_db::Database| {
+        let r = db.r_transaction().expect("read");
+        let len = r.len();
+        [
+            len.primary::<NdTransfer>().expect("len"),
+            len.secondary::<NdTransfer>(NdTransferKey::sender_key)
+                .expect("len"),
+            len.secondary::<NdTransfer>(NdTransferKey::recipient_key)
+                .expect("len"),
+            len.secondary::<NdTransfer>(NdTransferKey::hash_key)
+                .expect("len"),
+        ]
+    };
+    let write_all = |version: u64| {
+        let ids: Vec<u64> = (0..sizes.rows).collect();
+        for batch in ids.chunks(sizes.batch) {
+            let rw = db.rw_transaction().expect("write");
+            for &i in batch {
+                rw.upsert(NdTransfer::new(i, version)).expect("upsert");
+            }
+            rw.commit().expect("commit");
+        }
+    };
+    let insert = time(|| write_all(0));
+    let inserted = counts(&db);
+    let mut queried = 0u64;
+    let query = time(|| {
+        let r = db.r_transaction().expect("read");
+        for s in senders {
+            let scan = r
+                .scan()
+                .secondary::<NdTransfer>(NdTransferKey::sender_key)
+                .expect("scan");
+            let rows = scan.range(*s..=*s).expect("range");
+            for row in rows {
+                queried += row.expect("row").amount;
+            }
+        }
+    });
+    let update = time(|| write_all(1));
+    let updated = counts(&db);
+    let delete = time(|| {
+        let ids: Vec<u64> = (0..sizes.rows).collect();
+        for batch in ids.chunks(sizes.batch) {
+            let rw = db.rw_transaction().expect("write");
+            for &i in batch {
+                let row: NdTransfer = rw.get().primary(mix(i)).expect("get").expect("the row");
+                rw.remove(row).expect("remove");
+            }
+            rw.commit().expect("commit");
+        }
+    });
+    let deleted = counts(&db);
+    (
+        [insert, query, update, delete],
+        Outcome {
+            inserted,
+            queried,
+            updated,
+            deleted,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Both variants run end to end on a small store and find what the data says (the timed
+    /// The three variants run end to end on a small store and find what the data says (the timed
     /// rows are the benchmark's; this checks the work is the same).
     #[test]
-    fn both_variants_do_the_same_work() {
+    fn every_variant_does_the_same_work() {
         let sizes = IndexedSizes {
             rows: 2000,
             batch: 100,
@@ -419,5 +601,6 @@ mod tests {
         let want = expected(&sizes, &senders);
         assert_eq!(tabula(&sizes, &senders).1, want);
         assert_eq!(raw(&sizes, &senders).1, want);
+        assert_eq!(nativedb(&sizes, &senders).1, want);
     }
 }
