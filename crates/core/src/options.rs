@@ -916,31 +916,31 @@ impl Options {
         if let Some(pages) = self.tuning.dirty_page_limit
             && !DIRTY_PAGES.contains(&pages)
         {
-            return Err(Error::InvalidOption {
-                option: "dirty_page_limit",
-                value: format!("{pages} pages"),
-                problem: "is out of range: libmdbx allows 128 to 2147483647 pages".to_owned(),
-            });
+            return bad(
+                "dirty_page_limit",
+                format!("{pages} pages"),
+                "is out of range: libmdbx allows 128 to 2147483647 pages".to_owned(),
+            );
         }
         if let Some(percent) = self.tuning.merge_threshold
             && !(13..=50).contains(&percent)
         {
-            return Err(Error::InvalidOption {
-                option: "merge_threshold",
-                value: format!("{percent} %"),
-                problem: "is out of range: libmdbx merges pages below 12.5 % to 50 % full, so \
-                          give a percentage from 13 to 50"
+            return bad(
+                "merge_threshold",
+                format!("{percent} %"),
+                "is out of range: libmdbx merges pages below 12.5 % to 50 % full, so \
+                 give a percentage from 13 to 50"
                     .to_owned(),
-            });
+            );
         }
         if let Some(pages) = self.tuning.dirty_page_reserve
             && pages > 0x7FFF_FFFF
         {
-            return Err(Error::InvalidOption {
-                option: "dirty_page_reserve",
-                value: format!("{pages} pages"),
-                problem: "is out of range: libmdbx allows at most 2147483647 pages".to_owned(),
-            });
+            return bad(
+                "dirty_page_reserve",
+                format!("{pages} pages"),
+                "is out of range: libmdbx allows at most 2147483647 pages".to_owned(),
+            );
         }
         Ok(())
     }

@@ -141,11 +141,11 @@ fn put_indexed<T: Table>(
     v: &[u8],
     flags: u32,
 ) -> Result<()> {
-    let changes = index::cursor_prepare::<T>(cursor, shared, cursor.dbi(), k, v, flags, "append")?;
+    let changes = index::prepare::<T>(cursor, shared, cursor.dbi(), k, v, flags, "append")?;
     match cursor.put(k, v, flags) {
         Ok(()) => {
             shared.watch.put::<T>(k, v);
-            index::cursor_apply(cursor, shared, &changes)
+            index::apply(cursor, shared, &changes)
         }
         Err(code) => Err(put_error::<T>(cursor, shared, k, v, flags, code)),
     }

@@ -45,7 +45,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
             // after it (`index/write.rs`).
             let indexed = index::cursor_indexed::<T>(shared);
             let changes = if indexed {
-                index::cursor_prepare::<T>(raw, shared, raw.dbi(), k, v, flags, name)?
+                index::prepare::<T>(raw, shared, raw.dbi(), k, v, flags, name)?
             } else {
                 Vec::new()
             };
@@ -54,7 +54,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                     *at = Position::OnEntry;
                     shared.watch.put::<T>(k, v);
                     if indexed {
-                        index::cursor_apply(raw, shared, &changes)?;
+                        index::apply(raw, shared, &changes)?;
                     }
                     Ok(())
                 }
@@ -187,7 +187,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 self.at = Position::Deleted;
                 noted_delete::<T>(self.shared, watched);
                 if let Some(changes) = removal {
-                    index::cursor_apply(&mut self.raw, self.shared, &changes)?;
+                    index::apply(&mut self.raw, self.shared, &changes)?;
                 }
                 Ok(())
             }
@@ -288,7 +288,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
             .map(|()| noted_delete::<T>(self.shared, watched))
             .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))?;
         match removal {
-            Some(changes) => index::cursor_apply(&mut self.raw, self.shared, &changes),
+            Some(changes) => index::apply(&mut self.raw, self.shared, &changes),
             None => Ok(()),
         }
     }

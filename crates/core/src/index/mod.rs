@@ -12,8 +12,7 @@ pub(crate) use check::check;
 pub use check::{IndexCheck, IndexProblem};
 
 pub(crate) use write::{
-    Change, clear, cursor_apply, cursor_indexed, cursor_prepare, cursor_removal, delete, entries,
-    put,
+    Change, apply, clear, cursor_indexed, cursor_removal, delete, entries, prepare, put,
 };
 
 use std::marker::PhantomData;

@@ -186,7 +186,7 @@ fn check_unique(
 }
 
 /// Writes the index entries of `changes` (the row is already written).
-fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change]) -> Result<()> {
+pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change]) -> Result<()> {
     for change in changes {
         for entry in &change.removed {
             let value = (!change.unique).then_some(entry.primary.as_slice());
@@ -214,7 +214,7 @@ fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change]) -> Result<
 /// in its indexes, read and checked before anything is written: the old row is read (not for
 /// an append, whose key has none), an insert of a present key is `KeyExists`, and a unique key
 /// another row holds is `UniqueViolation`.
-fn prepare<T: Table>(
+pub(crate) fn prepare<T: Table>(
     store: &impl Store,
     shared: &Shared,
     dbi: Dbi,
@@ -315,34 +315,10 @@ pub(crate) fn cursor_indexed<T: Table>(shared: &Shared) -> bool {
     T::INDEXED && indexes_on(shared.tables, T::NAME).next().is_some()
 }
 
-/// For a write cursor over the indexed table `T`: what writing `(k, v)` with `flags` changes
-/// in its indexes, checked before the cursor writes (see [`prepare`]).
-pub(crate) fn cursor_prepare<T: Table>(
-    raw: &impl Store,
-    shared: &Shared,
-    dbi: Dbi,
-    k: &[u8],
-    v: &[u8],
-    flags: u32,
-    op: &'static str,
-) -> Result<Vec<Change>> {
-    prepare::<T>(raw, shared, dbi, k, v, flags, op)
-}
-
 /// For a write cursor over the indexed table `T` about to delete the entry `(k, v)` under it:
 /// the index entries that go with it.
 pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Vec<Change>> {
     changes(shared, T::NAME, k, Some(v), None)
-}
-
-/// Writes `changes` through a write cursor's transaction (the cursor wrote or deleted the
-/// row).
-pub(crate) fn cursor_apply(
-    raw: &mut impl Store,
-    shared: &Shared,
-    changes: &[Change],
-) -> Result<()> {
-    apply(raw, shared, changes)
 }
 
 /// The table's last key, for an append-out-of-order message.
