@@ -61,7 +61,7 @@ pub(crate) fn lookup<'t, S: Contains<T>, T: Table, R>(
 }
 
 /// Decodes a stored key of table `T`.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
     let result = if T::FLAGS.integer_key && cfg!(target_endian = "little") && stored.len() <= 8 {
         let mut ordered = [0u8; 8];
@@ -81,7 +81,7 @@ pub(crate) fn decode_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
 }
 
 /// Decodes a stored value of table `T`.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result<T::Value> {
     <T::Codec as Value>::decode(stored).map_err(|source| Error::Decode {
         table: T::NAME,
@@ -109,7 +109,7 @@ where
 }
 
 /// Decodes a stored entry of table `T`.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode_entry<T: Table>(key: &[u8], value: &[u8]) -> Result<(T::Key, T::Value)> {
     Ok((decode_key::<T>(key)?, decode_value::<T>(key, value)?))
 }

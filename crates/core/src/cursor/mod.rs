@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 
 use crate::codec::AsKey;
 use crate::db::state::Shared;
-use crate::engine::{Code, CursorNav, op};
+use crate::engine::{Code, CursorNav, Visit, op};
 use crate::error::{Error, Result};
 use crate::mode::{Mode, Ro, Rw};
 use crate::stored::{cmp_keys, cursor_error, decode_entry, has_subkey, with_key, with_subkey};
@@ -24,6 +24,17 @@ pub use append::Appender;
 pub(crate) use append::append_out_of_order;
 pub(crate) use write::Opener;
 pub use write::WriteCursors;
+
+/// The decode of the entry a move lands on, forced inline into the move (see [`Visit`]).
+struct Decode<T>(PhantomData<fn() -> T>);
+
+impl<T: Table> Visit for Decode<T> {
+    type Out = Result<(T::Key, T::Value)>;
+    #[inline(always)]
+    fn visit(self, key: &[u8], value: &[u8]) -> Self::Out {
+        decode_entry::<T>(key, value)
+    }
+}
 
 /// What a move found, decoded: the entry the cursor landed on, or `None`.
 type Found<T> = Option<(<T as Table>::Key, <T as Table>::Value)>;
@@ -180,7 +191,7 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
         miss: Position,
         name: &'static str,
     ) -> Result<Found<T>> {
-        match self.raw.get_with(op, key, value, decode_entry::<T>) {
+        match self.raw.visit(op, key, value, Decode::<T>(PhantomData)) {
             Ok(Some(entry)) => {
                 self.at = Position::OnEntry;
                 entry.map(Some)

@@ -456,15 +456,22 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
 /// The entry under the cursor, copied, when key watchers record this transaction's writes
 /// (`watch/hub.rs`): what a delete with `flags` is about to remove (the value only for one
 /// value, not for every value of the key). `None`, after one relaxed load, otherwise.
-#[inline]
+#[inline(always)]
 fn watched_entry(
     raw: &mut RawCursorMut<'_>,
     shared: &Shared,
     flags: u32,
 ) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-    if !shared.watch.recording() {
-        return None;
+    if shared.watch.recording() {
+        copy_entry(raw, flags)
+    } else {
+        None
     }
+}
+
+/// [`watched_entry`]'s copy, out of line: a walk that deletes with no watcher pays one load.
+#[inline(never)]
+fn copy_entry(raw: &mut RawCursorMut<'_>, flags: u32) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
     let one = flags != del::ALLDUPS;
     raw.get_with(op::GET_CURRENT, None, None, |k, v| {
         (k.to_vec(), one.then(|| v.to_vec()))
