@@ -83,7 +83,9 @@ pub fn interleaved(rounds: usize, passes: &mut [Pass<'_>]) -> Vec<Duration> {
         .collect()
 }
 
-/// Times one call of `f`.
+/// Times one call of `f`. Never inlined: it is the function profiles count from
+/// (`callgrind --toggle-collect='tabula_bench::util::time*'`, `docs/benchmarks.md`).
+#[inline(never)]
 pub fn time(f: impl FnOnce()) -> Duration {
     let t = Instant::now();
     f();
