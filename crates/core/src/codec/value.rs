@@ -162,7 +162,7 @@ impl<T: Serialize + DeserializeOwned> Value for Bincode<T> {
     /// Decodes with Tabula's own reader of bincode's format (`bincode_de.rs`): lengths are
     /// checked against the input before anything is allocated, so a damaged value is an error,
     /// never an allocation that aborts, at no cost to valid ones.
-    #[inline(always)]
+    #[inline]
     fn decode(bytes: &[u8]) -> Result<T, DecodeError> {
         super::bincode_de::decode(bytes)
     }
