@@ -3,18 +3,28 @@
 //! transaction's write paths (through [`RawTxn`]) and the write cursors and the appender
 //! (through their [`RawCursorMut`], whose transaction they write without moving it).
 
+use std::cell::Cell;
+use std::ops::Range;
+
+use crate::codec::AsKey;
 use crate::db::state::{Db, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
-use crate::table::{EntriesError, IndexInfo, RawEntry, Schema, Table};
+use crate::stored::{decode_key, decode_value};
+use crate::table::{EntriesError, IndexInfo, KeysFn, RawEntry, Schema, Table};
 
 use super::indexes_on;
 
 /// Where index entries are read and written: the write transaction, or the transaction of a
 /// write cursor.
 pub(crate) trait Store {
-    /// The value under `key` in table `dbi`, copied out.
-    fn store_get(&self, dbi: Dbi, key: &[u8]) -> std::result::Result<Option<Vec<u8>>, Code>;
+    /// `read` of the value under `key` in table `dbi`, if there is one.
+    fn store_get_with<R>(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::result::Result<Option<R>, Code>;
     /// Writes `(key, value)` into table `dbi`.
     fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code>;
     /// Deletes `(key, value)` (every value of `key` when `None`) from table `dbi`.
@@ -27,8 +37,13 @@ pub(crate) trait Store {
 }
 
 impl Store for RawTxn {
-    fn store_get(&self, dbi: Dbi, key: &[u8]) -> std::result::Result<Option<Vec<u8>>, Code> {
-        Ok(RawTxn::get(self, dbi, key)?.map(<[u8]>::to_vec))
+    fn store_get_with<R>(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::result::Result<Option<R>, Code> {
+        Ok(RawTxn::get(self, dbi, key)?.map(read))
     }
 
     fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code> {
@@ -48,12 +63,13 @@ impl Store for RawTxn {
 macro_rules! cursor_store {
     ($cursor:ident) => {
         impl Store for $cursor<'_> {
-            fn store_get(
+            fn store_get_with<R>(
                 &self,
                 dbi: Dbi,
                 key: &[u8],
-            ) -> std::result::Result<Option<Vec<u8>>, Code> {
-                self.txn_get(dbi, key)
+                read: impl FnOnce(&[u8]) -> R,
+            ) -> std::result::Result<Option<R>, Code> {
+                Ok(self.txn_get(dbi, key)?.map(|value| read(&value)))
             }
 
             fn store_put(
@@ -80,16 +96,165 @@ macro_rules! cursor_store {
 cursor_store!(RawCursorMut);
 cursor_store!(RawWriteCursor);
 
-/// One index of the table being written, with the entries of the old and the new row.
-pub(crate) struct Change {
+/// What a write of a row changes in one index of its table: the index keys of the old row
+/// (`old`) and of the new row (`new`), each a sorted run without repeats of [`Scratch::keys`].
+/// An entry is an index key with the row's primary key ([`Scratch::primary`], the same for
+/// both rows), so the entries removed are the keys of `old` not in `new`, and the entries
+/// added those of `new` not in `old`.
+struct Change {
     dbi: Dbi,
     name: &'static str,
     unique: bool,
-    removed: Vec<RawEntry>,
-    added: Vec<RawEntry>,
+    old: Range<usize>,
+    new: Range<usize>,
 }
 
-/// The entries of the stored row `(k, v)` of table `table` in `index` (named `name`).
+/// The buffers one write of an indexed table works in: every index key of the old and the new
+/// row, one after another, and where each lies. A thread keeps one and every write reuses it
+/// ([`Changes`] holds it during the write), so a write allocates nothing once the buffers have
+/// grown to its rows' size.
+struct Scratch {
+    /// The encoded index keys, one after another.
+    bytes: Vec<u8>,
+    /// Where each key lies in `bytes`.
+    keys: Vec<(usize, usize)>,
+    /// One change per index of the table, in schema order.
+    changes: Vec<Change>,
+    /// The row's primary key as an index stores it (`Ordered<T::Key>`: the key's encoding).
+    primary: Vec<u8>,
+}
+
+/// Buffers above this size are not kept for the next write.
+const KEEP_AT_MOST: usize = 1 << 20;
+
+impl Scratch {
+    const fn new() -> Scratch {
+        Scratch {
+            bytes: Vec::new(),
+            keys: Vec::new(),
+            changes: Vec::new(),
+            primary: Vec::new(),
+        }
+    }
+
+    /// The thread's buffers, emptied (fresh ones if a write of this thread holds them: an
+    /// index function that writes another database).
+    fn take() -> Scratch {
+        let mut s = SCRATCH
+            .try_with(|cell| cell.replace(Scratch::new()))
+            .unwrap_or_else(|_| Scratch::new());
+        s.bytes.clear();
+        s.keys.clear();
+        s.changes.clear();
+        s.primary.clear();
+        s
+    }
+
+    /// Gives the buffers back for the thread's next write, unless they grew large.
+    fn give_back(self) {
+        if self.bytes.capacity() <= KEEP_AT_MOST && self.keys.capacity() <= KEEP_AT_MOST {
+            let _ = SCRATCH.try_with(|cell| cell.set(self));
+        }
+    }
+
+    fn key(&self, at: usize) -> &[u8] {
+        let (start, end) = self.keys[at];
+        &self.bytes[start..end]
+    }
+
+    /// Whether the sorted run `within` of keys holds `key`.
+    fn holds(&self, within: &Range<usize>, key: &[u8]) -> bool {
+        self.keys[within.clone()]
+            .binary_search_by(|&(start, end)| self.bytes[start..end].cmp(key))
+            .is_ok()
+    }
+
+    /// The keys of the run `a` that the run `b` does not hold: the entries a change removes
+    /// (`a` old, `b` new) or adds (`a` new, `b` old).
+    fn minus<'s>(
+        &'s self,
+        a: &Range<usize>,
+        b: &'s Range<usize>,
+    ) -> impl Iterator<Item = &'s [u8]> {
+        a.clone()
+            .map(|at| self.key(at))
+            .filter(move |key| !self.holds(b, key))
+    }
+
+    /// Appends the index keys `keys` computes for the decoded row `(pk, row)` as a sorted run
+    /// without repeats, and returns it.
+    fn push_keys<T: Table>(
+        &mut self,
+        keys: KeysFn,
+        index: &'static str,
+        pk: &T::Key,
+        row: &T::Value,
+    ) -> Result<Range<usize>> {
+        let start = self.keys.len();
+        let Scratch {
+            bytes, keys: at, ..
+        } = self;
+        let mut push = |key: &[u8]| {
+            let from = bytes.len();
+            bytes.extend_from_slice(key);
+            at.push((from, bytes.len()));
+        };
+        if !keys(pk, row, &mut push) {
+            return Err(not_its_source::<T>(index));
+        }
+        if self.keys.len() - start > 1 {
+            let bytes = &self.bytes;
+            self.keys[start..].sort_unstable_by(|a, b| bytes[a.0..a.1].cmp(&bytes[b.0..b.1]));
+            let mut kept = start + 1;
+            for at in start + 1..self.keys.len() {
+                if self.key(at) != self.key(kept - 1) {
+                    self.keys[kept] = self.keys[at];
+                    kept += 1;
+                }
+            }
+            self.keys.truncate(kept);
+        }
+        Ok(start..self.keys.len())
+    }
+}
+
+thread_local! {
+    /// The thread's [`Scratch`] between writes.
+    static SCRATCH: Cell<Scratch> = const { Cell::new(Scratch::new()) };
+}
+
+/// What a write of an indexed table changes in its indexes, worked out before the row is
+/// written ([`prepare`], [`cursor_removal`]) and written after it ([`apply`]). Holds the
+/// thread's [`Scratch`] until dropped. `Changes::default()` changes nothing.
+#[derive(Default)]
+pub(crate) struct Changes(Option<Scratch>);
+
+impl Drop for Changes {
+    fn drop(&mut self) {
+        if let Some(scratch) = self.0.take() {
+            scratch.give_back();
+        }
+    }
+}
+
+/// An index that names table `T` as its source but computes its keys from other types: two
+/// tables of the schema share a name (which the startup step refuses, so this is not
+/// reached).
+#[cold]
+fn not_its_source<T: Table>(index: &'static str) -> Error {
+    Error::InvalidTable {
+        table: index.to_string(),
+        rust_name: "",
+        problem: format!(
+            "its source table `{}` has other key or value types than the table it was \
+             declared on; give each table of the schema its own name",
+            T::NAME
+        ),
+    }
+}
+
+/// The entries of the stored row `(k, v)` of table `table` in `index` (named `name`): for
+/// the checks and the index build, which take one index at a time.
 pub(crate) fn entries(
     table: &'static str,
     index: &IndexInfo,
@@ -120,42 +285,37 @@ pub(crate) fn entries(
     Ok(out)
 }
 
-/// `a` without the entries of `b` (both sorted).
-fn minus(a: &[RawEntry], b: &[RawEntry]) -> Vec<RawEntry> {
-    a.iter()
-        .filter(|e| b.binary_search(e).is_err())
-        .cloned()
-        .collect()
-}
-
-/// For each index of table `table`: the entries the change from `old` to `new` (stored rows
-/// under `k`) removes and adds.
-fn changes(
+/// For each index of table `T`: the keys of the decoded rows `old` and `new` under the
+/// primary key `pk`, into the thread's scratch. Each row is decoded once by
+/// the caller, whatever the number of indexes.
+fn changes<T: Table>(
     shared: &Shared,
-    table: &'static str,
-    k: &[u8],
-    old: Option<&[u8]>,
-    new: Option<&[u8]>,
-) -> Result<Vec<Change>> {
-    let mut out = Vec::new();
-    for (id, name, index) in indexes_on(shared.tables, table) {
+    pk: &T::Key,
+    old: Option<&T::Value>,
+    new: Option<&T::Value>,
+) -> Result<Changes> {
+    let mut s = Scratch::take();
+    // What `Ordered<T::Key>` stores: the key's encoding (`codec/dup.rs`).
+    s.primary
+        .extend_from_slice(AsKey::<T::Key>::encode(pk).as_ref());
+    for (id, name, index) in indexes_on(shared.tables, T::NAME) {
         let old = match old {
-            Some(v) => entries(table, &index, name, k, v)?,
-            None => Vec::new(),
+            Some(row) => s.push_keys::<T>(index.keys, name, pk, row)?,
+            None => s.keys.len()..s.keys.len(),
         };
         let new = match new {
-            Some(v) => entries(table, &index, name, k, v)?,
-            None => Vec::new(),
+            Some(row) => s.push_keys::<T>(index.keys, name, pk, row)?,
+            None => s.keys.len()..s.keys.len(),
         };
-        out.push(Change {
+        s.changes.push(Change {
             dbi: shared.dbis[id],
             name,
             unique: index.unique,
-            removed: minus(&old, &new),
-            added: minus(&new, &old),
+            old,
+            new,
         });
     }
-    Ok(out)
+    Ok(Changes(Some(s)))
 }
 
 /// Fails if an added entry of a unique index names a key another row holds.
@@ -163,21 +323,24 @@ fn check_unique(
     store: &impl Store,
     shared: &Shared,
     table: &'static str,
-    changes: &[Change],
+    changes: &Changes,
 ) -> Result<()> {
-    for change in changes.iter().filter(|c| c.unique) {
-        for entry in &change.added {
+    let Some(s) = &changes.0 else {
+        return Ok(());
+    };
+    for change in s.changes.iter().filter(|c| c.unique) {
+        for key in s.minus(&change.new, &change.old) {
             let held = store
-                .store_get(change.dbi, &entry.key)
-                .map_err(|code| shared.fail(code, At::table(change.name, "get").key(&entry.key)))?;
-            if let Some(row) = held
-                && row != entry.primary
-            {
+                .store_get_with(change.dbi, key, |row| {
+                    (row != s.primary.as_slice()).then(|| KeyHex::new(row))
+                })
+                .map_err(|code| shared.fail(code, At::table(change.name, "get").key(key)))?;
+            if let Some(Some(row)) = held {
                 return Err(Error::UniqueViolation {
                     table,
                     index: change.name,
-                    key: KeyHex::new(&entry.key),
-                    rows: Box::new([KeyHex::new(&row), KeyHex::new(&entry.primary)]),
+                    key: KeyHex::new(key),
+                    rows: Box::new([row, KeyHex::new(&s.primary)]),
                 });
             }
         }
@@ -185,26 +348,27 @@ fn check_unique(
     Ok(())
 }
 
-/// Writes the index entries of `changes` (the row is already written).
-pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change]) -> Result<()> {
-    for change in changes {
-        for entry in &change.removed {
-            let value = (!change.unique).then_some(entry.primary.as_slice());
+/// Writes the index entries of `changes` (the row is already written): per index, the
+/// entries removed, then those added; unchanged entries are not touched.
+pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) -> Result<()> {
+    let Some(s) = &changes.0 else {
+        return Ok(());
+    };
+    let primary = s.primary.as_slice();
+    for change in &s.changes {
+        for key in s.minus(&change.old, &change.new) {
+            let value = (!change.unique).then_some(primary);
             store
-                .store_del(change.dbi, &entry.key, value)
-                .map_err(|code| {
-                    shared.fail(code, At::table(change.name, "delete").key(&entry.key))
-                })?;
+                .store_del(change.dbi, key, value)
+                .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
         }
-        for entry in &change.added {
-            store
-                .store_put(change.dbi, &entry.key, &entry.primary)
-                .map_err(|code| {
-                    shared.fail(
-                        code,
-                        At::table(change.name, "put").entry(&entry.key, entry.primary.len()),
-                    )
-                })?;
+        for key in s.minus(&change.new, &change.old) {
+            store.store_put(change.dbi, key, primary).map_err(|code| {
+                shared.fail(
+                    code,
+                    At::table(change.name, "put").entry(key, primary.len()),
+                )
+            })?;
         }
     }
     Ok(())
@@ -212,31 +376,51 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change])
 
 /// What a write of the stored row `(k, v)` into table `T` (handle `dbi`) with `flags` changes
 /// in its indexes, read and checked before anything is written: the old row is read (not for
-/// an append, whose key has none), an insert of a present key is `KeyExists`, and a unique key
-/// another row holds is `UniqueViolation`.
+/// an append, whose key has none) and decoded, an insert of a present key is `KeyExists`, and
+/// a unique key another row holds is `UniqueViolation`. `row` is the value `v` encodes when
+/// the caller holds it (a typed write), so `v` is decoded only when it is `None`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare<T: Table>(
     store: &impl Store,
     shared: &Shared,
     dbi: Dbi,
     k: &[u8],
     v: &[u8],
+    row: Option<&T::Value>,
     flags: u32,
     op: &'static str,
-) -> Result<Vec<Change>> {
+) -> Result<Changes> {
     let old = if flags & engine::put::APPEND != 0 {
         None
     } else {
         store
-            .store_get(dbi, k)
+            .store_get_with(dbi, k, |old| {
+                // An insert of a present key is refused below: nothing to decode.
+                (flags & engine::put::NOOVERWRITE == 0).then(|| decode_value::<T>(k, old))
+            })
             .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?
     };
-    if old.is_some() && flags & engine::put::NOOVERWRITE != 0 {
-        return Err(Error::KeyExists {
-            table: T::NAME,
-            key: KeyHex::new(k),
-        });
-    }
-    let changes = changes(shared, T::NAME, k, old.as_deref(), Some(v))?;
+    let old = match old {
+        Some(None) => {
+            return Err(Error::KeyExists {
+                table: T::NAME,
+                key: KeyHex::new(k),
+            });
+        }
+        Some(Some(old)) => Some(old),
+        None => None,
+    };
+    let pk = decode_key::<T>(k)?;
+    let old = old.transpose()?;
+    let decoded;
+    let new = match row {
+        Some(row) => row,
+        None => {
+            decoded = decode_value::<T>(k, v)?;
+            &decoded
+        }
+    };
+    let changes = changes::<T>(shared, &pk, old.as_ref(), Some(new))?;
     check_unique(store, shared, T::NAME, &changes)?;
     Ok(changes)
 }
@@ -244,17 +428,20 @@ pub(crate) fn prepare<T: Table>(
 /// Writes the stored row `(k, v)` of the indexed table `T` (handle `dbi`) with `flags`
 /// (`UPSERT`, `NOOVERWRITE` or `APPEND_STRICT`), and its index entries: the old row is read,
 /// the changed entries computed, unique keys checked, and only then is anything written.
+/// `row` is the value `v` encodes when the caller holds it ([`prepare`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn put<S: Schema, T: Table>(
     raw: &mut RawTxn,
     db: &Db<S>,
     dbi: Dbi,
     k: &[u8],
     v: &[u8],
+    row: Option<&T::Value>,
     flags: u32,
     op: &'static str,
 ) -> Result<()> {
     let shared = &db.shared;
-    let changes = prepare::<T>(raw, shared, dbi, k, v, flags, op)?;
+    let changes = prepare::<T>(raw, shared, dbi, k, v, row, flags, op)?;
     let appending = flags & engine::put::APPEND != 0;
     raw.put(dbi, k, v, flags).map_err(|code| {
         if appending && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST) {
@@ -286,12 +473,13 @@ pub(crate) fn delete<S: Schema, T: Table>(
 ) -> Result<bool> {
     let shared = &db.shared;
     let old = raw
-        .store_get(dbi, k)
+        .store_get_with(dbi, k, |old| decode_value::<T>(k, old))
         .map_err(|code| shared.fail(code, At::of::<T>("delete").key(k)))?;
     let Some(old) = old else {
         return Ok(false);
     };
-    let changes = changes(shared, T::NAME, k, Some(&old), None)?;
+    let pk = decode_key::<T>(k)?;
+    let changes = changes::<T>(shared, &pk, Some(&old?), None)?;
     raw.del(dbi, k, None)
         .map_err(|code| shared.fail(code, At::of::<T>("delete").key(k)))?;
     shared.watch.del::<T>(k, None);
@@ -317,8 +505,10 @@ pub(crate) fn cursor_indexed<T: Table>(shared: &Shared) -> bool {
 
 /// For a write cursor over the indexed table `T` about to delete the entry `(k, v)` under it:
 /// the index entries that go with it.
-pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Vec<Change>> {
-    changes(shared, T::NAME, k, Some(v), None)
+pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Changes> {
+    let pk = decode_key::<T>(k)?;
+    let old = decode_value::<T>(k, v)?;
+    changes::<T>(shared, &pk, Some(&old), None)
 }
 
 /// The table's last key, for an append-out-of-order message.
