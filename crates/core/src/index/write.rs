@@ -3,7 +3,9 @@
 //! transaction's write paths (through [`RawTxn`]) and the write cursors and the appender
 //! (through their [`RawCursorMut`], whose transaction they write without moving it).
 
+use std::any::Any;
 use std::cell::Cell;
+use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::codec::AsKey;
@@ -96,17 +98,17 @@ macro_rules! cursor_store {
 cursor_store!(RawCursorMut);
 cursor_store!(RawWriteCursor);
 
-/// What a write of a row changes in one index of its table: the index keys of the old row
-/// (`old`) and of the new row (`new`), each a sorted run without repeats of [`Scratch::keys`].
-/// An entry is an index key with the row's primary key ([`Scratch::primary`], the same for
-/// both rows), so the entries removed are the keys of `old` not in `new`, and the entries
-/// added those of `new` not in `old`.
+/// What a write of a row changes in one index of its table. An entry is an index key with the
+/// row's primary key ([`Scratch::primary`], the same for the old and the new row), so the
+/// entries removed are the index keys of the old row that the new row does not have
+/// (`removed`), and the entries added those of the new row the old one did not have
+/// (`added`): each a sorted run without repeats of [`Scratch::keys`].
 struct Change {
     dbi: Dbi,
     name: &'static str,
     unique: bool,
-    old: Range<usize>,
-    new: Range<usize>,
+    removed: Range<usize>,
+    added: Range<usize>,
 }
 
 /// The buffers one write of an indexed table works in: every index key of the old and the new
@@ -139,57 +141,38 @@ impl Scratch {
 
     /// The thread's buffers, emptied (fresh ones if a write of this thread holds them: an
     /// index function that writes another database).
-    fn take() -> Scratch {
-        let mut s = SCRATCH
-            .try_with(|cell| cell.replace(Scratch::new()))
-            .unwrap_or_else(|_| Scratch::new());
-        s.bytes.clear();
-        s.keys.clear();
-        s.changes.clear();
-        s.primary.clear();
-        s
-    }
-
-    /// Gives the buffers back for the thread's next write, unless they grew large.
-    fn give_back(self) {
-        if self.bytes.capacity() <= KEEP_AT_MOST && self.keys.capacity() <= KEEP_AT_MOST {
-            let _ = SCRATCH.try_with(|cell| cell.set(self));
+    #[inline]
+    fn take() -> Box<Scratch> {
+        match SCRATCH.try_with(Cell::take) {
+            Ok(Some(mut s)) => {
+                s.bytes.clear();
+                s.keys.clear();
+                s.changes.clear();
+                s.primary.clear();
+                s
+            }
+            _ => Box::new(Scratch::new()),
         }
     }
 
+    /// Gives the buffers back for the thread's next write, unless they grew large.
+    #[inline]
+    fn give_back(self: Box<Self>) {
+        if self.bytes.capacity() <= KEEP_AT_MOST && self.keys.capacity() <= KEEP_AT_MOST {
+            let _ = SCRATCH.try_with(|cell| cell.set(Some(self)));
+        }
+    }
+
+    #[inline]
     fn key(&self, at: usize) -> &[u8] {
         let (start, end) = self.keys[at];
         &self.bytes[start..end]
     }
 
-    /// Whether the sorted run `within` of keys holds `key`.
-    fn holds(&self, within: &Range<usize>, key: &[u8]) -> bool {
-        self.keys[within.clone()]
-            .binary_search_by(|&(start, end)| self.bytes[start..end].cmp(key))
-            .is_ok()
-    }
-
-    /// The keys of the run `a` that the run `b` does not hold: the entries a change removes
-    /// (`a` old, `b` new) or adds (`a` new, `b` old).
-    fn minus<'s>(
-        &'s self,
-        a: &Range<usize>,
-        b: &'s Range<usize>,
-    ) -> impl Iterator<Item = &'s [u8]> {
-        a.clone()
-            .map(|at| self.key(at))
-            .filter(move |key| !self.holds(b, key))
-    }
-
     /// Appends the index keys `keys` computes for the decoded row `(pk, row)` as a sorted run
-    /// without repeats, and returns it.
-    fn push_keys<T: Table>(
-        &mut self,
-        keys: KeysFn,
-        index: &'static str,
-        pk: &T::Key,
-        row: &T::Value,
-    ) -> Result<Range<usize>> {
+    /// without repeats. `false` when the row is not of the index's source types.
+    #[inline]
+    fn push_keys(&mut self, keys: KeysFn, pk: &dyn Any, row: &dyn Any) -> bool {
         let start = self.keys.len();
         let Scratch {
             bytes, keys: at, ..
@@ -200,36 +183,132 @@ impl Scratch {
             at.push((from, bytes.len()));
         };
         if !keys(pk, row, &mut push) {
-            return Err(not_its_source::<T>(index));
+            return false;
         }
         if self.keys.len() - start > 1 {
-            let bytes = &self.bytes;
-            self.keys[start..].sort_unstable_by(|a, b| bytes[a.0..a.1].cmp(&bytes[b.0..b.1]));
-            let mut kept = start + 1;
-            for at in start + 1..self.keys.len() {
-                if self.key(at) != self.key(kept - 1) {
-                    self.keys[kept] = self.keys[at];
-                    kept += 1;
+            self.sort_run(start);
+        }
+        true
+    }
+
+    /// Sorts the run of keys from `start` to the end and drops its repeats.
+    #[cold]
+    fn sort_run(&mut self, start: usize) {
+        let bytes = &self.bytes;
+        self.keys[start..].sort_unstable_by(|a, b| bytes[a.0..a.1].cmp(&bytes[b.0..b.1]));
+        let mut kept = start + 1;
+        for at in start + 1..self.keys.len() {
+            if self.key(at) != self.key(kept - 1) {
+                self.keys[kept] = self.keys[at];
+                kept += 1;
+            }
+        }
+        self.keys.truncate(kept);
+    }
+
+    /// One index's change: the keys of the old row and of the new row (either may be absent),
+    /// without those both have. `false` when the rows are not of the index's source types.
+    fn push_change(
+        &mut self,
+        (dbi, name, index): (Dbi, &'static str, &IndexInfo),
+        pk: &dyn Any,
+        old: Option<&dyn Any>,
+        new: Option<&dyn Any>,
+    ) -> bool {
+        let start = self.keys.len();
+        if let Some(row) = old
+            && !self.push_keys(index.keys, pk, row)
+        {
+            return false;
+        }
+        let middle = self.keys.len();
+        if let Some(row) = new
+            && !self.push_keys(index.keys, pk, row)
+        {
+            return false;
+        }
+        let end = self.keys.len();
+        let (removed, added) = if start == middle || middle == end {
+            (start..middle, middle..end)
+        } else if middle - start == 1 && end - middle == 1 {
+            // One key each, the usual case.
+            if self.key(start) == self.key(middle) {
+                self.keys.truncate(start);
+                (start..start, start..start)
+            } else {
+                (start..middle, middle..end)
+            }
+        } else {
+            self.drop_common(start..middle, middle..end)
+        };
+        self.changes.push(Change {
+            dbi,
+            name,
+            unique: index.unique,
+            removed,
+            added,
+        });
+        true
+    }
+
+    /// Takes the keys the sorted runs `old` and `new` (the last runs of `keys`, in this order)
+    /// share out of both, leaving the keys only the old row has (the entries the write
+    /// removes) and those only the new row has (the entries it adds), each still sorted.
+    #[cold]
+    fn drop_common(
+        &mut self,
+        old: Range<usize>,
+        new: Range<usize>,
+    ) -> (Range<usize>, Range<usize>) {
+        // One walk of both runs; what is kept is written back behind the reads.
+        let (mut i, mut j) = (old.start, new.start);
+        let (mut removed, mut added) = (old.start, new.start);
+        while i < old.end && j < new.end {
+            match self.key(i).cmp(self.key(j)) {
+                Ordering::Less => {
+                    self.keys[removed] = self.keys[i];
+                    removed += 1;
+                    i += 1;
+                }
+                Ordering::Greater => {
+                    self.keys[added] = self.keys[j];
+                    added += 1;
+                    j += 1;
+                }
+                Ordering::Equal => {
+                    i += 1;
+                    j += 1;
                 }
             }
-            self.keys.truncate(kept);
         }
-        Ok(start..self.keys.len())
+        while i < old.end {
+            self.keys[removed] = self.keys[i];
+            removed += 1;
+            i += 1;
+        }
+        while j < new.end {
+            self.keys[added] = self.keys[j];
+            added += 1;
+            j += 1;
+        }
+        self.keys.truncate(added);
+        (old.start..removed, new.start..added)
     }
 }
 
 thread_local! {
     /// The thread's [`Scratch`] between writes.
-    static SCRATCH: Cell<Scratch> = const { Cell::new(Scratch::new()) };
+    static SCRATCH: Cell<Option<Box<Scratch>>> = const { Cell::new(None) };
 }
 
 /// What a write of an indexed table changes in its indexes, worked out before the row is
 /// written ([`prepare`], [`cursor_removal`]) and written after it ([`apply`]). Holds the
 /// thread's [`Scratch`] until dropped. `Changes::default()` changes nothing.
 #[derive(Default)]
-pub(crate) struct Changes(Option<Scratch>);
+pub(crate) struct Changes(Option<Box<Scratch>>);
 
 impl Drop for Changes {
+    #[inline]
     fn drop(&mut self) {
         if let Some(scratch) = self.0.take() {
             scratch.give_back();
@@ -298,24 +377,25 @@ fn changes<T: Table>(
     // What `Ordered<T::Key>` stores: the key's encoding (`codec/dup.rs`).
     s.primary
         .extend_from_slice(AsKey::<T::Key>::encode(pk).as_ref());
-    for (id, name, index) in indexes_on(shared.tables, T::NAME) {
-        let old = match old {
-            Some(row) => s.push_keys::<T>(index.keys, name, pk, row)?,
-            None => s.keys.len()..s.keys.len(),
+    let old = old.map(|row| row as &dyn Any);
+    let new = new.map(|row| row as &dyn Any);
+    for (id, table) in shared.tables.iter().enumerate() {
+        let Some(index) = &table.index else {
+            continue;
         };
-        let new = match new {
-            Some(row) => s.push_keys::<T>(index.keys, name, pk, row)?,
-            None => s.keys.len()..s.keys.len(),
-        };
-        s.changes.push(Change {
-            dbi: shared.dbis[id],
-            name,
-            unique: index.unique,
-            old,
-            new,
-        });
+        if same_name(index.source, T::NAME)
+            && !s.push_change((shared.dbis[id], table.name, index), pk, old, new)
+        {
+            return Err(not_its_source::<T>(table.name));
+        }
     }
     Ok(Changes(Some(s)))
+}
+
+/// `a == b`, at once when they are the same constant.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
 /// Fails if an added entry of a unique index names a key another row holds.
@@ -329,7 +409,8 @@ fn check_unique(
         return Ok(());
     };
     for change in s.changes.iter().filter(|c| c.unique) {
-        for key in s.minus(&change.new, &change.old) {
+        for at in change.added.clone() {
+            let key = s.key(at);
             let held = store
                 .store_get_with(change.dbi, key, |row| {
                     (row != s.primary.as_slice()).then(|| KeyHex::new(row))
@@ -356,13 +437,15 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
     };
     let primary = s.primary.as_slice();
     for change in &s.changes {
-        for key in s.minus(&change.old, &change.new) {
+        for at in change.removed.clone() {
+            let key = s.key(at);
             let value = (!change.unique).then_some(primary);
             store
                 .store_del(change.dbi, key, value)
                 .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
         }
-        for key in s.minus(&change.new, &change.old) {
+        for at in change.added.clone() {
+            let key = s.key(at);
             store.store_put(change.dbi, key, primary).map_err(|code| {
                 shared.fail(
                     code,
