@@ -8,7 +8,7 @@ use std::cell::Cell;
 use std::cmp::Ordering;
 use std::ops::Range;
 
-use crate::codec::AsKey;
+use crate::codec::{AsKey, DecodeError, Value};
 use crate::db::state::{Db, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
@@ -392,6 +392,17 @@ fn changes<T: Table>(
     Ok(Changes(Some(s)))
 }
 
+/// A stored value of table `T` under `k` that did not decode.
+#[cold]
+fn value_error<T: Table>(k: &[u8], source: DecodeError) -> Error {
+    Error::Decode {
+        table: T::NAME,
+        part: Part::Value,
+        key: KeyHex::new(k),
+        source,
+    }
+}
+
 /// `a == b`, at once when they are the same constant.
 #[inline]
 fn same_name(a: &str, b: &str) -> bool {
@@ -473,28 +484,30 @@ pub(crate) fn prepare<T: Table>(
     flags: u32,
     op: &'static str,
 ) -> Result<Changes> {
-    let old = if flags & engine::put::APPEND != 0 {
-        None
-    } else {
-        store
-            .store_get_with(dbi, k, |old| {
-                // An insert of a present key is refused below: nothing to decode.
-                (flags & engine::put::NOOVERWRITE == 0).then(|| decode_value::<T>(k, old))
+    // The old row, decoded where it lies (not for an append, whose key has none, nor for an
+    // insert, which a present key refuses).
+    let mut old = None;
+    let found = flags & engine::put::APPEND == 0
+        && store
+            .store_get_with(dbi, k, |bytes| {
+                if flags & engine::put::NOOVERWRITE == 0 {
+                    old = Some(<T::Codec as Value>::decode(bytes));
+                }
             })
             .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?
-    };
+            .is_some();
+    if found && flags & engine::put::NOOVERWRITE != 0 {
+        return Err(Error::KeyExists {
+            table: T::NAME,
+            key: KeyHex::new(k),
+        });
+    }
+    let pk = decode_key::<T>(k)?;
     let old = match old {
-        Some(None) => {
-            return Err(Error::KeyExists {
-                table: T::NAME,
-                key: KeyHex::new(k),
-            });
-        }
-        Some(Some(old)) => Some(old),
+        Some(Ok(old)) => Some(old),
+        Some(Err(source)) => return Err(value_error::<T>(k, source)),
         None => None,
     };
-    let pk = decode_key::<T>(k)?;
-    let old = old.transpose()?;
     let decoded;
     let new = match row {
         Some(row) => row,
