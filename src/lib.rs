@@ -713,7 +713,7 @@ pub use tabula_core::{
 pub use tabula_core::{Contains, DupSort, HasSubKey, Schema, Table, TableFlags, TableInfo};
 pub use tabula_core::{
     EntriesError, EntriesFn, Index, IndexCheck, IndexInfo, IndexKeys, IndexProblem, Indexed,
-    RawEntry, Unindexed, Unique, Writable,
+    KeysFn, RawEntry, Unindexed, Unique, Writable,
 };
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]

@@ -59,8 +59,8 @@ pub use schema::{Descriptor, ValueTrace};
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use table::{
-    EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, RawEntry, Unindexed, Unique,
-    Writable,
+    EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, KeysFn, RawEntry, Unindexed,
+    Unique, Writable,
 };
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
 pub use watch::{

@@ -1,5 +1,7 @@
 //! Tables and schemas: the compile-time description of a database.
 
+use std::any::Any;
+
 use crate::codec::{AsKey, DecodeError, EncodeError, Key, Ordered, OrderedValue, Value};
 use crate::schema::{Descriptor, ValueTrace};
 
@@ -20,9 +22,9 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// `dupsort` and `integer_key`.
     const FLAGS: TableFlags;
     /// The key type.
-    type Key: Key;
+    type Key: Key + 'static;
     /// The value type read and written.
-    type Value;
+    type Value: 'static;
     /// How values become bytes ([`Bincode<Value>`](crate::Bincode) unless `codec = ..` is given).
     type Codec: Value<Item = Self::Value>;
     /// The value type's name as written in `#[table(value = ..)]`: recorded in the schema and
@@ -259,12 +261,46 @@ pub trait Indexed: Writable {}
 /// entry) or `Vec<K>` (several; a key repeated counts once).
 pub trait IndexKeys<K> {
     /// Appends the keys to `out`.
+    ///
+    /// ```
+    /// use tabula::IndexKeys;
+    ///
+    /// let mut keys = Vec::new();
+    /// IndexKeys::<u32>::push_into(Some(7u32), &mut keys);
+    /// IndexKeys::<u32>::push_into(None::<u32>, &mut keys);
+    /// IndexKeys::<u32>::push_into(vec![1u32, 2], &mut keys);
+    /// assert_eq!(keys, [7, 1, 2]);
+    /// ```
     fn push_into(self, out: &mut Vec<K>);
+
+    /// Calls `each` with every key, in order (a repeated key each time), without collecting
+    /// them: how the write paths read an index function's keys.
+    ///
+    /// ```
+    /// use tabula::IndexKeys;
+    ///
+    /// let mut seen = Vec::new();
+    /// IndexKeys::<u32>::for_each_key(vec![3u32, 1, 3], |k| seen.push(*k));
+    /// assert_eq!(seen, [3, 1, 3]);
+    /// ```
+    fn for_each_key(self, mut each: impl FnMut(&K))
+    where
+        Self: Sized,
+    {
+        let mut keys = Vec::new();
+        self.push_into(&mut keys);
+        keys.iter().for_each(&mut each);
+    }
 }
 
 impl<K: Key> IndexKeys<K> for K {
     fn push_into(self, out: &mut Vec<K>) {
         out.push(self);
+    }
+
+    #[inline]
+    fn for_each_key(self, mut each: impl FnMut(&K)) {
+        each(&self);
     }
 }
 
@@ -272,11 +308,23 @@ impl<K: Key> IndexKeys<K> for Option<K> {
     fn push_into(self, out: &mut Vec<K>) {
         out.extend(self);
     }
+
+    #[inline]
+    fn for_each_key(self, mut each: impl FnMut(&K)) {
+        if let Some(key) = &self {
+            each(key);
+        }
+    }
 }
 
 impl<K: Key> IndexKeys<K> for Vec<K> {
     fn push_into(self, out: &mut Vec<K>) {
         out.extend(self);
+    }
+
+    #[inline]
+    fn for_each_key(self, each: impl FnMut(&K)) {
+        self.iter().for_each(each);
     }
 }
 
@@ -302,6 +350,30 @@ pub trait Index: Table {
     );
     /// The primary key an entry's value holds (the index table's value is the source's key).
     fn primary(value: Self::Value) -> <Self::Source as Table>::Key;
+
+    /// Calls `each` with every index key of the row `(key, value)` (the declared `by`
+    /// function's keys, in its order, a repeated key each time), without collecting them: the
+    /// derive implements it so that the write paths read a row's keys without allocating.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// use tabula::Index;
+    ///
+    /// let mut keys = Vec::new();
+    /// BySender::for_each_key(&1, &transfer(7, 9, None), |k| keys.push(*k));
+    /// ByHash::for_each_key(&1, &transfer(7, 9, None), |k| keys.push(u32::MAX)); // no hash, no key
+    /// assert_eq!(keys, [7]);
+    /// ```
+    #[inline]
+    fn for_each_key(
+        key: &<Self::Source as Table>::Key,
+        value: &<Self::Source as Table>::Value,
+        each: impl FnMut(&Self::Key),
+    ) {
+        let mut keys = Vec::new();
+        Self::keys(key, value, &mut keys);
+        keys.iter().for_each(each);
+    }
 }
 
 /// A `unique` index: [`Reads::get_unique`](crate::Reads::get_unique) requires it, so a unique
@@ -327,6 +399,13 @@ pub struct RawEntry {
 /// sorted and without repeats.
 pub type EntriesFn = fn(&[u8], &[u8], &mut Vec<RawEntry>) -> Result<(), EntriesError>;
 
+/// Calls `each` with the encoded index key of every entry of a decoded row: `key` and `value`
+/// are the source table's key and value (`&<Source as Table>::Key` and `&..::Value` as
+/// [`Any`]); the keys come in the index function's order, a repeated key each time. Returns
+/// `false`, without calling `each`, when `key` or `value` is not of those types. The write
+/// paths decode a row once and call this for each of its table's indexes.
+pub type KeysFn = fn(key: &dyn Any, value: &dyn Any, each: &mut dyn FnMut(&[u8])) -> bool;
+
 /// Why a stored row's entries could not be computed.
 #[derive(Debug)]
 pub enum EntriesError {
@@ -345,8 +424,10 @@ pub struct IndexInfo {
     pub source: &'static str,
     /// Whether each index key belongs to one row at most.
     pub unique: bool,
-    /// Computes a stored row's entries.
+    /// Computes a stored row's entries (decoding the row).
     pub entries: EntriesFn,
+    /// The encoded index keys of a decoded row (the write paths' way).
+    pub keys: KeysFn,
 }
 
 impl std::fmt::Debug for IndexInfo {
@@ -378,8 +459,22 @@ impl IndexInfo {
             source: <I::Source as Table>::NAME,
             unique: I::UNIQUE,
             entries: entries_of::<I>,
+            keys: keys_of::<I>,
         }
     }
+}
+
+/// [`KeysFn`] of index `I`.
+fn keys_of<I: Index>(key: &dyn Any, value: &dyn Any, each: &mut dyn FnMut(&[u8])) -> bool {
+    type Src<I> = <I as Index>::Source;
+    let (Some(key), Some(value)) = (
+        key.downcast_ref::<<Src<I> as Table>::Key>(),
+        value.downcast_ref::<<Src<I> as Table>::Value>(),
+    ) else {
+        return false;
+    };
+    I::for_each_key(key, value, |k| each(AsKey::<I::Key>::encode(k).as_ref()));
+    true
 }
 
 /// [`EntriesFn`] of index `I`.

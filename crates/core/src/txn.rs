@@ -173,7 +173,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         if index::On::<S, T>::ANY {
             return with_key::<T, _, _>(key, |k| {
                 let v = encode_value::<T, _>(k, value, scratch)?;
-                index::put::<S, T>(raw, db, dbi, k, v, flags, op)
+                index::put::<S, T>(raw, db, dbi, k, v, value.as_item(), flags, op)
             });
         }
         with_key::<T, _, _>(key, |k| {
@@ -532,7 +532,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let db = self.db();
         if index::On::<S, T>::ANY {
             let raw = self.raw_mut();
-            return index::put::<S, T>(raw, db, dbi, key, value, engine::put::UPSERT, "put_bytes");
+            let flags = engine::put::UPSERT;
+            return index::put::<S, T>(raw, db, dbi, key, value, None, flags, "put_bytes");
         }
         self.raw_mut()
             .put(dbi, key, value, engine::put::UPSERT)

@@ -213,6 +213,15 @@ fn expand(input: &DeriveInput, krate: &Path, attrs: &Attrs) -> TokenStream {
                 }
 
                 #[inline]
+                fn for_each_key(
+                    key: &#pk,
+                    value: &#source::Value,
+                    each: impl ::core::ops::FnMut(&#key),
+                ) {
+                    #at_by::IndexKeys::<#key>::for_each_key(#by(key, value), each);
+                }
+
+                #[inline]
                 fn primary(value: #pk) -> #pk {
                     value
                 }

@@ -117,7 +117,7 @@ impl<'t, T: Table> Appender<'t, T> {
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
             if index::cursor_indexed::<T>(shared) {
-                return put_indexed::<T>(cursor, shared, k, v, flags);
+                return put_indexed::<T>(cursor, shared, k, v, value.as_item(), flags);
             }
             match cursor.put(k, v, flags) {
                 Ok(()) => {
@@ -139,9 +139,10 @@ fn put_indexed<T: Table>(
     shared: &Shared,
     k: &[u8],
     v: &[u8],
+    row: Option<&T::Value>,
     flags: u32,
 ) -> Result<()> {
-    let changes = index::prepare::<T>(cursor, shared, cursor.dbi(), k, v, flags, "append")?;
+    let changes = index::prepare::<T>(cursor, shared, cursor.dbi(), k, v, row, flags, "append")?;
     match cursor.put(k, v, flags) {
         Ok(()) => {
             shared.watch.put::<T>(k, v);

@@ -45,9 +45,9 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
             // after it (`index/write.rs`).
             let indexed = index::cursor_indexed::<T>(shared);
             let changes = if indexed {
-                index::prepare::<T>(raw, shared, raw.dbi(), k, v, flags, name)?
+                index::prepare::<T>(raw, shared, raw.dbi(), k, v, value.as_item(), flags, name)?
             } else {
-                Vec::new()
+                index::Changes::default()
             };
             match raw.put(k, v, flags) {
                 Ok(()) => {
@@ -296,18 +296,17 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// For an indexed table: the index entries of the entry under the cursor, which a delete
     /// takes with it (`None` for a table without indexes: a constant for one declared without
     /// `indexed`). Does not move the cursor.
-    fn index_removal(&mut self, name: &'static str) -> Result<Option<Vec<index::Change>>> {
+    fn index_removal(&mut self, name: &'static str) -> Result<Option<index::Changes>> {
         if !index::cursor_indexed::<T>(self.shared) {
             return Ok(None);
         }
-        let current = self
-            .raw
-            .get_with(op::GET_CURRENT, None, None, |k, v| (k.to_vec(), v.to_vec()))
-            .map_err(|code| cursor_error::<T>(name, code))?;
-        match current {
-            Some((k, v)) => Ok(Some(index::cursor_removal::<T>(self.shared, &k, &v)?)),
-            None => Ok(None),
-        }
+        let shared = self.shared;
+        self.raw
+            .get_with(op::GET_CURRENT, None, None, |k, v| {
+                index::cursor_removal::<T>(shared, k, v)
+            })
+            .map_err(|code| cursor_error::<T>(name, code))?
+            .transpose()
     }
 }
 

@@ -559,7 +559,8 @@ fn append_indexed<S: Schema + Contains<T>, T: Table>(
                 source,
             }
         })?;
-        index::put::<S, T>(txn, db, dbi, k, v, put::APPEND_STRICT, "bulk load")?;
+        let row = Some(value.borrow());
+        index::put::<S, T>(txn, db, dbi, k, v, row, put::APPEND_STRICT, "bulk load")?;
         Ok(k.len() + v.len())
     })
 }

@@ -3,18 +3,30 @@
 //! transaction's write paths (through [`RawTxn`]) and the write cursors and the appender
 //! (through their [`RawCursorMut`], whose transaction they write without moving it).
 
+use std::any::Any;
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::ops::Range;
+
+use crate::codec::{AsKey, DecodeError, Value};
 use crate::db::state::{Db, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
-use crate::table::{EntriesError, IndexInfo, RawEntry, Schema, Table};
+use crate::stored::{decode_key, decode_value};
+use crate::table::{EntriesError, IndexInfo, KeysFn, RawEntry, Schema, Table};
 
 use super::indexes_on;
 
 /// Where index entries are read and written: the write transaction, or the transaction of a
 /// write cursor.
 pub(crate) trait Store {
-    /// The value under `key` in table `dbi`, copied out.
-    fn store_get(&self, dbi: Dbi, key: &[u8]) -> std::result::Result<Option<Vec<u8>>, Code>;
+    /// `read` of the value under `key` in table `dbi`, if there is one.
+    fn store_get_with<R>(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::result::Result<Option<R>, Code>;
     /// Writes `(key, value)` into table `dbi`.
     fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code>;
     /// Deletes `(key, value)` (every value of `key` when `None`) from table `dbi`.
@@ -27,8 +39,13 @@ pub(crate) trait Store {
 }
 
 impl Store for RawTxn {
-    fn store_get(&self, dbi: Dbi, key: &[u8]) -> std::result::Result<Option<Vec<u8>>, Code> {
-        Ok(RawTxn::get(self, dbi, key)?.map(<[u8]>::to_vec))
+    fn store_get_with<R>(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::result::Result<Option<R>, Code> {
+        Ok(RawTxn::get(self, dbi, key)?.map(read))
     }
 
     fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code> {
@@ -48,12 +65,13 @@ impl Store for RawTxn {
 macro_rules! cursor_store {
     ($cursor:ident) => {
         impl Store for $cursor<'_> {
-            fn store_get(
+            fn store_get_with<R>(
                 &self,
                 dbi: Dbi,
                 key: &[u8],
-            ) -> std::result::Result<Option<Vec<u8>>, Code> {
-                self.txn_get(dbi, key)
+                read: impl FnOnce(&[u8]) -> R,
+            ) -> std::result::Result<Option<R>, Code> {
+                Ok(self.txn_get(dbi, key)?.map(|value| read(&value)))
             }
 
             fn store_put(
@@ -80,16 +98,242 @@ macro_rules! cursor_store {
 cursor_store!(RawCursorMut);
 cursor_store!(RawWriteCursor);
 
-/// One index of the table being written, with the entries of the old and the new row.
-pub(crate) struct Change {
+/// What a write of a row changes in one index of its table. An entry is an index key with the
+/// row's primary key ([`Scratch::primary`], the same for the old and the new row), so the
+/// entries removed are the index keys of the old row that the new row does not have
+/// (`removed`), and the entries added those of the new row the old one did not have
+/// (`added`): each a sorted run without repeats of [`Scratch::keys`].
+struct Change {
     dbi: Dbi,
     name: &'static str,
     unique: bool,
-    removed: Vec<RawEntry>,
-    added: Vec<RawEntry>,
+    removed: Range<usize>,
+    added: Range<usize>,
 }
 
-/// The entries of the stored row `(k, v)` of table `table` in `index` (named `name`).
+/// The buffers one write of an indexed table works in: every index key of the old and the new
+/// row, one after another, and where each lies. A thread keeps one and every write reuses it
+/// ([`Changes`] holds it during the write), so a write allocates nothing once the buffers have
+/// grown to its rows' size.
+struct Scratch {
+    /// The encoded index keys, one after another.
+    bytes: Vec<u8>,
+    /// Where each key lies in `bytes`.
+    keys: Vec<(usize, usize)>,
+    /// One change per index of the table, in schema order.
+    changes: Vec<Change>,
+    /// The row's primary key as an index stores it (`Ordered<T::Key>`: the key's encoding).
+    primary: Vec<u8>,
+}
+
+/// Buffers above this size are not kept for the next write.
+const KEEP_AT_MOST: usize = 1 << 20;
+
+impl Scratch {
+    const fn new() -> Scratch {
+        Scratch {
+            bytes: Vec::new(),
+            keys: Vec::new(),
+            changes: Vec::new(),
+            primary: Vec::new(),
+        }
+    }
+
+    /// The thread's buffers, emptied (fresh ones if a write of this thread holds them: an
+    /// index function that writes another database).
+    #[inline]
+    fn take() -> Box<Scratch> {
+        match SCRATCH.try_with(Cell::take) {
+            Ok(Some(mut s)) => {
+                s.bytes.clear();
+                s.keys.clear();
+                s.changes.clear();
+                s.primary.clear();
+                s
+            }
+            _ => Box::new(Scratch::new()),
+        }
+    }
+
+    /// Gives the buffers back for the thread's next write, unless they grew large.
+    #[inline]
+    fn give_back(self: Box<Self>) {
+        if self.bytes.capacity() <= KEEP_AT_MOST && self.keys.capacity() <= KEEP_AT_MOST {
+            let _ = SCRATCH.try_with(|cell| cell.set(Some(self)));
+        }
+    }
+
+    #[inline]
+    fn key(&self, at: usize) -> &[u8] {
+        let (start, end) = self.keys[at];
+        &self.bytes[start..end]
+    }
+
+    /// Appends the index keys `keys` computes for the decoded row `(pk, row)` as a sorted run
+    /// without repeats. `false` when the row is not of the index's source types.
+    #[inline]
+    fn push_keys(&mut self, keys: KeysFn, pk: &dyn Any, row: &dyn Any) -> bool {
+        let start = self.keys.len();
+        let Scratch {
+            bytes, keys: at, ..
+        } = self;
+        let mut push = |key: &[u8]| {
+            let from = bytes.len();
+            bytes.extend_from_slice(key);
+            at.push((from, bytes.len()));
+        };
+        if !keys(pk, row, &mut push) {
+            return false;
+        }
+        if self.keys.len() - start > 1 {
+            self.sort_run(start);
+        }
+        true
+    }
+
+    /// Sorts the run of keys from `start` to the end and drops its repeats.
+    #[cold]
+    fn sort_run(&mut self, start: usize) {
+        let bytes = &self.bytes;
+        self.keys[start..].sort_unstable_by(|a, b| bytes[a.0..a.1].cmp(&bytes[b.0..b.1]));
+        let mut kept = start + 1;
+        for at in start + 1..self.keys.len() {
+            if self.key(at) != self.key(kept - 1) {
+                self.keys[kept] = self.keys[at];
+                kept += 1;
+            }
+        }
+        self.keys.truncate(kept);
+    }
+
+    /// One index's change: the keys of the old row and of the new row (either may be absent),
+    /// without those both have. `false` when the rows are not of the index's source types.
+    fn push_change(
+        &mut self,
+        (dbi, name, index): (Dbi, &'static str, &IndexInfo),
+        pk: &dyn Any,
+        old: Option<&dyn Any>,
+        new: Option<&dyn Any>,
+    ) -> bool {
+        let start = self.keys.len();
+        if let Some(row) = old
+            && !self.push_keys(index.keys, pk, row)
+        {
+            return false;
+        }
+        let middle = self.keys.len();
+        if let Some(row) = new
+            && !self.push_keys(index.keys, pk, row)
+        {
+            return false;
+        }
+        let end = self.keys.len();
+        let (removed, added) = if start == middle || middle == end {
+            (start..middle, middle..end)
+        } else if middle - start == 1 && end - middle == 1 {
+            // One key each, the usual case.
+            if self.key(start) == self.key(middle) {
+                self.keys.truncate(start);
+                (start..start, start..start)
+            } else {
+                (start..middle, middle..end)
+            }
+        } else {
+            self.drop_common(start..middle, middle..end)
+        };
+        self.changes.push(Change {
+            dbi,
+            name,
+            unique: index.unique,
+            removed,
+            added,
+        });
+        true
+    }
+
+    /// Takes the keys the sorted runs `old` and `new` (the last runs of `keys`, in this order)
+    /// share out of both, leaving the keys only the old row has (the entries the write
+    /// removes) and those only the new row has (the entries it adds), each still sorted.
+    #[cold]
+    fn drop_common(
+        &mut self,
+        old: Range<usize>,
+        new: Range<usize>,
+    ) -> (Range<usize>, Range<usize>) {
+        // One walk of both runs; what is kept is written back behind the reads.
+        let (mut i, mut j) = (old.start, new.start);
+        let (mut removed, mut added) = (old.start, new.start);
+        while i < old.end && j < new.end {
+            match self.key(i).cmp(self.key(j)) {
+                Ordering::Less => {
+                    self.keys[removed] = self.keys[i];
+                    removed += 1;
+                    i += 1;
+                }
+                Ordering::Greater => {
+                    self.keys[added] = self.keys[j];
+                    added += 1;
+                    j += 1;
+                }
+                Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        while i < old.end {
+            self.keys[removed] = self.keys[i];
+            removed += 1;
+            i += 1;
+        }
+        while j < new.end {
+            self.keys[added] = self.keys[j];
+            added += 1;
+            j += 1;
+        }
+        self.keys.truncate(added);
+        (old.start..removed, new.start..added)
+    }
+}
+
+thread_local! {
+    /// The thread's [`Scratch`] between writes.
+    static SCRATCH: Cell<Option<Box<Scratch>>> = const { Cell::new(None) };
+}
+
+/// What a write of an indexed table changes in its indexes, worked out before the row is
+/// written ([`prepare`], [`cursor_removal`]) and written after it ([`apply`]). Holds the
+/// thread's [`Scratch`] until dropped. `Changes::default()` changes nothing.
+#[derive(Default)]
+pub(crate) struct Changes(Option<Box<Scratch>>);
+
+impl Drop for Changes {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(scratch) = self.0.take() {
+            scratch.give_back();
+        }
+    }
+}
+
+/// An index that names table `T` as its source but computes its keys from other types: two
+/// tables of the schema share a name (which the startup step refuses, so this is not
+/// reached).
+#[cold]
+fn not_its_source<T: Table>(index: &'static str) -> Error {
+    Error::InvalidTable {
+        table: index.to_string(),
+        rust_name: "",
+        problem: format!(
+            "its source table `{}` has other key or value types than the table it was \
+             declared on; give each table of the schema its own name",
+            T::NAME
+        ),
+    }
+}
+
+/// The entries of the stored row `(k, v)` of table `table` in `index` (named `name`): for
+/// the checks and the index build, which take one index at a time.
 pub(crate) fn entries(
     table: &'static str,
     index: &IndexInfo,
@@ -120,42 +364,49 @@ pub(crate) fn entries(
     Ok(out)
 }
 
-/// `a` without the entries of `b` (both sorted).
-fn minus(a: &[RawEntry], b: &[RawEntry]) -> Vec<RawEntry> {
-    a.iter()
-        .filter(|e| b.binary_search(e).is_err())
-        .cloned()
-        .collect()
+/// For each index of table `T`: the keys of the decoded rows `old` and `new` under the
+/// primary key `pk`, into the thread's scratch. Each row is decoded once by
+/// the caller, whatever the number of indexes.
+fn changes<T: Table>(
+    shared: &Shared,
+    pk: &T::Key,
+    old: Option<&T::Value>,
+    new: Option<&T::Value>,
+) -> Result<Changes> {
+    let mut s = Scratch::take();
+    // What `Ordered<T::Key>` stores: the key's encoding (`codec/dup.rs`).
+    s.primary
+        .extend_from_slice(AsKey::<T::Key>::encode(pk).as_ref());
+    let old = old.map(|row| row as &dyn Any);
+    let new = new.map(|row| row as &dyn Any);
+    for (id, table) in shared.tables.iter().enumerate() {
+        let Some(index) = &table.index else {
+            continue;
+        };
+        if same_name(index.source, T::NAME)
+            && !s.push_change((shared.dbis[id], table.name, index), pk, old, new)
+        {
+            return Err(not_its_source::<T>(table.name));
+        }
+    }
+    Ok(Changes(Some(s)))
 }
 
-/// For each index of table `table`: the entries the change from `old` to `new` (stored rows
-/// under `k`) removes and adds.
-fn changes(
-    shared: &Shared,
-    table: &'static str,
-    k: &[u8],
-    old: Option<&[u8]>,
-    new: Option<&[u8]>,
-) -> Result<Vec<Change>> {
-    let mut out = Vec::new();
-    for (id, name, index) in indexes_on(shared.tables, table) {
-        let old = match old {
-            Some(v) => entries(table, &index, name, k, v)?,
-            None => Vec::new(),
-        };
-        let new = match new {
-            Some(v) => entries(table, &index, name, k, v)?,
-            None => Vec::new(),
-        };
-        out.push(Change {
-            dbi: shared.dbis[id],
-            name,
-            unique: index.unique,
-            removed: minus(&old, &new),
-            added: minus(&new, &old),
-        });
+/// A stored value of table `T` under `k` that did not decode.
+#[cold]
+fn value_error<T: Table>(k: &[u8], source: DecodeError) -> Error {
+    Error::Decode {
+        table: T::NAME,
+        part: Part::Value,
+        key: KeyHex::new(k),
+        source,
     }
-    Ok(out)
+}
+
+/// `a == b`, at once when they are the same constant.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
 /// Fails if an added entry of a unique index names a key another row holds.
@@ -163,21 +414,25 @@ fn check_unique(
     store: &impl Store,
     shared: &Shared,
     table: &'static str,
-    changes: &[Change],
+    changes: &Changes,
 ) -> Result<()> {
-    for change in changes.iter().filter(|c| c.unique) {
-        for entry in &change.added {
+    let Some(s) = &changes.0 else {
+        return Ok(());
+    };
+    for change in s.changes.iter().filter(|c| c.unique) {
+        for at in change.added.clone() {
+            let key = s.key(at);
             let held = store
-                .store_get(change.dbi, &entry.key)
-                .map_err(|code| shared.fail(code, At::table(change.name, "get").key(&entry.key)))?;
-            if let Some(row) = held
-                && row != entry.primary
-            {
+                .store_get_with(change.dbi, key, |row| {
+                    (row != s.primary.as_slice()).then(|| KeyHex::new(row))
+                })
+                .map_err(|code| shared.fail(code, At::table(change.name, "get").key(key)))?;
+            if let Some(Some(row)) = held {
                 return Err(Error::UniqueViolation {
                     table,
                     index: change.name,
-                    key: KeyHex::new(&entry.key),
-                    rows: Box::new([KeyHex::new(&row), KeyHex::new(&entry.primary)]),
+                    key: KeyHex::new(key),
+                    rows: Box::new([row, KeyHex::new(&s.primary)]),
                 });
             }
         }
@@ -185,26 +440,29 @@ fn check_unique(
     Ok(())
 }
 
-/// Writes the index entries of `changes` (the row is already written).
-pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change]) -> Result<()> {
-    for change in changes {
-        for entry in &change.removed {
-            let value = (!change.unique).then_some(entry.primary.as_slice());
+/// Writes the index entries of `changes` (the row is already written): per index, the
+/// entries removed, then those added; unchanged entries are not touched.
+pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) -> Result<()> {
+    let Some(s) = &changes.0 else {
+        return Ok(());
+    };
+    let primary = s.primary.as_slice();
+    for change in &s.changes {
+        for at in change.removed.clone() {
+            let key = s.key(at);
+            let value = (!change.unique).then_some(primary);
             store
-                .store_del(change.dbi, &entry.key, value)
-                .map_err(|code| {
-                    shared.fail(code, At::table(change.name, "delete").key(&entry.key))
-                })?;
+                .store_del(change.dbi, key, value)
+                .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
         }
-        for entry in &change.added {
-            store
-                .store_put(change.dbi, &entry.key, &entry.primary)
-                .map_err(|code| {
-                    shared.fail(
-                        code,
-                        At::table(change.name, "put").entry(&entry.key, entry.primary.len()),
-                    )
-                })?;
+        for at in change.added.clone() {
+            let key = s.key(at);
+            store.store_put(change.dbi, key, primary).map_err(|code| {
+                shared.fail(
+                    code,
+                    At::table(change.name, "put").entry(key, primary.len()),
+                )
+            })?;
         }
     }
     Ok(())
@@ -212,31 +470,53 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &[Change])
 
 /// What a write of the stored row `(k, v)` into table `T` (handle `dbi`) with `flags` changes
 /// in its indexes, read and checked before anything is written: the old row is read (not for
-/// an append, whose key has none), an insert of a present key is `KeyExists`, and a unique key
-/// another row holds is `UniqueViolation`.
+/// an append, whose key has none) and decoded, an insert of a present key is `KeyExists`, and
+/// a unique key another row holds is `UniqueViolation`. `row` is the value `v` encodes when
+/// the caller holds it (a typed write), so `v` is decoded only when it is `None`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare<T: Table>(
     store: &impl Store,
     shared: &Shared,
     dbi: Dbi,
     k: &[u8],
     v: &[u8],
+    row: Option<&T::Value>,
     flags: u32,
     op: &'static str,
-) -> Result<Vec<Change>> {
-    let old = if flags & engine::put::APPEND != 0 {
-        None
-    } else {
-        store
-            .store_get(dbi, k)
+) -> Result<Changes> {
+    // The old row, decoded where it lies (not for an append, whose key has none, nor for an
+    // insert, which a present key refuses).
+    let mut old = None;
+    let found = flags & engine::put::APPEND == 0
+        && store
+            .store_get_with(dbi, k, |bytes| {
+                if flags & engine::put::NOOVERWRITE == 0 {
+                    old = Some(<T::Codec as Value>::decode(bytes));
+                }
+            })
             .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?
-    };
-    if old.is_some() && flags & engine::put::NOOVERWRITE != 0 {
+            .is_some();
+    if found && flags & engine::put::NOOVERWRITE != 0 {
         return Err(Error::KeyExists {
             table: T::NAME,
             key: KeyHex::new(k),
         });
     }
-    let changes = changes(shared, T::NAME, k, old.as_deref(), Some(v))?;
+    let pk = decode_key::<T>(k)?;
+    let old = match old {
+        Some(Ok(old)) => Some(old),
+        Some(Err(source)) => return Err(value_error::<T>(k, source)),
+        None => None,
+    };
+    let decoded;
+    let new = match row {
+        Some(row) => row,
+        None => {
+            decoded = decode_value::<T>(k, v)?;
+            &decoded
+        }
+    };
+    let changes = changes::<T>(shared, &pk, old.as_ref(), Some(new))?;
     check_unique(store, shared, T::NAME, &changes)?;
     Ok(changes)
 }
@@ -244,17 +524,20 @@ pub(crate) fn prepare<T: Table>(
 /// Writes the stored row `(k, v)` of the indexed table `T` (handle `dbi`) with `flags`
 /// (`UPSERT`, `NOOVERWRITE` or `APPEND_STRICT`), and its index entries: the old row is read,
 /// the changed entries computed, unique keys checked, and only then is anything written.
+/// `row` is the value `v` encodes when the caller holds it ([`prepare`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn put<S: Schema, T: Table>(
     raw: &mut RawTxn,
     db: &Db<S>,
     dbi: Dbi,
     k: &[u8],
     v: &[u8],
+    row: Option<&T::Value>,
     flags: u32,
     op: &'static str,
 ) -> Result<()> {
     let shared = &db.shared;
-    let changes = prepare::<T>(raw, shared, dbi, k, v, flags, op)?;
+    let changes = prepare::<T>(raw, shared, dbi, k, v, row, flags, op)?;
     let appending = flags & engine::put::APPEND != 0;
     raw.put(dbi, k, v, flags).map_err(|code| {
         if appending && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST) {
@@ -286,12 +569,13 @@ pub(crate) fn delete<S: Schema, T: Table>(
 ) -> Result<bool> {
     let shared = &db.shared;
     let old = raw
-        .store_get(dbi, k)
+        .store_get_with(dbi, k, |old| decode_value::<T>(k, old))
         .map_err(|code| shared.fail(code, At::of::<T>("delete").key(k)))?;
     let Some(old) = old else {
         return Ok(false);
     };
-    let changes = changes(shared, T::NAME, k, Some(&old), None)?;
+    let pk = decode_key::<T>(k)?;
+    let changes = changes::<T>(shared, &pk, Some(&old?), None)?;
     raw.del(dbi, k, None)
         .map_err(|code| shared.fail(code, At::of::<T>("delete").key(k)))?;
     shared.watch.del::<T>(k, None);
@@ -317,8 +601,10 @@ pub(crate) fn cursor_indexed<T: Table>(shared: &Shared) -> bool {
 
 /// For a write cursor over the indexed table `T` about to delete the entry `(k, v)` under it:
 /// the index entries that go with it.
-pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Vec<Change>> {
-    changes(shared, T::NAME, k, Some(v), None)
+pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Changes> {
+    let pk = decode_key::<T>(k)?;
+    let old = decode_value::<T>(k, v)?;
+    changes::<T>(shared, &pk, Some(&old), None)
 }
 
 /// The table's last key, for an append-out-of-order message.

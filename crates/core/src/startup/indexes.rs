@@ -178,6 +178,7 @@ mod tests {
                 source: "transfers",
                 unique: true,
                 entries: |_, _, _| Ok(()),
+                keys: |_, _, _| false,
             }),
         };
         let p = progress("by_sender", &info, &info.index.unwrap(), b"k");
