@@ -42,7 +42,7 @@ pub trait CursorNav {
 /// marked `#[inline(always)]`. A closure's body is the optimiser's to inline or not: with the
 /// typed cursor's move inlined into a large caller's loop, the decode was left out of line
 /// (`crates/bench/examples/path_costs.rs`, `cursor_next`: 302 instructions an entry walked,
-/// 257 with the decode a forced-inline `Visit`).
+/// 278 with the decode a forced-inline `Visit`).
 pub trait Visit {
     /// What the visit returns.
     type Out;
