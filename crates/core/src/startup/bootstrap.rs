@@ -289,6 +289,38 @@ impl Bootstrap {
         declared: Option<TableFlags>,
     ) -> Result<Option<ExistingTable>> {
         let branchy = declared.is_some_and(|f| !f.integer_key);
+        self.find_table_cmp(name, declared, branchy)
+    }
+
+    /// The open and create of an index table, with libmdbx's own key comparator: an index
+    /// table is searched on every write of its source table and once per query, so the
+    /// branchy comparator's gain (cold point reads) is not worth its instructions there
+    /// (`docs/design.md`, "Key comparator").
+    pub(crate) fn find_index_table(
+        &mut self,
+        name: &'static str,
+        declared: TableFlags,
+    ) -> Result<Option<ExistingTable>> {
+        not_reserved(name)?;
+        self.find_table_cmp(name, Some(declared), false)
+    }
+
+    /// [`find_index_table`](Self::find_index_table)'s create.
+    pub(crate) fn create_index_table(
+        &mut self,
+        name: &'static str,
+        flags: TableFlags,
+    ) -> Result<TableHandle> {
+        not_reserved(name)?;
+        self.create_cmp(name, flags, false)
+    }
+
+    fn find_table_cmp(
+        &mut self,
+        name: &'static str,
+        declared: Option<TableFlags>,
+        branchy: bool,
+    ) -> Result<Option<ExistingTable>> {
         let bits = declared.map_or(0, |f| engine::table_flags(f.dupsort, f.integer_key));
         let Some(dbi) = self
             .txn()
@@ -337,11 +369,20 @@ impl Bootstrap {
     }
 
     fn create_any(&mut self, name: &'static str, flags: TableFlags) -> Result<TableHandle> {
-        let bits = engine::table_flags(flags.dupsort, flags.integer_key);
         // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
+        self.create_cmp(name, flags, !flags.integer_key)
+    }
+
+    fn create_cmp(
+        &mut self,
+        name: &'static str,
+        flags: TableFlags,
+        branchy: bool,
+    ) -> Result<TableHandle> {
+        let bits = engine::table_flags(flags.dupsort, flags.integer_key);
         let dbi = self
             .txn()
-            .open_table_with(Some(name), bits, true, !flags.integer_key)
+            .open_table_with(Some(name), bits, true, branchy)
             .map_err(|c| self.fail(c, At::table(name, "create")))?;
         Ok(TableHandle(dbi.expect("MDBX_CREATE returns a handle")))
     }

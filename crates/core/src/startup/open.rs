@@ -180,12 +180,21 @@ pub fn open<S: Schema>(
     let mut found: Vec<Opened> = Vec::with_capacity(S::TABLES.len());
     let mut stop = None;
     for info in S::TABLES {
-        let opened = match boot.find_schema_table(info.name, info.flags) {
+        let index = info.index.is_some();
+        let existing = if index {
+            boot.find_index_table(info.name, info.flags)
+        } else {
+            boot.find_schema_table(info.name, info.flags)
+        };
+        let opened = match existing {
             Ok(Some(existing)) => Ok(Opened::Existing(existing)),
             Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
                 table: info.name.to_string(),
                 path: path.to_path_buf(),
             }),
+            Ok(None) if index => boot
+                .create_index_table(info.name, info.flags)
+                .map(Opened::Created),
             Ok(None) => boot
                 .create_table(info.name, info.flags)
                 .map(Opened::Created),
