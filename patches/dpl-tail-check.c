@@ -4,30 +4,37 @@
  * The patch changes when the dirty-page list's unsorted tail is merged. The tail grows once a
  * transaction has spilled: a spilled page changed again is read back ("unspilled") and goes
  * back into the list out of order. So this program forces spills: a low MDBX_opt_txn_dp_limit
- * (RUN_LIMITS below), and transactions that insert, update (with a new value of another size)
- * and delete random entries across many more pages than the limit, in one transaction each.
+ * (1,024 and 8,192 pages; 256 and 1,024 in the audited mode), and transactions that insert,
+ * update (with a new value, mostly of another size) and delete random entries across many
+ * more pages than the limit, in one transaction each.
  *
  * An entry is a 24-byte key made from its index (two hashed words first, so the index order is
  * not the key order, then the index) and a value of 40 to 219 bytes made from the index and a
  * version. The model is one version number per index (0: absent). After each transaction the
  * table is walked and every entry compared with the model: same count, each value the one its
- * version makes. The rounds, for each limit:
+ * version makes. The rounds, for each limit (operation counts of the full mode; the audited
+ * mode does a tenth):
  *   1. 150,000 random inserts in one transaction;
  *   2. one transaction of 200,000 random operations (40 % updates, 30 % deletes, 30 % inserts)
  *      while a read transaction holds round 1's snapshot (checked after the commit);
- *   3. the same mix, 100,000 operations, aborted (the table must still be round 2's);
- *   4. a transaction of 60,000 operations with nested ones inside: one of 40,000 operations
- *      committed, one of 40,000 aborted, then 60,000 more in the parent;
- *   5. a cursor walk deleting all but one entry in 16, with 20,000 inserts mixed in.
+ *   3. the same mix, 100,000 operations, checked inside the transaction, then aborted (the
+ *      table must still be round 2's);
+ *   4. a transaction of 60,000 operations with nested ones inside (the parent spills half its
+ *      dirty pages when a child starts): one child of limit/8 operations committed, one
+ *      aborted, then 60,000 more in the parent;
+ *   5. a cursor walk deleting all but one entry in 16, with 32 inserts after every 256 steps.
  * Each round prints the pages spilled and read back during it (mdbx_env_info_ex's
  * mi_pgop_stat); the program fails if no page was spilled or none read back over the run, or
  * if mdbx_env_chk (the checker the mdbx_chk tool runs) finds a problem at the end.
  *
- * Built with MDBX_CHECKING=3 and run with MDBX_DBG_ASSERT | MDBX_DBG_AUDIT: every commit audits
- * the page accounting, every dirty-page search checks that the list's sorted part is sorted.
+ * Built with MDBX_CHECKING=3 (libmdbx's lite assertions always on). In the audited mode
+ * libmdbx's runtime assertions and audit are on too (MDBX_DBG_ASSERT | MDBX_DBG_AUDIT): every
+ * page touch checks the dirty-page list, every dirty-page search that its sorted part is
+ * sorted, every commit the page accounting. They cost a pass over the list per page touched,
+ * hence the smaller sizes.
  *
  *   cc -O1 -pthread -DMDBX_CHECKING=3 -I LIBMDBX dpl-tail-check.c LIBMDBX/mdbx.c -o check
- *   ./check DIR
+ *   mkdir DIR && ./check DIR full && ./check DIR audited
  *
  * With patches/dpl-tail-probe.h included into the patched libmdbx (dpl-tail-check.sh does), the
  * counts of the patch's new path are printed to stderr.

@@ -12,8 +12,10 @@
 #   patched    the patch as it is, with patches/dpl-tail-probe.h counting its new path;
 #   patched-8  the patch with the tail allowed 7 + sorted/8 entries instead of 7 + sorted/1024
 #              (the probe's DPL_TAIL_SHIFT 3), so that far longer tails are scanned.
-# Every run must pass and print the same thing as the pristine one; the patched builds must
-# have taken the new path. About a minute per build, plus the audited runs (a few minutes).
+# Every run must pass and print the same thing as the pristine one, and the patched builds
+# must have taken the new path (in the audited runs only patched-8 can: their lists stay below
+# the 1,024 sorted pages where the default tail first exceeds 7). About 3 minutes per build,
+# most of it the audited run.
 #
 #   patches/dpl-tail-check.sh DIR      (DIR must not exist; nothing in the repository changes)
 set -euo pipefail
@@ -50,7 +52,9 @@ for build in pristine patched patched-8; do
         if [[ $build != pristine ]]; then
             echo "  ${probe_line}"
             scans=$(sed -nE 's/.*probe: ([0-9]+) searches.*/\1/p' <<< "$probe_line")
-            if [[ -z "$scans" || "$scans" -eq 0 ]]; then
+            # The audited run's lists stay below 1,024 sorted pages, where the patch's default
+            # tail is still 7: only the patched-8 build takes the new path there.
+            if [[ ($mode == full || $build == patched-8) && (-z "$scans" || "$scans" -eq 0) ]]; then
                 echo "error: the $build build never took the patch's new path ($mode): the check does not exercise it" >&2
                 exit 1
             fi
