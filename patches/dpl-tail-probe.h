@@ -9,9 +9,9 @@
 #define DPL_TAIL_SHIFT 10
 #endif
 extern unsigned long long dpl_tail_scans, dpl_tail_merges, dpl_tail_longest;
-#define MDBX_DPL_UNSORTED_TAIL(sorted)                                                             \
+#define MDBX_DPL_UNSORTED_TAIL(sorted_)                                                           \
   ({                                                                                               \
-    const size_t limit_ = 7 + ((sorted) >> DPL_TAIL_SHIFT), tail_ = dl->length - dl->sorted;       \
+    const size_t limit_ = 7 + ((sorted_) >> DPL_TAIL_SHIFT), tail_ = dl->length - dl->sorted;      \
     if (tail_ <= limit_) {                                                                         \
       ++dpl_tail_scans;                                                                            \
       if (tail_ > dpl_tail_longest)                                                                \
