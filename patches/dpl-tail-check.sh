@@ -1,74 +1,68 @@
 #!/usr/bin/env bash
 # Makes a patched copy of mdbx-sys 14.4.0 with patches/libmdbx-0.14.4-dpl-tail.patch in DIR
-# and checks the patch with the loose-batch patch's program, patches/loose-batch-check.c (big
-# transactions of random inserts and deletes, nested ones, reads and mdbx_env_chk after each),
-# built against the pristine and the patched libmdbx with MDBX_CHECKING=3 and run with
-# libmdbx's assertions and audit on (every commit checks that each page of the file is
-# accounted for; every dirty-page search checks that the list's sorted part is sorted); both
-# must pass and print the same thing. About 4 minutes per build.
+# and checks the patch with patches/dpl-tail-check.c: big write transactions that spill (a low
+# MDBX_opt_txn_dp_limit; random inserts, updates and deletes in one transaction, an aborted
+# one, nested ones, a deleting cursor walk), the table compared with a model after each, and
+# mdbx_env_chk at the end; the pages spilled and read back are counted, and the program fails
+# if there were none.
+#
+# Three builds (MDBX_CHECKING=3), each run twice: "full" (the program's sizes, the build's lite
+# assertions) and "audited" (a tenth of the sizes, libmdbx's runtime assertions and audit on):
+#   pristine   the registry's libmdbx;
+#   patched    the patch as it is, with patches/dpl-tail-probe.h counting its new path;
+#   patched-8  the patch with the tail allowed 7 + sorted/8 entries instead of 7 + sorted/1024
+#              (the probe's DPL_TAIL_SHIFT 3), so that far longer tails are scanned.
+# Every run must pass and print the same thing as the pristine one, and the patched builds
+# must have taken the new path (in the audited runs only patched-8 can: their lists stay below
+# the 1,024 sorted pages where the default tail first exceeds 7). About 3 minutes per build,
+# most of it the audited run.
 #
 #   patches/dpl-tail-check.sh DIR      (DIR must not exist; nothing in the repository changes)
 set -euo pipefail
+source "$(dirname "$0")/lib-check.sh"
+check_setup dpl-tail "$@"
 
-if [[ $# -ne 1 ]]; then
-    echo "usage: $0 DIR   (where to create the patched mdbx-sys crate; must not exist)" >&2
-    exit 2
+probe=$root/patches/dpl-tail-probe.h
+if ! grep -qF '#define MDBX_DPL_UNSORTED_TAIL(sorted) (7 + ((sorted) >> 10))' \
+    "$root/patches/libmdbx-0.14.4-dpl-tail.patch"; then
+    echo "error: the patch's default tail is no longer 7 + sorted/1024; update $probe" >&2
+    exit 1
 fi
-dest=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-patchfile=$root/patches/libmdbx-0.14.4-dpl-tail.patch
-expected_sha256=58b770f90b75c533fd66d6d040764f75589565a2bc46034cc2ec2d8d9b257176
 
-if [[ -e "$dest" ]]; then
-    echo "error: $dest already exists; give a new directory" >&2
-    exit 2
-fi
-command -v "${CC:-cc}" > /dev/null || { echo "error: a C compiler is needed" >&2; exit 1; }
-
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-src=
-for d in "$cargo_home"/registry/src/*/mdbx-sys-14.4.0; do
-    [[ -f "$d/libmdbx/mdbx.c" ]] && src=$d
-done
-if [[ -z "$src" ]]; then
-    (cd "$root" && cargo fetch --locked)
-    for d in "$cargo_home"/registry/src/*/mdbx-sys-14.4.0; do
-        [[ -f "$d/libmdbx/mdbx.c" ]] && src=$d
+for build in pristine patched patched-8; do
+    case $build in
+        pristine) build_check "$src" "$work/check-$build" "$root/patches/dpl-tail-check.c" -DMDBX_CHECKING=3 ;;
+        patched) build_check "$dest" "$work/check-$build" "$root/patches/dpl-tail-check.c" -DMDBX_CHECKING=3 \
+            -include "$probe" ;;
+        patched-8) build_check "$dest" "$work/check-$build" "$root/patches/dpl-tail-check.c" -DMDBX_CHECKING=3 \
+            -DDPL_TAIL_SHIFT=3 -include "$probe" ;;
+    esac
+    for mode in full audited; do
+        run=$build-$mode
+        mkdir "$work/db-$run"
+        # libmdbx's own notices go to stderr (source line numbers differ); compare stdout.
+        "$work/check-$build" "$work/db-$run" "$mode" > "$work/$run.out" 2> "$work/$run.err" || {
+            echo "error: dpl-tail-check ($mode) failed on the $build libmdbx:" >&2
+            cat "$work/$run.out" >&2
+            grep -E 'ASSERT|FAIL|audit|assert' "$work/$run.err" | head -n 5 >&2 || true
+            exit 1
+        }
+        probe_line=$(grep -F 'dpl-tail probe:' "$work/$run.err")
+        echo "$run: $(grep -F 'spills over the run' "$work/$run.out"), $(tail -n 1 "$work/$run.out")"
+        if [[ $build != pristine ]]; then
+            echo "  ${probe_line}"
+            scans=$(sed -nE 's/.*probe: ([0-9]+) searches.*/\1/p' <<< "$probe_line")
+            # The audited run's lists stay below 1,024 sorted pages, where the patch's default
+            # tail is still 7: only the patched-8 build takes the new path there.
+            if [[ ($mode == full || $build == patched-8) && (-z "$scans" || "$scans" -eq 0) ]]; then
+                echo "error: the $build build never took the patch's new path ($mode): the check does not exercise it" >&2
+                exit 1
+            fi
+            if ! diff -u "$work/pristine-$mode.out" "$work/$run.out"; then
+                echo "error: the $build libmdbx left a different database than the pristine one (diff above)" >&2
+                exit 1
+            fi
+        fi
     done
-fi
-[[ -n "$src" ]] || { echo "error: mdbx-sys 14.4.0 not found under $cargo_home/registry/src" >&2; exit 1; }
-actual=$(sha256sum "$src/libmdbx/mdbx.c" | cut -d' ' -f1)
-if [[ "$actual" != "$expected_sha256" ]]; then
-    echo "error: $src/libmdbx/mdbx.c has sha256 $actual, not the source the patch was made against" >&2
-    exit 1
-fi
-
-mkdir -p "$(dirname "$dest")"
-cp -a "$src" "$dest"
-rm -f "$dest/.cargo-ok"
-patch --quiet --forward -p1 -d "$dest" < "$patchfile"
-echo "patched mdbx-sys 14.4.0 in $dest"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-for variant in pristine patched; do
-    crate=$src
-    [[ $variant == patched ]] && crate=$dest
-    "${CC:-cc}" -O1 -pthread -DMDBX_CHECKING=3 -DMDBX_TXN_CHECKOWNER=0 -DMDBX_BUILD_FLAGS='""' \
-        -I "$crate/libmdbx" "$root/patches/loose-batch-check.c" "$crate/libmdbx/mdbx.c" \
-        -o "$work/check-$variant"
-    mkdir "$work/db-$variant"
-    # libmdbx's own notices go to stderr (source line numbers differ); compare stdout.
-    "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
-        echo "error: dpl-tail-check failed on the $variant libmdbx:" >&2
-        cat "$work/$variant.out" >&2
-        grep -E 'ASSERT|FAIL|audit' "$work/$variant.err" | head -n 5 >&2 || true
-        exit 1
-    }
-    echo "$variant: $(tail -n 1 "$work/$variant.out")"
 done
-if ! diff -u "$work/pristine.out" "$work/patched.out"; then
-    echo "error: the patched libmdbx left a different database (diff above)" >&2
-    exit 1
-fi
-echo "dpl-tail-check: passed on both, identical output ($(wc -l < "$work/patched.out") lines)"
+echo "dpl-tail-check: passed on all three builds, identical output ($(wc -l < "$work/patched-full.out") + $(wc -l < "$work/patched-audited.out") lines)"

@@ -12,58 +12,16 @@
 # Use DIR in a `[patch.crates-io]` section to measure (see patches/libmdbx-0.14.4-write-chunks.md).
 # Needs cc and strace.
 set -euo pipefail
-
-if [[ $# -ne 1 ]]; then
-    echo "usage: $0 DIR   (where to create the patched mdbx-sys crate; must not exist)" >&2
-    exit 2
-fi
-dest=$1
-root=$(cd "$(dirname "$0")/.." && pwd)
-patchfile=$root/patches/libmdbx-0.14.4-write-chunks.patch
-expected_sha256=58b770f90b75c533fd66d6d040764f75589565a2bc46034cc2ec2d8d9b257176
+source "$(dirname "$0")/lib-check.sh"
+command -v strace > /dev/null || { echo "error: strace is needed" >&2; exit 1; }
+check_setup write-chunks "$@"
 limit=65536
 
-if [[ -e "$dest" ]]; then
-    echo "error: $dest already exists; give a new directory" >&2
-    exit 2
-fi
-for tool in cc strace patch; do
-    command -v "$tool" > /dev/null || { echo "error: $tool is needed" >&2; exit 1; }
-done
-
-cargo_home=${CARGO_HOME:-$HOME/.cargo}
-src=
-for d in "$cargo_home"/registry/src/*/mdbx-sys-14.4.0; do
-    [[ -f "$d/libmdbx/mdbx.c" ]] && src=$d
-done
-if [[ -z "$src" ]]; then
-    (cd "$root" && cargo fetch --locked)
-    for d in "$cargo_home"/registry/src/*/mdbx-sys-14.4.0; do
-        [[ -f "$d/libmdbx/mdbx.c" ]] && src=$d
-    done
-fi
-[[ -n "$src" ]] || { echo "error: mdbx-sys 14.4.0 not found under $cargo_home/registry/src" >&2; exit 1; }
-actual=$(sha256sum "$src/libmdbx/mdbx.c" | cut -d' ' -f1)
-if [[ "$actual" != "$expected_sha256" ]]; then
-    echo "error: $src/libmdbx/mdbx.c has sha256 $actual, not the source the patch was made against" >&2
-    exit 1
-fi
-
-mkdir -p "$(dirname "$dest")"
-cp -a "$src" "$dest"
-rm -f "$dest/.cargo-ok"
-patch --quiet --forward -p1 -d "$dest" < "$patchfile"
-echo "patched mdbx-sys 14.4.0 in $dest"
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 largest=()
 for variant in pristine patched; do
     crate=$src
     [[ $variant == patched ]] && crate=$dest
-    "${CC:-cc}" -O1 -pthread -DMDBX_FORCE_ASSERTIONS=1 -DMDBX_TXN_CHECKOWNER=0 -DMDBX_BUILD_FLAGS='""' \
-        -I "$crate/libmdbx" "$root/patches/write-chunks-check.c" "$crate/libmdbx/mdbx.c" \
-        -o "$work/check-$variant"
+    build_check "$crate" "$work/check-$variant" "$root/patches/write-chunks-check.c" -DMDBX_FORCE_ASSERTIONS=1
     mkdir "$work/db-$variant"
     strace -f -e trace=write,writev,pwrite64,pwritev,pwritev2 -o "$work/$variant.strace" \
         "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {

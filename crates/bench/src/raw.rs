@@ -269,6 +269,40 @@ impl Env {
         self.0
     }
 
+    /// An option's current value (`mdbx_env_get_option`).
+    pub fn option(&self, opt: sys::MDBX_option_t) -> u64 {
+        let mut value = 0u64;
+        // SAFETY: the env is open; `value` is a valid place for the call to write.
+        check(
+            unsafe { sys::mdbx_env_get_option(self.0, opt, &mut value) },
+            "mdbx_env_get_option",
+        );
+        value
+    }
+
+    /// Dirty pages spilled and spilled pages read back (`mi_pgop_stat.spill` and `.unspill`
+    /// of `mdbx_env_info_ex`: counted in the lock file since it was set up, i.e. since this
+    /// process opened the env when no other has it open).
+    pub fn spill_counts(&self) -> (u64, u64) {
+        let mut info = std::mem::MaybeUninit::<sys::MDBX_envinfo>::zeroed();
+        // SAFETY: the env is open; `info` is a zeroed MDBX_envinfo of the size passed, which
+        // the call fills in.
+        check(
+            unsafe {
+                sys::mdbx_env_info_ex(
+                    self.0,
+                    ptr::null(),
+                    info.as_mut_ptr(),
+                    std::mem::size_of::<sys::MDBX_envinfo>(),
+                )
+            },
+            "mdbx_env_info_ex",
+        );
+        // SAFETY: mdbx_env_info_ex succeeded, so it wrote the whole struct (and it was zeroed).
+        let info = unsafe { info.assume_init() };
+        (info.mi_pgop_stat.spill, info.mi_pgop_stat.unspill)
+    }
+
     /// Sets an option on the open env (`mdbx_env_set_option`).
     pub fn set_option(&self, opt: sys::MDBX_option_t, value: u64) {
         // SAFETY: the env is open; runtime options may be changed at any time.

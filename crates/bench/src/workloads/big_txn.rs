@@ -158,6 +158,16 @@ pub fn raw_knobs() -> Vec<(&'static str, Tune)> {
             "raw.dp_limit_128k",
             with(0, &[(sys::MDBX_opt_txn_dp_limit, 131_072)]),
         ),
+        // Larger dirty-page limits (issue 26): 2 GiB and 4 GiB of 4 KiB pages, enough for
+        // the 5M rows' transactions not to spill (about 350K leaves after the inserts).
+        (
+            "raw.dp_limit_512k",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 524_288)]),
+        ),
+        (
+            "raw.dp_limit_1m",
+            with(0, &[(sys::MDBX_opt_txn_dp_limit, 1_048_576)]),
+        ),
         // The largest dirty-page limit: never spills.
         (
             "raw.dp_limit_max",
@@ -176,6 +186,15 @@ fn tabula_knobs() -> Vec<(&'static str, tabula::Options)> {
         ("tabula.fewer_writes", tabula_options().balance_pages(false)),
         ("tabula.merge_25", tabula_options().merge_threshold(25)),
         ("tabula.writemap", tabula_options().write_map(true)),
+        // Larger dirty-page limits (`Options::dirty_page_limit`), as `raw.dp_limit_*`.
+        (
+            "tabula.dp_limit_512k",
+            tabula_options().dirty_page_limit(524_288),
+        ),
+        (
+            "tabula.dp_limit_1m",
+            tabula_options().dirty_page_limit(1_048_576),
+        ),
     ]
 }
 
@@ -257,6 +276,24 @@ trait Store {
     /// file as written, and after reopening it and committing one more entry (what a
     /// directory listing shows, lock file included).
     fn compacted(&mut self, dest: &Path, key: &Key) -> (u64, u64);
+    /// libmdbx's dirty-page limit and its counts of pages spilled and read back so far (raw
+    /// libmdbx only; `None` where the library does not expose them).
+    fn spills(&mut self) -> Option<(u64, u64, u64)> {
+        None
+    }
+}
+
+/// With `TABULA_BENCH_SPILLS` set, prints what `store` spilled so far (after `phase`).
+fn print_spills(name: &str, phase: &str, store: &mut dyn Store) {
+    if std::env::var_os("TABULA_BENCH_SPILLS").is_none() {
+        return;
+    }
+    if let Some((limit, spilled, unspilled)) = store.spills() {
+        eprintln!(
+            "{name}: after {phase}: dirty-page limit {limit} pages; spilled {spilled} pages, \
+             read back {unspilled} so far"
+        );
+    }
 }
 
 /// Runs the phases on `store` up to phase `last` (the later ones are left out, so a profile
@@ -264,6 +301,7 @@ trait Store {
 fn run_store(name: &str, store: &mut dyn Store, plan: &Plan, last: usize) -> Figures {
     let mut f = Figures::default();
     f.times[0] = store.insert(&plan.keys);
+    print_spills(name, "insert", store);
     check_state(
         &format!("{name}: after insert"),
         store.state(),
@@ -288,6 +326,7 @@ fn run_store(name: &str, store: &mut dyn Store, plan: &Plan, last: usize) -> Fig
         return f;
     }
     f.times[2] = store.delete(plan.deletes());
+    print_spills(name, "delete", store);
     check_state(
         &format!("{name}: after delete"),
         store.state(),
@@ -303,6 +342,7 @@ fn run_store(name: &str, store: &mut dyn Store, plan: &Plan, last: usize) -> Fig
         seen,
         plan.after_delete.sum,
     );
+    print_spills(name, "retain", store);
     check_state(
         &format!("{name}: after retain"),
         store.state(),
@@ -727,6 +767,15 @@ impl Store for RawStore {
         let shape = txn.tree_shape(self.dbi);
         txn.abort();
         shape
+    }
+
+    fn spills(&mut self) -> Option<(u64, u64, u64)> {
+        let (spilled, unspilled) = self.env.spill_counts();
+        Some((
+            self.env.option(mdbx_sys::MDBX_opt_txn_dp_limit),
+            spilled,
+            unspilled,
+        ))
     }
 
     fn compacted(&mut self, dest: &Path, key: &Key) -> (u64, u64) {
