@@ -788,7 +788,12 @@ impl Options {
     /// is a 42nd of the machine's RAM plus its free RAM, in pages, taken when the database is
     /// opened. A spilled page is written to the file before the commit and read back if the
     /// transaction changes it again, so a lower limit bounds a big transaction's memory at the
-    /// cost of more writes. From 128 to 2³¹ − 1 pages; other values are refused by `open` with
+    /// cost of more writes. The other way round, an import whose one transaction changes more
+    /// pages than libmdbx's default limit can set the limit above them, at 4 KiB of memory a
+    /// page: once a transaction spills, libmdbx keeps re-sorting its list of changed pages, and
+    /// 5M random deletes in one transaction (≈ 350,000 pages changed) ran 2.6–4× faster with
+    /// the limit above them (`docs/benchmarks.md`, "big_txn and small_commits").
+    /// From 128 to 2³¹ − 1 pages; other values are refused by `open` with
     /// [`Error::InvalidOption`]. Ignored with [`write_map`](Self::write_map), where changed
     /// pages live in the file's map.
     ///
