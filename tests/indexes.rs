@@ -370,6 +370,44 @@ fn startup_builds_a_new_index_on_a_populated_table_and_drops_a_removed_one() {
     }
 }
 
+#[test]
+fn an_index_build_reports_its_progress_through_the_migrations() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
+        let mut tx = db.write().unwrap();
+        for id in 0..25_000u64 {
+            tx.put::<Transfers>(&id, &t((id % 100) as u32, 0, None, &[]))
+                .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let migrations = tabula::Migrations::new().on_progress(move |p| {
+        let what = (p.version, p.step.to_string(), p.operation.to_string());
+        sink.lock().unwrap().push((what, p.done, p.total));
+    });
+    let (db, report) =
+        tabula::open_with::<WithSender>(dir.path(), Options::new(), &migrations).unwrap();
+    assert_eq!(report.indexes_built, ["BySender"]);
+    assert_eq!(db.read().unwrap().len::<BySender>().unwrap(), 25_000);
+    let what = (
+        migrations.version(),
+        "build index".to_string(),
+        "build index BySender of transfers".to_string(),
+    );
+    // One report per committed batch of 10,000 rows, the last at the whole table.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            (what.clone(), 10_000, 25_000),
+            (what.clone(), 20_000, 25_000),
+            (what, 25_000, 25_000),
+        ]
+    );
+}
+
 #[derive(Schema)]
 struct WithHash(Transfers, ByHash);
 

@@ -164,6 +164,21 @@ impl Upgrade for Migrations {
         Migrations::version(self)
     }
 
+    /// An index build after the steps reaches [`Migrations::on_progress`] (and the progress
+    /// bar) as step `build index` at the code's version, operation `build index INDEX of
+    /// TABLE`.
+    fn index_progress(&self, index: &str, table: &str, done: u64, total: u64) {
+        if let Some(f) = &self.progress {
+            f(&Progress {
+                version: self.version(),
+                step: "build index",
+                operation: &format!("build index {index} of {table}"),
+                done,
+                total,
+            });
+        }
+    }
+
     fn upgrade(
         &self,
         boot: &mut Bootstrap,

@@ -53,6 +53,7 @@ pub(crate) fn build(
     source: &'static str,
     source_handle: TableHandle,
     fresh: bool,
+    progress_to: &dyn Fn(u64, u64),
 ) -> Result<u64> {
     let Some(index) = info.index else {
         return Ok(0);
@@ -67,6 +68,8 @@ pub(crate) fn build(
     } else {
         boot.clear_table(info.name, handle)?;
     }
+    let total = boot.entries(source, source_handle)?;
+    let mut done = 0u64;
     let mut written = 0u64;
     let mut committed = false;
     loop {
@@ -102,6 +105,8 @@ pub(crate) fn build(
         boot.meta_put(PROGRESS_KEY, &progress(info.name, info, &index, &last))?;
         boot.checkpoint()?;
         committed = true;
+        done += batch.len() as u64;
+        progress_to(done.min(total), total);
         tracing::info!(
             index = info.name,
             table = source,
@@ -112,6 +117,10 @@ pub(crate) fn build(
     }
     if committed || boot.meta_get(PROGRESS_KEY)?.is_some() {
         boot.meta_delete(PROGRESS_KEY)?;
+    }
+    if done < total {
+        // A resumed build counted from where it resumed: it ends at the whole table.
+        progress_to(total, total);
     }
     Ok(written)
 }

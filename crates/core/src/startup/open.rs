@@ -85,6 +85,31 @@ pub trait Upgrade {
         record: &mut SchemaRecord,
         stored: bool,
     ) -> Result<Vec<(u32, &'static str)>>;
+
+    /// Reports an index build the startup step runs after the steps (a new index, a
+    /// redeclared one, or every index after a step): `done` of the source table's `total`
+    /// rows read into index `index` of table `table`, after each committed batch. A build
+    /// resumed after an interruption counts from where it resumed, and reports `done ==
+    /// total` when it ends. The default does nothing; `tabula-migrate`'s `Migrations` hands it
+    /// to its progress callback and progress bar.
+    ///
+    /// ```
+    /// # use tabula_core::startup::{Bootstrap, Upgrade};
+    /// # use tabula_core::schema::record::SchemaRecord;
+    /// struct Quiet;
+    /// impl Upgrade for Quiet {
+    ///     fn version(&self) -> u32 { 1 }
+    ///     fn upgrade(&self, _: &mut Bootstrap, record: &mut SchemaRecord, _: bool)
+    ///         -> tabula_core::Result<Vec<(u32, &'static str)>> {
+    ///         record.version = 1;
+    ///         Ok(Vec::new())
+    ///     }
+    /// }
+    /// Quiet.index_progress("by_sender", "transfers", 10, 10); // does nothing
+    /// ```
+    fn index_progress(&self, index: &str, table: &str, done: u64, total: u64) {
+        let _ = (index, table, done, total);
+    }
 }
 
 /// What the startup step did, for logs and tests.
@@ -287,6 +312,7 @@ pub fn open<S: Schema>(
             S::TABLES[source_at].name,
             handles[source_at],
             steps_ran,
+            &|done, total| upgrade.index_progress(info.name, index.source, done, total),
         )?;
         tracing::info!(
             index = info.name,
