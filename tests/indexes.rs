@@ -408,6 +408,35 @@ fn an_index_build_reports_its_progress_through_the_migrations() {
     );
 }
 
+#[test]
+fn a_read_only_open_of_an_unbuilt_index_says_to_open_read_write_once() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = tabula::open::<WithSender>(dir.path(), Options::new()).unwrap();
+        let mut tx = db.write().unwrap();
+        tx.put::<Transfers>(&1, &t(7, 8, None, &[])).unwrap();
+        tx.commit().unwrap();
+    }
+    // Redeclared (`version = 2`): the index on file was built for the other declaration.
+    let err = tabula::open::<WithSender2>(dir.path(), Options::new().read_only(true))
+        .err()
+        .expect("a read-only open cannot rebuild the index");
+    assert!(
+        matches!(&err, Error::IndexNotBuilt { index, table, .. }
+            if index == "BySender" && table == "transfers"),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("open the database read-write once"),
+        "{message}"
+    );
+    // The advice works: a read-write open rebuilds it, and read-only opens then succeed.
+    drop(tabula::open::<WithSender2>(dir.path(), Options::new()).unwrap());
+    let db = tabula::open::<WithSender2>(dir.path(), Options::new().read_only(true)).unwrap();
+    assert_eq!(db.read().unwrap().index_count::<BySender2>(&7).unwrap(), 1);
+}
+
 #[derive(Schema)]
 struct WithHash(Transfers, ByHash);
 

@@ -445,6 +445,26 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A read-only open found an index that must be built for the declared index (redeclared:
+    /// its `version`, source or uniqueness differs from the one the file's index was built
+    /// for), which only a read-write open's startup step can do.
+    #[error(
+        "index `{index}` of table `{table}` in `{}` was built for another declaration ({what}); \
+         a read-only open cannot rebuild it: open the database read-write once with this \
+         declaration (the startup step rebuilds it), or declare the index as the file's writer does",
+        .path.display()
+    )]
+    IndexNotBuilt {
+        /// The index.
+        index: String,
+        /// Its source table.
+        table: String,
+        /// What differs, as the schema check words it.
+        what: String,
+        /// The database path.
+        path: PathBuf,
+    },
+
     /// The schema record in Tabula's meta table is unreadable or from a newer format.
     #[error("the schema record of `{path}` is unusable: {message}")]
     SchemaRecord {

@@ -149,6 +149,7 @@ pub struct Report {
 /// Those of [`Bootstrap::begin`]; [`Error::InvalidTable`] for a declaration that cannot be
 /// used; [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
 /// [`Error::TableMissing`] when a read-only open lacks a declared table;
+/// [`Error::IndexNotBuilt`] when a read-only open finds an index built for another declaration;
 /// [`Error::SchemaRecord`]; whatever `upgrade` refuses. Nothing is published then, and nothing
 /// is written but what `upgrade` committed.
 pub fn open<S: Schema>(
@@ -261,7 +262,33 @@ pub fn open<S: Schema>(
             Opened::Existing(existing) => {
                 let compared = recorded.as_deref().zip(declared.as_ref());
                 let compared = if rebuild { None } else { compared };
-                check_table(info, Some(&existing), compared, next_version)?;
+                let checked = check_table(info, Some(&existing), compared, next_version);
+                if let Some(index) = info.index
+                    && boot.is_read_only()
+                {
+                    // What a read-write open would rebuild: say so, not which step to add.
+                    let what = match checked {
+                        Err(Error::SchemaMismatch {
+                            what,
+                            stored,
+                            declared,
+                            ..
+                        }) => Some(format!("{what}: {stored} on file, {declared} declared")),
+                        Err(e) => return Err(e),
+                        Ok(()) if recorded.is_none() => Some("no record of it".to_string()),
+                        Ok(()) => None,
+                    };
+                    if let Some(what) = what {
+                        return Err(Error::IndexNotBuilt {
+                            index: info.name.to_string(),
+                            table: index.source.to_string(),
+                            what,
+                            path: path.to_path_buf(),
+                        });
+                    }
+                } else {
+                    checked?;
+                }
                 tracing::debug!(
                     table = info.name,
                     entries = existing.entries,
