@@ -418,9 +418,9 @@ fn a_read_only_open_of_an_unbuilt_index_says_to_open_read_write_once() {
         tx.commit().unwrap();
     }
     // Redeclared (`version = 2`): the index on file was built for the other declaration.
-    let err = tabula::open::<WithSender2>(dir.path(), Options::new().read_only(true))
-        .err()
-        .expect("a read-only open cannot rebuild the index");
+    let Err(err) = tabula::open::<WithSender2>(dir.path(), Options::new().read_only(true)) else {
+        panic!("a read-only open cannot rebuild the index");
+    };
     assert!(
         matches!(&err, Error::IndexNotBuilt { index, table, .. }
             if index == "BySender" && table == "transfers"),
