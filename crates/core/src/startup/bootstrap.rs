@@ -547,7 +547,7 @@ impl Bootstrap {
     }
 
     /// The number of entries of `table` (handle `handle`) in the open transaction.
-    pub(crate) fn entries(&mut self, table: &'static str, handle: TableHandle) -> Result<u64> {
+    pub(crate) fn row_count(&mut self, table: &'static str, handle: TableHandle) -> Result<u64> {
         let stat = self.txn().stat(handle.0);
         stat.map(|s| s.entries)
             .map_err(|c| self.fail(c, At::table(table, "stat")))

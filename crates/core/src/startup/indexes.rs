@@ -68,7 +68,7 @@ pub(crate) fn build(
     } else {
         boot.clear_table(info.name, handle)?;
     }
-    let total = boot.entries(source, source_handle)?;
+    let total = boot.row_count(source, source_handle)?;
     let mut done = 0u64;
     let mut written = 0u64;
     let mut committed = false;
