@@ -275,7 +275,9 @@ pub fn open<S: Schema>(
                             ..
                         }) => Some(format!("{what}: {stored} on file, {declared} declared")),
                         Err(e) => return Err(e),
-                        Ok(()) if recorded.is_none() => Some("no record of it".to_string()),
+                        // No record yet (a build interrupted, or running in another process):
+                        // opened as it is, its entries those of the rows built so far (the
+                        // crash test inspects interrupted builds this way).
                         Ok(()) => None,
                     };
                     if let Some(what) = what {
