@@ -334,12 +334,10 @@ impl Bootstrap {
             .table_flags(dbi)
             .map_err(|c| self.fail(c, At::table(name, "read flags")))?
             & engine::TABLE_FLAG_MASK;
-        let entries = txn
-            .stat(dbi)
-            .map_err(|c| self.fail(c, At::table(name, "stat")))?
-            .entries;
+        let handle = TableHandle(dbi);
+        let entries = self.row_count(name, handle)?;
         Ok(Some(ExistingTable {
-            handle: TableHandle(dbi),
+            handle,
             flags,
             entries,
         }))

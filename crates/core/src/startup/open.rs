@@ -262,34 +262,30 @@ pub fn open<S: Schema>(
             Opened::Existing(existing) => {
                 let compared = recorded.as_deref().zip(declared.as_ref());
                 let compared = if rebuild { None } else { compared };
-                let checked = check_table(info, Some(&existing), compared, next_version);
-                if let Some(index) = info.index
-                    && boot.is_read_only()
-                {
-                    // What a read-write open would rebuild: say so, not which step to add.
-                    let what = match checked {
+                match (
+                    check_table(info, Some(&existing), compared, next_version),
+                    info.index,
+                ) {
+                    // An index a read-write open would rebuild: say so, not which step to add.
+                    // (One with no record yet, from an interrupted build, passes the check and
+                    // opens as it is: the crash test inspects interrupted builds this way.)
+                    (
                         Err(Error::SchemaMismatch {
                             what,
                             stored,
                             declared,
                             ..
-                        }) => Some(format!("{what}: {stored} on file, {declared} declared")),
-                        Err(e) => return Err(e),
-                        // No record yet (a build interrupted, or running in another process):
-                        // opened as it is, its entries those of the rows built so far (the
-                        // crash test inspects interrupted builds this way).
-                        Ok(()) => None,
-                    };
-                    if let Some(what) = what {
+                        }),
+                        Some(index),
+                    ) if boot.is_read_only() => {
                         return Err(Error::IndexNotBuilt {
                             index: info.name.to_string(),
                             table: index.source.to_string(),
-                            what,
+                            what: format!("{what}: {stored} on file, {declared} declared"),
                             path: path.to_path_buf(),
                         });
                     }
-                } else {
-                    checked?;
+                    (checked, _) => checked?,
                 }
                 tracing::debug!(
                     table = info.name,
