@@ -445,13 +445,15 @@ pub enum Error {
         path: PathBuf,
     },
 
-    /// A read-only open found an index that must be built for the declared index (redeclared:
-    /// its `version`, source or uniqueness differs from the one the file's index was built
-    /// for), which only a read-write open's startup step can do.
+    /// A read-only open found an index that must be built for the declared index, which only a
+    /// read-write open's startup step can do: it was redeclared (its `version`, source or
+    /// uniqueness differs from the one the file's index was built for), or its build was
+    /// interrupted (the process building it stopped), so its table holds some rows' entries.
     #[error(
-        "index `{index}` of table `{table}` in `{}` was built for another declaration ({what}); \
-         a read-only open cannot rebuild it: open the database read-write once with this \
-         declaration (the startup step rebuilds it), or declare the index as the file's writer does",
+        "index `{index}` of table `{table}` in `{}` is not built for this declaration ({what}); \
+         a read-only open cannot build it: open the database read-write once with this \
+         declaration (the startup step builds it, or finishes an interrupted build), or declare \
+         the index as the file's writer does",
         .path.display()
     )]
     IndexNotBuilt {

@@ -119,7 +119,8 @@ use crate::steps::Op;
 /// - [`Error::Open`] when the path is not a database, is damaged, or cannot be created;
 /// - [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
 /// - [`Error::TableMissing`] when a read-only open lacks a declared table;
-/// - [`Error::IndexNotBuilt`] when a read-only open finds an index built for another declaration;
+/// - [`Error::IndexNotBuilt`] when a read-only open finds an index built for another declaration
+///   or one whose build was interrupted;
 /// - [`Error::SchemaRecord`] when the record is unreadable or from a newer Tabula;
 /// - [`Error::Migration`] when the database was migrated past version 1, or a migration step
 ///   is in progress (interrupted) in it: only the release that declares the step may open it.

@@ -149,7 +149,8 @@ pub struct Report {
 /// Those of [`Bootstrap::begin`]; [`Error::InvalidTable`] for a declaration that cannot be
 /// used; [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
 /// [`Error::TableMissing`] when a read-only open lacks a declared table;
-/// [`Error::IndexNotBuilt`] when a read-only open finds an index built for another declaration;
+/// [`Error::IndexNotBuilt`] when a read-only open finds an index built for another declaration
+/// or one whose build was interrupted;
 /// [`Error::SchemaRecord`]; whatever `upgrade` refuses. Nothing is published then, and nothing
 /// is written but what `upgrade` committed.
 pub fn open<S: Schema>(
@@ -260,15 +261,16 @@ pub fn open<S: Schema>(
         }
         let handle = match found {
             Opened::Existing(existing) => {
+                let unrecorded = recorded.is_none();
                 let compared = recorded.as_deref().zip(declared.as_ref());
                 let compared = if rebuild { None } else { compared };
-                match (
+                // An index a read-write open would build: say so, not which step to add. One
+                // with no record is a build that was interrupted (the commit that ends a
+                // build writes its record): its table holds the entries of some rows only.
+                let not_built = match (
                     check_table(info, Some(&existing), compared, next_version),
                     info.index,
                 ) {
-                    // An index a read-write open would rebuild: say so, not which step to add.
-                    // (One with no record yet, from an interrupted build, passes the check and
-                    // opens as it is: the crash test inspects interrupted builds this way.)
                     (
                         Err(Error::SchemaMismatch {
                             what,
@@ -277,15 +279,26 @@ pub fn open<S: Schema>(
                             ..
                         }),
                         Some(index),
-                    ) if boot.is_read_only() => {
-                        return Err(Error::IndexNotBuilt {
-                            index: info.name.to_string(),
-                            table: index.source.to_string(),
-                            what: format!("{what}: {stored} on file, {declared} declared"),
-                            path: path.to_path_buf(),
-                        });
+                    ) if boot.is_read_only() => Some((
+                        index,
+                        format!("{what}: {stored} on file, {declared} declared"),
+                    )),
+                    (Ok(()), Some(index)) if boot.is_read_only() && unrecorded => Some((
+                        index,
+                        "its build was interrupted before it finished".to_string(),
+                    )),
+                    (checked, _) => {
+                        checked?;
+                        None
                     }
-                    (checked, _) => checked?,
+                };
+                if let Some((index, what)) = not_built {
+                    return Err(Error::IndexNotBuilt {
+                        index: info.name.to_string(),
+                        table: index.source.to_string(),
+                        what,
+                        path: path.to_path_buf(),
+                    });
                 }
                 tracing::debug!(
                     table = info.name,
