@@ -454,6 +454,7 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
             store
                 .store_del(change.dbi, key, value)
                 .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
+            shared.watch.del_in(change.name, !change.unique, key, value);
         }
         for at in change.added.clone() {
             let key = s.key(at);
@@ -463,6 +464,9 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
                     At::table(change.name, "put").entry(key, primary.len()),
                 )
             })?;
+            shared
+                .watch
+                .put_in(change.name, !change.unique, key, primary);
         }
     }
     Ok(())
@@ -588,6 +592,7 @@ pub(crate) fn clear<S: Schema, T: Table>(raw: &mut RawTxn, db: &Db<S>) -> Result
     for (id, name, _) in indexes_on(S::TABLES, T::NAME) {
         raw.drop_table(db.shared.dbis[id], false)
             .map_err(|code| db.shared.fail(code, At::table(name, "clear")))?;
+        db.shared.watch.clear_in(name);
     }
     Ok(())
 }

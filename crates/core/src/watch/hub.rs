@@ -441,8 +441,15 @@ impl Hub {
     /// A put of `key` (with its stored `value`, kept for a dupsort table) into `T` succeeded.
     #[inline(always)]
     pub(crate) fn put<T: Table>(&self, key: &[u8], value: &[u8]) {
+        self.put_in(T::NAME, T::FLAGS.dupsort, key, value);
+    }
+
+    /// [`put`](Self::put) into the table named `table` (an index table, which its source's
+    /// write paths know by name).
+    #[inline(always)]
+    pub(crate) fn put_in(&self, table: &'static str, dupsort: bool, key: &[u8], value: &[u8]) {
         if self.recording.load(Ordering::Relaxed) {
-            self.note(T::NAME, Op::Put, key, T::FLAGS.dupsort.then_some(value));
+            self.note(table, Op::Put, key, dupsort.then_some(value));
         }
     }
 
@@ -450,16 +457,34 @@ impl Hub {
     /// every value (`None`).
     #[inline(always)]
     pub(crate) fn del<T: Table>(&self, key: &[u8], dup: Option<&[u8]>) {
+        self.del_in(T::NAME, T::FLAGS.dupsort, key, dup);
+    }
+
+    /// [`del`](Self::del) from the table named `table`.
+    #[inline(always)]
+    pub(crate) fn del_in(
+        &self,
+        table: &'static str,
+        dupsort: bool,
+        key: &[u8],
+        dup: Option<&[u8]>,
+    ) {
         if self.recording.load(Ordering::Relaxed) {
-            self.note(T::NAME, Op::Delete, key, dup.filter(|_| T::FLAGS.dupsort));
+            self.note(table, Op::Delete, key, dup.filter(|_| dupsort));
         }
     }
 
     /// `T` was cleared.
     #[inline(always)]
     pub(crate) fn clear<T: Table>(&self) {
+        self.clear_in(T::NAME);
+    }
+
+    /// [`clear`](Self::clear) of the table named `table`.
+    #[inline(always)]
+    pub(crate) fn clear_in(&self, table: &'static str) {
         if self.recording.load(Ordering::Relaxed) {
-            self.note(T::NAME, Op::Clear, &[], None);
+            self.note(table, Op::Clear, &[], None);
         }
     }
 

@@ -709,7 +709,10 @@ impl<S: Schema> Db<S> {
     /// Keys are recorded only while someone watches, and only for watched tables: without a
     /// watcher a write pays one relaxed load. Keys are recorded by the typed write paths of
     /// this process (`Tx`, write cursors, appenders, bulk loads); the schema-less API
-    /// ([`untyped`](crate::untyped)) and other processes are not seen.
+    /// ([`untyped`](crate::untyped)) and other processes are not seen. `T` may be an
+    /// [`Index`](crate::Index): its entries are reported as the writes of its source table
+    /// add and remove them (the value is the source row's key; an update that keeps a row's
+    /// index key writes nothing there), and a `clear` of the source table clears it.
     ///
     /// ```
     /// # use tabula::__doc::*;
