@@ -766,26 +766,27 @@ fn key_watchers_see_writes_to_indexed_tables() {
     assert_exact(&db.read().unwrap());
 }
 
-/// A change as a key watcher of an index table sees it: 'p'ut or 'd'elete, index key, source
-/// key (the dupsort value; `None` for a unique index or a delete of every value).
-fn index_event<T: Table<Value = u64, Key: std::fmt::Debug>>(
-    received: Option<Result<tabula::Received<tabula::Change<T>>, Error>>,
-) -> Option<(char, T::Key, Option<u64>)> {
-    match received? {
-        Ok(tabula::Received::Event(tabula::Change::Put { key, value, .. })) => {
-            Some(('p', key, value))
+/// The changes a key watcher of an index table has queued: 'p'ut or 'd'elete, index key,
+/// source key (the dupsort value; `None` for a unique index or a delete of every value).
+fn index_events<T: Table<Value = u64, Key: std::fmt::Debug>>(
+    watcher: &tabula::KeyReceiver<T>,
+) -> Vec<(char, T::Key, Option<u64>)> {
+    use tabula::{Change, Received};
+    let mut seen = Vec::new();
+    while let Some(event) = watcher.try_recv() {
+        match event.unwrap() {
+            Received::Event(Change::Put { key, value, .. }) => seen.push(('p', key, value)),
+            Received::Event(Change::Delete { key, value, .. }) => seen.push(('d', key, value)),
+            other => panic!("unexpected {other:?}"),
         }
-        Ok(tabula::Received::Event(tabula::Change::Delete { key, value, .. })) => {
-            Some(('d', key, value))
-        }
-        other => panic!("{other:?}"),
     }
+    seen
 }
 
 #[test]
 fn watchers_of_an_index_see_the_entries_its_source_table_writes() {
     let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Indexer>(dir.path(), Options::new()).unwrap();
+    let db = open(dir.path());
     // Sender 7's transfers, through the index; and every hash, through the unique one.
     let by_sender = db.watch::<BySender>(7..=7, 16);
     let by_hash = db.watch::<ByHash>(.., 16);
@@ -798,17 +799,12 @@ fn watchers_of_an_index_see_the_entries_its_source_table_writes() {
     tx.put::<Transfers>(&1, &t(5, 8, Some(100), &[])).unwrap();
     tx.delete::<Transfers>(&2).unwrap();
     tx.commit().unwrap();
-    let mut seen = Vec::new();
-    while let Some(e) = index_event(by_sender.try_recv()) {
-        seen.push(e);
-    }
-    assert_eq!(seen, [('p', 7, Some(1)), ('d', 7, Some(1))]);
-    let mut hashes = Vec::new();
-    while let Some(e) = index_event(by_hash.try_recv()) {
-        hashes.push(e);
-    }
+    assert_eq!(
+        index_events(&by_sender),
+        [('p', 7, Some(1)), ('d', 7, Some(1))]
+    );
     // Row 1's hash did not change with its sender: the unique index was written once.
-    assert_eq!(hashes, [('p', 100, None)]);
+    assert_eq!(index_events(&by_hash), [('p', 100, None)]);
     // Clearing the source table clears its indexes: every watcher of them is told.
     let mut tx = db.write().unwrap();
     tx.clear::<Transfers>().unwrap();
