@@ -45,6 +45,16 @@ proptest! {
         check(&x, &x)?;
     }
 
+    /// Two 8-byte keys (`u64` keys), which the comparator decides on a path of their own:
+    /// sharing their first `shared` bytes, and equal.
+    #[test]
+    fn eight_byte_keys(a in any::<[u8; 8]>(), b in any::<[u8; 8]>(), shared in 0..=8usize) {
+        let mut b = b;
+        b[..shared].copy_from_slice(&a[..shared]);
+        check(&a, &b)?;
+        check(&a, &a)?;
+    }
+
     /// Bytes at the extremes, where a signed comparison would go wrong.
     #[test]
     fn extreme_bytes(a in vec(prop_oneof![Just(0u8), Just(0x7f), Just(0x80), Just(0xff)], 0..20),
