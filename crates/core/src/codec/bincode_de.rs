@@ -221,7 +221,8 @@ impl<'de> Deserializer<'de> {
     #[inline]
     fn str(&mut self) -> Result<&'de str> {
         let bytes = self.bytes_len("string")?;
-        std::str::from_utf8(bytes).map_err(|e| Error::msg(format!("string: invalid UTF-8: {e}")))
+        crate::engine::text::utf8(bytes)
+            .map_err(|e| Error::msg(format!("string: invalid UTF-8: {e}")))
     }
 
     fn char(&mut self) -> Result<char> {

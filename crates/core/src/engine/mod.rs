@@ -48,6 +48,7 @@ mod readers;
 mod room;
 mod slots;
 mod space;
+pub(crate) mod text;
 mod txn;
 
 pub(crate) use chk::*;
