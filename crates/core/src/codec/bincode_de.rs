@@ -147,7 +147,7 @@ impl<'de> Deserializer<'de> {
     /// each call site (with `bits` a constant there) as a chain of compares rather than one
     /// shared jump table: a struct's fields each take their own, well-predicted branch (a shared
     /// indirect jump mispredicted about twice per decoded row in the scan benchmark).
-    #[inline]
+    #[inline(always)]
     fn varint64(&mut self, bits: u32, what: &str) -> Result<u64> {
         let first = self.byte(what)?;
         if first < U16_MARKER {
