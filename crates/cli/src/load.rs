@@ -441,7 +441,9 @@ fn write(
             .is_some();
     if is_index {
         return Err(Failure::Problem(format!(
-            "table `{name}` is a secondary index: its entries are computed from its table's rows,              so it is not loaded; load its table, and the application's next open builds the              index"
+            "table `{name}` is a secondary index: its entries are computed from its table's rows, \
+             so it is not loaded; load its table, and the application's next open builds the \
+             index"
         )));
     }
     if let Some((index, _)) = record
@@ -450,7 +452,8 @@ fn write(
         .find(|(_, t)| t.index.as_ref().is_some_and(|i| i.source == name))
     {
         return Err(Failure::Problem(format!(
-            "table `{name}` of `{shown}` has the index `{index}`, which a load would leave out of              step: load into a new database (the application's open then builds its indexes)"
+            "table `{name}` of `{shown}` has the index `{index}`, which a load would leave out of \
+             step: load into a new database (the application's open then builds its indexes)"
         )));
     }
     let mut record_changed = new;
