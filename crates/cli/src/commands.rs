@@ -61,30 +61,59 @@ impl View {
         }
     }
 
+    /// `text` as JSON. A bare word that is not JSON (`acct0007`) is taken as the string it
+    /// spells, so a string key needs no quotes; a text that begins like JSON (`[`, `{`, `"`)
+    /// and does not parse is refused with the parser's reason.
     fn parse_json(
         &self,
         what: &str,
         text: &str,
         help: &dyn Fn() -> String,
     ) -> Result<Json, Failure> {
-        serde_json::from_str(text).map_err(|e| {
-            Failure::Usage(format!("the {what} `{text}` is not JSON ({e}); {}", help()))
+        serde_json::from_str(text).or_else(|e| {
+            if text.trim_start().starts_with(['[', '{', '"']) || text.trim().is_empty() {
+                Err(Failure::Usage(format!(
+                    "the {what} `{text}` is not JSON ({e}); {}",
+                    help()
+                )))
+            } else {
+                Ok(Json::String(text.to_string()))
+            }
         })
     }
 
-    /// The stored bytes of the whole key `text` (JSON).
+    /// [`parse_json`](Self::parse_json), then `fit`; a bare JSON scalar that does not fit
+    /// (`5` or `true` where a string is wanted) is tried as the string it spells.
+    fn parse_fitting<R>(
+        &self,
+        what: &str,
+        text: &str,
+        help: &dyn Fn() -> String,
+        fit: impl Fn(&Json) -> Result<R, String>,
+    ) -> Result<R, Failure> {
+        let json = self.parse_json(what, text, help)?;
+        fit(&json)
+            .or_else(|e| match json {
+                Json::Number(_) | Json::Bool(_) | Json::Null => {
+                    fit(&Json::String(text.to_string())).map_err(|_| e)
+                }
+                _ => Err(e),
+            })
+            .map_err(|e| {
+                Failure::Usage(format!("the {what} `{text}` does not fit: {e}; {}", help()))
+            })
+    }
+
+    /// The stored bytes of the whole key `text` (JSON, or a bare word for a string).
     pub fn parse_key(&self, text: &str) -> Result<Vec<u8>, Failure> {
         let help = || self.key_help();
-        let json = self.parse_json("key", text, &help)?;
-        let encoded = match self.found.key_shape() {
+        self.parse_fitting("key", text, &help, |json| match self.found.key_shape() {
             Some(shape) => shape
-                .key_from_json(&json)
+                .key_from_json(json)
                 .and_then(|k| shape.encode(&k))
                 .map_err(|e| e.to_string()),
-            None => json_bytes(&json).ok_or_else(|| "not a hex string".to_string()),
-        };
-        encoded
-            .map_err(|e| Failure::Usage(format!("the key `{text}` does not fit: {e}; {}", help())))
+            None => json_bytes(json).ok_or_else(|| "not a hex string".to_string()),
+        })
     }
 
     /// The bytes every key beginning with the parts `text` gives starts with: the leading parts
@@ -202,15 +231,14 @@ impl View {
                 shape.json_example()
             )
         };
-        let json = self.parse_json("subkey", text, &help)?;
-        let mut bytes = KeyBuf::new();
-        shape
-            .key_from_json(&json)
-            .and_then(|k| shape.encode_part(&k, &mut bytes, false))
-            .map_err(|e| {
-                Failure::Usage(format!("the subkey `{text}` does not fit: {e}; {}", help()))
-            })?;
-        Ok(bytes.as_slice().to_vec())
+        self.parse_fitting("subkey", text, &help, |json| {
+            let mut bytes = KeyBuf::new();
+            shape
+                .key_from_json(json)
+                .and_then(|k| shape.encode_part(&k, &mut bytes, false))
+                .map_err(|e| e.to_string())?;
+            Ok(bytes.as_slice().to_vec())
+        })
     }
 
     pub fn key_json(&self, key: &[u8]) -> Result<Json, String> {
@@ -309,6 +337,24 @@ pub(crate) fn view(snap: &mut UntypedTx<'_>, path: &Path, name: &str) -> Result<
             )))
         }
     }
+}
+
+/// How `get` prints: for people, JSON (pretty), or that JSON on one line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Line,
+}
+
+/// `v` as `format` asks for a JSON document: on one line for [`Format::Line`], else pretty.
+fn print_document(out: &mut Out, v: &Json, format: Format) -> Outcome {
+    if format == Format::Line {
+        serde_json::to_writer(&mut *out, v).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    print_json(out, v)
 }
 
 pub(crate) fn print_json(out: &mut Out, v: &Json) -> Outcome {
@@ -649,8 +695,9 @@ pub fn get(
     table: &str,
     key: &str,
     subkey: Option<&str>,
-    as_json: bool,
+    format: Format,
 ) -> Outcome {
+    let as_json = format != Format::Text;
     let db = open(path)?;
     let mut snap = db.read()?;
     let v = view(&mut snap, path, table)?;
@@ -699,9 +746,10 @@ pub fn get(
             rows.push(json!({"key": pk, "value": row}));
         }
         if as_json {
-            return print_json(
+            return print_document(
                 out,
                 &json!({"key": key_json, "index_of": index.source, "rows": rows}),
+                format,
             );
         }
         writeln!(
@@ -725,7 +773,7 @@ pub fn get(
             if let Json::Object(fields) = value {
                 m.extend(fields);
             }
-            return print_json(out, &Json::Object(m));
+            return print_document(out, &Json::Object(m), format);
         }
         return match &value {
             Json::Object(m) if m.contains_key("error") => print_json(out, &value),
@@ -745,7 +793,7 @@ pub fn get(
                 other => other,
             })
             .collect();
-        return print_json(out, &json!({"key": key_json, "values": values}));
+        return print_document(out, &json!({"key": key_json, "values": values}), format);
     }
     writeln!(
         out,

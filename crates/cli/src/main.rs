@@ -74,12 +74,17 @@ enum Command {
         path: PathBuf,
         /// The table name.
         table: String,
-        /// The key as JSON: `5`, `"alice"`, `["alice", 5]`, `{"account": "a", "block": 5}`.
+        /// The key as JSON: `5`, `"alice"`, `["alice", 5]`, `{"account": "a", "block": 5}`; a
+        /// string may be given bare: `alice`.
         #[arg(allow_hyphen_values = true)]
         key: String,
         /// The subkey as JSON (dupsort tables declared with a `subkey`): only its values.
         #[arg(allow_hyphen_values = true)]
         subkey: Option<String>,
+        /// One line: the JSON document `--json` prints, without line breaks (for `grep`, `jq`
+        /// and shell loops).
+        #[arg(long)]
+        line: bool,
     },
     /// Entries of a table in key order. The `jsonl` and `hex` formats begin with a header line
     /// describing the table, so that `tabula load` can restore them.
@@ -246,7 +251,17 @@ fn run(cli: Cli, out: &mut Out) -> Outcome {
             table,
             key,
             subkey,
-        } => commands::get(out, &path, &table, &key, subkey.as_deref(), as_json),
+            line,
+        } => {
+            let format = if line {
+                commands::Format::Line
+            } else if as_json {
+                commands::Format::Json
+            } else {
+                commands::Format::Text
+            };
+            commands::get(out, &path, &table, &key, subkey.as_deref(), format)
+        }
         Command::Dump {
             path,
             table,

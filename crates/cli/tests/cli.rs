@@ -1299,3 +1299,129 @@ fn verbose_shows_libmdbx_log_lines() {
     );
     assert!(stderr.contains("MDBX_CORRUPTED"), "{stderr}");
 }
+
+// ---- issue 35: what people type, byte arrays as hex, one-line get ------------------------------
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct HashedWallet {
+    hash: [u8; 32],
+    nonce: u64,
+}
+
+#[derive(Table)]
+#[table(name = "wallets", key = String, value = HashedWallet)]
+struct Wallets35;
+
+#[derive(Schema)]
+struct FirstHour(Wallets35, Pairs, Heights);
+
+fn hashed(i: u8) -> HashedWallet {
+    HashedWallet {
+        hash: [i; 32],
+        nonce: u64::from(i),
+    }
+}
+
+fn write_first_hour(path: &Path) {
+    let db = tabula::open::<FirstHour>(path, Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<Wallets35>("acct0007", &hashed(7)).unwrap();
+    tx.put::<Wallets35>("5", &hashed(5)).unwrap();
+    tx.put::<Wallets35>("true", &hashed(1)).unwrap();
+    for (name, n) in [("alice", 0u64), ("alice", 1), ("bob", 0)] {
+        tx.put::<Pairs>(&(name, n), &format!("{name}/{n}")).unwrap();
+    }
+    tx.put::<Heights>(&3, &-3).unwrap();
+    tx.commit().unwrap();
+}
+
+/// A string key needs no JSON quotes (`tabula get DB wallets acct0007`), in `get`, `--from`,
+/// `--to` and `--prefix`; a bare number or `true` that does not fit a string shape is read as
+/// the string it spells; a text that begins like JSON and does not parse is still refused.
+#[test]
+fn bare_words_are_string_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    write_first_hour(dir.path());
+    let db = p(dir.path());
+    let hash = |i: u8| format!("{i:02x}").repeat(32);
+
+    for key in ["acct0007", "\"acct0007\""] {
+        let got = ok_json(&["get", db, "wallets", key, "--json"]);
+        assert_eq!(
+            got,
+            json!({"key": "acct0007", "value": {"hash": hash(7), "nonce": 7}}),
+            "{key}"
+        );
+    }
+    // `5` and `true` are JSON, but not strings: taken as the strings they spell.
+    let got = ok_json(&["get", db, "wallets", "5", "--json"]);
+    assert_eq!(got["value"]["nonce"], json!(5));
+    let got = ok_json(&["get", db, "wallets", "true", "--json"]);
+    assert_eq!(got["value"]["nonce"], json!(1));
+    // Bounds and prefixes.
+    let rows = ok_text(&["dump", db, "wallets", "--from", "6", "--to", "z"]);
+    assert_eq!(
+        rows.lines().filter(|l| l.contains("acct0007")).count(),
+        1,
+        "{rows}"
+    );
+    assert!(!rows.contains("\"5\""), "{rows}");
+    let rows = ok_text(&["dump", db, "pairs", "--prefix", "alice"]);
+    assert!(
+        rows.contains("alice/0") && rows.contains("alice/1"),
+        "{rows}"
+    );
+    assert!(!rows.contains("bob/0"), "{rows}");
+    // Where a string does not fit, the message says what does.
+    let err = fails(&["get", db, "heights", "abc"], 2);
+    assert!(err.contains("does not fit") && err.contains("u64"), "{err}");
+    let err = fails(&["get", db, "wallets", "[acct"], 2);
+    assert!(err.contains("not JSON"), "{err}");
+    let err = fails(&["get", db, "wallets", "acct9999"], 1);
+    assert!(err.contains("not found"), "{err}");
+}
+
+/// A `[u8; N]` field of a value prints as hex, as the same type does in a key, in `get` and
+/// `dump`; `load` reads the dump back to the same bytes.
+#[test]
+fn byte_arrays_in_values_are_hex_and_load_back() {
+    let dir = tempfile::tempdir().unwrap();
+    write_first_hour(dir.path());
+    let db = p(dir.path());
+    let text = ok_text(&["get", db, "wallets", "acct0007"]);
+    assert_eq!(
+        serde_json::from_str::<Json>(&text).unwrap(),
+        json!({"hash": "07".repeat(32), "nonce": 7}),
+        "{text}"
+    );
+    assert!(text.lines().count() <= 4, "no line per byte: {text}");
+
+    let dump = tabula(&["dump", db, "wallets"]);
+    assert!(dump.status.success());
+    let file = dir.path().join("wallets.jsonl");
+    std::fs::write(&file, &dump.stdout).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let out = tabula(&["load", p(dest.path()), "--input", p(&file)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db2 = tabula::open::<FirstHour>(dest.path(), Options::new()).unwrap();
+    let tx = db2.read().unwrap();
+    assert_eq!(tx.get::<Wallets35>("acct0007").unwrap(), Some(hashed(7)));
+    assert_eq!(tx.get::<Wallets35>("5").unwrap(), Some(hashed(5)));
+}
+
+/// `get --line` prints the document `--json` prints, on one line.
+#[test]
+fn get_prints_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write_first_hour(dir.path());
+    let db = p(dir.path());
+    let line = ok_text(&["get", db, "wallets", "acct0007", "--line"]);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    assert!(line.ends_with('\n'));
+    let json = ok_json(&["get", db, "wallets", "acct0007", "--json"]);
+    assert_eq!(serde_json::from_str::<Json>(&line).unwrap(), json);
+}

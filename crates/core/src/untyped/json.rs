@@ -13,8 +13,8 @@
 //! tuple structs and arrays are arrays; newtype structs are the inner value; unit structs and
 //! `()` are `null`; enums are `"Variant"` for a unit variant and `{"Variant": ...}` otherwise;
 //! `Option` is `null` or the value; maps are objects when every key is a string, else arrays of
-//! `[key, value]` pairs; byte strings are lowercase hex strings (a plain `Vec<u8>` is a
-//! sequence: an array of numbers); `char` is a one-character string; 128-bit integers are
+//! `[key, value]` pairs; byte strings and byte arrays (`[u8; N]`) are lowercase hex strings
+//! (arrays of numbers are read too; a plain `Vec<u8>` is a sequence: an array of numbers); `char` is a one-character string; 128-bit integers are
 //! numbers when they fit in 64 bits, else decimal strings; non-finite floats are the strings
 //! `"NaN"`, `"inf"` and `"-inf"`. A `dupsort` table's values with a subkey are `[subkey, value]`
 //! pairs, the subkey in its key form.
@@ -411,6 +411,16 @@ impl Walk<'_> {
                 let items = json.as_array().ok_or_else(|| expected("an array"))?;
                 DynValue::Seq(self.items(items, |_| inner)?)
             }
+            // `[u8; N]`: hex, like a byte string (an array of numbers is read too).
+            Format::TupleArray { content, size } if **content == Format::U8 => {
+                let b = json_bytes(json).ok_or_else(|| {
+                    expected(&format!("a hex string of {size} bytes, like \"00ff\""))
+                })?;
+                if b.len() != *size {
+                    return Err(format!("expected {size} bytes, not {}", b.len()));
+                }
+                DynValue::Bytes(b)
+            }
             Format::TupleArray { content, size } => {
                 let items = json.as_array().ok_or_else(|| expected("an array"))?;
                 if items.len() != *size {
@@ -806,6 +816,7 @@ mod tests {
         nan: f32,
         t: (bool, (), char),
         arr: [u8; 3],
+        words: [u16; 2],
         m: Meters,
         u: Unit,
         #[serde(with = "serde_bytes_like")]
@@ -851,6 +862,7 @@ mod tests {
             nan: f32::NAN,
             t: (true, (), 'z'),
             arr: [1, 2, 3],
+            words: [7, 300],
             m: Meters(9),
             u: Unit,
             bytes: vec![0xde, 0xad],
@@ -877,6 +889,9 @@ mod tests {
         assert_eq!(json["big"], json!(u128::MAX.to_string()));
         assert_eq!(json["nan"], json!("NaN"));
         assert_eq!(json["bytes"], json!("dead"));
+        // A byte array is hex too; other arrays are arrays.
+        assert_eq!(json["arr"], json!("010203"));
+        assert_eq!(json["words"], json!([7, 300]));
         assert_eq!(json["u"], json!(null));
         let back = shape.value_from_json(&json).unwrap();
         assert_eq!(shape.encode(&back).unwrap(), bytes);
@@ -888,7 +903,14 @@ mod tests {
         };
         assert!(wrong("a", json!(-1)).contains("field `a`"));
         assert!(wrong("kinds", json!(["Nope"])).contains("no variant `Nope`"));
-        assert!(wrong("arr", json!([1, 2])).contains("array of 3"));
+        assert!(wrong("words", json!([1, 2, 3])).contains("array of 2"));
+        assert!(wrong("arr", json!("0102")).contains("3 bytes"));
+        assert!(wrong("arr", json!([1, 2])).contains("3 bytes"));
+        // A byte array written as numbers (a dump made before byte arrays were hex) reads.
+        let mut numbers = json.clone();
+        numbers["arr"] = json!([1, 2, 3]);
+        let back = shape.value_from_json(&numbers).unwrap();
+        assert_eq!(shape.encode(&back).unwrap(), bytes);
         assert!(wrong("bytes", json!("xyz")).contains("hex"));
     }
 

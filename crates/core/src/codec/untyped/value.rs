@@ -108,7 +108,7 @@ pub enum DynValue {
     Char(char),
     /// A string.
     Str(String),
-    /// A byte string (`serde_bytes`, or a raw value).
+    /// A byte string (`serde_bytes`, or a raw value), or a byte array (`[u8; N]`).
     Bytes(Vec<u8>),
     /// `None` or `Some(value)`.
     Option(Option<Box<DynValue>>),
@@ -474,6 +474,11 @@ impl<'a> Decoder<'a> {
                 DynValue::Map(pairs)
             }
             Format::Tuple(parts) => DynValue::Tuple(self.tuple(parts)?),
+            // `[u8; N]`: its bytes, shown as hex like a byte string (bincode writes each `u8`
+            // as one byte).
+            Format::TupleArray { content, size } if **content == Format::U8 => {
+                DynValue::Bytes(self.take(*size, "byte array")?.to_vec())
+            }
             Format::TupleArray { content, size } => DynValue::Seq(self.repeat(content, *size)?),
         })
     }
@@ -654,6 +659,17 @@ impl Encoder<'_> {
                 for item in items {
                     self.format(inner, item)?;
                 }
+            }
+            (Format::TupleArray { content, size }, DynValue::Bytes(b))
+                if **content == Format::U8 =>
+            {
+                if b.len() != *size {
+                    return Err(format!(
+                        "a byte array of {size} cannot hold {} bytes",
+                        b.len()
+                    ));
+                }
+                self.out.extend_from_slice(b);
             }
             (Format::TupleArray { content, size }, DynValue::Seq(items)) => {
                 if items.len() != *size {
