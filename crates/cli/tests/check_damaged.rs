@@ -195,3 +195,323 @@ fn check_names_every_damaged_table_and_reports_on_failure() {
     assert!(stderr.contains("restore it from a backup"), "{stderr}");
     eprintln!("{stdout}\n{stderr}");
 }
+
+// ---- random bytes in pages: every read command, never a signal --------------------------------
+
+#[derive(Table)]
+#[table(name = "accounts", key = u64, value = String)]
+struct Accounts;
+
+#[derive(Table)]
+#[table(name = "tags", key = u32, value = String, dupsort)]
+struct Tags;
+
+#[derive(Table)]
+#[table(name = "blobs", key = u32, value = Vec<u8>, codec = tabula::Raw)]
+struct Blobs;
+
+#[derive(Schema)]
+struct Shelf(Accounts, Tags, Blobs);
+
+/// The tables of [`Shelf`], with a key each holds.
+const SHELF: [(&str, &str); 3] = [("accounts", "17"), ("tags", "40"), ("blobs", "3")];
+
+/// `TABULA_DAMAGE_SEED=<seed>` replays a run of
+/// [`random_bytes_in_pages_never_kill_a_read_command`].
+const SEED_VAR: &str = "TABULA_DAMAGE_SEED";
+
+/// Damaged copies per run, and pages damaged in each.
+const COPIES: u64 = 12;
+const PAGES_PER_COPY: u64 = 8;
+
+/// The seed of this run: from [`SEED_VAR`] to replay one, else fresh; printed either way.
+fn seed() -> u64 {
+    let seed = match std::env::var(SEED_VAR) {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{SEED_VAR}={s:?} is not a seed (a u64)")),
+        Err(_) => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            mix(nanos ^ u64::from(std::process::id()) << 32)
+        }
+    };
+    eprintln!("seed {seed} (replay with {SEED_VAR}={seed})");
+    seed
+}
+
+/// splitmix64's finaliser: the n-th random number of a seed is `mix(seed ^ n)`.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A stream of random numbers from one seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = mix(self.0);
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// A database of the three tables, written in one transaction: small and large values,
+/// dupsort keys with a few values (a sub-page in the leaf) and with many (a nested tree).
+fn write_shelf(dir: &Path) -> (PathBuf, u64) {
+    let db = tabula::open::<Shelf>(dir, Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    for n in 0..2000u64 {
+        tx.put::<Accounts>(&n, &ledger(n)).unwrap();
+    }
+    for k in 0..200u32 {
+        let values = if k % 20 == 0 { 300 } else { 4 };
+        for v in 0..values {
+            tx.put::<Tags>(&k, &format!("tag {v:05} of {k}")).unwrap();
+        }
+    }
+    for n in 0..600u32 {
+        // Every 50th value is larger than a page: it lives on large pages.
+        let len = if n % 50 == 0 { 9000 } else { 48 };
+        tx.put::<Blobs>(&n, &vec![n as u8; len]).unwrap();
+    }
+    tx.commit().unwrap();
+    assert!(db.check().unwrap().is_ok());
+    let page = u64::from(db.info().unwrap().page_size);
+    (dir.join("mdbx.dat"), page)
+}
+
+/// libmdbx's page header (0.14.4 `page_t`): txnid u64, dupfix_ksize u16, flags u16, lower u16,
+/// upper u16, pgno u32; then the node offsets (`entries[]`, u16 each, from the header's end).
+const PAGEHDRSZ: usize = 20;
+
+/// Writes random bytes into `pages` distinct pages (never a meta page), each aimed at one
+/// of: the page header; a node's header (its data size, flags and key size: 16 bytes, or the
+/// data size alone); the node area (keys and values). Returns what was done, for messages.
+fn damage_randomly(file: &Path, page: usize, rng: &mut Rng, pages: u64) -> Vec<String> {
+    let mut data = std::fs::read(file).unwrap();
+    // The pages written: their header holds their own number (the file's tail is zeroes).
+    let written: Vec<u64> = (3..(data.len() / page) as u64)
+        .filter(|&p| {
+            let at = p as usize * page + 16;
+            u64::from(u32::from_le_bytes(data[at..at + 4].try_into().unwrap())) == p
+        })
+        .collect();
+    let mut chosen = Vec::new();
+    while (chosen.len() as u64) < pages {
+        let p = written[rng.below(written.len() as u64) as usize];
+        if !chosen.contains(&p) {
+            chosen.push(p);
+        }
+    }
+    let mut done = Vec::new();
+    for p in chosen {
+        let at = p as usize * page;
+        let u16_at =
+            |d: &[u8], o: usize| usize::from(u16::from_le_bytes([d[at + o], d[at + o + 1]]));
+        let (lower, upper) = (u16_at(&data, 12), u16_at(&data, 14));
+        let nodes = lower / 2;
+        let sane = nodes > 0 && PAGEHDRSZ + upper < page && lower <= upper;
+        let (what, offset, len) = match (rng.below(3), sane) {
+            (1, true) => {
+                let node =
+                    PAGEHDRSZ + u16_at(&data, PAGEHDRSZ + 2 * rng.below(nodes as u64) as usize);
+                if rng.below(2) == 0 {
+                    ("node header", node, 16)
+                } else {
+                    ("node data size", node, 4)
+                }
+            }
+            (2, true) => {
+                let from = PAGEHDRSZ + upper;
+                (
+                    "node area",
+                    from + rng.below((page - 16 - from) as u64) as usize,
+                    16,
+                )
+            }
+            _ => ("header", rng.below(5) as usize, 16),
+        };
+        let offset = offset.min(page - len);
+        data[at + offset..at + offset + len].copy_from_slice(&rng.bytes(len));
+        done.push(format!("page {p} {what} +{offset}"));
+    }
+    std::fs::write(file, data).unwrap();
+    done
+}
+
+/// Every read command of the CLI on `db`, with what it reads: `Some(table)` for a command that
+/// reads one table.
+fn read_commands(db: &str, dest: &Path) -> Vec<(Vec<String>, Option<&'static str>)> {
+    let s = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let mut commands = vec![
+        (s(&["info", db]), None),
+        (s(&["info", db, "--json"]), None),
+        (s(&["tables", db, "--all"]), None),
+        (s(&["tables", db, "--json"]), None),
+        (s(&["readers", db]), None),
+        (s(&["check", db]), None),
+        (s(&["check", db, "--json"]), None),
+    ];
+    for (table, key) in SHELF {
+        commands.push((s(&["get", db, table, key]), Some(table)));
+        commands.push((s(&["get", db, table, key, "--json"]), Some(table)));
+        commands.push((s(&["dump", db, table]), Some(table)));
+        commands.push((s(&["dump", db, table, "--format", "hex"]), Some(table)));
+        commands.push((s(&["dump", db, table, "--json", "--reverse"]), Some(table)));
+    }
+    for (name, compact) in [("copy", false), ("compact", true)] {
+        let to = dest.join(name);
+        let mut args = s(&["copy", db, to.to_str().unwrap()]);
+        if compact {
+            args.insert(1, "--compact".to_owned());
+        }
+        commands.push((args, None));
+    }
+    commands
+}
+
+/// Random bytes in pages (headers, node sizes, keys and values) of copies of a database: every
+/// read command of the CLI on every copy ends with an exit status, never a signal; damage is
+/// exit 1 with a message naming the table a command reads; and `check` names every table that
+/// another command found damaged.
+#[test]
+fn random_bytes_in_pages_never_kill_a_read_command() {
+    let base = seed();
+    let pristine = tempfile::tempdir().unwrap();
+    let (file, page) = write_shelf(pristine.path());
+    let mut failures = Vec::new();
+    let mut assertions = Vec::new();
+    for copy in 0..COPIES {
+        let mut rng = Rng(mix(base ^ copy));
+        let dir = tempfile::tempdir().unwrap();
+        let damaged = dir.path().join("db");
+        std::fs::create_dir(&damaged).unwrap();
+        std::fs::copy(&file, damaged.join("mdbx.dat")).unwrap();
+        let done = damage_randomly(
+            &damaged.join("mdbx.dat"),
+            page as usize,
+            &mut rng,
+            PAGES_PER_COPY,
+        );
+        let db = damaged.to_str().unwrap();
+        let at = format!("seed {base} copy {copy} ({})", done.join(", "));
+        // Tables a command failed on, and whether anything failed.
+        let mut failed_tables: Vec<&str> = Vec::new();
+        let mut any_failed = false;
+        let mut check_json = None;
+        for (args, table) in read_commands(db, dir.path()) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = tabula(&args);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let shown = format!("{at}: `tabula {}`", args.join(" "));
+            let Some(code) = out.status.code() else {
+                match libmdbx_assertion(&out, &stderr) {
+                    Some(line) => assertions.push(format!("{shown}: {line}")),
+                    None => failures.push(format!("{shown} died: {}\n{stderr}", out.status)),
+                }
+                continue;
+            };
+            match code {
+                0 => {}
+                1 => {
+                    any_failed = true;
+                    if let Some(t) = table {
+                        // The open reads Tabula's meta table: its damage is named there.
+                        if !stderr.contains(&format!("`{t}`"))
+                            && !stderr.contains("`__tabula_meta`")
+                        {
+                            failures
+                                .push(format!("{shown}: exit 1 without naming `{t}`: {stderr}"));
+                        }
+                        failed_tables.push(t);
+                    }
+                }
+                other => failures.push(format!("{shown}: exit {other}: {stderr}")),
+            }
+            if args[0] == "check" && args.contains(&"--json") {
+                check_json = Some((code, stdout.into_owned(), stderr.into_owned()));
+            }
+        }
+        // `check` names every table another command could not read.
+        let Some((code, stdout, stderr)) = check_json else {
+            continue;
+        };
+        if any_failed && code != 1 {
+            failures.push(format!(
+                "{at}: a command found damage, `check --json` exit {code}: {stderr}"
+            ));
+            continue;
+        }
+        if code != 1 {
+            continue;
+        }
+        match serde_json::from_str::<Json>(&stdout) {
+            Ok(json) => {
+                let damaged = json["damaged_tables"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let named = |t: &str| damaged.iter().any(|d| d == t || d == "@MAIN");
+                for t in &failed_tables {
+                    if !named(t) {
+                        failures.push(format!(
+                            "{at}: `check --json` does not name `{t}`: {damaged:?}"
+                        ));
+                    }
+                }
+            }
+            // The open failed: the error says why.
+            Err(_) if stdout.is_empty() && stderr.starts_with("error: ") => {}
+            Err(e) => failures.push(format!(
+                "{at}: `check --json` printed no report ({e}): {stdout}\n{stderr}"
+            )),
+        }
+    }
+    if !assertions.is_empty() {
+        eprintln!(
+            "{} libmdbx assertion abort(s), debug build:\n{}",
+            assertions.len(),
+            assertions.join("\n")
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The libmdbx assertion a command aborted on, if it did so in a build where that is possible.
+///
+/// In builds with debug assertions mdbx-sys compiles libmdbx with its own assertions on
+/// (`MDBX_FORCE_ASSERTIONS`), and a few of them sit on paths that damage reaches after libmdbx
+/// has found it: its checker calls `page_numkeys` on a page it has just reported broken
+/// (`mp->lower <= mp->upper`), and `cursor_ops` checks the cursor's state after a seek that
+/// returned `MDBX_CORRUPTED` (`is_poor(mc) && !is_filled(mc)`). These abort the process. Release
+/// builds compile them out and return the error; there, and for any other signal, `None`.
+fn libmdbx_assertion<'a>(out: &Output, stderr: &'a str) -> Option<&'a str> {
+    use std::os::unix::process::ExitStatusExt;
+    const SIGABRT: i32 = 6;
+    if !cfg!(debug_assertions) || out.status.signal() != Some(SIGABRT) {
+        return None;
+    }
+    stderr
+        .lines()
+        .find(|l| l.starts_with("tabula: libmdbx:") && l.contains("Assertion"))
+}
