@@ -5,6 +5,9 @@
 //! holding a chosen entry is found by searching the file for the entry's bytes, and zeroed (a
 //! zero page trips no libmdbx assertion, so debug builds of the binary run to the end too).
 
+#[path = "../../../tests/support/damage.rs"]
+mod damage;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -236,37 +239,11 @@ fn seed() -> u64 {
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap()
                 .as_nanos() as u64;
-            mix(nanos ^ u64::from(std::process::id()) << 32)
+            damage::mix(nanos ^ u64::from(std::process::id()) << 32)
         }
     };
     eprintln!("seed {seed} (replay with {SEED_VAR}={seed})");
     seed
-}
-
-/// splitmix64's finaliser: the n-th random number of a seed is `mix(seed ^ n)`.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// A stream of random numbers from one seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = mix(self.0);
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
 }
 
 /// A database of the three tables, written in one transaction: small and large values,
@@ -292,65 +269,6 @@ fn write_shelf(dir: &Path) -> (PathBuf, u64) {
     assert!(db.check().unwrap().is_ok());
     let page = u64::from(db.info().unwrap().page_size);
     (dir.join("mdbx.dat"), page)
-}
-
-/// libmdbx's page header (0.14.4 `page_t`): txnid u64, dupfix_ksize u16, flags u16, lower u16,
-/// upper u16, pgno u32; then the node offsets (`entries[]`, u16 each, from the header's end).
-const PAGEHDRSZ: usize = 20;
-
-/// Writes random bytes into `pages` distinct pages (never a meta page), each aimed at one
-/// of: the page header; a node's header (its data size, flags and key size: 16 bytes, or the
-/// data size alone); the node area (keys and values). Returns what was done, for messages.
-fn damage_randomly(file: &Path, page: usize, rng: &mut Rng, pages: u64) -> Vec<String> {
-    let mut data = std::fs::read(file).unwrap();
-    // The pages written: their header holds their own number (the file's tail is zeroes).
-    let written: Vec<u64> = (3..(data.len() / page) as u64)
-        .filter(|&p| {
-            let at = p as usize * page + 16;
-            u64::from(u32::from_le_bytes(data[at..at + 4].try_into().unwrap())) == p
-        })
-        .collect();
-    let mut chosen = Vec::new();
-    while (chosen.len() as u64) < pages {
-        let p = written[rng.below(written.len() as u64) as usize];
-        if !chosen.contains(&p) {
-            chosen.push(p);
-        }
-    }
-    let mut done = Vec::new();
-    for p in chosen {
-        let at = p as usize * page;
-        let u16_at =
-            |d: &[u8], o: usize| usize::from(u16::from_le_bytes([d[at + o], d[at + o + 1]]));
-        let (lower, upper) = (u16_at(&data, 12), u16_at(&data, 14));
-        let nodes = lower / 2;
-        let sane = nodes > 0 && PAGEHDRSZ + upper < page && lower <= upper;
-        let (what, offset, len) = match (rng.below(3), sane) {
-            (1, true) => {
-                let node =
-                    PAGEHDRSZ + u16_at(&data, PAGEHDRSZ + 2 * rng.below(nodes as u64) as usize);
-                if rng.below(2) == 0 {
-                    ("node header", node, 16)
-                } else {
-                    ("node data size", node, 4)
-                }
-            }
-            (2, true) => {
-                let from = PAGEHDRSZ + upper;
-                (
-                    "node area",
-                    from + rng.below((page - 16 - from) as u64) as usize,
-                    16,
-                )
-            }
-            _ => ("header", rng.below(5) as usize, 16),
-        };
-        let offset = offset.min(page - len);
-        data[at + offset..at + offset + len].copy_from_slice(&rng.bytes(len));
-        done.push(format!("page {p} {what} +{offset}"));
-    }
-    std::fs::write(file, data).unwrap();
-    done
 }
 
 /// Every read command of the CLI on `db`, with what it reads: `Some(table)` for a command that
@@ -396,12 +314,12 @@ fn random_bytes_in_pages_never_kill_a_read_command() {
     let mut failures = Vec::new();
     let mut assertions = Vec::new();
     for copy in 0..COPIES {
-        let mut rng = Rng(mix(base ^ copy));
+        let mut rng = damage::Rng::new(base ^ copy);
         let dir = tempfile::tempdir().unwrap();
         let damaged = dir.path().join("db");
         std::fs::create_dir(&damaged).unwrap();
         std::fs::copy(&file, damaged.join("mdbx.dat")).unwrap();
-        let done = damage_randomly(
+        let done = damage::random_bytes_in_pages(
             &damaged.join("mdbx.dat"),
             page as usize,
             &mut rng,
@@ -420,7 +338,7 @@ fn random_bytes_in_pages_never_kill_a_read_command() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let shown = format!("{at}: `tabula {}`", args.join(" "));
             let Some(code) = out.status.code() else {
-                match libmdbx_assertion(&out, &stderr) {
+                match damage::assertion_after_damage(out.status, &stderr) {
                     Some(line) => assertions.push(format!("{shown}: {line}")),
                     None => failures.push(format!("{shown} died: {}\n{stderr}", out.status)),
                 }
@@ -495,23 +413,4 @@ fn random_bytes_in_pages_never_kill_a_read_command() {
         failures.len(),
         failures.join("\n")
     );
-}
-
-/// The libmdbx assertion a command aborted on, if it did so in a build where that is possible.
-///
-/// In builds with debug assertions mdbx-sys compiles libmdbx with its own assertions on
-/// (`MDBX_FORCE_ASSERTIONS`), and a few of them sit on paths that damage reaches after libmdbx
-/// has found it: its checker calls `page_numkeys` on a page it has just reported broken
-/// (`mp->lower <= mp->upper`), and `cursor_ops` checks the cursor's state after a seek that
-/// returned `MDBX_CORRUPTED` (`is_poor(mc) && !is_filled(mc)`). These abort the process. Release
-/// builds compile them out and return the error; there, and for any other signal, `None`.
-fn libmdbx_assertion<'a>(out: &Output, stderr: &'a str) -> Option<&'a str> {
-    use std::os::unix::process::ExitStatusExt;
-    const SIGABRT: i32 = 6;
-    if !cfg!(debug_assertions) || out.status.signal() != Some(SIGABRT) {
-        return None;
-    }
-    stderr
-        .lines()
-        .find(|l| l.starts_with("tabula: libmdbx:") && l.contains("Assertion"))
 }

@@ -451,6 +451,24 @@ impl Env {
         self.hook.as_ref().map(|h| &h.table)
     }
 
+    /// Whether libmdbx checks every page it loads (`MDBX_VALIDATION`).
+    pub fn validates(&self) -> bool {
+        let mut flags: c_uint = 0;
+        // SAFETY: the env is open; `flags` is a valid out-parameter.
+        let rc = unsafe { sys::mdbx_env_get_flags(self.ptr.as_ptr(), &mut flags) };
+        rc == sys::MDBX_SUCCESS && flags & sys::MDBX_VALIDATION != 0
+    }
+
+    /// Switches libmdbx's page checks (`MDBX_VALIDATION`) on or off for the cursors begun from
+    /// now on (a cursor takes the flag when it is set up). libmdbx refuses it on a read-only
+    /// environment (`MDBX_EACCESS`), and takes the write lock for it unless this thread holds
+    /// the write transaction.
+    pub fn set_validation(&self, on: bool) -> Result<(), Code> {
+        // SAFETY: the env is open; `MDBX_VALIDATION` is one of the flags mdbx.c lets change at
+        // run time (`ENV_CHANGEABLE_FLAGS`), under its own locking.
+        check(unsafe { sys::mdbx_env_set_flags(self.ptr.as_ptr(), sys::MDBX_VALIDATION, on) })
+    }
+
     /// Whether the data file is mapped writable (`MDBX_WRITEMAP`).
     pub fn write_map(&self) -> bool {
         let mut flags: c_uint = 0;
