@@ -117,10 +117,7 @@ pub const DAMAGE_ASSERTIONS: [&str; 4] = [
 
 /// The line of `stderr` with one of [`DAMAGE_ASSERTIONS`], when the process was killed by
 /// `SIGABRT` in a build with debug assertions.
-pub fn assertion_after_damage<'a>(
-    status: std::process::ExitStatus,
-    stderr: &'a str,
-) -> Option<&'a str> {
+pub fn assertion_after_damage(status: std::process::ExitStatus, stderr: &str) -> Option<&str> {
     use std::os::unix::process::ExitStatusExt;
     const SIGABRT: i32 = 6;
     if !cfg!(debug_assertions) || status.signal() != Some(SIGABRT) {
