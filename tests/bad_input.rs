@@ -674,14 +674,31 @@ fn a_file_that_is_not_an_mdbx_database_is_an_open_error() {
         "this is a text file, not a database\n".repeat(2000),
     )
     .unwrap();
+    // A refused open leaves the directory as it found it: no lock file.
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
     match try_open(dir.path(), WITH_LARGE, true).0 {
         Outcome::OpenError(e) => assert!(e.contains("not an MDBX database"), "{e}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(listing(), ["mdbx.dat"]);
+    let err = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap_err();
+    assert!(err.to_string().contains("not an MDBX database"), "{err}");
+    assert_eq!(listing(), ["mdbx.dat"]);
     // Read-only opens say the same.
     let err = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30).read_only(true))
         .unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
+    assert_eq!(listing(), ["mdbx.dat"]);
+    let err = tabula::untyped::UntypedDb::open(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("not an MDBX database"), "{err}");
+    assert_eq!(listing(), ["mdbx.dat"]);
 }
 
 /// A zeroed live leaf page: the reads and `Db::check` both find it, every time. A zero page's

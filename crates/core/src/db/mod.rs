@@ -424,10 +424,11 @@ impl<S: Schema> Db<S> {
     }
 
     /// `Err` naming the first damaged tree when libmdbx's page walk
-    /// ([`engine::Env::walk_report`]) finds damage: before [`check_indexes`](Self::check_indexes)
-    /// reads the file without `MDBX_VALIDATION`. Pages written after the walk come from libmdbx's writer, which builds
-    /// them from pages the walk checked, so a later snapshot holds no page the walk has not
-    /// vouched for.
+    /// ([`engine::Env::walk_report`]) counts any problem: before
+    /// [`check_indexes`](Self::check_indexes) reads the file without `MDBX_VALIDATION`. The walk
+    /// checks every page's bounds (not its key order); pages written after it come from
+    /// libmdbx's writer, built from pages the walk checked, so a later snapshot holds no page
+    /// the walk has not vouched for.
     fn refuse_damage(&self) -> Result<()> {
         let fail = |code| {
             self.shared

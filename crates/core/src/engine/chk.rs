@@ -100,9 +100,11 @@ impl Env {
 
     /// libmdbx's B-tree walk alone (`MDBX_CHK_SKIP_KV_TRAVERSAL`), with the report of
     /// [`check_report`](Self::check_report): every page of the GC tree, the main tree and each
-    /// table of the latest snapshot, each checked as `MDBX_VALIDATION` checks a page (the
-    /// walk's cursors always check, `walk_tbl` in mdbx.c), the entries not read one by one. The
-    /// walk stops at the first damaged page: with problems, the trees after it are unchecked.
+    /// table of the latest snapshot, each checked as `MDBX_VALIDATION` checks a page but for
+    /// key order (the walk's cursors always check pages, `walk_tbl` in mdbx.c; `chk_tree` skips
+    /// the order so that custom comparators are no problem), the entries not read one by one.
+    /// The walk stops at the first damaged page: with problems, the trees after it are
+    /// unchecked.
     ///
     /// `Err` only when the walk itself could not run.
     pub fn walk_report(&self) -> Result<ChkReport, Code> {
