@@ -15,6 +15,9 @@
 #[macro_use]
 mod harness;
 
+#[path = "support/damage.rs"]
+mod damage;
+
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::process::ExitStatusExt;
@@ -22,7 +25,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
-use tabula::{Db, Error, Key, Options, Part, Schema, Table};
+use tabula::{Db, Error, Index, Key, Options, Part, Schema, Table};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Account {
@@ -53,12 +56,39 @@ struct Filler;
 #[derive(Schema)]
 struct Bank(Accounts, Slots, Filler);
 
+/// A table with an index, and a dupsort table, for the checkers' random-damage test.
+#[derive(Table)]
+#[table(name = "transfers", key = u64, value = Account, indexed)]
+struct Transfers;
+
+#[derive(Index)]
+#[index(on = Transfers, key = u32, by = owner)]
+struct ByOwner;
+
+fn owner(_: &u64, a: &Account) -> Option<u32> {
+    a.owner
+}
+
+#[derive(Table)]
+#[table(name = "labels", key = u32, value = String, dupsort)]
+struct Labels;
+
+#[derive(Schema)]
+struct Payments(Transfers, ByOwner, Labels);
+
 const CHECK_CHILD_VAR: &str = "TABULA_CHECK_CHILD";
+/// The child of [`checkers_on_random_damage_report_it_never_crash`]: runs the checkers on the
+/// database in this directory.
+const CHECKERS_CHILD_VAR: &str = "TABULA_CHECKERS_CHILD";
 const SEED_VAR: &str = "TABULA_BAD_INPUT_SEED";
 
 fn main() {
     if let Some(dir) = std::env::var_os(CHECK_CHILD_VAR) {
         check_child(Path::new(&dir));
+        return;
+    }
+    if let Some(dir) = std::env::var_os(CHECKERS_CHILD_VAR) {
+        checkers_child(Path::new(&dir));
         return;
     }
     run_tests!(
@@ -71,6 +101,7 @@ fn main() {
         changed_bytes_inside_a_large_value_read_back_changed_without_an_error,
         a_file_that_is_not_an_mdbx_database_is_an_open_error,
         integrity_check_counts_zeroed_tree_pages,
+        checkers_on_random_damage_report_it_never_crash,
     );
 }
 
@@ -643,14 +674,31 @@ fn a_file_that_is_not_an_mdbx_database_is_an_open_error() {
         "this is a text file, not a database\n".repeat(2000),
     )
     .unwrap();
+    // A refused open leaves the directory as it found it: no lock file.
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
     match try_open(dir.path(), WITH_LARGE, true).0 {
         Outcome::OpenError(e) => assert!(e.contains("not an MDBX database"), "{e}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(listing(), ["mdbx.dat"]);
+    let err = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap_err();
+    assert!(err.to_string().contains("not an MDBX database"), "{err}");
+    assert_eq!(listing(), ["mdbx.dat"]);
     // Read-only opens say the same.
     let err = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30).read_only(true))
         .unwrap_err();
     assert!(matches!(err, Error::Open { .. }), "{err}");
+    assert_eq!(listing(), ["mdbx.dat"]);
+    let err = tabula::untyped::UntypedDb::open(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("not an MDBX database"), "{err}");
+    assert_eq!(listing(), ["mdbx.dat"]);
 }
 
 /// A zeroed live leaf page: the reads and `Db::check` both find it, every time. A zero page's
@@ -685,4 +733,144 @@ fn integrity_check_counts_zeroed_tree_pages() {
         );
         assert_eq!(changed, 0, "run {run} (seed {base}): large values changed");
     }
+}
+
+// ---- the checkers on random damage, opened without `Options::validation` ----------------------
+
+/// Damaged copies per run, and pages damaged in each.
+const CHECKER_COPIES: u64 = 12;
+const CHECKER_PAGES: u64 = 8;
+
+/// The child: on the database in `dir`, opened with the default options (no
+/// `Options::validation`), `Db::check`, `Db::check_indexes`, and `UntypedDb`'s check and a
+/// read of every table; one line each.
+fn checkers_child(dir: &Path) {
+    match tabula::open::<Payments>(dir, Options::new().max_size(1 << 30)) {
+        Ok(db) => {
+            println!("open ok");
+            match db.check() {
+                Ok(r) => println!("check problems {}", r.problems),
+                Err(e) => println!("check-error {e}"),
+            }
+            match db.check_indexes(10) {
+                Ok(c) => println!("indexes problems {}", c.problems.len()),
+                Err(e) => println!("indexes-error {e}"),
+            }
+        }
+        Err(e) => println!("open-error {e}"),
+    }
+    let db = match tabula::untyped::UntypedDb::open(dir) {
+        Ok(db) => db,
+        Err(e) => return println!("untyped-open-error {e}"),
+    };
+    match db.check_report() {
+        Ok(r) => println!("untyped-check problems {}", r.summary.problems),
+        Err(e) => println!("untyped-check-error {e}"),
+    }
+    for name in ["transfers", "ByOwner", "labels"] {
+        let read = db.read().and_then(|mut tx| {
+            let table = tx.table(name)?.expect("a table of the file");
+            tx.walk(&table, None, None, false, |_, _| true)
+        });
+        match read {
+            Ok(()) => println!("read {name} ok"),
+            Err(e) => println!("read-error {name} {e}"),
+        }
+    }
+}
+
+/// Random bytes in pages (headers, node sizes, keys and values) of copies of a database with an
+/// index and a dupsort table, opened without `Options::validation`: `Db::check`,
+/// `Db::check_indexes` and `UntypedDb` (its check, and a read of every table) end, in a child
+/// process, with a result or an error naming the table, never a signal. In builds with debug
+/// assertions an abort on one of [`damage::DAMAGE_ASSERTIONS`] is printed and accepted.
+fn checkers_on_random_damage_report_it_never_crash() {
+    let base = harness::seed(SEED_VAR, "checkers_on_random_damage_report_it_never_crash");
+    let pristine = tempfile::tempdir().unwrap();
+    let page = {
+        let db =
+            tabula::open::<Payments>(pristine.path(), Options::new().max_size(1 << 30)).unwrap();
+        let mut tx = db.write().unwrap();
+        for n in 0..3000u64 {
+            tx.put::<Transfers>(&n, &account(n % 700)).unwrap();
+        }
+        for k in 0..200u32 {
+            for v in 0..if k % 20 == 0 { 300 } else { 4 } {
+                tx.put::<Labels>(&k, &format!("label {v:05} of {k}"))
+                    .unwrap();
+            }
+        }
+        tx.commit().unwrap();
+        assert!(db.check().unwrap().is_ok());
+        assert!(db.check_indexes(10).unwrap().is_ok());
+        // The startup checked the pages it read, and switched the checks off again.
+        assert!(!db.info().unwrap().validation);
+        db.info().unwrap().page_size as usize
+    };
+    let mut failures = Vec::new();
+    for copy in 0..CHECKER_COPIES {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            pristine.path().join("mdbx.dat"),
+            dir.path().join("mdbx.dat"),
+        )
+        .unwrap();
+        let mut rng = damage::Rng::new(base ^ copy);
+        let done = damage::random_bytes_in_pages(
+            &dir.path().join("mdbx.dat"),
+            page,
+            &mut rng,
+            CHECKER_PAGES,
+        );
+        let at = format!("seed {base} copy {copy} ({})", done.join(", "));
+        let out = Command::new(std::env::current_exe().unwrap())
+            .env(CHECKERS_CHILD_VAR, dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            match damage::assertion_after_damage(out.status, &stderr) {
+                Some(line) => eprintln!("{at}: libmdbx assertion (debug build): {line}"),
+                None => failures.push(format!(
+                    "{at}: the child ended with {}\n{stdout}\n{stderr}",
+                    out.status
+                )),
+            }
+            continue;
+        }
+        for line in stdout.lines() {
+            let named = |names: &[&str]| names.iter().any(|n| line.contains(&format!("`{n}`")));
+            let ok = match line.split_once(' ').map_or(line, |(what, _)| what) {
+                "open" | "check" | "indexes" | "untyped-check" | "read" => true,
+                // The open reads Tabula's meta table.
+                "open-error" | "untyped-open-error" => {
+                    named(&["__tabula_meta"]) || line.contains("damaged")
+                }
+                "indexes-error" => named(&[
+                    "transfers",
+                    "ByOwner",
+                    "labels",
+                    "__tabula_meta",
+                    "@MAIN",
+                    "@GC",
+                ]),
+                "read-error" => line
+                    .split(' ')
+                    .nth(1)
+                    .is_some_and(|t| line.contains(&format!("`{t}`"))),
+                _ => false,
+            };
+            if !ok {
+                failures.push(format!("{at}: {line}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

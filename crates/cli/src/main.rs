@@ -7,11 +7,15 @@
 //! values are decoded from the recorded shape. `--json` makes every command print JSON for
 //! scripts; `-v` shows libmdbx's own log lines (and Tabula's warnings) on stderr.
 //!
-//! Exit codes: 0 success; 1 a problem with the database (missing, not MDBX, written by a newer
-//! Tabula, a key not found, `check` found problems, a dump that does not load); 2 a usage error
-//! (bad arguments, unknown table, a key that does not parse for the table's key descriptor);
-//! 141 (128 + SIGPIPE, what a shell reports for `cat` in the same place) when the reader of the
-//! output went away (`tabula dump … | head -1`): the command stops at once, quietly.
+//! Every command reads with libmdbx's page checks on (`MDBX_VALIDATION`), so a damaged page is
+//! an error naming its table (`MDBX_CORRUPTED`), never a crash.
+//!
+//! Exit codes: 0 success; 1 a problem with the database (missing, not MDBX, damaged, written by
+//! a newer Tabula, a key not found, `check` found problems, a dump that does not load); 2 a
+//! usage error (bad arguments, unknown table, a key that does not parse for the table's key
+//! descriptor); 141 (128 + SIGPIPE, what a shell reports for `cat` in the same place) when the
+//! reader of the output went away (`tabula dump … | head -1`): the command stops at once,
+//! quietly.
 
 #![forbid(unsafe_code)]
 // Everything printed goes through `out::Out`, so that a closed pipe ends every command the same

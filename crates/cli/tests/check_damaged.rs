@@ -5,6 +5,9 @@
 //! holding a chosen entry is found by searching the file for the entry's bytes, and zeroed (a
 //! zero page trips no libmdbx assertion, so debug builds of the binary run to the end too).
 
+#[path = "../../../tests/support/damage.rs"]
+mod damage;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -194,4 +197,220 @@ fn check_names_every_damaged_table_and_reports_on_failure() {
     assert!(!stderr.contains("table `intact`"), "{stderr}");
     assert!(stderr.contains("restore it from a backup"), "{stderr}");
     eprintln!("{stdout}\n{stderr}");
+}
+
+// ---- random bytes in pages: every read command, never a signal --------------------------------
+
+#[derive(Table)]
+#[table(name = "accounts", key = u64, value = String)]
+struct Accounts;
+
+#[derive(Table)]
+#[table(name = "tags", key = u32, value = String, dupsort)]
+struct Tags;
+
+#[derive(Table)]
+#[table(name = "blobs", key = u32, value = Vec<u8>, codec = tabula::Raw)]
+struct Blobs;
+
+#[derive(Schema)]
+struct Shelf(Accounts, Tags, Blobs);
+
+/// The tables of [`Shelf`], with a key each holds.
+const SHELF: [(&str, &str); 3] = [("accounts", "17"), ("tags", "40"), ("blobs", "3")];
+
+/// `TABULA_DAMAGE_SEED=<seed>` replays a run of
+/// [`random_bytes_in_pages_never_kill_a_read_command`].
+const SEED_VAR: &str = "TABULA_DAMAGE_SEED";
+
+/// Damaged copies per run, and pages damaged in each.
+const COPIES: u64 = 12;
+const PAGES_PER_COPY: u64 = 8;
+
+/// The seed of this run: from [`SEED_VAR`] to replay one, else fresh; printed either way.
+fn seed() -> u64 {
+    let seed = match std::env::var(SEED_VAR) {
+        Ok(s) => s
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{SEED_VAR}={s:?} is not a seed (a u64)")),
+        Err(_) => {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            damage::mix(nanos ^ u64::from(std::process::id()) << 32)
+        }
+    };
+    eprintln!("seed {seed} (replay with {SEED_VAR}={seed})");
+    seed
+}
+
+/// A database of the three tables, written in one transaction: small and large values,
+/// dupsort keys with a few values (a sub-page in the leaf) and with many (a nested tree).
+fn write_shelf(dir: &Path) -> (PathBuf, u64) {
+    let db = tabula::open::<Shelf>(dir, Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    for n in 0..2000u64 {
+        tx.put::<Accounts>(&n, &ledger(n)).unwrap();
+    }
+    for k in 0..200u32 {
+        let values = if k % 20 == 0 { 300 } else { 4 };
+        for v in 0..values {
+            tx.put::<Tags>(&k, &format!("tag {v:05} of {k}")).unwrap();
+        }
+    }
+    for n in 0..600u32 {
+        // Every 50th value is larger than a page: it lives on large pages.
+        let len = if n % 50 == 0 { 9000 } else { 48 };
+        tx.put::<Blobs>(&n, &vec![n as u8; len]).unwrap();
+    }
+    tx.commit().unwrap();
+    assert!(db.check().unwrap().is_ok());
+    let page = u64::from(db.info().unwrap().page_size);
+    (dir.join("mdbx.dat"), page)
+}
+
+/// Every read command of the CLI on `db`, with what it reads: `Some(table)` for a command that
+/// reads one table.
+fn read_commands(db: &str, dest: &Path) -> Vec<(Vec<String>, Option<&'static str>)> {
+    let s = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let mut commands = vec![
+        (s(&["info", db]), None),
+        (s(&["info", db, "--json"]), None),
+        (s(&["tables", db, "--all"]), None),
+        (s(&["tables", db, "--json"]), None),
+        (s(&["readers", db]), None),
+        (s(&["check", db]), None),
+        (s(&["check", db, "--json"]), None),
+    ];
+    for (table, key) in SHELF {
+        commands.push((s(&["get", db, table, key]), Some(table)));
+        commands.push((s(&["get", db, table, key, "--json"]), Some(table)));
+        commands.push((s(&["dump", db, table]), Some(table)));
+        commands.push((s(&["dump", db, table, "--format", "hex"]), Some(table)));
+        commands.push((s(&["dump", db, table, "--json", "--reverse"]), Some(table)));
+    }
+    for (name, compact) in [("copy", false), ("compact", true)] {
+        let to = dest.join(name);
+        let mut args = s(&["copy", db, to.to_str().unwrap()]);
+        if compact {
+            args.insert(1, "--compact".to_owned());
+        }
+        commands.push((args, None));
+    }
+    commands
+}
+
+/// Random bytes in pages (headers, node sizes, keys and values) of copies of a database: every
+/// read command of the CLI on every copy ends with an exit status, never a signal; damage is
+/// exit 1 with a message naming the table a command reads; and `check` names every table that
+/// another command found damaged.
+#[test]
+fn random_bytes_in_pages_never_kill_a_read_command() {
+    let base = seed();
+    let pristine = tempfile::tempdir().unwrap();
+    let (file, page) = write_shelf(pristine.path());
+    let mut failures = Vec::new();
+    let mut assertions = Vec::new();
+    for copy in 0..COPIES {
+        let mut rng = damage::Rng::new(base ^ copy);
+        let dir = tempfile::tempdir().unwrap();
+        let damaged = dir.path().join("db");
+        std::fs::create_dir(&damaged).unwrap();
+        std::fs::copy(&file, damaged.join("mdbx.dat")).unwrap();
+        let done = damage::random_bytes_in_pages(
+            &damaged.join("mdbx.dat"),
+            page as usize,
+            &mut rng,
+            PAGES_PER_COPY,
+        );
+        let db = damaged.to_str().unwrap();
+        let at = format!("seed {base} copy {copy} ({})", done.join(", "));
+        // Tables a command failed on, and whether anything failed.
+        let mut failed_tables: Vec<&str> = Vec::new();
+        let mut any_failed = false;
+        let mut check_json = None;
+        for (args, table) in read_commands(db, dir.path()) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = tabula(&args);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let shown = format!("{at}: `tabula {}`", args.join(" "));
+            let Some(code) = out.status.code() else {
+                match damage::assertion_after_damage(out.status, &stderr) {
+                    Some(line) => assertions.push(format!("{shown}: {line}")),
+                    None => failures.push(format!("{shown} died: {}\n{stderr}", out.status)),
+                }
+                continue;
+            };
+            match code {
+                0 => {}
+                1 => {
+                    any_failed = true;
+                    if let Some(t) = table {
+                        // The open reads Tabula's meta table: its damage is named there.
+                        if !stderr.contains(&format!("`{t}`"))
+                            && !stderr.contains("`__tabula_meta`")
+                        {
+                            failures
+                                .push(format!("{shown}: exit 1 without naming `{t}`: {stderr}"));
+                        }
+                        failed_tables.push(t);
+                    }
+                }
+                other => failures.push(format!("{shown}: exit {other}: {stderr}")),
+            }
+            if args[0] == "check" && args.contains(&"--json") {
+                check_json = Some((code, stdout.into_owned(), stderr.into_owned()));
+            }
+        }
+        // `check` names every table another command could not read.
+        let Some((code, stdout, stderr)) = check_json else {
+            continue;
+        };
+        if any_failed && code != 1 {
+            failures.push(format!(
+                "{at}: a command found damage, `check --json` exit {code}: {stderr}"
+            ));
+            continue;
+        }
+        if code != 1 {
+            continue;
+        }
+        match serde_json::from_str::<Json>(&stdout) {
+            Ok(json) => {
+                let damaged = json["damaged_tables"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                let named = |t: &str| damaged.iter().any(|d| d == t || d == "@MAIN");
+                for t in &failed_tables {
+                    if !named(t) {
+                        failures.push(format!(
+                            "{at}: `check --json` does not name `{t}`: {damaged:?}"
+                        ));
+                    }
+                }
+            }
+            // The open failed: the error says why.
+            Err(_) if stdout.is_empty() && stderr.starts_with("error: ") => {}
+            Err(e) => failures.push(format!(
+                "{at}: `check --json` printed no report ({e}): {stdout}\n{stderr}"
+            )),
+        }
+    }
+    if !assertions.is_empty() {
+        eprintln!(
+            "{} libmdbx assertion abort(s), debug build:\n{}",
+            assertions.len(),
+            assertions.join("\n")
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

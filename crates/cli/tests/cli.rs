@@ -480,6 +480,47 @@ fn a_migrated_database_shows_its_version_steps_and_new_shape() {
 
 // ---- errors ----------------------------------------------------------------------------------
 
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every read command refused on a file that is not a database leaves its directory as it
+/// found it: no lock file (`mdbx.lck` in a database directory, `FILE-lck` beside a data file
+/// given by itself), no data file.
+#[test]
+fn a_refused_open_leaves_the_directory_as_it_found_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    std::fs::write(db.join("mdbx.dat"), b"not a database\n".repeat(8192)).unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, b"not a database either\n".repeat(8192)).unwrap();
+    let copy = dir.path().join("copy");
+    for path in [p(&db), p(&file)] {
+        for args in [
+            &["info", path][..],
+            &["tables", path],
+            &["get", path, "t", "1"],
+            &["dump", path, "t"],
+            &["check", path],
+            &["check", path, "--json"],
+            &["readers", path],
+            &["copy", path, p(&copy)],
+        ] {
+            let err = fails(args, 1);
+            assert!(err.contains("not an MDBX database"), "{args:?}: {err}");
+            assert_eq!(listing(&db), ["mdbx.dat"], "{args:?}");
+            assert_eq!(listing(dir.path()), ["db", "notes.txt"], "{args:?}");
+        }
+    }
+}
+
 #[test]
 fn errors_are_clear_and_exit_non_zero() {
     let dir = tempfile::tempdir().unwrap();

@@ -368,6 +368,7 @@ impl UntypedDb {
         let cfg = Options::new()
             .read_only(true)
             .no_sub_dir(is_file)
+            .validation(true)
             .extra_tables(INSPECT_MAX_TABLES)
             .env_config(0, 1);
         let env = open_env(open_path, path, &cfg, false)?;
@@ -602,6 +603,13 @@ pub struct UntypedTx<'db> {
 }
 
 impl UntypedTx<'_> {
+    /// Turns a libmdbx code from `op` on the table `name` into an [`Error::Mdbx`] naming it
+    /// ([`crate::diagnose::fail`]).
+    fn table_err(&self, name: &str, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
+        let name = intern(name);
+        move |code| fail(code, At::table(name, op), &self.db.env, &self.db.path)
+    }
+
     /// The snapshot's transaction ID.
     pub fn id(&self) -> u64 {
         self.txn.id()
@@ -637,7 +645,7 @@ impl UntypedTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Env`] when libmdbx fails otherwise.
+    /// [`Error::Mdbx`] naming the table when libmdbx fails otherwise.
     pub fn table(&mut self, name: &str) -> Result<Option<UntypedTable>> {
         let Some(mut table) = self.raw_table(name)? else {
             return Ok(None);
@@ -669,12 +677,12 @@ impl UntypedTx<'_> {
             Ok(Some(dbi)) => dbi,
             Ok(None) => return Ok(None),
             Err(c) if c == Code::INCOMPATIBLE || c == Code::EINVAL => return Ok(None),
-            Err(c) => return Err(self.db.err("open a table")(c)),
+            Err(c) => return Err(self.table_err(name, "open the table")(c)),
         };
         let bits = self
             .txn
             .table_flags(dbi)
-            .map_err(self.db.err("read table flags"))?;
+            .map_err(self.table_err(name, "read the table's flags"))?;
         let flags = engine::table_flag_names(bits);
         Ok(Some(UntypedTable {
             name: name.to_owned(),
@@ -692,12 +700,12 @@ impl UntypedTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Env`] when libmdbx fails.
+    /// [`Error::Mdbx`] naming the table when libmdbx fails (`MDBX_CORRUPTED` for a damaged page).
     pub fn stat(&self, table: &UntypedTable) -> Result<TableStat> {
         let s = self
             .txn
             .stat(table.dbi)
-            .map_err(self.db.err("read table statistics"))?;
+            .map_err(self.table_err(&table.name, "read the table's statistics"))?;
         Ok(TableStat {
             entries: s.entries,
             depth: s.depth,
@@ -713,9 +721,9 @@ impl UntypedTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Env`] when libmdbx fails.
+    /// [`Error::Mdbx`] naming the table when libmdbx fails (`MDBX_CORRUPTED` for a damaged page).
     pub fn get_raw(&self, table: &UntypedTable, key: &[u8]) -> Result<Vec<Vec<u8>>> {
-        let err = self.db.err("read a key");
+        let err = self.table_err(&table.name, "read a key");
         let mut out = Vec::new();
         if !table.dupsort {
             if let Some(v) = self.txn.get(table.dbi, key).map_err(err)? {
@@ -771,14 +779,14 @@ impl UntypedTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Env`] when libmdbx fails.
+    /// [`Error::Mdbx`] naming the table when libmdbx fails (`MDBX_CORRUPTED` for a damaged page).
     pub fn get_raw_prefixed(
         &self,
         table: &UntypedTable,
         key: &[u8],
         prefix: &[u8],
     ) -> Result<Vec<Vec<u8>>> {
-        let err = self.db.err("read a key");
+        let err = self.table_err(&table.name, "read a key");
         if !table.dupsort {
             let value = self.txn.get(table.dbi, key).map_err(err)?;
             return Ok(value
@@ -894,7 +902,7 @@ impl UntypedTx<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Env`] when libmdbx fails.
+    /// [`Error::Mdbx`] naming the table when libmdbx fails (`MDBX_CORRUPTED` for a damaged page).
     pub fn walk(
         &self,
         table: &UntypedTable,
@@ -904,15 +912,7 @@ impl UntypedTx<'_> {
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         use engine::op;
-        let name = intern(&table.name);
-        let err = |code| {
-            fail(
-                code,
-                At::table(name, "walk the table"),
-                &self.db.env,
-                &self.db.path,
-            )
-        };
+        let err = self.table_err(&table.name, "walk the table");
         let dbi = table.dbi;
         let mut cur = self.txn.cursor(dbi).map_err(err)?;
         if !reverse {

@@ -90,7 +90,7 @@ pub struct Knobs {
     pub write_map: bool,
     /// `MDBX_EXCLUSIVE` (libmdbx only).
     pub exclusive: bool,
-    /// `MDBX_VALIDATION` (raw libmdbx only).
+    /// `MDBX_VALIDATION` (raw libmdbx; Tabula's `Options::validation`).
     pub validation: bool,
     /// `MDBX_INTEGERKEY` with native-endian keys and libmdbx's integer comparator (raw only).
     pub integer_key: bool,
@@ -130,6 +130,10 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
         custom_cmp: true,
         ..d
     };
+    let validated = Knobs {
+        validation: true,
+        ..d
+    };
     let typed_sum = Data::Typed.expected(keys);
     let bytes_sum = Data::Bytes.expected(keys);
     type Make<'a> = Box<dyn FnOnce() -> Box<dyn Reader> + 'a>;
@@ -137,7 +141,14 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
         (
             "tabula_typed",
             "heed_typed",
-            Box::new(|| Box::new(TabulaReader::rows(sizes))),
+            Box::new(|| Box::new(TabulaReader::rows(sizes, d))),
+        ),
+        (
+            // `Options::validation` (`MDBX_VALIDATION`): what libmdbx's check of every page it
+            // loads costs a get, against the row above.
+            "tabula_validated",
+            "tabula_typed",
+            Box::new(|| Box::new(TabulaReader::rows(sizes, validated))),
         ),
         (
             "heed_typed",
@@ -395,10 +406,10 @@ struct TabulaReader<S: Schema> {
 
 impl TabulaReader<RowsSchema> {
     /// The typed rows: `tx.get::<Rows>(&k)`.
-    fn rows(sizes: GetSizes) -> Self {
+    fn rows(sizes: GetSizes, k: Knobs) -> Self {
         TabulaReader::new(
             sizes,
-            Knobs::DEFAULT,
+            k,
             Data::Typed,
             |tx, entries| {
                 let mut ap = tx.appender::<Rows>().expect("appender");
@@ -461,7 +472,8 @@ impl<S: Schema> TabulaReader<S> {
         let dir = scratch_dir("get-tabula");
         let mut options = tabula_options()
             .write_map(k.write_map)
-            .exclusive(k.exclusive);
+            .exclusive(k.exclusive)
+            .validation(k.validation);
         if k.page_size > 0 {
             options = options.page_size(k.page_size as usize);
         }

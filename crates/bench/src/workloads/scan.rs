@@ -52,6 +52,12 @@ pub fn run(sizes: ScanSizes) -> Workload {
     let tabula_db = want(&["tabula_typed", "tabula_bytes"])
         .then(|| load::tabula(tabula_dir.path(), n, tabula_options()));
     let tabula_tx = tabula_db.as_ref().map(|db| db.read().expect("read"));
+    // The same rows in a `Db` opened with `Options::validation` (`MDBX_VALIDATION`): what
+    // libmdbx's check of every page it loads costs a walk.
+    let validated_dir = scratch_dir("scan-tabula-validated");
+    let validated_db = want(&["tabula_validated"])
+        .then(|| load::tabula(validated_dir.path(), n, tabula_options().validation(true)));
+    let validated_tx = validated_db.as_ref().map(|db| db.read().expect("read"));
     let raw_dir = scratch_dir("scan-raw");
     let raw_store =
         want(&["raw_typed", "raw"]).then(|| load::raw(raw_dir.path(), n, EnvFlags::DEFAULT, true));
@@ -104,6 +110,22 @@ pub fn run(sizes: ScanSizes) -> Workload {
                     let k = u64::from_be_bytes(k.try_into().expect("8-byte key"));
                     count += 1;
                     sum = sum.wrapping_add(entry_sum(k, fold_words(v)));
+                }
+                (count, sum)
+            }),
+        ));
+    }
+    if let Some(tx) = &validated_tx {
+        walks.push((
+            "tabula_validated",
+            "tabula_typed",
+            typed,
+            Box::new(move || {
+                let (mut count, mut sum) = (0, 0u64);
+                for e in tx.iter::<Rows>() {
+                    let (k, r) = e.expect("iter");
+                    count += 1;
+                    sum = sum.wrapping_add(entry_sum(k, row_sum(&r)));
                 }
                 (count, sum)
             }),

@@ -73,6 +73,11 @@ pub struct DbInfo {
     /// writes need (then it is off, and a warning said why: on a full tmpfs or copy-on-write
     /// file system, a write through the map kills the process with `SIGBUS`).
     pub write_map: bool,
+    /// Whether libmdbx checks every page it loads (`MDBX_VALIDATION`): what
+    /// [`Options::validation`](crate::Options::validation) asked for. (The startup of a
+    /// writable open checks the pages it reads either way, and switches the checks off before
+    /// [`tabula::open`](../tabula/fn.open.html) returns when they were not asked for.)
+    pub validation: bool,
     /// Bytes committed but not yet flushed to disk: always 0 with
     /// [`SyncMode::Durable`](crate::SyncMode::Durable); in the other modes what a system crash
     /// could lose until [`Db::sync`] (or libmdbx's own flush) runs.
@@ -317,6 +322,7 @@ impl<S: Schema> Db<S> {
     /// # let (dir, db) = open()?;
     /// let before = db.info()?;
     /// assert!(before.page_size.is_power_of_two());
+    /// assert!(!before.validation); // `Options::validation` is off by default
     /// assert!(before.file_size <= before.max_size);
     ///
     /// let mut tx = db.write()?;
@@ -344,6 +350,7 @@ impl<S: Schema> Db<S> {
             max_readers: i.max_readers,
             readers: i.readers,
             write_map: self.shared.env.write_map(),
+            validation: self.shared.env.validates(),
             unsynced_bytes: i.unsynced,
         })
     }
@@ -397,13 +404,68 @@ impl<S: Schema> Db<S> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
+    /// On a database opened without [`Options::validation`](crate::Options::validation) it
+    /// first walks every page of the file with libmdbx's checks (the B-tree walk of
+    /// [`check`](Self::check), without its reading of every entry), and reads no row when the
+    /// walk finds a damaged page: libmdbx trusts the pages it reads otherwise, and a damaged one
+    /// can make a read fault (`SIGBUS`) instead of failing.
+    ///
     /// # Errors
     ///
     /// [`Error::Decode`](crate::Error::Decode) for a row that does not decode; an error
-    /// beginning the read transaction; [`Error::Mdbx`](crate::Error::Mdbx).
+    /// beginning the read transaction; [`Error::Mdbx`](crate::Error::Mdbx) naming the table, for
+    /// a damaged page (`MDBX_CORRUPTED`) among others.
     pub fn check_indexes(&self, limit: usize) -> Result<crate::index::IndexCheck> {
+        if !self.shared.env.validates() {
+            self.refuse_damage()?;
+        }
         let tx = self.read()?;
         crate::index::check::<S>(tx.raw(), self, limit)
+    }
+
+    /// `Err` naming the first damaged tree when libmdbx's page walk
+    /// ([`engine::Env::walk_report`]) counts any problem: before
+    /// [`check_indexes`](Self::check_indexes) reads the file without `MDBX_VALIDATION`. The walk
+    /// checks every page's bounds (not its key order); pages written after it come from
+    /// libmdbx's writer, built from pages the walk checked, so a later snapshot holds no page
+    /// the walk has not vouched for.
+    fn refuse_damage(&self) -> Result<()> {
+        let fail = |code| {
+            self.shared
+                .fail(code, At::env("walk the pages (mdbx_env_chk)"))
+        };
+        let walk = self.shared.env.walk_report().map_err(fail)?;
+        if walk.result.problems == 0 {
+            return Ok(());
+        }
+        // Named as the schema names it (errors carry `&'static str`), or as libmdbx names its
+        // own trees.
+        let first = walk
+            .tables
+            .iter()
+            .find(|t| t.broken_pages > 0 || t.error.is_some());
+        let table = match first.map(|t| &t.tree) {
+            Some(engine::ChkTree::Named(name)) => S::TABLES
+                .iter()
+                .map(|t| t.name)
+                .chain([crate::startup::META_TABLE])
+                .find(|n| n.as_bytes() == name.as_slice())
+                .unwrap_or("@MAIN"),
+            Some(engine::ChkTree::Gc) => "@GC",
+            Some(engine::ChkTree::Meta) => "@META",
+            Some(engine::ChkTree::Main) | None => "@MAIN",
+        };
+        let code = first
+            .and_then(|t| t.error)
+            .unwrap_or(engine::Code::CORRUPTED);
+        Err(Error::Mdbx {
+            table,
+            op: "check the indexes (libmdbx's page walk, run first because the database was \
+                 opened without `Options::validation`, found a damaged page; no row was read: \
+                 run `Db::check`)",
+            key: None,
+            code: MdbxCode::from(code),
+        })
     }
 
     /// The live readers of the file, in every process: one entry per occupied slot of

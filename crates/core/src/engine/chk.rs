@@ -95,6 +95,24 @@ impl Env {
     ///
     /// `Err` only when the check itself could not run.
     pub fn check_report(&self) -> Result<ChkReport, Code> {
+        self.chk_collect(sys::MDBX_CHK_DEFAULTS)
+    }
+
+    /// libmdbx's B-tree walk alone (`MDBX_CHK_SKIP_KV_TRAVERSAL`), with the report of
+    /// [`check_report`](Self::check_report): every page of the GC tree, the main tree and each
+    /// table of the latest snapshot, each checked as `MDBX_VALIDATION` checks a page but for
+    /// key order (the walk's cursors always check pages, `walk_tbl` in mdbx.c; `chk_tree` skips
+    /// the order so that custom comparators are no problem), the entries not read one by one.
+    /// The walk stops at the first damaged page: with problems, the trees after it are
+    /// unchecked.
+    ///
+    /// `Err` only when the walk itself could not run.
+    pub fn walk_report(&self) -> Result<ChkReport, Code> {
+        self.chk_collect(sys::MDBX_CHK_SKIP_KV_TRAVERSAL)
+    }
+
+    /// `mdbx_env_chk` with `flags`, collecting its report.
+    fn chk_collect(&self, flags: sys::MDBX_chk_flags_t) -> Result<ChkReport, Code> {
         let verbosity = REPORT_VERBOSITY;
         // SAFETY: MDBX_chk_callbacks_t is a struct of nullable function pointers; all-zero bytes
         // are all `None`, which mdbx.h allows ("All callback functions are optional, unused ones
@@ -138,7 +156,7 @@ impl Env {
                 self.raw_env(),
                 &callbacks,
                 whole.cast::<sys::MDBX_chk_context_t>(),
-                sys::MDBX_CHK_DEFAULTS,
+                flags,
                 verbosity,
                 0,
             )

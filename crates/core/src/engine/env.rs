@@ -144,6 +144,45 @@ impl DatabaseFiles {
     }
 }
 
+/// Removes the lock file at `lock` unless a process uses it: only when an exclusive lock on the
+/// whole file is granted (`F_OFD_SETLK`, non-blocking), which every lock libmdbx holds on it
+/// refuses (its OFD and POSIX record locks alike), and only the file that was locked. Called
+/// after a refused open whose lock file did not exist before it, so that the open leaves the
+/// directory as it found it.
+#[cfg(target_os = "linux")]
+fn remove_unused_lock_file(lock: &Path) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(lock)
+    else {
+        return;
+    };
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are valid; zero start and
+    // length with `SEEK_SET` cover the whole file.
+    let mut whole: libc::flock = unsafe { std::mem::zeroed() };
+    whole.l_type = libc::F_WRLCK as _;
+    whole.l_whence = libc::SEEK_SET as _;
+    // SAFETY: `file` is an open descriptor owned here; `whole` is a valid `flock`. An OFD lock
+    // belongs to this open file description: it goes when `file` is closed below, and closing
+    // it releases no other lock of this process.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &whole) } != 0 {
+        return;
+    }
+    let same =
+        |m: std::fs::Metadata, n: std::fs::Metadata| m.dev() == n.dev() && m.ino() == n.ino();
+    if let (Ok(locked), Ok(named)) = (file.metadata(), lock.symlink_metadata())
+        && same(locked, named)
+    {
+        let _ = std::fs::remove_file(lock);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn remove_unused_lock_file(_lock: &Path) {}
+
 /// `NAME.lck` for `NAME.EXT` or `NAME`: the path from its last `.` after its last `/` replaced
 /// by `.lck`, or `.lck` appended (libmdbx's `osal_fileext` and the copy after it).
 #[cfg(unix)]
@@ -298,7 +337,15 @@ impl Env {
 
     fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         let writable = !probe && !cfg.read_only;
-        let mut env = Self::open_reserved(path, cfg, probe)?;
+        // A refused open leaves the directory as it found it: the lock file it created (Tabula
+        // reserves it, libmdbx creates it before it reads the data file) goes again.
+        let lock = DatabaseFiles::of(path, cfg.no_sub_dir).lock;
+        let lock_existed = lock.symlink_metadata().is_ok();
+        let mut env = Self::open_reserved(path, cfg, probe).inspect_err(|_| {
+            if !lock_existed {
+                remove_unused_lock_file(&lock);
+            }
+        })?;
         if writable && matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync) {
             // Flushes the data file first: libmdbx writes a new file's meta pages without a
             // flush, and under `SafeNoSync` nothing flushed them before the first flush the
@@ -402,6 +449,24 @@ impl Env {
     #[inline]
     pub fn cut_table(&self) -> Option<&std::sync::Arc<CutTable>> {
         self.hook.as_ref().map(|h| &h.table)
+    }
+
+    /// Whether libmdbx checks every page it loads (`MDBX_VALIDATION`).
+    pub fn validates(&self) -> bool {
+        let mut flags: c_uint = 0;
+        // SAFETY: the env is open; `flags` is a valid out-parameter.
+        let rc = unsafe { sys::mdbx_env_get_flags(self.ptr.as_ptr(), &mut flags) };
+        rc == sys::MDBX_SUCCESS && flags & sys::MDBX_VALIDATION != 0
+    }
+
+    /// Switches libmdbx's page checks (`MDBX_VALIDATION`) on or off for the cursors begun from
+    /// now on (a cursor takes the flag when it is set up). libmdbx refuses it on a read-only
+    /// environment (`MDBX_EACCESS`), and takes the write lock for it unless this thread holds
+    /// the write transaction.
+    pub fn set_validation(&self, on: bool) -> Result<(), Code> {
+        // SAFETY: the env is open; `MDBX_VALIDATION` is one of the flags mdbx.c lets change at
+        // run time (`ENV_CHANGEABLE_FLAGS`), under its own locking.
+        check(unsafe { sys::mdbx_env_set_flags(self.ptr.as_ptr(), sys::MDBX_VALIDATION, on) })
     }
 
     /// Whether the data file is mapped writable (`MDBX_WRITEMAP`).

@@ -83,6 +83,9 @@ pub struct Bootstrap {
     env: Env,
     path: PathBuf,
     meta: Option<Dbi>,
+    /// The environment checks every page (`MDBX_VALIDATION`) for the startup only: a writable
+    /// open without `Options::validation`, switched off when the database is published.
+    validating_startup: bool,
     /// Keeps `Bootstrap` on the thread that began its transaction (`!Send`, `!Sync`).
     _stays_on_its_thread: PhantomData<*const ()>,
 }
@@ -168,8 +171,15 @@ impl Bootstrap {
         own_tables: usize,
     ) -> Result<Self> {
         options.validate(schema_tables, own_tables)?;
-        let cfg = options.env_config(schema_tables, own_tables);
+        let mut cfg = options.env_config(schema_tables, own_tables);
         let run = options.run_config();
+        // The startup reads what the file says (the schema record, the table directory, the
+        // zstd dictionaries, the rows an index is built from) before anything could check it:
+        // with libmdbx's page checks, a damaged page there is `MDBX_CORRUPTED`, not a fault.
+        // A read-only environment cannot switch them off again (`mdbx_env_set_flags` refuses
+        // it), so it keeps what `Options::validation` says.
+        let validating_startup = !run.read_only && !cfg.validation;
+        cfg.validation |= validating_startup;
         let env = open_env(path, path, &cfg, !run.read_only)?;
         let txn = env
             .begin(run.read_only)
@@ -180,6 +190,7 @@ impl Bootstrap {
             env,
             path: path.to_path_buf(),
             meta: None,
+            validating_startup,
             _stays_on_its_thread: PhantomData,
         };
         let meta = boot.txn().open_table(Some(META_TABLE), 0, false);
@@ -1076,6 +1087,13 @@ impl Bootstrap {
     ) -> Result<Db<S>> {
         debug_assert_eq!(handles.len(), S::TABLES.len());
         let dbis: Box<[Dbi]> = handles.into_iter().map(|h| h.0).collect();
+        if self.validating_startup {
+            // Inside the startup's write transaction, which this thread owns: libmdbx changes
+            // the flag without waiting for the write lock (`mdbx_env_set_flags`).
+            self.env
+                .set_validation(false)
+                .map_err(|code| self.fail(code, At::env("switch off the startup's page checks")))?;
+        }
         let txn = self.txn.take().expect("live");
         // Committing a read-only txn keeps the handles it opened, like a write commit does.
         txn.commit()

@@ -1,0 +1,129 @@
+//! Random bytes in the pages of a libmdbx 0.14.4 data file, aimed at what a reader trusts: page
+//! headers, node headers (data size, flags, key size) and the node area (keys and values). Shared
+//! by the damaged-file tests of the library (`tests/bad_input.rs`) and of the CLI
+//! (`crates/cli/tests/check_damaged.rs`).
+
+use std::path::Path;
+
+/// splitmix64's finaliser: the n-th random number of a seed is `mix(seed ^ n)`.
+pub fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A stream of random numbers from one seed.
+pub struct Rng(u64);
+
+impl Rng {
+    /// The stream of `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(mix(seed))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = mix(self.0);
+        self.0
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// libmdbx's page header (0.14.4 `page_t`): txnid u64, dupfix_ksize u16, flags u16, lower u16,
+/// upper u16, pgno u32; then the node offsets (`entries[]`, u16 each, from the header's end).
+const PAGEHDRSZ: usize = 20;
+
+/// Writes random bytes into `pages` distinct pages (never a meta page), each aimed at one
+/// of: the page header; a node's header (its data size, flags and key size: 16 bytes, or the
+/// data size alone); the node area (keys and values). Returns what was done, for messages.
+pub fn random_bytes_in_pages(file: &Path, page: usize, rng: &mut Rng, pages: u64) -> Vec<String> {
+    let mut data = std::fs::read(file).unwrap();
+    // The pages written: their header holds their own number (the file's tail is zeroes).
+    let written: Vec<u64> = (3..(data.len() / page) as u64)
+        .filter(|&p| {
+            let at = p as usize * page + 16;
+            u64::from(u32::from_le_bytes(data[at..at + 4].try_into().unwrap())) == p
+        })
+        .collect();
+    let mut chosen = Vec::new();
+    while (chosen.len() as u64) < pages {
+        let p = written[rng.below(written.len() as u64) as usize];
+        if !chosen.contains(&p) {
+            chosen.push(p);
+        }
+    }
+    let mut done = Vec::new();
+    for p in chosen {
+        let at = p as usize * page;
+        let u16_at =
+            |d: &[u8], o: usize| usize::from(u16::from_le_bytes([d[at + o], d[at + o + 1]]));
+        let (lower, upper) = (u16_at(&data, 12), u16_at(&data, 14));
+        let nodes = lower / 2;
+        let sane = nodes > 0 && PAGEHDRSZ + upper < page && lower <= upper;
+        let (what, offset, len) = match (rng.below(3), sane) {
+            (1, true) => {
+                let node =
+                    PAGEHDRSZ + u16_at(&data, PAGEHDRSZ + 2 * rng.below(nodes as u64) as usize);
+                if rng.below(2) == 0 {
+                    ("node header", node, 16)
+                } else {
+                    ("node data size", node, 4)
+                }
+            }
+            (2, true) => {
+                let from = PAGEHDRSZ + upper;
+                (
+                    "node area",
+                    from + rng.below((page - 16 - from) as u64) as usize,
+                    16,
+                )
+            }
+            _ => ("header", rng.below(5) as usize, 16),
+        };
+        let offset = offset.min(page - len);
+        data[at + offset..at + offset + len].copy_from_slice(&rng.bytes(len));
+        done.push(format!("page {p} {what} +{offset}"));
+    }
+    std::fs::write(file, data).unwrap();
+    done
+}
+
+/// The libmdbx 0.14.4 assertions that damage reaches on libmdbx's checked paths, which abort
+/// the process in builds with debug assertions (mdbx-sys compiles libmdbx with
+/// `MDBX_FORCE_ASSERTIONS` there); release builds compile them out and return the error:
+/// - its page check (`page_check`, what `MDBX_VALIDATION` runs) takes each node through
+///   `page_node`, whose assertion wants an even node offset, before it checks that the node
+///   lies in the page;
+/// - its checker's walk calls `page_numkeys` on a page it has just reported broken;
+/// - `cursor_ops` checks the cursor's state after a seek that returned `MDBX_CORRUPTED`;
+/// - `tree_search` wants a tree's root page below the allocated ones before `page_get`, which
+///   refuses it (`MDBX_PAGE_NOTFOUND`) in release builds, reads it.
+///
+/// Any other assertion (one inside a page search, say, which a read without `MDBX_VALIDATION`
+/// trips over a node pointing outside its page) is not on this list.
+pub const DAMAGE_ASSERTIONS: [&str; 4] = [
+    "page_node: Assertion `mp->entries[i] % 2 == 0' failed",
+    "page_numkeys: Assertion `mp->lower <= mp->upper' failed",
+    "cursor_ops: Assertion `is_poor(mc) && !is_filled(mc)' failed",
+    "tree_search: Assertion `root >= 3 && root < mc->txn->geo.first_unallocated' failed",
+];
+
+/// The line of `stderr` with one of [`DAMAGE_ASSERTIONS`], when the process was killed by
+/// `SIGABRT` in a build with debug assertions.
+pub fn assertion_after_damage(status: std::process::ExitStatus, stderr: &str) -> Option<&str> {
+    use std::os::unix::process::ExitStatusExt;
+    const SIGABRT: i32 = 6;
+    if !cfg!(debug_assertions) || status.signal() != Some(SIGABRT) {
+        return None;
+    }
+    stderr
+        .lines()
+        .find(|l| DAMAGE_ASSERTIONS.iter().any(|a| l.contains(a)))
+}
