@@ -835,6 +835,41 @@ fn a_receiver_made_during_a_write_transaction_reports_the_next_one_first() {
         [Some(Received::Event((next, Some(3)))), None],
     );
     assert_eq!(got, want, "(feed, key watcher)");
+
+    // The same with receivers already there: those report the open transaction, the new ones
+    // the next.
+    let mut tx = db.write().unwrap();
+    let open_id = tx.id();
+    tx.put::<Nums>(&4, &4).unwrap();
+    let (late_feed, late_keys) = (db.subscribe(8), db.watch::<Nums>(.., 8));
+    tx.put::<Nums>(&5, &5).unwrap();
+    tx.commit().unwrap();
+    let next = commit_put(&db, 6);
+    let got: Vec<Got> = [&feed, &late_feed]
+        .iter()
+        .flat_map(|f| [from_feed(f.try_recv()), from_feed(f.try_recv())])
+        .collect();
+    let want = [
+        Some(Received::Event((open_id, None))),
+        Some(Received::Event((next, None))),
+        Some(Received::Event((next, None))),
+        None,
+    ];
+    assert_eq!(got, want, "(the feed made before, the feed made during)");
+    let got: Vec<Got> = [&keys, &late_keys]
+        .iter()
+        .flat_map(|k| [from_keys(k.try_recv()), from_keys(k.try_recv())])
+        .collect();
+    let want = [
+        Some(Received::Event((open_id, Some(4)))),
+        Some(Received::Event((open_id, Some(5)))),
+        Some(Received::Event((next, Some(6)))),
+        None,
+    ];
+    assert_eq!(
+        got, want,
+        "(the watcher made before, the watcher made during)"
+    );
 }
 
 #[test]

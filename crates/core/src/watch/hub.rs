@@ -7,7 +7,7 @@
 //! the design.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::{Duration, Instant, SystemTime};
@@ -369,8 +369,8 @@ struct Watcher {
 /// A commit-feed subscriber.
 struct Feed {
     queue: Arc<Queue<Commit>>,
-    /// Whether it reports the write transaction in progress (it existed when that began).
-    reporting: bool,
+    /// [`Hub::begun`] when it subscribed: it reports the transactions numbered above.
+    since: u64,
 }
 
 #[derive(Default)]
@@ -396,6 +396,11 @@ pub(crate) struct Hub {
     /// watcher existed). Stored only by the writing thread, under the writer lock; the one
     /// load a write pays.
     recording: AtomicBool,
+    /// The write transactions begun while a commit-feed subscriber existed, the one in
+    /// progress included: a feed reports the transactions that began after it subscribed, so
+    /// those numbered above what this was then. Stored only by the writing thread, under the
+    /// writer lock (no read-modify-write); the number of a transaction is read at its commit.
+    begun: AtomicU64,
     inner: Mutex<Inner>,
 }
 
@@ -410,7 +415,7 @@ impl Hub {
         let mut inner = self.lock();
         inner.feeds.push(Feed {
             queue: q.clone(),
-            reporting: false,
+            since: self.begun.load(Ordering::Relaxed),
         });
         self.active.fetch_or(FEED, Ordering::Relaxed);
         q
@@ -438,11 +443,17 @@ impl Hub {
     }
 
     /// A write transaction began (the writer lock is held; for a bulk load, also each batch
-    /// after the first): the receivers that exist now report it, those made later do not;
-    /// it records keys when a key watcher exists now. Two relaxed loads when nobody watches.
+    /// after the first): the receivers that exist now report it, those made later do not.
+    /// It is numbered when a feed exists, and records keys when a key watcher exists. Two
+    /// relaxed loads when nobody watches.
     #[inline]
     pub(crate) fn begin(&self) {
-        if self.active.load(Ordering::Relaxed) != 0 || self.recording.load(Ordering::Relaxed) {
+        let active = self.active.load(Ordering::Relaxed);
+        if active & FEED != 0 {
+            self.begun
+                .store(self.begun.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+        if active & KEYS != 0 || self.recording.load(Ordering::Relaxed) {
             self.begin_slow();
         }
     }
@@ -451,9 +462,6 @@ impl Hub {
     #[inline(never)]
     fn begin_slow(&self) {
         let mut inner = self.lock();
-        for f in &mut inner.feeds {
-            f.reporting = true;
-        }
         for w in &mut inner.watchers {
             // What an aborted or failed transaction left goes; every watcher there now records.
             w.pending.clear();
@@ -600,6 +608,7 @@ impl Hub {
             inner: self.lock(),
             hub: self,
             id: raw.id(),
+            begun: self.begun.load(Ordering::Relaxed),
             tables,
         })
     }
@@ -624,6 +633,8 @@ pub(crate) struct Pending<'h> {
     inner: MutexGuard<'h, Inner>,
     hub: &'h Hub,
     id: u64,
+    /// The transaction's number ([`Hub::begun`]).
+    begun: u64,
     tables: TableSet,
 }
 
@@ -639,6 +650,7 @@ impl Pending<'_> {
             mut inner,
             hub,
             id,
+            begun,
             tables,
         } = self;
         let changed = !tables.is_empty();
@@ -659,7 +671,7 @@ impl Pending<'_> {
             return;
         }
         let commit = Commit { id, tables, at };
-        for f in inner.feeds.iter().filter(|f| f.reporting) {
+        for f in inner.feeds.iter().filter(|f| f.since < begun) {
             f.queue.push(id, std::iter::once(commit.clone()));
         }
         for (w, (pending, missed)) in inner.watchers.iter().zip(taken) {
