@@ -449,12 +449,14 @@ impl Hub {
     #[inline]
     pub(crate) fn begin(&self) {
         let active = self.active.load(Ordering::Relaxed);
-        if active & FEED != 0 {
-            self.begun
-                .store(self.begun.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        }
-        if active & KEYS != 0 || self.recording.load(Ordering::Relaxed) {
-            self.begin_slow();
+        if active != 0 || self.recording.load(Ordering::Relaxed) {
+            if active & FEED != 0 {
+                self.begun
+                    .store(self.begun.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            }
+            if active & KEYS != 0 || self.recording.load(Ordering::Relaxed) {
+                self.begin_slow();
+            }
         }
     }
 
