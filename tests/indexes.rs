@@ -409,6 +409,49 @@ fn an_index_build_reports_its_progress_through_the_migrations() {
 }
 
 #[test]
+fn a_resumed_index_build_counts_the_rows_done_before_the_interruption() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
+        let mut tx = db.write().unwrap();
+        for id in 0..45_000u64 {
+            tx.put::<Transfers>(&id, &t((id % 100) as u32, 0, None, &[]))
+                .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    // Interrupted after its second batch committed: the progress callback panics there (as a
+    // kill would end the process), so the open fails with 20,000 rows' entries committed.
+    let stop = tabula::Migrations::new().on_progress(|p| {
+        assert!(
+            p.done < 20_000,
+            "the build interrupted on purpose at {} rows",
+            p.done
+        );
+    });
+    let interrupted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tabula::open_with::<WithSender>(dir.path(), Options::new(), &stop).map(|_| ())
+    }));
+    assert!(interrupted.is_err(), "the build went past its second batch");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&seen);
+    let migrations = tabula::Migrations::new().on_progress(move |p| {
+        sink.lock().unwrap().push((p.done, p.total));
+    });
+    let (db, report) =
+        tabula::open_with::<WithSender>(dir.path(), Options::new(), &migrations).unwrap();
+    assert_eq!(report.indexes_built, ["BySender"]);
+    assert_eq!(db.read().unwrap().len::<BySender>().unwrap(), 45_000);
+    assert!(db.check_indexes(5).unwrap().is_ok());
+    // The resumed build counts the 20,000 rows done before: every report is above them, one
+    // per batch of 10,000, the last at the whole table.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(30_000, 45_000), (40_000, 45_000), (45_000, 45_000)]
+    );
+}
+
+#[test]
 fn a_read_only_open_of_an_unbuilt_index_says_to_open_read_write_once() {
     let dir = tempfile::tempdir().unwrap();
     {

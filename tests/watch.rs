@@ -721,3 +721,183 @@ fn one_large_transaction_keeps_a_watcher_bounded() {
         .into();
     assert_eq!(got, want);
 }
+
+/// What a receiver gave, reduced to (transaction, key) for the order checks; `None`: nothing.
+type Got = Option<Received<(u64, Option<u16>)>>;
+
+fn from_feed(r: Option<Received<Commit>>) -> Got {
+    r.map(|r| match r {
+        Received::Event(c) => Received::Event((c.id, None)),
+        Received::Lagged { missed, latest } => Received::Lagged { missed, latest },
+    })
+}
+
+fn from_keys(r: Option<tabula::Result<Received<Change<Nums>>>>) -> Got {
+    r.map(|r| match r.unwrap() {
+        Received::Event(c) => match ev_nums(c) {
+            Ev::Nums(txn, 'p', key) => Received::Event((txn, Some(key))),
+            other => panic!("only puts are made here: {other:?}"),
+        },
+        Received::Lagged { missed, latest } => Received::Lagged { missed, latest },
+    })
+}
+
+/// Puts `key` in a transaction of its own; returns its ID.
+fn commit_put(db: &Db<Watched>, key: u16) -> u64 {
+    let mut tx = db.write().unwrap();
+    let id = tx.id();
+    tx.put::<Nums>(&key, &1).unwrap();
+    tx.commit().unwrap();
+    id
+}
+
+/// Receivers of capacity 1: commit A is queued, B is dropped, the receiver takes A, then C
+/// commits. The receiver gets the report of B before C: events after a report are newer than
+/// its `latest`. `feed` and `keys` take the next item without waiting.
+fn lag_report_then_newer_events(
+    db: &Db<Watched>,
+    mut feed: impl FnMut() -> Got,
+    mut keys: impl FnMut() -> Got,
+) {
+    let a = commit_put(db, 1);
+    let b = commit_put(db, 2);
+    assert_eq!(feed(), Some(Received::Event((a, None))));
+    assert_eq!(keys(), Some(Received::Event((a, Some(1)))));
+    let c = commit_put(db, 3);
+    let lagged = Some(Received::Lagged {
+        missed: 1,
+        latest: b,
+    });
+    let got = ([feed(), feed(), feed()], [keys(), keys(), keys()]);
+    let want = (
+        [lagged.clone(), Some(Received::Event((c, None))), None],
+        [lagged, Some(Received::Event((c, Some(3)))), None],
+    );
+    assert_eq!(got, want, "(feed, key watcher)");
+}
+
+#[test]
+fn a_lag_report_comes_before_newer_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let feed = db.subscribe(1);
+    let keys = db.watch::<Nums>(.., 1);
+    lag_report_then_newer_events(
+        &db,
+        || from_feed(feed.try_recv()),
+        || from_keys(keys.try_recv()),
+    );
+}
+
+/// [`a_lag_report_comes_before_newer_events`] through the receivers' `Stream`s.
+#[cfg(feature = "stream")]
+#[test]
+fn a_lag_report_comes_before_newer_events_in_a_stream() {
+    use futures_core::Stream;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    fn poll<S: Stream + Unpin>(s: &mut S) -> Option<S::Item> {
+        match Pin::new(s).poll_next(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(item) => item,
+            Poll::Pending => None,
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut feed = db.subscribe(1);
+    let mut keys = db.watch::<Nums>(.., 1);
+    lag_report_then_newer_events(
+        &db,
+        || from_feed(poll(&mut feed)),
+        || from_keys(poll(&mut keys)),
+    );
+}
+
+#[test]
+fn a_receiver_made_during_a_write_transaction_reports_the_next_one_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let mut tx = db.write().unwrap();
+    tx.put::<Nums>(&1, &1).unwrap();
+    let feed = db.subscribe(8);
+    let keys = db.watch::<Nums>(.., 8);
+    tx.put::<Nums>(&2, &2).unwrap();
+    tx.commit().unwrap();
+    let next = commit_put(&db, 3);
+    let got = (
+        [from_feed(feed.try_recv()), from_feed(feed.try_recv())],
+        [from_keys(keys.try_recv()), from_keys(keys.try_recv())],
+    );
+    let want = (
+        [Some(Received::Event((next, None))), None],
+        [Some(Received::Event((next, Some(3)))), None],
+    );
+    assert_eq!(got, want, "(feed, key watcher)");
+
+    // The same with receivers already there: those report the open transaction, the new ones
+    // the next.
+    let mut tx = db.write().unwrap();
+    let open_id = tx.id();
+    tx.put::<Nums>(&4, &4).unwrap();
+    let (late_feed, late_keys) = (db.subscribe(8), db.watch::<Nums>(.., 8));
+    tx.put::<Nums>(&5, &5).unwrap();
+    tx.commit().unwrap();
+    let next = commit_put(&db, 6);
+    let got: Vec<Got> = [&feed, &late_feed]
+        .iter()
+        .flat_map(|f| [from_feed(f.try_recv()), from_feed(f.try_recv())])
+        .collect();
+    let want = [
+        Some(Received::Event((open_id, None))),
+        Some(Received::Event((next, None))),
+        Some(Received::Event((next, None))),
+        None,
+    ];
+    assert_eq!(got, want, "(the feed made before, the feed made during)");
+    let got: Vec<Got> = [&keys, &late_keys]
+        .iter()
+        .flat_map(|k| [from_keys(k.try_recv()), from_keys(k.try_recv())])
+        .collect();
+    let want = [
+        Some(Received::Event((open_id, Some(4)))),
+        Some(Received::Event((open_id, Some(5)))),
+        Some(Received::Event((next, Some(6)))),
+        None,
+    ];
+    assert_eq!(
+        got, want,
+        "(the watcher made before, the watcher made during)"
+    );
+}
+
+#[test]
+fn a_receiver_made_during_a_bulk_load_reports_the_batches_that_begin_after() {
+    // A bulk load's batches are transactions, each beginning when the one before commits:
+    // receivers made after the first batch committed report from the third on.
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let made = std::cell::RefCell::new(None);
+    let report = db
+        .bulk_loader::<Nums>()
+        .batch_entries(10)
+        .on_batch(|r| {
+            if r.batches == 1 {
+                *made.borrow_mut() = Some((db.subscribe(8), db.watch::<Nums>(29..=30, 8)));
+            }
+        })
+        .load((10..50u16).map(|k| (k, 1)))
+        .unwrap();
+    assert_eq!(report.batches, 4);
+    let (feed, keys) = made.into_inner().unwrap();
+    let ids: Vec<u64> = drain_feed(&feed).into_iter().map(|c| c.id).collect();
+    let last = db.read().unwrap().id();
+    // Key 29 is in batch 2, key 30 in batch 3.
+    let keys_got = drain(&keys, ev_nums);
+    assert_eq!(
+        (ids, keys_got),
+        (vec![last - 1, last], vec![Ev::Nums(last - 1, 'p', 30)]),
+        "(feed, key watcher): batches 3 and 4"
+    );
+}

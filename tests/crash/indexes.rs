@@ -10,7 +10,9 @@
 //!   which builds it in batches, each committed with its progress. After each kill the index
 //!   table is absent (no batch committed), or holds exactly the entries of the rows up to the
 //!   recorded progress (the next child resumes there), or is whole (then the parent drops it
-//!   again by opening the schema without it, so the next child builds it again).
+//!   again by opening the schema without it, so the next child builds it again). The progress
+//!   the child reported (`Migrations::on_progress`) rises from the rows done before it, never
+//!   restarting at the rows this child did.
 //!
 //! `mdbx_env_chk` must be clean after every kill.
 
@@ -188,7 +190,8 @@ const BUILD_ROWS: u64 = 60_000;
 
 pub fn build_child(dir: &Path) {
     println!("ready");
-    let (_db, report) = tabula::open_with_report::<Indexed>(dir, options()).unwrap();
+    let migrations = tabula::Migrations::new().on_progress(|p| println!("done {}", p.done));
+    let (_db, report) = tabula::open_with::<Indexed>(dir, options(), &migrations).unwrap();
     assert_eq!(report.indexes_built, ["by_sender"]);
     println!("finished");
 }
@@ -201,13 +204,23 @@ fn has_table(dir: &Path, name: &str) -> bool {
 }
 
 /// The last source key whose index entries an interrupted build committed, if one is in
-/// progress (the meta table's `index-build` record ends with it).
+/// progress (the meta table's `index-build` record ends with the rows done and that key).
 fn build_progress(dir: &Path) -> Option<u64> {
     let mut boot = Bootstrap::begin(dir, &options().read_only(true), 0).unwrap();
     let record = boot.meta_get("index-build").unwrap()?;
     // `transfers` is not `integer_key`: its keys are stored big-endian.
     let key: [u8; 8] = record[record.len() - 8..].try_into().unwrap();
-    Some(u64::from_be_bytes(key))
+    let done: [u8; 8] = record[record.len() - 16..record.len() - 8]
+        .try_into()
+        .unwrap();
+    let after = u64::from_be_bytes(key);
+    // Rows 1..=after are done.
+    assert_eq!(
+        u64::from_be_bytes(done),
+        after,
+        "the rows done up to row {after}"
+    );
+    Some(after)
 }
 
 pub fn index_builds_survive_process_kills() {
@@ -236,6 +249,22 @@ pub fn index_builds_survive_process_kills() {
         let mut child = Child::spawn("index-build", dir.path(), &[]);
         child.wait_for("ready").unwrap();
         let ended = child.kill_after(delay);
+        // The reports go on from the rows done before (every row up to the recorded key),
+        // rising, never past the table.
+        let reported: Vec<u64> = ended
+            .lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("done "))
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let mut floor = before.unwrap_or(0);
+        for &done in &reported {
+            assert!(
+                done > floor && done <= BUILD_ROWS,
+                "cycle {cycle}: reports {reported:?} after {before:?} rows done (seed {seed})"
+            );
+            floor = done;
+        }
         let state = (
             has_table(dir.path(), "by_sender"),
             build_progress(dir.path()),

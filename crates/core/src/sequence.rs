@@ -1,5 +1,7 @@
 //! Per-table sequences (`mdbx_dbi_sequence`): a monotonic counter each table keeps in the
-//! file, advanced by a write transaction and rolled back with it, for generated keys.
+//! file, advanced by a write transaction and rolled back with it, for generated keys. libmdbx
+//! zeroes it when it empties a non-empty table; `RawTxn::drop_table` puts it back, so no write
+//! lowers it.
 
 use crate::codec::AsValue;
 use crate::error::{At, Error, Result};
@@ -37,7 +39,10 @@ impl<H: Handle> Reads<H> {
 
 impl<S: Schema> Tx<'_, S, Rw> {
     /// Takes the next value of table `T`'s sequence: 0, 1, 2, ... across transactions, each
-    /// value once. An aborted transaction gives its values back.
+    /// value once. An aborted transaction gives its values back. No write lowers it: emptying
+    /// the table ([`clear`](Tx::clear), [`delete_range`](Tx::delete_range), ...) and a
+    /// migration step that rewrites it keep it; it goes only with the table, when a migration
+    /// step drops the table.
     ///
     /// ```
     /// # use tabula::__doc::*;
@@ -49,7 +54,11 @@ impl<S: Schema> Tx<'_, S, Rw> {
     /// let mut tx = db.write()?;
     /// assert_eq!(tx.next_sequence::<Names>()?, 2);
     /// drop(tx); // aborted: 2 is taken again
-    /// assert_eq!(db.write()?.next_sequence::<Names>()?, 2);
+    /// let mut tx = db.write()?;
+    /// assert_eq!(tx.next_sequence::<Names>()?, 2);
+    /// tx.put::<Names>(&2, &"two".to_string())?;
+    /// tx.clear::<Names>()?; // the table is empty; its sequence goes on
+    /// assert_eq!(tx.next_sequence::<Names>()?, 3);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///

@@ -544,7 +544,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             })
     }
 
-    /// Removes every entry of the table; the table itself stays.
+    /// Removes every entry of the table; the table itself stays, and so does its
+    /// [sequence](Tx::next_sequence).
     ///
     /// ```
     /// # use tabula::__doc::*;

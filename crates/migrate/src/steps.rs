@@ -545,8 +545,8 @@ impl Step {
         });
     }
 
-    /// Deletes the stored table `name` and everything in it (a table the code may no longer
-    /// declare). Names reserved for Tabula's own tables (`__tabula…`) are refused when the step
+    /// Deletes the stored table `name` and everything in it, its sequence too (a table the code
+    /// may no longer declare; one created again under the name starts a new sequence at 0). Names reserved for Tabula's own tables (`__tabula…`) are refused when the step
     /// runs.
     ///
     /// ```
@@ -617,7 +617,8 @@ impl Step {
     }
 
     /// Re-encodes every value of table `T`: each stored value is decoded as `Old` (serde +
-    /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay.
+    /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay,
+    /// and so does the table's [sequence](tabula_core::Tx::next_sequence).
     /// Runs in batches and resumes after an interruption. This is the step the startup step's
     /// advice names when a table's value type changed.
     ///

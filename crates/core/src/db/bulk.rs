@@ -421,6 +421,8 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 if let Some(pending) = watched {
                     pending.deliver();
                 }
+                // The next batch is a transaction that begins now.
+                db.shared.watch.begin();
             } else {
                 // The last batch: a plain commit, under the database's sync mode.
                 if let Err(code) = txn.commit() {

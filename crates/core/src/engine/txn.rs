@@ -397,6 +397,16 @@ impl RawTxn {
         Ok(Some(before))
     }
 
+    /// Raises the table's sequence to `at_least` when it is below (never lowers it).
+    pub fn raise_sequence(&mut self, dbi: Dbi, at_least: u64) -> Result<(), Code> {
+        let now = self.sequence(dbi)?;
+        if now < at_least {
+            // Below `at_least`, so the sum cannot overflow.
+            self.sequence_add(dbi, at_least - now)?;
+        }
+        Ok(())
+    }
+
     pub fn stat(&self, dbi: Dbi) -> Result<RawStat, Code> {
         // SAFETY: MDBX_stat is a plain C struct for which all-zero bytes are valid.
         let mut st: sys::MDBX_stat = unsafe { std::mem::zeroed() };
@@ -573,12 +583,20 @@ impl RawTxn {
         check_found(rc)
     }
 
-    /// Empties a table (`delete = false`) or deletes it from the file (`delete = true`, only
-    /// while the handle is not shared: the startup step).
+    /// Empties a table (`delete = false`), keeping its sequence, or deletes it from the file
+    /// with its sequence (`delete = true`, only while the handle is not shared: the startup
+    /// step).
     pub fn drop_table(&mut self, dbi: Dbi, delete: bool) -> Result<(), Code> {
+        // libmdbx's purge of a non-empty table zeroes its sequence (`tbl_purge`); a sequence
+        // hands out each value once, so an emptied table's goes on where it was.
+        let sequence = if delete { 0 } else { self.sequence(dbi)? };
         // SAFETY: live write txn, exclusively borrowed. With `delete = true` the DBI slot is
         // closed; callers only do that before any handle is published.
-        check(unsafe { sys::mdbx_drop(self.ptr.as_ptr(), dbi, delete) })
+        check(unsafe { sys::mdbx_drop(self.ptr.as_ptr(), dbi, delete) })?;
+        if sequence > 0 {
+            self.raise_sequence(dbi, sequence)?;
+        }
+        Ok(())
     }
 
     /// Gives a table a new name (within this write transaction).

@@ -409,8 +409,8 @@ impl Bootstrap {
         engine::table_flags(flags.dupsort, flags.integer_key)
     }
 
-    /// Deletes a table and its contents from the file. Allowed here because no handle has
-    /// been published yet. Returns whether it existed.
+    /// Deletes a table, its contents and its sequence from the file. Allowed here because no
+    /// handle has been published yet. Returns whether it existed.
     ///
     /// ```
     /// # use tabula::{Options, TableFlags};
@@ -465,10 +465,11 @@ impl Bootstrap {
     pub fn rename_table(&mut self, from: &'static str, to: &'static str) -> Result<()> {
         not_reserved(from)?;
         not_reserved(to)?;
-        self.rename_any(from, to)
+        self.rename_any(from, to).map(|_| ())
     }
 
-    fn rename_any(&mut self, from: &'static str, to: &'static str) -> Result<()> {
+    /// Renames table `from` to `to`, returning its handle (which stays).
+    fn rename_any(&mut self, from: &'static str, to: &'static str) -> Result<TableHandle> {
         let t = self.find_table_as(from, None)?.ok_or(Error::Mdbx {
             table: from,
             op: "rename (the table does not exist)",
@@ -477,7 +478,8 @@ impl Bootstrap {
         })?;
         self.txn()
             .rename_table(t.handle.0, to)
-            .map_err(|c| self.fail(c, At::table(from, "rename")))
+            .map_err(|c| self.fail(c, At::table(from, "rename")))?;
+        Ok(t.handle)
     }
 
     /// The scratch table a migration step rewrites `table` into (`__tabula_tmp_<table>`, the
@@ -526,7 +528,8 @@ impl Bootstrap {
     }
 
     /// Replaces `table` (dropped with its contents) by its scratch table
-    /// ([`scratch_table`](Self::scratch_table)), which takes its name.
+    /// ([`scratch_table`](Self::scratch_table)), which takes its name and its sequence (raised
+    /// to `table`'s: a sequence never goes back).
     ///
     /// ```
     /// use tabula::{Options, TableFlags};
@@ -551,8 +554,19 @@ impl Bootstrap {
     /// table or libmdbx fails.
     pub fn replace_with_scratch(&mut self, table: &'static str) -> Result<()> {
         not_reserved(table)?;
+        // The table's sequence goes on in its replacement: a sequence hands out each value once.
+        let sequence = match self.find_table_as(table, None)? {
+            Some(t) => self
+                .txn()
+                .sequence(t.handle.0)
+                .map_err(|c| self.fail(c, At::table(table, "sequence")))?,
+            None => 0,
+        };
         self.drop_any(table)?;
-        self.rename_any(scratch_name(table), table)
+        let handle = self.rename_any(scratch_name(table), table)?;
+        self.txn()
+            .raise_sequence(handle.0, sequence)
+            .map_err(|c| self.fail(c, At::table(table, "sequence")))
     }
 
     /// The number of entries of `table` (handle `handle`) in the open transaction.
@@ -562,7 +576,7 @@ impl Bootstrap {
             .map_err(|c| self.fail(c, At::table(table, "stat")))
     }
 
-    /// Empties a table; it stays, with its flags.
+    /// Empties a table; it stays, with its flags and its sequence.
     ///
     /// ```
     /// # use tabula::{Options, TableFlags};

@@ -13,18 +13,36 @@ use crate::table::{IndexInfo, RawEntry, TableInfo};
 const BUILD_BATCH: usize = 10_000;
 
 /// The meta-table key of the build in progress: the index's name, how it was declared
-/// (`version`, `unique`), and the last source key whose entries are committed.
+/// (`version`, `unique`), how many source rows are done, and the last source key whose
+/// entries are committed.
 pub(crate) const PROGRESS_KEY: &str = "index-build";
 
-/// The progress record: `name length (u16 BE) | name | version (u32 BE) | unique | last key`.
-fn progress(name: &str, info: &TableInfo, index: &IndexInfo, after: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(2 + name.len() + 5 + after.len());
+/// The progress record's declaration part: `name length (u16 BE) | name | version (u32 BE) |
+/// unique`; a build in progress is recorded as that, `done (u64 BE)`, and the last key.
+fn declared(name: &str, info: &TableInfo, index: &IndexInfo) -> Vec<u8> {
+    let mut out = Vec::with_capacity(2 + name.len() + 5 + 8);
     out.extend_from_slice(&(name.len() as u16).to_be_bytes());
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(&info.value_version.unwrap_or(1).to_be_bytes());
     out.push(u8::from(index.unique));
+    out
+}
+
+/// The progress record of a build of `declared` that has done `done` rows up to key `after`.
+fn progress(declared: &[u8], done: u64, after: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(declared.len() + 8 + after.len());
+    out.extend_from_slice(declared);
+    out.extend_from_slice(&done.to_be_bytes());
     out.extend_from_slice(after);
     out
+}
+
+/// The rows done and the last key of a progress record for `declared`; `None` when it is
+/// for another declaration (or malformed): the build starts over.
+fn resume_point<'r>(record: &'r [u8], declared: &[u8]) -> Option<(u64, &'r [u8])> {
+    let rest = record.strip_prefix(declared)?;
+    let (done, after) = rest.split_first_chunk::<8>()?;
+    Some((u64::from_be_bytes(*done), after))
 }
 
 /// The index name a progress record is for, and the rest of it.
@@ -38,7 +56,8 @@ fn progress_name(record: &[u8]) -> Option<(&str, &[u8])> {
 /// `source_handle`) in batches of rows, each committed with the build's progress. A build of
 /// the same declaration that was interrupted resumes after its last committed batch, unless
 /// `fresh` (a migration step ran in this open: the rows may have changed), when it starts
-/// over. Returns the number of entries written by this call.
+/// over. `progress_to` gets the rows done after each batch, those done before an
+/// interruption included. Returns the number of entries written by this call.
 ///
 /// # Errors
 ///
@@ -58,18 +77,22 @@ pub(crate) fn build(
     let Some(index) = info.index else {
         return Ok(0);
     };
-    let declared = progress(info.name, info, &index, &[]);
-    let mut after: Option<Vec<u8>> = match boot.meta_get(PROGRESS_KEY)? {
-        Some(p) if !fresh && p.starts_with(&declared) => Some(p[declared.len()..].to_vec()),
-        _ => None,
+    let declared = declared(info.name, info, &index);
+    let record = boot.meta_get(PROGRESS_KEY)?;
+    let resume = record
+        .as_deref()
+        .filter(|_| !fresh)
+        .and_then(|p| resume_point(p, &declared));
+    let (mut done, mut after) = match resume {
+        Some((done, after)) => (done, Some(after.to_vec())),
+        None => (0, None),
     };
     if let Some(after) = &after {
-        tracing::info!(index = info.name, table = source, after = %KeyHex::new(after), "resuming index build");
+        tracing::info!(index = info.name, table = source, done, after = %KeyHex::new(after), "resuming index build");
     } else {
         boot.clear_table(info.name, handle)?;
     }
     let total = boot.row_count(source, source_handle)?;
-    let mut done = 0u64;
     let mut written = 0u64;
     let mut committed = false;
     loop {
@@ -102,10 +125,10 @@ pub(crate) fn build(
                 written += 1;
             }
         }
-        boot.meta_put(PROGRESS_KEY, &progress(info.name, info, &index, &last))?;
+        done += batch.len() as u64;
+        boot.meta_put(PROGRESS_KEY, &progress(&declared, done, &last))?;
         boot.checkpoint()?;
         committed = true;
-        done += batch.len() as u64;
         progress_to(done.min(total), total);
         tracing::info!(
             index = info.name,
@@ -115,11 +138,12 @@ pub(crate) fn build(
         );
         after = Some(last);
     }
-    if committed || boot.meta_get(PROGRESS_KEY)?.is_some() {
+    if committed || record.is_some() {
         boot.meta_delete(PROGRESS_KEY)?;
     }
     if done < total {
-        // A resumed build counted from where it resumed: it ends at the whole table.
+        // Only when rows were counted otherwise than now (a record of another count): the
+        // last report is at the whole table.
         progress_to(total, total);
     }
     Ok(written)
@@ -190,11 +214,17 @@ mod tests {
                 keys: |_, _, _| false,
             }),
         };
-        let p = progress("by_sender", &info, &info.index.unwrap(), b"k");
+        let declared = declared("by_sender", &info, &info.index.unwrap());
+        let p = progress(&declared, 258, b"k");
         assert_eq!(
             progress_name(&p),
-            Some(("by_sender", &[0, 0, 0, 3, 1, b'k'][..]))
+            Some((
+                "by_sender",
+                &[0, 0, 0, 3, 1, 0, 0, 0, 0, 0, 0, 1, 2, b'k'][..]
+            ))
         );
+        assert_eq!(resume_point(&p, &declared), Some((258, &b"k"[..])));
+        assert_eq!(resume_point(&p[..p.len() - 2], &declared), None);
         assert_eq!(progress_name(b"\x00"), None);
     }
 }

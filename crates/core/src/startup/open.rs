@@ -89,8 +89,8 @@ pub trait Upgrade {
     /// Reports an index build the startup step runs after the steps (a new index, a
     /// redeclared one, or every index after a step): `done` of the source table's `total`
     /// rows read into index `index` of table `table`, after each committed batch. A build
-    /// resumed after an interruption counts from where it resumed, and reports `done ==
-    /// total` when it ends. The default does nothing; `tabula-migrate`'s `Migrations` hands it
+    /// resumed after an interruption counts the rows done before it too (its first report is
+    /// above them), and reports `done == total` when it ends. The default does nothing; `tabula-migrate`'s `Migrations` hands it
     /// to its progress callback and progress bar.
     ///
     /// ```

@@ -7,7 +7,7 @@
 //! the design.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::Waker;
 use std::time::{Duration, Instant, SystemTime};
@@ -144,7 +144,8 @@ pub enum Received<E> {
     Event(E),
     /// The queue was full: `missed` events after the ones received before this were dropped,
     /// the last of them from transaction `latest`. Events after this one are newer than
-    /// `latest`; to catch up, read a snapshot (it sees `latest` and everything before).
+    /// `latest` (they were queued when the receiver had made room again); to catch up, read a
+    /// snapshot (it sees `latest` and everything before).
     Lagged {
         /// How many events were dropped.
         missed: u64,
@@ -162,9 +163,12 @@ pub(crate) struct Queue<E> {
 }
 
 struct QueueState<E> {
-    items: VecDeque<E>,
-    missed: u64,
-    latest: u64,
+    /// Events and lag reports in the order they are received: a report sits where the events
+    /// it counts were dropped, so the events queued before come first and those queued after
+    /// (when the receiver made room) are newer than its `latest`.
+    items: VecDeque<Received<E>>,
+    /// The events in `items` (reports take no room: at most one follows each event).
+    events: usize,
     /// The receiver was dropped, or the database closed.
     closed: bool,
     /// Threads blocked in `recv`: a push wakes the condition variable only when there is one
@@ -173,13 +177,29 @@ struct QueueState<E> {
     waker: Option<Waker>,
 }
 
+impl<E> QueueState<E> {
+    /// Counts `n` events of transaction `txn` dropped: into the report at the end of the
+    /// queue, or a new one there when an event is last (the receiver took the report before,
+    /// or the events it counts were queued before these were dropped).
+    fn miss(&mut self, n: u64, txn: u64) {
+        if let Some(Received::Lagged { missed, latest }) = self.items.back_mut() {
+            *missed += n;
+            *latest = txn;
+        } else {
+            self.items.push_back(Received::Lagged {
+                missed: n,
+                latest: txn,
+            });
+        }
+    }
+}
+
 impl<E> Queue<E> {
     pub(crate) fn new(capacity: usize) -> Arc<Self> {
         Arc::new(Queue {
             state: Mutex::new(QueueState {
                 items: VecDeque::new(),
-                missed: 0,
-                latest: 0,
+                events: 0,
                 closed: false,
                 waiting: 0,
                 waker: None,
@@ -208,16 +228,15 @@ impl<E> Queue<E> {
                 return;
             }
             for e in events {
-                if s.items.len() < self.capacity {
-                    s.items.push_back(e);
+                if s.events < self.capacity {
+                    s.items.push_back(Received::Event(e));
+                    s.events += 1;
                 } else {
-                    s.missed += 1;
-                    s.latest = txn;
+                    s.miss(1, txn);
                 }
             }
             if missed > 0 {
-                s.missed += missed;
-                s.latest = txn;
+                s.miss(missed, txn);
             }
             (s.waker.take(), s.waiting > 0)
         };
@@ -245,19 +264,13 @@ impl<E> Queue<E> {
         self.lock().closed
     }
 
-    /// The next event, or the lag report when the queue ran over; `None` when there is none.
+    /// The next event or lag report; `None` when there is none.
     fn take(s: &mut QueueState<E>) -> Option<Received<E>> {
-        if let Some(e) = s.items.pop_front() {
-            return Some(Received::Event(e));
+        let r = s.items.pop_front()?;
+        if let Received::Event(_) = r {
+            s.events -= 1;
         }
-        if s.missed > 0 {
-            let missed = std::mem::take(&mut s.missed);
-            return Some(Received::Lagged {
-                missed,
-                latest: s.latest,
-            });
-        }
-        None
+        Some(r)
     }
 
     /// Waits until an event or a lag report is there (`None`: closed, or `deadline` passed).
@@ -306,7 +319,7 @@ impl<E> Queue<E> {
 
     /// Events queued now (not counting missed ones).
     pub(crate) fn len(&self) -> usize {
-        self.lock().items.len()
+        self.lock().events
     }
 
     pub(crate) fn limit(&self) -> usize {
@@ -353,9 +366,16 @@ struct Watcher {
     missed: u64,
 }
 
+/// A commit-feed subscriber.
+struct Feed {
+    queue: Arc<Queue<Commit>>,
+    /// [`Hub::begun`] when it subscribed: it reports the transactions numbered above.
+    since: u64,
+}
+
 #[derive(Default)]
 struct Inner {
-    feeds: Vec<Arc<Queue<Commit>>>,
+    feeds: Vec<Feed>,
     watchers: Vec<Watcher>,
 }
 
@@ -376,6 +396,11 @@ pub(crate) struct Hub {
     /// watcher existed). Stored only by the writing thread, under the writer lock; the one
     /// load a write pays.
     recording: AtomicBool,
+    /// The write transactions begun while a commit-feed subscriber existed, the one in
+    /// progress included: a feed reports the transactions that began after it subscribed, so
+    /// those numbered above what this was then. Stored only by the writing thread, under the
+    /// writer lock (no read-modify-write); the number of a transaction is read at its commit.
+    begun: AtomicU64,
     inner: Mutex<Inner>,
 }
 
@@ -388,7 +413,10 @@ impl Hub {
     pub(crate) fn subscribe(&self, capacity: usize) -> Arc<Queue<Commit>> {
         let q = Queue::new(capacity);
         let mut inner = self.lock();
-        inner.feeds.push(q.clone());
+        inner.feeds.push(Feed {
+            queue: q.clone(),
+            since: self.begun.load(Ordering::Relaxed),
+        });
         self.active.fetch_or(FEED, Ordering::Relaxed);
         q
     }
@@ -414,13 +442,21 @@ impl Hub {
         q
     }
 
-    /// A write transaction began (the writer lock is held): it records keys when a key watcher
-    /// exists now. Two relaxed loads when nobody watches.
+    /// A write transaction began (the writer lock is held; for a bulk load, also each batch
+    /// after the first): the receivers that exist now report it, those made later do not.
+    /// It is numbered when a feed exists, and records keys when a key watcher exists. Two
+    /// relaxed loads when nobody watches.
     #[inline]
     pub(crate) fn begin(&self) {
-        if self.active.load(Ordering::Relaxed) & KEYS != 0 || self.recording.load(Ordering::Relaxed)
-        {
-            self.begin_slow();
+        let active = self.active.load(Ordering::Relaxed);
+        if active != 0 || self.recording.load(Ordering::Relaxed) {
+            if active & FEED != 0 {
+                self.begun
+                    .store(self.begun.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            }
+            if active & KEYS != 0 || self.recording.load(Ordering::Relaxed) {
+                self.begin_slow();
+            }
         }
     }
 
@@ -574,6 +610,7 @@ impl Hub {
             inner: self.lock(),
             hub: self,
             id: raw.id(),
+            begun: self.begun.load(Ordering::Relaxed),
             tables,
         })
     }
@@ -582,8 +619,8 @@ impl Hub {
 impl Drop for Hub {
     fn drop(&mut self) {
         let inner = self.lock();
-        for q in &inner.feeds {
-            q.close();
+        for f in &inner.feeds {
+            f.queue.close();
         }
         for w in &inner.watchers {
             w.queue.close();
@@ -598,6 +635,8 @@ pub(crate) struct Pending<'h> {
     inner: MutexGuard<'h, Inner>,
     hub: &'h Hub,
     id: u64,
+    /// The transaction's number ([`Hub::begun`]).
+    begun: u64,
     tables: TableSet,
 }
 
@@ -613,6 +652,7 @@ impl Pending<'_> {
             mut inner,
             hub,
             id,
+            begun,
             tables,
         } = self;
         let changed = !tables.is_empty();
@@ -633,8 +673,8 @@ impl Pending<'_> {
             return;
         }
         let commit = Commit { id, tables, at };
-        for q in &inner.feeds {
-            q.push(id, std::iter::once(commit.clone()));
+        for f in inner.feeds.iter().filter(|f| f.since < begun) {
+            f.queue.push(id, std::iter::once(commit.clone()));
         }
         for (w, (pending, missed)) in inner.watchers.iter().zip(taken) {
             if !pending.is_empty() || missed > 0 {
@@ -645,7 +685,7 @@ impl Pending<'_> {
             }
         }
         let before = inner.feeds.len() + inner.watchers.len();
-        inner.feeds.retain(|q| !q.is_closed());
+        inner.feeds.retain(|f| !f.queue.is_closed());
         inner.watchers.retain(|w| !w.queue.is_closed());
         if inner.feeds.len() + inner.watchers.len() != before {
             let mut active = 0;

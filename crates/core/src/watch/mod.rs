@@ -669,15 +669,24 @@ fn range_filter<T: Table>(range: impl RangeBounds<T::Key>) -> hub::KeyFilter {
 /// Watching: the commit feed, key watches and followers.
 impl<S: Schema> Db<S> {
     /// Subscribes to the commit feed: a [`Commit`] (ID, tables written, time) for every write
-    /// transaction this process commits on this database from now on (one that begins after
-    /// this call), in commit order, after the commit returned — so as durable as the sync
-    /// mode makes it. Aborted and failed commits, and transactions that changed nothing, are
-    /// never reported. A bulk load reports each batch it commits.
+    /// transaction this process commits on this database from now on, in commit order, after
+    /// the commit returned — so as durable as the sync mode makes it. Aborted and failed
+    /// commits, and transactions that changed nothing, are never reported. A bulk load
+    /// reports each batch it commits.
+    ///
+    /// "From now on", for this feed and for key watchers ([`watch`](Db::watch)) alike: the
+    /// first transaction a receiver reports is the first write transaction that begins after
+    /// the receiver was made. A write transaction begins when [`write`](Db::write) returns it;
+    /// one already open when the receiver is made (in this thread or another) is never
+    /// reported, whatever it writes afterwards; each batch of a bulk load is a transaction
+    /// that begins when the batch before it commits.
     ///
     /// `capacity` bounds the queue (at least 1; [`DEFAULT_WATCH_CAPACITY`] is a fair start).
     /// A commit never waits for a subscriber: when its queue is full, events are dropped and
-    /// the receiver gets a [`Received::Lagged`] with how many and the latest ID, after the
-    /// queued ones. Other processes' commits are not in the feed: see [`follow`](Db::follow).
+    /// the receiver gets the queued events, then one [`Received::Lagged`] with how many were
+    /// dropped and the latest ID, then newer events (those committed after the receiver made
+    /// room again). Other processes' commits are not in the feed: see
+    /// [`follow`](Db::follow).
     ///
     /// Costs nothing while nobody subscribes (one relaxed load per commit); with a
     /// subscriber, one `mdbx_dbi_flags_ex` per table per commit.
@@ -692,6 +701,13 @@ impl<S: Schema> Db<S> {
     /// let Some(tabula::Received::Event(commit)) = feed.recv() else { panic!() };
     /// assert!(commit.tables.contains::<App, Names>());
     /// assert_eq!(db.read()?.id(), commit.id);
+    ///
+    /// // Made while a write transaction is open: that one is not reported.
+    /// let mut open = db.write()?;
+    /// let late = db.subscribe(16);
+    /// open.put::<Names>(&2, &"two".to_string())?;
+    /// open.commit()?;
+    /// assert!(late.try_recv().is_none());
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn subscribe(&self, capacity: usize) -> CommitReceiver {
@@ -701,8 +717,9 @@ impl<S: Schema> Db<S> {
     }
 
     /// Watches the keys of table `T` in `range`: every put and every effective delete of such
-    /// a key that this process commits from now on, with the typed key (and, in a `dupsort`
-    /// table, the value, whose front is the subkey), in commit order; a
+    /// a key that this process commits from now on (from the first write transaction that
+    /// begins after this call, as for [`subscribe`](Db::subscribe)), with the typed key (and,
+    /// in a `dupsort` table, the value, whose front is the subkey), in commit order; a
     /// [`clear`](crate::Tx::clear) of the table too. Changes made in a nested transaction that
     /// aborted are not reported. Bounded like [`subscribe`](Db::subscribe), counting changes.
     ///
