@@ -55,9 +55,21 @@ fn main() {
     // refuse. reth builds libmdbx the same way.
     build.define("MDBX_TXN_CHECKOWNER", "0");
 
-    // How the data file grows. 1 is libmdbx's default on Linux: each growth step calls
-    // fallocate() to reserve the new space before the file is extended.
+    // How the data file grows: each growth step reserves its space (fallocate) before the file
+    // is extended, libmdbx's default on Linux. The reservation is what makes a full disk an
+    // `ENOSPC` from the write transaction rather than a SIGBUS when a page is stored through a
+    // writable map (`write_map`, which Tabula enables on ext4 and XFS: docs/design.md, "A full
+    // disk"). 0 (reth's choice, `ftruncate` only) measured faster durable commits on ext4 but
+    // would lose that (patches/libmdbx-0.14.4-fallocate-enospc.md).
     build.define("MDBX_USE_FALLOCATE", "1");
+    // Which call reserves. Where <linux/falloc.h> defines FALLOC_FL_ALLOCATE_RANGE (recent
+    // kernel headers) libmdbx calls fallocate(), else posix_fallocate(), which glibc emulates
+    // by writing into every block where the file system has no fallocate. Defined here (as the
+    // header defines it) so every Linux build takes the fallocate() path, whatever its headers;
+    // the patch fallocate-enospc makes that path report ENOSPC, which libmdbx 0.14.4 drops.
+    if env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux") {
+        build.define("FALLOC_FL_ALLOCATE_RANGE", "0x00");
+    }
 
     // Names the patch set in the library itself (`mdbx_build.metadata`). Tabula compares it
     // with `BUILD_METADATA` at every open, so a program whose libmdbx symbols come from

@@ -1,3 +1,4 @@
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -31093,8 +31094,10 @@ int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) {
   if (length > allocated) {
 #if defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE)
     /* prefer a low-level non-portable function to avoid glibc emulation
-     * if the file system does not support the operation. */
-    int err = fallocate(fd, FALLOC_FL_ALLOCATE_RANGE | FALLOC_FL_KEEP_SIZE, 0, length);
+     * if the file system does not support the operation.
+     * fallocate() returns -1 and sets errno (unlike posix_fallocate(), which returns the
+     * error number): -1 itself would be taken for MDBX_RESULT_TRUE below, i.e. ignored. */
+    int err = fallocate(fd, FALLOC_FL_ALLOCATE_RANGE | FALLOC_FL_KEEP_SIZE, 0, length) ? errno : MDBX_SUCCESS;
 #elif defined(__APPLE__)
     fstore_t store = {
         .fst_flags = F_ALLOCATECONTIG, .fst_posmode = F_PEOFPOSMODE, .fst_offset = 0, .fst_length = length};
