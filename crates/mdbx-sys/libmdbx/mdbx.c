@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -1284,6 +1284,7 @@ struct MDBX_env {
   kvx_t *kvs;                     /* array of auxiliary key-value properties */
   uint8_t *__restrict dbs_flags;  /* array of flags from tree_t.flags */
   mdbx_atomic_uint32_t *dbi_seqs; /* array of dbi sequence numbers */
+  mdbx_atomic_uint32_t *dbi_hashes; /* array of dbi_name_hash() of kvs[].name, see dbi_open() */
   unsigned maxgc_large1page;      /* Number of pgno_t fit in a single large page */
   unsigned maxgc_per_branch;
   mdbx_pid_t registered_reader_pid; /* have liveness lock in reader table */
@@ -7750,7 +7751,8 @@ __cold int mdbx_env_openW(MDBX_env *env, const wchar_t *pathname, MDBX_env_flags
   env->kvs = osal_calloc(env->max_dbi, sizeof(env->kvs[0]));
   env->dbs_flags = osal_calloc(env->max_dbi, sizeof(env->dbs_flags[0]));
   env->dbi_seqs = osal_calloc(env->max_dbi, sizeof(env->dbi_seqs[0]));
-  if (unlikely(!(env->kvs && env->dbs_flags && env->dbi_seqs))) {
+  env->dbi_hashes = osal_calloc(env->max_dbi, sizeof(env->dbi_hashes[0]));
+  if (unlikely(!(env->kvs && env->dbs_flags && env->dbi_seqs && env->dbi_hashes))) {
     rc = MDBX_ENOMEM;
     goto bailout;
   }
@@ -17616,6 +17618,40 @@ int dbi_bind(MDBX_txn *txn, const size_t dbi, unsigned user_flags, MDBX_cmp_func
   return MDBX_SUCCESS;
 }
 
+/* Hash of the bytes of a table name (FNV-1a, seeded with the length).
+ *
+ * env->dbi_hashes[slot] holds dbi_name_hash() of env->kvs[slot].name for every
+ * slot that has a name: it is stored wherever that name is stored (under the
+ * dbi_lock), so dbi_open() can skip a slot whose hash differs from the hash of
+ * the name being looked up without calling the MainDB comparator on it. That
+ * turns the comparison of a name with every open handle, done twice per
+ * dbi_open() (the lock-free and the locked pass), into an integer comparison
+ * for all but the matching slot, i.e. opening N tables no longer costs
+ * N*N/2 comparator calls. */
+MDBX_NOTHROW_PURE_FUNCTION static inline uint32_t dbi_name_hash(const MDBX_val *name) {
+  const uint8_t *const bytes = name->iov_base;
+  uint32_t hash = UINT32_C(2166136261) ^ (uint32_t)name->iov_len;
+  for (size_t i = 0; i < name->iov_len; ++i)
+    hash = (hash ^ bytes[i]) * UINT32_C(16777619);
+  return hash;
+}
+
+/* Whether names the MainDB comparator finds equal always have equal bytes, so
+ * that different hashes prove different names: true for the builtin lexical
+ * and reverse comparators (equal means same length and same bytes), false for
+ * the INTEGERKEY ones (they report a length mismatch as "equal") and for any
+ * other comparator, in which case every slot is compared as before. */
+static inline bool dbi_name_hash_usable(const MDBX_env *env) {
+  const MDBX_cmp_func cmp = env->kvs[MAIN_DBI].clc.k.cmp;
+  return cmp == ncmp_lexical || cmp == ncmp_reverse;
+}
+
+/* True when the slot's name cannot be equal to a name with the given hash. */
+static inline bool dbi_name_hash_differs(const MDBX_env *env, const size_t slot, const bool by_hash,
+                                         const uint32_t name_hash) {
+  return by_hash && atomic_load32(&env->dbi_hashes[slot], mo_Relaxed) != name_hash;
+}
+
 static inline size_t dbi_namelen(const MDBX_val name) {
   return (name.iov_len > sizeof(defer_free_item_t)) ? name.iov_len : sizeof(defer_free_item_t);
 }
@@ -17633,8 +17669,8 @@ static inline int dbi_open_locked_fetch_main(MDBX_txn *txn, cursor_couple_t *mai
 }
 
 static int dbi_open_locked(MDBX_txn *txn, cursor_couple_t *maindb_cx, unsigned user_flags, MDBX_cmp_func keycmp,
-                           MDBX_cmp_func datacmp, MDBX_val name, const size_t fastpath_slot,
-                           defer_free_item_t **defer_chain) {
+                           MDBX_cmp_func datacmp, MDBX_val name, const uint32_t name_hash,
+                           const size_t fastpath_slot, defer_free_item_t **defer_chain) {
   MDBX_env *const env = txn->env;
   *defer_chain = nullptr;
   int rc;
@@ -17679,6 +17715,7 @@ static int dbi_open_locked(MDBX_txn *txn, cursor_couple_t *maindb_cx, unsigned u
   defer_free_item_t *clone = nullptr;
 
   size_t slot = env->n_dbi;
+  const bool by_hash = dbi_name_hash_usable(env);
   /* Is the DB already open? */
   for (size_t scan = CORE_DBS; scan < env->n_dbi; ++scan) {
     if ((env->dbs_flags[scan] & DB_VALID) == 0) {
@@ -17686,6 +17723,9 @@ static int dbi_open_locked(MDBX_txn *txn, cursor_couple_t *maindb_cx, unsigned u
       slot = (slot < scan) ? slot : scan;
       continue;
     }
+    eASSERT0(env, atomic_load32(&env->dbi_hashes[scan], mo_Relaxed) == dbi_name_hash(&env->kvs[scan].name));
+    if (dbi_name_hash_differs(env, scan, by_hash, name_hash))
+      continue;
     if (env->kvs[MAIN_DBI].clc.k.cmp(&name, &env->kvs[scan].name) == 0) {
       slot = scan;
       rc = dbi_check(txn, slot);
@@ -17816,6 +17856,7 @@ create:
     rc = dbi_bind(txn, slot, user_flags, keycmp, datacmp);
     if (unlikely(rc != MDBX_SUCCESS))
       goto bailout;
+    atomic_store32(&env->dbi_hashes[slot], name_hash, mo_Relaxed);
     env->kvs[slot].name = name;
   } else {
     /* Только в случае повторного создания таблицы после её удаления в рамках одной транзакции.
@@ -17880,15 +17921,25 @@ int dbi_open(MDBX_txn *txn, const MDBX_val *const name, unsigned user_flags, MDB
 
   cursor_couple_t cx;
   size_t fastpath_slot = 0;
+  const uint32_t name_hash = dbi_name_hash(name);
 #if MDBX_ENABLE_DBI_LOCKFREE
   /* Is the DB already open? */
   const MDBX_env *const env = txn->env;
   size_t first_free_slot = env->n_dbi;
+  const bool by_hash = dbi_name_hash_usable(env);
   for (size_t slot = CORE_DBS; slot < env->n_dbi; ++slot) {
     if ((env->dbs_flags[slot] & DB_VALID) == 0) {
       first_free_slot = (first_free_slot < slot) ? first_free_slot : slot;
       continue;
     }
+    if (dbi_name_hash_differs(env, slot, by_hash, name_hash))
+      /* Another table. Racing with an update of this slot (under the dbi_lock),
+       * the hash read is the one of the slot's old or of its new name, so the
+       * skip matches one of those two states, as comparing the names below
+       * would; and a lookup that finds nothing here still ends in the locked
+       * pass (or in tbl_fetch() of the name in this txn, or MDBX_DBS_FULL
+       * when there is no free slot, as for a name that is not open). */
+      continue;
 
     struct dbi_snap_result snap = dbi_snap(env, slot);
     const MDBX_val snap_name = env->kvs[slot].name;
@@ -17980,7 +18031,7 @@ slowpath_locking:
   rc = osal_fastmutex_acquire(&txn->env->dbi_lock);
   if (likely(rc == MDBX_SUCCESS)) {
     defer_free_item_t *defer_chain = nullptr;
-    rc = dbi_open_locked(txn, &cx, user_flags, keycmp, datacmp, *name, fastpath_slot, &defer_chain);
+    rc = dbi_open_locked(txn, &cx, user_flags, keycmp, datacmp, *name, name_hash, fastpath_slot, &defer_chain);
     dbi_defer_release(txn->env, defer_chain);
   }
   return rc;
@@ -18026,6 +18077,7 @@ __cold struct dbi_rename_result dbi_rename_locked(MDBX_txn *txn, MDBX_dbi dbi, M
       pair.err = cursor_del(&cx.outer, N_TREE);
     if (likely(pair.err == MDBX_SUCCESS)) {
       pair.defer = env->kvs[dbi].name.iov_base;
+      atomic_store32(&env->dbi_hashes[dbi], dbi_name_hash(&new_name), mo_Relaxed);
       env->kvs[dbi].name = new_name;
     } else
       txn->flags |= MDBX_TXN_ERROR;
@@ -18239,7 +18291,9 @@ static int defrag_load_gc(dfc_t *dfc) {
             const meta_ptr_t recent = meta_recent(txn->env, &txn->wr.troika);
             ASSERT(recent.txnid > txn->env->gc.detent);
             meta_t meta = *recent.ptr_c;
-            rc = dxb_sync_locked(txn->env, txn->env->flags & (MDBX_WRITEMAP | MDBX_NOMETASYNC), &meta, &txn->wr.troika);
+            /* Durable, meta-page included: the pages it lets the GC reuse belong to the
+             * previous steady snapshot (see durable_steady_txnid()). */
+            rc = dxb_sync_locked(txn->env, txn->env->flags & MDBX_WRITEMAP, &meta, &txn->wr.troika);
             if (unlikely(rc != MDBX_SUCCESS))
               break;
           }
@@ -19584,6 +19638,10 @@ __hot __noinline dpl_t *txn_dpl_sort_slowpath(const MDBX_txn *txn) {
   return dl;
 }
 
+#ifndef MDBX_DPL_UNSORTED_TAIL
+#define MDBX_DPL_UNSORTED_TAIL(sorted) (7 + ((sorted) >> 10))
+#endif /* MDBX_DPL_UNSORTED_TAIL */
+
 /* Returns the index of the first dirty-page whose pgno
  * member is greater than or equal to id. */
 #define DP_SEARCH_CMP(dp, id) ((dp).pgno < (id))
@@ -19604,6 +19662,15 @@ __hot __noinline size_t txn_dpl_search(const MDBX_txn *txn, pgno_t pgno) {
 
   switch (dl->length - dl->sorted) {
   default:
+    /* A longer unsorted tail is scanned as long as it stays short beside the sorted part
+     * (about its 1/1024th): merging the tail into the whole list is a pass over every dirty
+     * page, so doing it for every 8 new pages made big transactions quadratic. */
+    if (dl->length - dl->sorted <= MDBX_DPL_UNSORTED_TAIL(dl->sorted)) {
+      for (size_t i = dl->length; i > dl->sorted; --i)
+        if (dl->items[i].pgno == pgno)
+          return i;
+      break;
+    }
     /* sort a whole */
     txn_dpl_sort_slowpath(txn);
     break;
@@ -20516,6 +20583,17 @@ __cold int dxb_setup(MDBX_env *env, const int lck_rc, const mdbx_mode_t mode_bit
     err = osal_fsetsize(env->lazy_fd, env->dxb_mmap.filesize = env->dxb_mmap.current = env->geo_in_bytes.now);
     if (unlikely(err != MDBX_SUCCESS))
       return LOG_IFERR(err);
+
+    /* The meta-pages of a new database must be durable before anything else is: under
+     * MDBX_SAFE_NOSYNC nothing else flushes them before the first steady checkpoint, and a
+     * system crash until then would leave a file without a valid meta-page (MDBX_INVALID),
+     * although a steady commit (this initial one) exists. MDBX_UTTERLY_NOSYNC promises none of
+     * this; the other modes flush them with their first commit anyway. */
+    if ((env->flags & MDBX_UTTERLY_NOSYNC) != MDBX_UTTERLY_NOSYNC) {
+      err = osal_fsync(env->lazy_fd, MDBX_SYNC_DATA | MDBX_SYNC_SIZE);
+      if (unlikely(err != MDBX_SUCCESS))
+        return LOG_IFERR(err);
+    }
 
 #if MDBX_CHECKING > 0 || MDBX_DEBUG > 0
     err = dxb_read_header(env, &header, lck_rc, mode_bits);
@@ -21905,6 +21983,10 @@ __cold int env_close(MDBX_env *env, bool resurrect_after_fork) {
       osal_free(env->dbi_seqs);
       env->dbi_seqs = nullptr;
     }
+    if (env->dbi_hashes) {
+      osal_free(env->dbi_hashes);
+      env->dbi_hashes = nullptr;
+    }
     if (env->dbs_flags) {
       osal_free(env->dbs_flags);
       env->dbs_flags = nullptr;
@@ -23227,7 +23309,10 @@ depleted_gc:
       env->lck->pgops.gc_prof.flushes += 1;
 #endif /* MDBX_ENABLE_PROFGC */
       meta_t meta = *recent.ptr_c;
-      ret.err = dxb_sync_locked(env, env->flags & (MDBX_WRITEMAP | MDBX_NOMETASYNC), &meta, &txn->wr.troika);
+      /* Durable, meta-page included: the pages it lets the GC reuse belong to the previous
+       * steady snapshot, which a system crash falls back to until this meta-page is on the
+       * disk (see durable_steady_txnid()). */
+      ret.err = dxb_sync_locked(env, env->flags & MDBX_WRITEMAP, &meta, &txn->wr.troika);
       DEBUG("gc-make-steady, rc %d", ret.err);
       eASSERT0(env, ret.err != MDBX_RESULT_TRUE);
       if (unlikely(ret.err != MDBX_SUCCESS))
@@ -28660,6 +28745,38 @@ MDBX_MAYBE_UNUSED __hot orsi_ro_t mvcc_snapshot_oldest_ro(const MDBX_txn *const 
   return result;
 }
 
+/* The newest snapshot whose steady meta-page is durable, i.e. the one a system crash may fall
+ * back to, and so the newest one whose pages the GC must not hand out for reuse.
+ *
+ * With MDBX_NOMETASYNC a commit writes its meta-page signed as steady without flushing it:
+ * the flush comes with the data flush of the next commit, or mdbx_env_sync(). Until then the
+ * disk may still hold only the previous steady meta-page, while the pages that the new
+ * snapshot no longer uses (the GC record of the commit) belong to that previous one. If the
+ * next transaction takes those pages, its data writes may reach the disk before the new
+ * meta-page does (the kernel and the disk write back dirty pages in any order between two
+ * flushes), and a system crash then leaves the previous snapshot overwritten, although
+ * MDBX_NOMETASYNC promises only to "undo the last committed transaction".
+ *
+ * So when the preferred steady meta-page is the recent one and has not been flushed yet (the
+ * lck->meta_sync_txnid records the last one that was), the bound is the newest of the other
+ * steady meta-pages, which were all flushed before this one was written: a steady commit
+ * flushes the data and with it the previous meta-page before writing its own, and a weak
+ * commit or a checkpoint flushes an unsynced steady head first (see txn_basal_commit() and
+ * gc_alloc_ex()). This keeps one more snapshot, as LMDB does (mdb_find_oldest() starts at
+ * txnid - 1), and only while the newest meta-page is not yet durable. */
+static txnid_t durable_steady_txnid(const MDBX_env *env, const troika_t *troika) {
+  const meta_ptr_t steady = meta_prefer_steady(env, troika);
+  if (!steady.is_steady || troika->prefer_steady != troika->recent ||
+      atomic_load32(&env->lck->meta_sync_txnid, mo_Relaxed) == (uint32_t)steady.txnid)
+    return steady.txnid;
+  txnid_t durable = 0;
+  for (size_t n = 0; n < NUM_METAS; ++n)
+    if (n != troika->prefer_steady && ((troika->fsm >> n) & 1) && troika->txnid[n] < steady.txnid &&
+        troika->txnid[n] > durable)
+      durable = troika->txnid[n];
+  return durable ? durable : MIN_TXNID;
+}
+
 __hot orsi_rw_t mvcc_snapshot_oldest_rw(const MDBX_txn *const txn) {
   const uint32_t nothing_changed_signature = NOTHING_CHANGED_SIGNATURE;
   tASSERT0(txn, (txn->flags & txn_ro_flat) == 0);
@@ -28667,9 +28784,11 @@ __hot orsi_rw_t mvcc_snapshot_oldest_rw(const MDBX_txn *const txn) {
   uint64_t oldest_retired_pages = lck->cached_oldest_retired.weak;
   const txnid_t prev_oldest = atomic_load64(&lck->cached_oldest_txnid, mo_AcquireRelease);
   const meta_ptr_t steady = meta_prefer_steady(txn->env, &txn->wr.troika);
-  orsi_rw_t result = {.steady_txnid = steady.txnid, .oldest_txnid = prev_oldest};
+  const txnid_t durable = durable_steady_txnid(txn->env, &txn->wr.troika);
+  orsi_rw_t result = {.steady_txnid = durable, .oldest_txnid = prev_oldest};
   tASSERT0(txn, steady.txnid <= txn->env->basal_txn->txnid);
-  tASSERT0(txn, steady.txnid >= prev_oldest);
+  tASSERT0(txn, durable <= steady.txnid);
+  tASSERT0(txn, durable >= prev_oldest);
 
   while (nothing_changed_signature != atomic_load32(&lck->rdt_refresh_flag, mo_AcquireRelease)) {
     lck->rdt_refresh_flag.weak = nothing_changed_signature;
@@ -30036,6 +30155,16 @@ static inline ior_item_t *ior_next(ior_item_t *item, size_t sgvcnt) {
 #endif
 }
 
+/* The most bytes one write system call covers when contiguous dirty pages are coalesced
+ * (POSIX builds). Linux's page cache keeps a file's pages in folios as large as the buffered
+ * write that brought them in (ext4 with large folios), and a later small write into such a
+ * folio costs in proportion to the folio's size: after a commit that wrote hundreds of MiB in
+ * a few calls, every one-page write of the following small commits was several times slower
+ * (patches/libmdbx-0.14.4-write-chunks.md). LMDB writes at most 64 pages per call. */
+#ifndef MDBX_WRITE_COALESCE_LIMIT
+#define MDBX_WRITE_COALESCE_LIMIT UINT32_C(0x10000) /* 64 KiB */
+#endif /* MDBX_WRITE_COALESCE_LIMIT */
+
 int osal_ioring_add(osal_ioring_t *ior, const size_t offset, void *data, const size_t bytes) {
   ASSERT(bytes && data);
   ASSERT(bytes % MDBX_MIN_PAGESIZE == 0 && bytes <= MAX_IO_BYTES);
@@ -30049,8 +30178,13 @@ int osal_ioring_add(osal_ioring_t *ior, const size_t offset, void *data, const s
   ior_item_t *item = ior->pool;
   if (likely(ior->last)) {
     item = ior->last;
+#if IS_WINDOWS
+    const size_t limit = MAX_IO_BYTES;
+#else
+    const size_t limit = (MDBX_WRITE_COALESCE_LIMIT < MAX_IO_BYTES) ? MDBX_WRITE_COALESCE_LIMIT : MAX_IO_BYTES;
+#endif /* Windows */
     if (unlikely(ior_offset(item) + ior_last_bytes(ior, item) == offset) &&
-        likely(ior_last_bytes(ior, item) + bytes <= MAX_IO_BYTES)) {
+        likely(ior_last_bytes(ior, item) + bytes <= limit)) {
 #if IS_WINDOWS
       if (use_gather &&
           ((bytes | (uintptr_t)data | ior->last_bytes | (uintptr_t)(uint64_t)item->sgv[0].Buffer) &
@@ -34410,6 +34544,22 @@ status_done:
 
   if (status == modifiable) {
     /* Dirty page from this transaction */
+    /* A full loose list is merged into the reclaimed list at once, with one pass over the
+     * dirty-page list (gc_merge_loose, as commit and defrag do), so that this page can be made
+     * loose. Otherwise every further dirty page freed here is washed out of the dirty-page list
+     * by itself (page_wash -> txn_dpl_remove, a memmove of the list's tail), which makes a big
+     * transaction that frees many of its dirty pages (deletes that merge pages) quadratic in
+     * the number of dirty pages. Top-level transactions only; with a GC that is not dirty yet,
+     * only when gc_merge_loose would return the pages to the reclaimed list. */
+    if (npages == 1 && !txn->parent && txn->wr.dirtylist && di && txn->env->options.dp_loose_limit &&
+        txn->wr.loose_count >= txn->env->options.dp_loose_limit &&
+        ((txn->dbi_state[FREE_DBI] & DBI_DIRTY) || txn->wr.loose_count >= 3 + (unsigned)txn->dbs->height * 2)) {
+      rc = gc_merge_loose(txn, nullptr);
+      if (unlikely(rc != MDBX_SUCCESS))
+        return rc;
+      di = txn_dpl_exist(txn, pgno);
+      tASSERT0(txn, di && txn->wr.dirtylist->items[di].ptr == mp);
+    }
     /* If suitable we can reuse it through loose list */
     if (likely(npages == 1 && suitable4loose(txn, pgno)) && (di || !txn->wr.dirtylist)) {
       DEBUG("loosen dirty page %" PRIaPGNO, pgno);
@@ -40386,11 +40536,21 @@ int txn_basal_commit(MDBX_txn *txn, struct commit_timestamp *ts) {
      * или msync() для гарантированной фиксации на диске мета-страницы,
      * которая была "лениво" отправлена на запись в предыдущей транзакции,
      * но не сброшена на диск из-за активного режима MDBX_NOMETASYNC. */
+    /* That one flush exists only if this commit flushes its data: not when it is weak
+     * (MDBX_SAFE_NOSYNC / MDBX_TXN_NOSYNC), nor when it has no data pages to write. Then the
+     * unsynced steady meta-page must be flushed now, before a later meta-page is written:
+     * otherwise a weak meta-page could take the slot of the last durable steady one (the
+     * troika keeps only the preferred steady meta-page), and the GC would take the steady
+     * head for durable once it is no longer the recent meta-page (see
+     * durable_steady_txnid()). */
+    const bool flushes_data = ((env->flags | txn->flags) & ENV_UNSYNC) == 0 &&
+                              ((txn->wr.dirtylist && txn->wr.dirtylist->length) ||
+                               (!txn->wr.dirtylist && txn->wr.writemap_dirty_npages));
     if (
 #if IS_WINDOWS
         !env->ioring.overlapped_fd &&
 #endif
-        meta_sync_txnid == (uint32_t)head.txnid - txnid_dist)
+        flushes_data && meta_sync_txnid == (uint32_t)head.txnid - txnid_dist)
       need_flush_for_nometasync = true;
     else {
       int err = meta_sync(env, head);
