@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The publishing dry run: packages every crate meant for users (`tabula-db`, `tabula-core`,
-# `tabula-derive`, `tabula-migrate`, `tabula-cli`) the way `cargo publish` would, then builds each
-# from its package alone (the workspace's crates resolved from the packages, not the tree),
-# and stops before uploading. Benchmarks, the power-cut file system and test fixtures are
-# `publish = false` and left out.
+# `tabula-derive`, `tabula-migrate`, `tabula-cli`, and `tabula-mdbx-sys`, the libmdbx they
+# build) the way `cargo publish` would, then builds each from its package alone (the
+# workspace's crates resolved from the packages, not the tree), and stops before uploading.
+# Benchmarks, the power-cut file system and test fixtures are `publish = false` and left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-published=(tabula-db tabula-core tabula-derive tabula-migrate tabula-cli)
+published=(tabula-db tabula-core tabula-derive tabula-migrate tabula-cli tabula-mdbx-sys)
 
 # Every published name must be free on crates.io or already ours: a user who pastes an install
 # line must get this project, not someone else's crate of the same name (`tabula` itself is an
@@ -58,6 +58,6 @@ done
 # registry crate by name and version, not by content: a build of an earlier package of the same
 # version would be reused (the facade package then failed to find an item that `tabula-core`
 # had gained since). Clean the crates that are verified as dependencies of others.
-cargo clean -p tabula-core -p tabula-derive -p tabula-migrate -p tabula-db
+cargo clean -p tabula-mdbx-sys -p tabula-core -p tabula-derive -p tabula-migrate -p tabula-db
 cargo publish --dry-run --workspace \
     --exclude tabula-bench --exclude tabula-faultfs --exclude tabula-test-upstream "$@"

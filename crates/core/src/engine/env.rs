@@ -316,6 +316,50 @@ pub(crate) struct RawStat {
     pub mod_txnid: u64,
 }
 
+/// The patch set the linked libmdbx was built with (`mdbx_build.metadata`), if it says one.
+pub(crate) fn linked_build_metadata() -> Option<String> {
+    // SAFETY: `mdbx_build` is an immutable static of the C library; `metadata` is NULL or a
+    // NUL-terminated string literal.
+    let metadata = unsafe { sys::mdbx_build.metadata };
+    if metadata.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL, so a NUL-terminated literal that lives as long as the program.
+    let text = unsafe { std::ffi::CStr::from_ptr(metadata) };
+    Some(text.to_string_lossy().into_owned())
+}
+
+/// Refuses to open anything when the libmdbx linked into the program is not the one
+/// `tabula-mdbx-sys` built (its build metadata names another patch set, or none): Tabula's
+/// guarantees count on that build's fixes and settings. Cargo's `links = "mdbx"` keeps a second
+/// libmdbx crate out of the dependency graph, but a `links` override in a Cargo config, or
+/// another static library exporting the same symbols, could still put a different engine
+/// behind the bindings. Checked once per process; the refusal is `ELIBBAD`, logged with both
+/// names.
+fn check_linked_build() -> Result<(), Code> {
+    static MATCHES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let matches = *MATCHES
+        .get_or_init(|| build_matches(linked_build_metadata().as_deref(), sys::BUILD_METADATA));
+    if matches {
+        Ok(())
+    } else {
+        Err(Code(libc::ELIBBAD))
+    }
+}
+
+fn build_matches(linked: Option<&str>, expected: &str) -> bool {
+    if linked == Some(expected) {
+        return true;
+    }
+    tracing::error!(
+        target: "libmdbx",
+        "the linked libmdbx is not tabula-mdbx-sys's build: its build metadata is {linked:?}, \
+         expected {expected:?}; remove the `links = \"mdbx\"` override or the other libmdbx \
+         from the build"
+    );
+    false
+}
+
 impl Env {
     /// Opens the environment, with the full-disk guarantees of `docs/design.md` ("A full
     /// disk"): the lock file's space is reserved before libmdbx zeroes it through a memory map,
@@ -368,6 +412,7 @@ impl Env {
     }
 
     fn open_reserved(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
+        check_linked_build()?;
         route_logging();
         reserve_lock_file(path, cfg)?;
         if probe {
@@ -1002,6 +1047,25 @@ unsafe extern "C" fn record_checked_txn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The linked libmdbx is tabula-mdbx-sys's build, so opens go ahead; another patch set's
+    /// name, an empty one (libmdbx's default) or none at all is refused.
+    #[test]
+    fn only_the_sys_crates_libmdbx_build_is_accepted() {
+        let linked = linked_build_metadata();
+        assert_eq!(linked.as_deref(), Some(sys::BUILD_METADATA));
+        assert_eq!(check_linked_build(), Ok(()));
+        assert!(build_matches(
+            Some(sys::BUILD_METADATA),
+            sys::BUILD_METADATA
+        ));
+        assert!(!build_matches(
+            Some("tabula-mdbx-sys:other"),
+            sys::BUILD_METADATA
+        ));
+        assert!(!build_matches(Some(""), sys::BUILD_METADATA));
+        assert!(!build_matches(None, sys::BUILD_METADATA));
+    }
 
     fn files(path: &str, no_sub_dir: bool) -> (String, String, String, bool) {
         let f = DatabaseFiles::of(Path::new(path), no_sub_dir);

@@ -12,9 +12,11 @@
 //! pages back in any order between two flushes. And libmdbx keeps only the newest steady meta
 //! page out of the way of the next meta page written, so two weak commits after an unflushed
 //! steady one may write over the durable one's slot. The power-cut suite
-//! (`crates/faultfs/tests/powercut.rs`) showed both, `patches/nometasync-powercut.c`
-//! reproduces the first against raw libmdbx, and `patches/libmdbx-0.14.4-nometasync-gc.patch`
-//! fixes libmdbx. The published crates build the registry's unpatched libmdbx, hence this.
+//! (`crates/faultfs/tests/powercut.rs`) showed both, `nometasync-powercut.c` reproduces the
+//! first against raw libmdbx, and `libmdbx-0.14.4-nometasync-gc.patch` fixes libmdbx (both in
+//! `crates/mdbx-sys/patches/`). This was written while Tabula built the registry's unpatched
+//! libmdbx; its own build now applies the patch, and these measures stay until the power-cut
+//! suite has shown them redundant on it and their cost is measured.
 //!
 //! How. libmdbx never hands out pages a reader's snapshot still uses. The keeper knows the
 //! newest durable snapshot: everything after a flush (at open, `mdbx_env_sync_ex`, or when

@@ -1,6 +1,6 @@
 //! `faultfs-run`: runs a program on a fresh `tabula-faultfs` disk, cuts the power at a planned
 //! point, and writes what the disk kept to a directory, for reproducing power-cut bugs outside
-//! Rust (`patches/nometasync-powercut.c` uses it).
+//! Rust (`crates/mdbx-sys/patches/nometasync-powercut.c` uses it).
 //!
 //! ```text
 //! faultfs-run [--cut-at N | --cut-after LABEL | --cut-at-fsync-after LABEL]

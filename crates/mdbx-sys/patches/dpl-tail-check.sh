@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes a patched copy of mdbx-sys 14.4.0 with patches/libmdbx-0.14.4-dpl-tail.patch in DIR
-# and checks the patch with patches/dpl-tail-check.c: big write transactions that spill (a low
+# Checks patches/libmdbx-0.14.4-dpl-tail.patch in the libmdbx Tabula builds (crates/mdbx-sys/libmdbx,
+# every patch of series applied) against the pristine libmdbx 0.14.4 with patches/dpl-tail-check.c: big write transactions that spill (a low
 # MDBX_opt_txn_dp_limit; random inserts, updates and deletes in one transaction, an aborted
 # one, nested ones, a deleting cursor walk), the table compared with a model after each, and
 # mdbx_env_chk at the end; the pages spilled and read back are counted, and the program fails
@@ -8,7 +8,7 @@
 #
 # Three builds (MDBX_CHECKING=3), each run twice: "full" (the program's sizes, the build's lite
 # assertions) and "audited" (a tenth of the sizes, libmdbx's runtime assertions and audit on):
-#   pristine   the registry's libmdbx;
+#   pristine   the pristine libmdbx 0.14.4;
 #   patched    the patch as it is, with patches/dpl-tail-probe.h counting its new path;
 #   patched-8  the patch with the tail allowed 7 + sorted/8 entries instead of 7 + sorted/1024
 #              (the probe's DPL_TAIL_SHIFT 3), so that far longer tails are scanned.
@@ -17,24 +17,24 @@
 # the 1,024 sorted pages where the default tail first exceeds 7). About 3 minutes per build,
 # most of it the audited run.
 #
-#   patches/dpl-tail-check.sh DIR      (DIR must not exist; nothing in the repository changes)
+#   crates/mdbx-sys/patches/dpl-tail-check.sh      (nothing in the repository changes)
 set -euo pipefail
 source "$(dirname "$0")/lib-check.sh"
 check_setup dpl-tail "$@"
 
-probe=$root/patches/dpl-tail-probe.h
+probe=$patches/dpl-tail-probe.h
 if ! grep -qF '#define MDBX_DPL_UNSORTED_TAIL(sorted) (7 + ((sorted) >> 10))' \
-    "$root/patches/libmdbx-0.14.4-dpl-tail.patch"; then
+    "$patches/libmdbx-0.14.4-dpl-tail.patch"; then
     echo "error: the patch's default tail is no longer 7 + sorted/1024; update $probe" >&2
     exit 1
 fi
 
 for build in pristine patched patched-8; do
     case $build in
-        pristine) build_check "$src" "$work/check-$build" "$root/patches/dpl-tail-check.c" -DMDBX_CHECKING=3 ;;
-        patched) build_check "$dest" "$work/check-$build" "$root/patches/dpl-tail-check.c" -DMDBX_CHECKING=3 \
+        pristine) build_check "$src" "$work/check-$build" "$patches/dpl-tail-check.c" -DMDBX_CHECKING=3 ;;
+        patched) build_check "$dest" "$work/check-$build" "$patches/dpl-tail-check.c" -DMDBX_CHECKING=3 \
             -include "$probe" ;;
-        patched-8) build_check "$dest" "$work/check-$build" "$root/patches/dpl-tail-check.c" -DMDBX_CHECKING=3 \
+        patched-8) build_check "$dest" "$work/check-$build" "$patches/dpl-tail-check.c" -DMDBX_CHECKING=3 \
             -DDPL_TAIL_SHIFT=3 -include "$probe" ;;
     esac
     for mode in full audited; do

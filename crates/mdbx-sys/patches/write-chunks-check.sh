@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# Makes a patched copy of mdbx-sys 14.4.0 with patches/libmdbx-0.14.4-write-chunks.patch in DIR
-# and checks the patch: patches/write-chunks-check.c is built against the pristine and the
+# Checks patches/libmdbx-0.14.4-write-chunks.patch in the libmdbx Tabula builds (crates/mdbx-sys/libmdbx,
+# every patch of series applied) against the pristine libmdbx 0.14.4: patches/write-chunks-check.c is built against the pristine and the
 # patched libmdbx (assertions on), run under strace on both, and
 #   - their outputs (entry counts, checksums of everything read back, mdbx_env_chk) must be
 #     identical, and OK;
 #   - the patched build's largest write call must be at most 64 KiB, and the pristine one's
 #     larger (otherwise the check would not show the patch doing anything).
 #
-#   patches/write-chunks-check.sh DIR      (DIR must not exist; nothing in the repository changes)
+#   crates/mdbx-sys/patches/write-chunks-check.sh      (nothing in the repository changes)
 #
-# Use DIR in a `[patch.crates-io]` section to measure (see patches/libmdbx-0.14.4-write-chunks.md).
 # Needs cc and strace.
 set -euo pipefail
 source "$(dirname "$0")/lib-check.sh"
@@ -21,7 +20,7 @@ largest=()
 for variant in pristine patched; do
     crate=$src
     [[ $variant == patched ]] && crate=$dest
-    build_check "$crate" "$work/check-$variant" "$root/patches/write-chunks-check.c" -DMDBX_FORCE_ASSERTIONS=1
+    build_check "$crate" "$work/check-$variant" "$patches/write-chunks-check.c" -DMDBX_FORCE_ASSERTIONS=1
     mkdir "$work/db-$variant"
     strace -f -e trace=write,writev,pwrite64,pwritev,pwritev2 -o "$work/$variant.strace" \
         "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {

@@ -1,0 +1,52 @@
+# Sourced by the *-check.sh scripts beside it: the steps every patch check shares.
+#
+#   source "$(dirname "$0")/lib-check.sh"
+#   check_setup NAME "$@"   # NAME: e.g. dpl-tail for libmdbx-0.14.4-dpl-tail.patch
+#
+# check_setup takes the script's arguments (none), checks that the patch is in `series`, that
+# cc and patch are there and that crates/mdbx-sys/libmdbx/ is the pristine libmdbx with the
+# patches of `series` applied (scripts/libmdbx.sh --check), and copies the pristine tree. It
+# sets:
+#   root      the repository's root
+#   patches   this directory
+#   src       the pristine libmdbx 0.14.4 (a copy of ../pristine, as src/libmdbx/)
+#   dest      crates/mdbx-sys, whose libmdbx/ is what Tabula builds: every patch applied
+#   work      a temporary directory, removed when the script exits
+# and build_check CRATE OUT PROGRAM.c [CFLAGS...] compiles PROGRAM.c with CRATE's libmdbx/mdbx.c
+# (-O1 -pthread, the thread-owner check off, an empty MDBX_BUILD_FLAGS) into OUT.
+# Nothing in the repository changes.
+
+check_setup() {
+    local name=$1
+    shift
+    if [[ $# -ne 0 ]]; then
+        echo "usage: $0   (checks the committed patched libmdbx against the pristine one)" >&2
+        exit 2
+    fi
+    patches=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    root=$(cd "$patches/../../.." && pwd)
+    dest=$root/crates/mdbx-sys
+    if ! grep -qx "libmdbx-0.14.4-$name.patch" "$patches/series"; then
+        echo "error: libmdbx-0.14.4-$name.patch is not in $patches/series" >&2
+        exit 1
+    fi
+    local tool
+    for tool in "${CC:-cc}" patch sha256sum; do
+        command -v "$tool" > /dev/null || { echo "error: $tool is needed" >&2; exit 1; }
+    done
+    "$root/scripts/libmdbx.sh" --check > /dev/null
+
+    work=$(mktemp -d)
+    # shellcheck disable=SC2064 # expand $work now
+    trap "rm -rf '$work'" EXIT
+    src=$work/pristine
+    mkdir -p "$src/libmdbx"
+    cp "$dest"/pristine/* "$src/libmdbx/"
+}
+
+build_check() {
+    local crate=$1 out=$2 program=$3
+    shift 3
+    "${CC:-cc}" -O1 -pthread -DMDBX_TXN_CHECKOWNER=0 -DMDBX_BUILD_FLAGS='""' "$@" \
+        -I "$crate/libmdbx" "$program" "$crate/libmdbx/mdbx.c" -o "$out"
+}
