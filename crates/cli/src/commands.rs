@@ -316,10 +316,24 @@ impl View {
     }
 }
 
-/// Opens the table `name`, or a usage error listing the tables.
-pub(crate) fn view(snap: &mut UntypedTx<'_>, path: &Path, name: &str) -> Result<View, Failure> {
+/// Opens the table `name`, or a usage error listing the tables. A table the schema record
+/// names that the file's table catalog (libmdbx's main tree) does not list is damage, not a
+/// typing mistake: a problem (exit 1) that says so.
+pub(crate) fn view(
+    snap: &mut UntypedTx<'_>,
+    db: &UntypedDb,
+    path: &Path,
+    name: &str,
+) -> Result<View, Failure> {
     match snap.table(name)? {
         Some(found) => Ok(View::new(found)),
+        None if db.record().is_some_and(|r| r.tables.contains_key(name)) => {
+            Err(Failure::Problem(format!(
+                "table `{name}` is in the schema record of `{}` but not in its table catalog \
+                 (libmdbx's main tree): the file is damaged; run `tabula check`",
+                path.display()
+            )))
+        }
         None => {
             let names: Vec<String> = snap
                 .table_names()?
@@ -700,7 +714,7 @@ pub fn get(
     let as_json = format != Format::Text;
     let db = open(path)?;
     let mut snap = db.read()?;
-    let v = view(&mut snap, path, table)?;
+    let v = view(&mut snap, &db, path, table)?;
     let stored = v.parse_key(key)?;
     let values = match subkey {
         Some(text) => {
@@ -720,7 +734,7 @@ pub fn get(
     // A secondary index: its values are primary keys; the rows they name come with them.
     let index_source = v.found.record.as_ref().and_then(|r| r.index.as_ref());
     if let Some(index) = index_source {
-        let source = view(&mut snap, path, &index.source)?;
+        let source = view(&mut snap, &db, path, &index.source)?;
         let mut rows = Vec::new();
         for primary in &values {
             // An `integer_key` table stores its keys native-endian; the index, in key order.
@@ -843,7 +857,7 @@ pub struct DumpArgs<'a> {
 pub fn dump(out: &mut Out, path: &Path, table: &str, args: DumpArgs<'_>) -> Outcome {
     let db = open(path)?;
     let mut snap = db.read()?;
-    let v = view(&mut snap, path, table)?;
+    let v = view(&mut snap, &db, path, table)?;
     let mut from = args.from.map(|k| v.parse_key(k)).transpose()?;
     let mut to = args.to.map(|k| v.parse_key(k)).transpose()?;
     let prefix = args.prefix.map(|p| v.parse_prefix(p)).transpose()?;

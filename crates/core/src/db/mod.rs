@@ -448,7 +448,7 @@ impl<S: Schema> Db<S> {
             Some(engine::ChkTree::Named(name)) => S::TABLES
                 .iter()
                 .map(|t| t.name)
-                .chain([crate::startup::META_TABLE])
+                .chain([crate::schema::record::META_TABLE])
                 .find(|n| n.as_bytes() == name.as_slice())
                 .unwrap_or("@MAIN"),
             Some(engine::ChkTree::Gc) => "@GC",

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 use crate::schema::ValueTrace;
 use crate::table::TableInfo;
 
+/// The reserved table holding Tabula's schema record and migration log
+/// (`Bootstrap::meta_get`, `Bootstrap::read_record`).
+pub const META_TABLE: &str = "__tabula_meta";
+
 /// The meta-table key of the schema record.
 pub const SCHEMA_RECORD_KEY: &str = "schema";
 

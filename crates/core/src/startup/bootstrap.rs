@@ -90,9 +90,7 @@ pub struct Bootstrap {
     _stays_on_its_thread: PhantomData<*const ()>,
 }
 
-/// The reserved table holding Tabula's schema record and migration log
-/// ([`Bootstrap::meta_get`], [`Bootstrap::read_record`]).
-pub const META_TABLE: &str = "__tabula_meta";
+pub use crate::schema::record::META_TABLE;
 
 /// The prefix of the scratch tables migration steps rewrite tables into.
 const SCRATCH_PREFIX: &str = "__tabula_tmp_";
