@@ -26,8 +26,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde::{Deserialize, Serialize};
 use tabula::{
-    Change, Db, Error, Index, KeyReceiver, Options, Part, Received, RwTx, Schema, SyncMode,
-    Table, TableFlags,
+    Change, Db, Error, Index, KeyReceiver, Options, Part, Received, RwTx, Schema, SyncMode, Table,
+    TableFlags,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -464,7 +464,10 @@ fn refused(form: Form, refusal: Refusal) {
         let r = if refusal == Refusal::Panic {
             let _armed = Armed::new(&pk);
             let caught = catch_unwind(AssertUnwindSafe(|| form.run(&mut tx, &pk, &item)));
-            assert!(caught.is_err(), "{at}: the key function did not panic: {caught:?}");
+            assert!(
+                caught.is_err(),
+                "{at}: the key function did not panic: {caught:?}"
+            );
             None
         } else {
             Some(form.run(&mut tx, &pk, &item))
@@ -478,8 +481,13 @@ fn refused(form: Form, refusal: Refusal) {
         }
         let (_, middle) = form.doomed(&model);
         let _armed = Armed::new(&middle);
-        let caught = catch_unwind(AssertUnwindSafe(|| form.run(&mut tx, "", &baseline()["k00"])));
-        assert!(caught.is_err(), "{at}: the key function did not panic: {caught:?}");
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            form.run(&mut tx, "", &baseline()["k00"])
+        }));
+        assert!(
+            caught.is_err(),
+            "{at}: the key function did not panic: {caught:?}"
+        );
     }
     assert_state(&tx, &model, &at);
     // The transaction goes on: a later write, and the commit.

@@ -751,6 +751,23 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
+        if index::On::<S, T>::ANY {
+            // Judged first, each doomed row's index entries computed (its key functions run,
+            // and may panic) before anything is deleted; then deleted row by row.
+            let shared = &self.db().shared;
+            let mut doomed = Vec::new();
+            for row in self.iter::<T>() {
+                let (key, value) = row?;
+                if !keep(&key, &value) {
+                    index::removal::<T>(shared, &key, &value)?;
+                    doomed.push(key);
+                }
+            }
+            for key in &doomed {
+                self.delete::<T>(key)?;
+            }
+            return Ok(doomed.len() as u64);
+        }
         let mut cursor = self.cursor_mut::<T>()?;
         let mut deleted = 0;
         let mut entry = cursor.first()?;
@@ -1122,13 +1139,17 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         if index::On::<S, T>::ANY {
-            // Judged first, then deleted row by row, so each row's index entries go with it.
+            // Judged first, each doomed row's index entries computed (its key functions run,
+            // and may panic) before anything is deleted; then deleted row by row, each with
+            // its index entries.
             let mut doomed = Vec::new();
             {
+                let shared = &self.db().shared;
                 let mut rows = self.range::<T>(range);
                 while let Some(row) = rows.next_raw() {
                     let (k, v) = row?;
                     if !keep(k, v) {
+                        index::cursor_removal::<T>(shared, k, v)?;
                         doomed.push(k.to_vec());
                     }
                 }

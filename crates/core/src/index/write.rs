@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::codec::{AsKey, DecodeError, Value};
-use crate::db::state::{Db, Shared};
+use crate::db::state::{Db, Limits, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
 use crate::stored::{decode_key, decode_value};
@@ -107,6 +107,8 @@ struct Change {
     dbi: Dbi,
     name: &'static str,
     unique: bool,
+    /// The index table's size limits, which every added entry is checked against.
+    limits: Limits,
     removed: Range<usize>,
     added: Range<usize>,
 }
@@ -124,6 +126,8 @@ struct Scratch {
     changes: Vec<Change>,
     /// The row's primary key as an index stores it (`Ordered<T::Key>`: the key's encoding).
     primary: Vec<u8>,
+    /// The size limits of the table written.
+    own: Option<Limits>,
 }
 
 /// Buffers above this size are not kept for the next write.
@@ -136,6 +140,7 @@ impl Scratch {
             keys: Vec::new(),
             changes: Vec::new(),
             primary: Vec::new(),
+            own: None,
         }
     }
 
@@ -149,6 +154,7 @@ impl Scratch {
                 s.keys.clear();
                 s.changes.clear();
                 s.primary.clear();
+                s.own = None;
                 s
             }
             _ => Box::new(Scratch::new()),
@@ -210,7 +216,7 @@ impl Scratch {
     /// without those both have. `false` when the rows are not of the index's source types.
     fn push_change(
         &mut self,
-        (dbi, name, index): (Dbi, &'static str, &IndexInfo),
+        (dbi, name, index, limits): (Dbi, &'static str, &IndexInfo, Limits),
         pk: &dyn Any,
         old: Option<&dyn Any>,
         new: Option<&dyn Any>,
@@ -245,6 +251,7 @@ impl Scratch {
             dbi,
             name,
             unique: index.unique,
+            limits,
             removed,
             added,
         });
@@ -366,7 +373,8 @@ pub(crate) fn entries(
 
 /// For each index of table `T`: the keys of the decoded rows `old` and `new` under the
 /// primary key `pk`, into the thread's scratch. Each row is decoded once by
-/// the caller, whatever the number of indexes.
+/// the caller, whatever the number of indexes. This is where the indexes' key functions run
+/// (they may panic): every caller calls it before it writes anything.
 fn changes<T: Table>(
     shared: &Shared,
     pk: &T::Key,
@@ -381,10 +389,14 @@ fn changes<T: Table>(
     let new = new.map(|row| row as &dyn Any);
     for (id, table) in shared.tables.iter().enumerate() {
         let Some(index) = &table.index else {
+            if same_name(table.name, T::NAME) {
+                s.own = Some(shared.limits[id]);
+            }
             continue;
         };
+        let limits = shared.limits[id];
         if same_name(index.source, T::NAME)
-            && !s.push_change((shared.dbis[id], table.name, index), pk, old, new)
+            && !s.push_change((shared.dbis[id], table.name, index, limits), pk, old, new)
         {
             return Err(not_its_source::<T>(table.name));
         }
@@ -407,6 +419,55 @@ fn value_error<T: Table>(k: &[u8], source: DecodeError) -> Error {
 #[inline]
 fn same_name(a: &str, b: &str) -> bool {
     (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
+}
+
+/// Fails with [`Error::TooLarge`], as libmdbx would refuse the write, if the row `(k, v)` of
+/// table `T` or an index entry the write adds is over its table's size limits: checked before
+/// anything is written, so that once the row is written only an engine failure (a full map,
+/// which leaves the transaction unusable) can stop the index entries that go with it.
+fn check_sizes<T: Table>(
+    shared: &Shared,
+    k: &[u8],
+    value_len: usize,
+    changes: &Changes,
+) -> Result<()> {
+    let Some(s) = &changes.0 else {
+        return Ok(());
+    };
+    if let Some(own) = s.own
+        && (k.len() > own.key || value_len > own.value)
+    {
+        return Err(too_large(shared, T::NAME, k, value_len, own));
+    }
+    let primary = s.primary.as_slice();
+    for change in &s.changes {
+        let limits = change.limits;
+        for at in change.added.clone() {
+            let key = s.key(at);
+            if key.len() > limits.key || primary.len() > limits.value {
+                return Err(too_large(shared, change.name, key, primary.len(), limits));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The [`Error::TooLarge`] libmdbx's refusal of the entry `(key, value_len bytes)` in `table`
+/// maps to.
+#[cold]
+#[inline(never)]
+fn too_large(
+    shared: &Shared,
+    table: &'static str,
+    key: &[u8],
+    value_len: usize,
+    limits: Limits,
+) -> Error {
+    let at = At {
+        flags: limits.flags,
+        ..At::table(table, "put").entry(key, value_len)
+    };
+    shared.fail(Code::BAD_VALSIZE, at)
 }
 
 /// Fails if an added entry of a unique index names a key another row holds.
@@ -459,9 +520,13 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
         for at in change.added.clone() {
             let key = s.key(at);
             store.store_put(change.dbi, key, primary).map_err(|code| {
+                let at = At::table(change.name, "put").entry(key, primary.len());
                 shared.fail(
                     code,
-                    At::table(change.name, "put").entry(key, primary.len()),
+                    At {
+                        flags: change.limits.flags,
+                        ..at
+                    },
                 )
             })?;
             shared
@@ -474,8 +539,10 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
 
 /// What a write of the stored row `(k, v)` into table `T` (handle `dbi`) with `flags` changes
 /// in its indexes, read and checked before anything is written: the old row is read (not for
-/// an append, whose key has none) and decoded, an insert of a present key is `KeyExists`, and
-/// a unique key another row holds is `UniqueViolation`. `row` is the value `v` encodes when
+/// an append, whose key has none) and decoded, an insert of a present key is `KeyExists`, the
+/// indexes' key functions run, a row or an added index entry over its table's size limits is
+/// `TooLarge`, and a unique key another row holds is `UniqueViolation`. After it only an
+/// engine failure can stop the write. `row` is the value `v` encodes when
 /// the caller holds it (a typed write), so `v` is decoded only when it is `None`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare<T: Table>(
@@ -521,6 +588,7 @@ pub(crate) fn prepare<T: Table>(
         }
     };
     let changes = changes::<T>(shared, &pk, old.as_ref(), Some(new))?;
+    check_sizes::<T>(shared, k, v.len(), &changes)?;
     check_unique(store, shared, T::NAME, &changes)?;
     Ok(changes)
 }
@@ -605,11 +673,19 @@ pub(crate) fn cursor_indexed<T: Table>(shared: &Shared) -> bool {
 }
 
 /// For a write cursor over the indexed table `T` about to delete the entry `(k, v)` under it:
-/// the index entries that go with it.
+/// the index entries that go with it. Also what a delete of several rows computes for each
+/// row before it deletes the first, so that a row that does not decode or a key function that
+/// panics stops it before it changed anything.
 pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Changes> {
     let pk = decode_key::<T>(k)?;
     let old = decode_value::<T>(k, v)?;
-    changes::<T>(shared, &pk, Some(&old), None)
+    removal::<T>(shared, &pk, &old)
+}
+
+/// The index entries of the decoded row `(pk, row)` of table `T`, which its delete takes with
+/// it ([`cursor_removal`]).
+pub(crate) fn removal<T: Table>(shared: &Shared, pk: &T::Key, row: &T::Value) -> Result<Changes> {
+    changes::<T>(shared, pk, Some(row), None)
 }
 
 /// The table's last key, for an append-out-of-order message.

@@ -1102,6 +1102,10 @@ impl Bootstrap {
             dbis,
             names: S::TABLES.iter().map(|t| t.name).collect(),
             tables: S::TABLES,
+            limits: S::TABLES
+                .iter()
+                .map(|t| crate::db::state::Limits::of(&self.env, t.flags))
+                .collect(),
             env: self.env,
             path: self.path,
             run,
