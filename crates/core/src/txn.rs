@@ -743,7 +743,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Decode`] when an entry does not decode (entries before it are already
-    /// judged), [`Error::Mdbx`].
+    /// judged; in a table with indexes nothing is deleted then), [`Error::Mdbx`].
     pub fn retain<T: Writable>(
         &mut self,
         mut keep: impl FnMut(&T::Key, &T::Value) -> bool,

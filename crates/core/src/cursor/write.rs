@@ -240,9 +240,9 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 }
             }
         };
-        // The stored key under the cursor when it is in the range.
-        let inside = |c: &mut Self| -> Result<Option<KeyBuf>> {
-            Ok(c.current_key()?.filter(|at| match &upper {
+        // Whether the cursor is on an entry of the range.
+        let inside = |c: &mut Self| -> Result<bool> {
+            Ok(c.current_key()?.is_some_and(|at| match &upper {
                 Bound::Unbounded => true,
                 Bound::Included(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_le(),
                 Bound::Excluded(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_lt(),
@@ -253,17 +253,14 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
             // before the first row is deleted: a row that does not decode stops the delete
             // before it changed anything. (An indexed table is never `dupsort`.)
             let mut on_entry = start(self)?;
-            while on_entry && inside(self)?.is_some() {
+            while on_entry && inside(self)? {
                 self.index_removal("delete_range")?;
                 on_entry = seek(self, op::NEXT, None)?;
             }
         }
         let mut on_entry = start(self)?;
         let mut deleted = 0u64;
-        while on_entry {
-            if inside(self)?.is_none() {
-                break;
-            }
+        while on_entry && inside(self)? {
             if T::FLAGS.dupsort {
                 let values = self
                     .raw
