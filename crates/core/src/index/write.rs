@@ -107,8 +107,9 @@ struct Change {
     dbi: Dbi,
     name: &'static str,
     unique: bool,
-    /// The index table's size limits, which every added entry is checked against.
-    limits: Limits,
+    /// The index table's ID: its size limits ([`Shared::limits`]) are what every added
+    /// entry is checked against.
+    table: usize,
     removed: Range<usize>,
     added: Range<usize>,
 }
@@ -126,8 +127,6 @@ struct Scratch {
     changes: Vec<Change>,
     /// The row's primary key as an index stores it (`Ordered<T::Key>`: the key's encoding).
     primary: Vec<u8>,
-    /// The size limits of the table written.
-    own: Option<Limits>,
 }
 
 /// Buffers above this size are not kept for the next write.
@@ -140,7 +139,6 @@ impl Scratch {
             keys: Vec::new(),
             changes: Vec::new(),
             primary: Vec::new(),
-            own: None,
         }
     }
 
@@ -154,7 +152,6 @@ impl Scratch {
                 s.keys.clear();
                 s.changes.clear();
                 s.primary.clear();
-                s.own = None;
                 s
             }
             _ => Box::new(Scratch::new()),
@@ -216,7 +213,7 @@ impl Scratch {
     /// without those both have. `false` when the rows are not of the index's source types.
     fn push_change(
         &mut self,
-        (dbi, name, index, limits): (Dbi, &'static str, &IndexInfo, Limits),
+        (dbi, name, index, table): (Dbi, &'static str, &IndexInfo, usize),
         pk: &dyn Any,
         old: Option<&dyn Any>,
         new: Option<&dyn Any>,
@@ -251,7 +248,7 @@ impl Scratch {
             dbi,
             name,
             unique: index.unique,
-            limits,
+            table,
             removed,
             added,
         });
@@ -389,14 +386,10 @@ fn changes<T: Table>(
     let new = new.map(|row| row as &dyn Any);
     for (id, table) in shared.tables.iter().enumerate() {
         let Some(index) = &table.index else {
-            if same_name(table.name, T::NAME) {
-                s.own = Some(shared.limits[id]);
-            }
             continue;
         };
-        let limits = shared.limits[id];
         if same_name(index.source, T::NAME)
-            && !s.push_change((shared.dbis[id], table.name, index, limits), pk, old, new)
+            && !s.push_change((shared.dbis[id], table.name, index, id), pk, old, new)
         {
             return Err(not_its_source::<T>(table.name));
         }
@@ -421,10 +414,11 @@ fn same_name(a: &str, b: &str) -> bool {
     (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
-/// Fails with [`Error::TooLarge`], as libmdbx would refuse the write, if the row `(k, v)` of
-/// table `T` or an index entry the write adds is over its table's size limits: checked before
-/// anything is written, so that once the row is written only an engine failure (a full map,
-/// which leaves the transaction unusable) can stop the index entries that go with it.
+/// Fails with [`Error::TooLarge`], as libmdbx would refuse the write, if an index entry the
+/// write adds is over its index table's size limits: checked before anything is written, so
+/// that once the row is written only an engine failure (a full map, which leaves the
+/// transaction unusable) can stop the index entries that go with it. (The row `(k, v)` is the
+/// first thing written, so libmdbx's refusal of a too-large row writes nothing.)
 fn check_sizes<T: Table>(
     shared: &Shared,
     k: &[u8],
@@ -434,35 +428,39 @@ fn check_sizes<T: Table>(
     let Some(s) = &changes.0 else {
         return Ok(());
     };
-    if let Some(own) = s.own
-        && (k.len() > own.key || value_len > own.value)
-    {
-        return Err(too_large(shared, T::NAME, k, value_len, own));
-    }
     let primary = s.primary.as_slice();
     for change in &s.changes {
-        let limits = change.limits;
+        let limits = shared.limits[change.table];
         for at in change.added.clone() {
             let key = s.key(at);
             if key.len() > limits.key || primary.len() > limits.value {
-                return Err(too_large(shared, change.name, key, primary.len(), limits));
+                let entry = (change.name, key, primary.len(), limits);
+                return Err(too_large::<T>(shared, (k, value_len), entry));
             }
         }
     }
     Ok(())
 }
 
-/// The [`Error::TooLarge`] libmdbx's refusal of the entry `(key, value_len bytes)` in `table`
-/// maps to.
+/// The [`Error::TooLarge`] for the index entry `(table, key, value_len bytes, limits)` of the
+/// row `(k, v_len bytes)` of table `T`: the row's, when the row is over its own table's limits
+/// too (an entry's value is the row's key, so a too-large row key is met here first), else
+/// the entry's; as libmdbx's refusal maps to.
 #[cold]
 #[inline(never)]
-fn too_large(
+fn too_large<T: Table>(
     shared: &Shared,
-    table: &'static str,
-    key: &[u8],
-    value_len: usize,
-    limits: Limits,
+    (k, v_len): (&[u8], usize),
+    (table, key, value_len, limits): (&'static str, &[u8], usize, Limits),
 ) -> Error {
+    let own = shared
+        .tables
+        .iter()
+        .position(|t| same_name(t.name, T::NAME));
+    let (table, key, value_len, limits) = match own.map(|id| shared.limits[id]) {
+        Some(own) if k.len() > own.key || v_len > own.value => (T::NAME, k, v_len, own),
+        _ => (table, key, value_len, limits),
+    };
     let at = At {
         flags: limits.flags,
         ..At::table(table, "put").entry(key, value_len)
@@ -524,7 +522,7 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
                 shared.fail(
                     code,
                     At {
-                        flags: change.limits.flags,
+                        flags: shared.limits[change.table].flags,
                         ..at
                     },
                 )
