@@ -28,6 +28,9 @@ pub(crate) struct Shared {
     /// libmdbx's size limits of each table, in ID order: what a write of an indexed table
     /// checks its index entries against before it writes anything (`index/write.rs`).
     pub(crate) limits: Box<[Limits]>,
+    /// The smallest key and value limits among the schema's index tables: a write whose index
+    /// keys and row key are within them needs no check per entry.
+    pub(crate) index_limits: (usize, usize),
     pub(crate) env: Env,
     pub(crate) path: PathBuf,
     /// The options it keeps while it runs, converted once at open.

@@ -127,6 +127,8 @@ struct Scratch {
     changes: Vec<Change>,
     /// The row's primary key as an index stores it (`Ordered<T::Key>`: the key's encoding).
     primary: Vec<u8>,
+    /// The length of the longest key in `keys`.
+    longest: usize,
 }
 
 /// Buffers above this size are not kept for the next write.
@@ -139,6 +141,7 @@ impl Scratch {
             keys: Vec::new(),
             changes: Vec::new(),
             primary: Vec::new(),
+            longest: 0,
         }
     }
 
@@ -152,6 +155,7 @@ impl Scratch {
                 s.keys.clear();
                 s.changes.clear();
                 s.primary.clear();
+                s.longest = 0;
                 s
             }
             _ => Box::new(Scratch::new()),
@@ -178,9 +182,13 @@ impl Scratch {
     fn push_keys(&mut self, keys: KeysFn, pk: &dyn Any, row: &dyn Any) -> bool {
         let start = self.keys.len();
         let Scratch {
-            bytes, keys: at, ..
+            bytes,
+            keys: at,
+            longest,
+            ..
         } = self;
         let mut push = |key: &[u8]| {
+            *longest = (*longest).max(key.len());
             let from = bytes.len();
             bytes.extend_from_slice(key);
             at.push((from, bytes.len()));
@@ -428,6 +436,19 @@ fn check_sizes<T: Table>(
     let Some(s) = &changes.0 else {
         return Ok(());
     };
+    // Every key and the row's key within the smallest limits of any index: nothing to look
+    // at entry by entry (the usual case, two comparisons).
+    let (max_key, max_value) = shared.index_limits;
+    if s.longest <= max_key && s.primary.len() <= max_value {
+        return Ok(());
+    }
+    check_entries::<T>(shared, k, value_len, s)
+}
+
+/// [`check_sizes`] entry by entry, for a write with a key over some index's limits.
+#[cold]
+#[inline(never)]
+fn check_entries<T: Table>(shared: &Shared, k: &[u8], value_len: usize, s: &Scratch) -> Result<()> {
     let primary = s.primary.as_slice();
     for change in &s.changes {
         let limits = shared.limits[change.table];
