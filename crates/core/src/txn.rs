@@ -744,7 +744,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Decode`] when an entry does not decode (entries before it are already
-    /// judged), [`Error::Mdbx`].
+    /// judged; in a table with indexes nothing is deleted then), [`Error::Mdbx`].
     pub fn retain<T: Writable>(
         &mut self,
         mut keep: impl FnMut(&T::Key, &T::Value) -> bool,
@@ -752,6 +752,23 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     where
         S: Contains<T>,
     {
+        if index::On::<S, T>::ANY {
+            // Judged first, each doomed row's index entries computed (its key functions run,
+            // and may panic) before anything is deleted; then deleted row by row.
+            let shared = &self.db().shared;
+            let mut doomed = Vec::new();
+            for row in self.iter::<T>() {
+                let (key, value) = row?;
+                if !keep(&key, &value) {
+                    index::removal::<T>(shared, &key, &value)?;
+                    doomed.push(key);
+                }
+            }
+            for key in &doomed {
+                self.delete::<T>(key)?;
+            }
+            return Ok(doomed.len() as u64);
+        }
         let mut cursor = self.cursor_mut::<T>()?;
         let mut deleted = 0;
         let mut entry = cursor.first()?;
@@ -1123,13 +1140,17 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         if index::On::<S, T>::ANY {
-            // Judged first, then deleted row by row, so each row's index entries go with it.
+            // Judged first, each doomed row's index entries computed (its key functions run,
+            // and may panic) before anything is deleted; then deleted row by row, each with
+            // its index entries.
             let mut doomed = Vec::new();
             {
+                let shared = &self.db().shared;
                 let mut rows = self.range::<T>(range);
                 while let Some(row) = rows.next_raw() {
                     let (k, v) = row?;
                     if !keep(k, v) {
+                        index::cursor_removal::<T>(shared, k, v)?;
                         doomed.push(k.to_vec());
                     }
                 }

@@ -138,7 +138,7 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 /// |---|---|
 /// | `on = T` | the source table; `T` must be declared `indexed` (required) |
 /// | `key = K` | the index key type; `K: tabula::Key` (required) |
-/// | `by = f` | a function `fn(&T::Key, &T::Value) -> R` with `R` one of `K`, `Option<K>` (`None`: no entry), `Vec<K>` (several entries) (required) |
+/// | `by = f` | a function `fn(&T::Key, &T::Value) -> R` with `R` one of `K`, `Option<K>` (`None`: no entry), `Vec<K>` (several entries) (required); it runs before the write changes anything, so if it panics the panic reaches the caller and the write has changed nothing |
 /// | `unique` | an index key belongs to one row at most; a write that breaks it fails |
 /// | `name = "..."` | the index table's name in the file (default: the struct's name) |
 /// | `version = N` | the version of how keys are computed: raise it when `by` changes, and the startup step rebuilds the index |

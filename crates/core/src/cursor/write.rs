@@ -221,33 +221,46 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 Err(code) => Err(cursor_error::<T>("delete_range", code)),
             }
         };
-        let mut on_entry = match range.start_bound() {
-            Bound::Unbounded => seek(self, op::FIRST, None)?,
-            Bound::Included(k) => seek(self, op::SET_RANGE, Some(stored(k).as_slice()))?,
-            Bound::Excluded(k) => {
-                let from = stored(k);
-                let found = seek(self, op::SET_RANGE, Some(from.as_slice()))?;
-                match self.current_key()? {
-                    Some(at) if found && cmp_keys::<T>(at.as_slice(), from.as_slice()).is_eq() => {
-                        seek(self, op::NEXT_NODUP, None)?
+        // Onto the range's first entry; whether there is one.
+        let start = |c: &mut Self| -> Result<bool> {
+            match range.start_bound() {
+                Bound::Unbounded => seek(c, op::FIRST, None),
+                Bound::Included(k) => seek(c, op::SET_RANGE, Some(stored(k).as_slice())),
+                Bound::Excluded(k) => {
+                    let from = stored(k);
+                    let found = seek(c, op::SET_RANGE, Some(from.as_slice()))?;
+                    match c.current_key()? {
+                        Some(at)
+                            if found && cmp_keys::<T>(at.as_slice(), from.as_slice()).is_eq() =>
+                        {
+                            seek(c, op::NEXT_NODUP, None)
+                        }
+                        _ => Ok(found),
                     }
-                    _ => found,
                 }
             }
         };
-        let mut deleted = 0u64;
-        while on_entry {
-            let Some(at) = self.current_key()? else {
-                break;
-            };
-            let inside = match &upper {
+        // Whether the cursor is on an entry of the range.
+        let inside = |c: &mut Self| -> Result<bool> {
+            Ok(c.current_key()?.is_some_and(|at| match &upper {
                 Bound::Unbounded => true,
                 Bound::Included(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_le(),
                 Bound::Excluded(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_lt(),
-            };
-            if !inside {
-                break;
+            }))
+        };
+        if index::cursor_indexed::<T>(self.shared) {
+            // Every row's index entries are computed (its key functions run, and may panic)
+            // before the first row is deleted: a row that does not decode stops the delete
+            // before it changed anything. (An indexed table is never `dupsort`.)
+            let mut on_entry = start(self)?;
+            while on_entry && inside(self)? {
+                self.index_removal("delete_range")?;
+                on_entry = seek(self, op::NEXT, None)?;
             }
+        }
+        let mut on_entry = start(self)?;
+        let mut deleted = 0u64;
+        while on_entry && inside(self)? {
             if T::FLAGS.dupsort {
                 let values = self
                     .raw

@@ -25,6 +25,12 @@ pub(crate) struct Shared {
     pub(crate) names: Box<[&'static str]>,
     /// The schema's tables, in ID order (the write cursors find a table's indexes here).
     pub(crate) tables: &'static [crate::table::TableInfo],
+    /// libmdbx's size limits of each table, in ID order: what a write of an indexed table
+    /// checks its index entries against before it writes anything (`index/write.rs`).
+    pub(crate) limits: Box<[Limits]>,
+    /// The smallest key and value limits among the schema's index tables: a write whose index
+    /// keys and row key are within them needs no check per entry.
+    pub(crate) index_limits: (usize, usize),
     pub(crate) env: Env,
     pub(crate) path: PathBuf,
     /// The options it keeps while it runs, converted once at open.
@@ -46,6 +52,29 @@ pub(crate) struct Shared {
     /// The zstd dictionaries this database loaded into the process-wide registry (released
     /// when it closes).
     pub(crate) _dictionaries: crate::codec::DictionaryLease,
+}
+
+/// libmdbx's size limits of one table at the database's page size.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// The largest key, in bytes (`mdbx_env_get_maxkeysize_ex`).
+    pub(crate) key: usize,
+    /// The largest value, in bytes (`mdbx_env_get_maxvalsize_ex`).
+    pub(crate) value: usize,
+    /// The table's libmdbx flags (for [`Error::TooLarge`]'s advice).
+    pub(crate) flags: u32,
+}
+
+impl Limits {
+    /// The limits of a table with `flags` in `env`.
+    pub(crate) fn of(env: &Env, flags: crate::table::TableFlags) -> Limits {
+        let flags = engine::table_flags(flags.dupsort, flags.integer_key);
+        Limits {
+            key: env.max_key_size(flags),
+            value: env.max_value_size(flags),
+            flags,
+        }
+    }
 }
 
 impl Shared {

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::codec::{AsKey, DecodeError, Value};
-use crate::db::state::{Db, Shared};
+use crate::db::state::{Db, Limits, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
 use crate::stored::{decode_key, decode_value};
@@ -107,6 +107,9 @@ struct Change {
     dbi: Dbi,
     name: &'static str,
     unique: bool,
+    /// The index table's ID: its size limits ([`Shared::limits`]) are what every added
+    /// entry is checked against.
+    table: usize,
     removed: Range<usize>,
     added: Range<usize>,
 }
@@ -124,6 +127,8 @@ struct Scratch {
     changes: Vec<Change>,
     /// The row's primary key as an index stores it (`Ordered<T::Key>`: the key's encoding).
     primary: Vec<u8>,
+    /// The length of the longest key in `keys`.
+    longest: usize,
 }
 
 /// Buffers above this size are not kept for the next write.
@@ -136,6 +141,7 @@ impl Scratch {
             keys: Vec::new(),
             changes: Vec::new(),
             primary: Vec::new(),
+            longest: 0,
         }
     }
 
@@ -149,6 +155,7 @@ impl Scratch {
                 s.keys.clear();
                 s.changes.clear();
                 s.primary.clear();
+                s.longest = 0;
                 s
             }
             _ => Box::new(Scratch::new()),
@@ -175,9 +182,13 @@ impl Scratch {
     fn push_keys(&mut self, keys: KeysFn, pk: &dyn Any, row: &dyn Any) -> bool {
         let start = self.keys.len();
         let Scratch {
-            bytes, keys: at, ..
+            bytes,
+            keys: at,
+            longest,
+            ..
         } = self;
         let mut push = |key: &[u8]| {
+            *longest = (*longest).max(key.len());
             let from = bytes.len();
             bytes.extend_from_slice(key);
             at.push((from, bytes.len()));
@@ -210,7 +221,7 @@ impl Scratch {
     /// without those both have. `false` when the rows are not of the index's source types.
     fn push_change(
         &mut self,
-        (dbi, name, index): (Dbi, &'static str, &IndexInfo),
+        (dbi, name, index, table): (Dbi, &'static str, &IndexInfo, usize),
         pk: &dyn Any,
         old: Option<&dyn Any>,
         new: Option<&dyn Any>,
@@ -245,6 +256,7 @@ impl Scratch {
             dbi,
             name,
             unique: index.unique,
+            table,
             removed,
             added,
         });
@@ -366,7 +378,8 @@ pub(crate) fn entries(
 
 /// For each index of table `T`: the keys of the decoded rows `old` and `new` under the
 /// primary key `pk`, into the thread's scratch. Each row is decoded once by
-/// the caller, whatever the number of indexes.
+/// the caller, whatever the number of indexes. This is where the indexes' key functions run
+/// (they may panic): every caller calls it before it writes anything.
 fn changes<T: Table>(
     shared: &Shared,
     pk: &T::Key,
@@ -384,7 +397,7 @@ fn changes<T: Table>(
             continue;
         };
         if same_name(index.source, T::NAME)
-            && !s.push_change((shared.dbis[id], table.name, index), pk, old, new)
+            && !s.push_change((shared.dbis[id], table.name, index, id), pk, old, new)
         {
             return Err(not_its_source::<T>(table.name));
         }
@@ -407,6 +420,73 @@ fn value_error<T: Table>(k: &[u8], source: DecodeError) -> Error {
 #[inline]
 fn same_name(a: &str, b: &str) -> bool {
     (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
+}
+
+/// Fails with [`Error::TooLarge`], as libmdbx would refuse the write, if an index entry the
+/// write adds is over its index table's size limits: checked before anything is written, so
+/// that once the row is written only an engine failure (a full map, which leaves the
+/// transaction unusable) can stop the index entries that go with it. (The row `(k, v)` is the
+/// first thing written, so libmdbx's refusal of a too-large row writes nothing.)
+fn check_sizes<T: Table>(
+    shared: &Shared,
+    k: &[u8],
+    value_len: usize,
+    changes: &Changes,
+) -> Result<()> {
+    let Some(s) = &changes.0 else {
+        return Ok(());
+    };
+    // Every key and the row's key within the smallest limits of any index: nothing to look
+    // at entry by entry (the usual case, two comparisons).
+    let (max_key, max_value) = shared.index_limits;
+    if s.longest <= max_key && s.primary.len() <= max_value {
+        return Ok(());
+    }
+    check_entries::<T>(shared, k, value_len, s)
+}
+
+/// [`check_sizes`] entry by entry, for a write with a key over some index's limits.
+#[cold]
+#[inline(never)]
+fn check_entries<T: Table>(shared: &Shared, k: &[u8], value_len: usize, s: &Scratch) -> Result<()> {
+    let primary = s.primary.as_slice();
+    for change in &s.changes {
+        let limits = shared.limits[change.table];
+        for at in change.added.clone() {
+            let key = s.key(at);
+            if key.len() > limits.key || primary.len() > limits.value {
+                let entry = (change.name, key, primary.len(), limits);
+                return Err(too_large::<T>(shared, (k, value_len), entry));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The [`Error::TooLarge`] for the index entry `(table, key, value_len bytes, limits)` of the
+/// row `(k, v_len bytes)` of table `T`: the row's, when the row is over its own table's limits
+/// too (an entry's value is the row's key, so a too-large row key is met here first), else
+/// the entry's; as libmdbx's refusal maps to.
+#[cold]
+#[inline(never)]
+fn too_large<T: Table>(
+    shared: &Shared,
+    (k, v_len): (&[u8], usize),
+    (table, key, value_len, limits): (&'static str, &[u8], usize, Limits),
+) -> Error {
+    let own = shared
+        .tables
+        .iter()
+        .position(|t| same_name(t.name, T::NAME));
+    let (table, key, value_len, limits) = match own.map(|id| shared.limits[id]) {
+        Some(own) if k.len() > own.key || v_len > own.value => (T::NAME, k, v_len, own),
+        _ => (table, key, value_len, limits),
+    };
+    let at = At {
+        flags: limits.flags,
+        ..At::table(table, "put").entry(key, value_len)
+    };
+    shared.fail(Code::BAD_VALSIZE, at)
 }
 
 /// Fails if an added entry of a unique index names a key another row holds.
@@ -459,9 +539,13 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
         for at in change.added.clone() {
             let key = s.key(at);
             store.store_put(change.dbi, key, primary).map_err(|code| {
+                let at = At::table(change.name, "put").entry(key, primary.len());
                 shared.fail(
                     code,
-                    At::table(change.name, "put").entry(key, primary.len()),
+                    At {
+                        flags: shared.limits[change.table].flags,
+                        ..at
+                    },
                 )
             })?;
             shared
@@ -474,8 +558,10 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
 
 /// What a write of the stored row `(k, v)` into table `T` (handle `dbi`) with `flags` changes
 /// in its indexes, read and checked before anything is written: the old row is read (not for
-/// an append, whose key has none) and decoded, an insert of a present key is `KeyExists`, and
-/// a unique key another row holds is `UniqueViolation`. `row` is the value `v` encodes when
+/// an append, whose key has none) and decoded, an insert of a present key is `KeyExists`, the
+/// indexes' key functions run, a row or an added index entry over its table's size limits is
+/// `TooLarge`, and a unique key another row holds is `UniqueViolation`. After it only an
+/// engine failure can stop the write. `row` is the value `v` encodes when
 /// the caller holds it (a typed write), so `v` is decoded only when it is `None`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn prepare<T: Table>(
@@ -521,6 +607,7 @@ pub(crate) fn prepare<T: Table>(
         }
     };
     let changes = changes::<T>(shared, &pk, old.as_ref(), Some(new))?;
+    check_sizes::<T>(shared, k, v.len(), &changes)?;
     check_unique(store, shared, T::NAME, &changes)?;
     Ok(changes)
 }
@@ -605,11 +692,19 @@ pub(crate) fn cursor_indexed<T: Table>(shared: &Shared) -> bool {
 }
 
 /// For a write cursor over the indexed table `T` about to delete the entry `(k, v)` under it:
-/// the index entries that go with it.
+/// the index entries that go with it. Also what a delete of several rows computes for each
+/// row before it deletes the first, so that a row that does not decode or a key function that
+/// panics stops it before it changed anything.
 pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Changes> {
     let pk = decode_key::<T>(k)?;
     let old = decode_value::<T>(k, v)?;
-    changes::<T>(shared, &pk, Some(&old), None)
+    removal::<T>(shared, &pk, &old)
+}
+
+/// The index entries of the decoded row `(pk, row)` of table `T`, which its delete takes with
+/// it ([`cursor_removal`]).
+pub(crate) fn removal<T: Table>(shared: &Shared, pk: &T::Key, row: &T::Value) -> Result<Changes> {
+    changes::<T>(shared, pk, Some(row), None)
 }
 
 /// The table's last key, for an append-out-of-order message.

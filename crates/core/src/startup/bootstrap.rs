@@ -1123,6 +1123,17 @@ impl Bootstrap {
         // libmdbx parks through the txn's reader slot; without a reader table (a read-only
         // open on read-only media: libmdbx reports `u32::MAX` readers) a txn has none, so
         // reset instead.
+        let limits: Box<[crate::db::state::Limits]> = S::TABLES
+            .iter()
+            .map(|t| crate::db::state::Limits::of(&self.env, t.flags))
+            .collect();
+        let index_limits = S::TABLES
+            .iter()
+            .zip(&limits)
+            .filter(|(t, _)| t.index.is_some())
+            .fold((usize::MAX, usize::MAX), |(k, v), (_, l)| {
+                (k.min(l.key), v.min(l.value))
+            });
         let mut run = self.run;
         run.reuse_snapshots &= info.max_readers != u32::MAX;
         Ok(Db::publish(Shared {
@@ -1132,6 +1143,8 @@ impl Bootstrap {
             dbis,
             names: S::TABLES.iter().map(|t| t.name).collect(),
             tables: S::TABLES,
+            limits,
+            index_limits,
             env: self.env,
             path: self.path,
             run,
