@@ -104,15 +104,19 @@ pub fn random_bytes_in_pages(file: &Path, page: usize, rng: &mut Rng, pages: u64
 /// - its checker's walk calls `page_numkeys` on a page it has just reported broken;
 /// - `cursor_ops` checks the cursor's state after a seek that returned `MDBX_CORRUPTED`;
 /// - `tree_search` wants a tree's root page below the allocated ones before `page_get`, which
-///   refuses it (`MDBX_PAGE_NOTFOUND`) in release builds, reads it.
+///   refuses it (`MDBX_PAGE_NOTFOUND`) in release builds, reads it;
+/// - `dbi_bind` wants a table's flags in the catalog to be the handle's, when a damaged main
+///   tree changed them.
 ///
 /// Any other assertion (one inside a page search, say, which a read without `MDBX_VALIDATION`
 /// trips over a node pointing outside its page) is not on this list.
-pub const DAMAGE_ASSERTIONS: [&str; 4] = [
+pub const DAMAGE_ASSERTIONS: [&str; 5] = [
     "page_node: Assertion `mp->entries[i] % 2 == 0' failed",
     "page_numkeys: Assertion `mp->lower <= mp->upper' failed",
     "cursor_ops: Assertion `is_poor(mc) && !is_filled(mc)' failed",
     "tree_search: Assertion `root >= 3 && root < mc->txn->geo.first_unallocated' failed",
+    // A table's catalog entry whose flags no longer match the handle's (the main tree damaged).
+    "dbi_bind: Assertion `!(txn->dbi_state[dbi] & DBI_VALID) || (txn->dbs[dbi].flags | DB_VALID) == env->dbs_flags[dbi]' failed",
 ];
 
 /// The line of `stderr` with one of [`DAMAGE_ASSERTIONS`], when the process was killed by

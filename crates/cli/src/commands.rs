@@ -1127,6 +1127,21 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
         }
         views.push(View::new(found));
     }
+    // A table the schema record names that the catalog does not list: its catalog entry is
+    // damaged (or gone).
+    if let Some(record) = db.record() {
+        for name in record.tables.keys() {
+            let seen =
+                views.iter().any(|v| &v.name == name) || read_errors.iter().any(|(n, _)| n == name);
+            if !seen {
+                read_errors.push((
+                    name.clone(),
+                    "in the schema record, but not in the table catalog (libmdbx's main tree)"
+                        .to_owned(),
+                ));
+            }
+        }
+    }
     let pb = if total >= PROGRESS_THRESHOLD && std::io::stderr().is_terminal() {
         let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         pb.set_style(
@@ -1141,6 +1156,8 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
     let mut problems: Vec<Json> = Vec::new();
     let mut problem_count = 0u64;
     let mut tables = Vec::new();
+    // Tables with entries that do not decode: damaged too (random bytes in a value).
+    let mut undecodable: Vec<String> = Vec::new();
     for v in &views {
         pb.set_message(v.name.clone());
         let mut checked = 0u64;
@@ -1209,6 +1226,9 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
         if let Some(e) = &read_error {
             read_errors.push((v.name.clone(), e.clone()));
         }
+        if bad > 0 {
+            undecodable.push(v.name.clone());
+        }
         problem_count += bad;
         let libmdbx = chk.tables.iter().find(|t| t.named && t.name == v.name);
         tables.push(json!({
@@ -1225,9 +1245,10 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
     }
     pb.finish_and_clear();
 
-    // Every damaged tree, in the order met: libmdbx's findings, then tables that failed to read.
+    // Every damaged tree, in the order met: libmdbx's findings, then tables that failed to read,
+    // then tables with entries that do not decode.
     let mut damaged: Vec<String> = chk.damaged().map(|t| t.name.clone()).collect();
-    for (name, _) in &read_errors {
+    for name in read_errors.iter().map(|(name, _)| name).chain(&undecodable) {
         if !damaged.contains(name) {
             damaged.push(name.clone());
         }
