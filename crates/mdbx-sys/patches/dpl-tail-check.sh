@@ -12,8 +12,12 @@
 #   patched    the patch as it is, with patches/dpl-tail-probe.h counting its new path;
 #   patched-8  the patch with the tail allowed 7 + sorted/8 entries instead of 7 + sorted/1024
 #              (the probe's DPL_TAIL_SHIFT 3), so that far longer tails are scanned.
-# Every run must pass and print the same thing as the pristine one, and the patched builds
-# must have taken the new path (in the audited runs only patched-8 can: their lists stay below
+# Every run must pass and print the same thing as the pristine one (the entries, checksums and
+# mdbx_env_chk of every round), except how many pages were spilled and read back: which pages
+# a transaction dirties and spills is the engine's own business, and the patched build spills a
+# few pages more or fewer than the pristine one (seen: 608,426 pages spilled and 559,790 read
+# back against 608,425 and 559,796 over a full run); each build must spill and read back some
+# (the program fails otherwise). The patched builds must also have taken the new path (in the audited runs only patched-8 can: their lists stay below
 # the 1,024 sorted pages where the default tail first exceeds 7). About 3 minutes per build,
 # most of it the audited run.
 #
@@ -28,6 +32,9 @@ if ! grep -qF '#define MDBX_DPL_UNSORTED_TAIL(sorted) (7 + ((sorted) >> 10))' \
     echo "error: the patch's default tail is no longer 7 + sorted/1024; update $probe" >&2
     exit 1
 fi
+
+# A run's output without its spill counts (see above).
+same() { grep -v -E 'pages spilled, [0-9]+ read back' "$1"; }
 
 for build in pristine patched patched-8; do
     case $build in
@@ -58,11 +65,11 @@ for build in pristine patched patched-8; do
                 echo "error: the $build build never took the patch's new path ($mode): the check does not exercise it" >&2
                 exit 1
             fi
-            if ! diff -u "$work/pristine-$mode.out" "$work/$run.out"; then
+            if ! diff -u <(same "$work/pristine-$mode.out") <(same "$work/$run.out"); then
                 echo "error: the $build libmdbx left a different database than the pristine one (diff above)" >&2
                 exit 1
             fi
         fi
     done
 done
-echo "dpl-tail-check: passed on all three builds, identical output ($(wc -l < "$work/patched-full.out") + $(wc -l < "$work/patched-audited.out") lines)"
+echo "dpl-tail-check: passed on all three builds, identical output but for the spill counts ($(wc -l < "$work/patched-full.out") + $(wc -l < "$work/patched-audited.out") lines)"
