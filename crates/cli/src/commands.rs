@@ -36,6 +36,9 @@ pub(crate) fn open(path: &Path) -> Result<UntypedDb, Failure> {
 pub(crate) struct View {
     pub name: String,
     pub found: UntypedTable,
+    /// The file has Tabula's meta table but no schema record in it: damage (a lost record key
+    /// or value), so a table's missing key shape is not the user's mistake.
+    pub record_lost: bool,
 }
 
 impl View {
@@ -43,6 +46,21 @@ impl View {
         View {
             name: found.name.clone(),
             found,
+            record_lost: false,
+        }
+    }
+
+    /// A refusal for want of the key shape: a usage error, or damage when the schema record
+    /// that would hold the shape is lost.
+    fn no_shape(&self, usage: String) -> Failure {
+        if self.record_lost {
+            Failure::Problem(format!(
+                "{usage}; table `{}` has no recorded key shape because Tabula's meta table                  `{}` holds no schema record: the file is damaged; run `tabula check`",
+                self.name,
+                tabula_core::startup::META_TABLE
+            ))
+        } else {
+            Failure::Usage(usage)
         }
     }
 
@@ -114,6 +132,10 @@ impl View {
                 .map_err(|e| e.to_string()),
             None => json_bytes(json).ok_or_else(|| "not a hex string".to_string()),
         })
+        .map_err(|e| match e {
+            Failure::Usage(usage) if self.found.key_shape().is_none() => self.no_shape(usage),
+            other => other,
+        })
     }
 
     /// The bytes every key beginning with the parts `text` gives starts with: the leading parts
@@ -133,7 +155,7 @@ impl View {
                 )));
             }
             None => {
-                return Err(Failure::Usage(format!(
+                return Err(self.no_shape(format!(
                     "table `{}` has no recorded key shape, so its keys have no parts: use \
                      `--from` and `--to` with hex keys",
                     self.name
@@ -219,10 +241,15 @@ impl View {
             } else {
                 "it is not a dupsort table: each key has one value".to_string()
             };
-            return Err(Failure::Usage(format!(
+            let usage = format!(
                 "table `{}` takes no SUBKEY: {why}; give the key alone",
                 self.name
-            )));
+            );
+            return Err(if self.found.dupsort {
+                self.no_shape(usage)
+            } else {
+                Failure::Usage(usage)
+            });
         };
         let help = || {
             format!(
@@ -326,7 +353,15 @@ pub(crate) fn view(
     name: &str,
 ) -> Result<View, Failure> {
     match snap.table(name)? {
-        Some(found) => Ok(View::new(found)),
+        Some(found) => {
+            let record_lost = db.record().is_none()
+                && !found.is_meta()
+                && matches!(snap.table(tabula_core::startup::META_TABLE), Ok(Some(_)));
+            Ok(View {
+                record_lost,
+                ..View::new(found)
+            })
+        }
         None if db.record().is_some_and(|r| r.tables.contains_key(name)) => {
             Err(Failure::Problem(format!(
                 "table `{name}` is in the schema record of `{}` but not in its table catalog \
