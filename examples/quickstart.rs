@@ -100,7 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Result<_, _>>()?;
     println!("newest two headers = {newest:?}");
     print!("prefix balances[alice] =");
-    for entry in tx.prefix::<Balances, String>(&"alice".to_string()) {
+    for entry in tx.prefix::<Balances>(&"alice".to_string()) {
         let (key, balance) = entry?;
         print!(" block {}: {balance}", key.block);
     }

@@ -729,9 +729,9 @@ pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};
 // Codecs: keys, values, values read in place, written into the page, compressed.
 #[rustfmt::skip]
 pub use tabula_core::{
-    AnyBytes, AsKey, AsValue, Bincode, DecodeError, Descriptor, EncodeError, HasPrefix,
-    IntegerKey, Key, KeyBuf, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value, ValueRef,
-    ValueTrace, zerocopy,
+    AnyBytes, AsKey, AsPrefix, AsValue, Bincode, DecodeError, Descriptor, EncodeError,
+    IntegerKey, Key, KeyBuf, KeyRange, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value,
+    ValueRef, ValueTrace, zerocopy,
 };
 #[cfg(feature = "compression")]
 #[rustfmt::skip]

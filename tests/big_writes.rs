@@ -184,13 +184,13 @@ fn retain_bytes_and_range_by_agree_with_a_model() {
             model.insert(k, v);
         }
         let (lower, upper) = (bound(&mut rng), bound(&mut rng));
-        // range_by with borrowed bounds walks what range with owned ones does.
+        // range with borrowed bounds walks what it does with owned ones.
         let borrowed = (
             lower.as_ref().map(Vec::as_slice),
             upper.as_ref().map(Vec::as_slice),
         );
         let by: Vec<(Vec<u8>, Vec<u8>)> = tx
-            .range_by::<Pairs, [u8]>(borrowed)
+            .range::<Pairs>(borrowed)
             .collect::<Result<_, _>>()
             .unwrap();
         let owned: Vec<(Vec<u8>, Vec<u8>)> = tx

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use tabula::{
-    AsKey, Contains, Descriptor, HasPrefix, Key, Raw, Schema, Table, TableFlags, TableInfo,
+    AsKey, AsPrefix, Contains, Descriptor, Key, KeyBuf, Raw, Schema, Table, TableFlags, TableInfo,
 };
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -297,9 +297,26 @@ fn key_as_a_part_of_a_longer_key() {
 
 #[test]
 fn key_prefixes() {
-    fn has_prefix<K: HasPrefix<P>, P: Key>() {}
+    // The first field, owned or as a one-part tuple; the struct as a tuple key's first part.
+    fn has_prefix<K: Key, P: AsPrefix<K>>() {}
     has_prefix::<SlotKey, u64>();
+    has_prefix::<SlotKey, (u64,)>();
     has_prefix::<Pair, u16>();
+    has_prefix::<(SlotKey, u8), SlotKey>();
+    has_prefix::<(Pair, u8, u8, u8, u8, u8), Pair>();
+    let front = |p: &dyn Fn(&mut KeyBuf)| {
+        let mut buf = KeyBuf::new();
+        p(&mut buf);
+        buf.as_slice().to_vec()
+    };
+    let key = SlotKey { block: 9, slot: -1 };
+    let whole = AsKey::<SlotKey>::encode(&key).as_slice().to_vec();
+    assert!(whole.starts_with(&front(&|b| AsPrefix::<SlotKey>::encode_prefix(&9u64, b))));
+    assert!(!whole.starts_with(&front(&|b| AsPrefix::<SlotKey>::encode_prefix(&8u64, b))));
+    let pair = (key, 3u8);
+    let whole = AsKey::<(SlotKey, u8)>::encode(&pair).as_slice().to_vec();
+    let first = front(&|b| AsPrefix::<(SlotKey, u8)>::encode_prefix(&key, b));
+    assert!(whole.starts_with(&first) && first.len() < whole.len());
 }
 
 #[test]

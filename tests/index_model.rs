@@ -486,7 +486,7 @@ fn check<H: tabula::Handle<Schema = Indexer>>(tx: &tabula::Reads<H>, model: &Mod
         .collect();
     assert_eq!(back, want.into_iter().rev().collect::<Vec<_>>());
     let prefix: Vec<u64> = tx
-        .index_prefix::<ByBucket, u64>(&2)
+        .index_prefix::<ByBucket>(&2)
         .map(|r| r.unwrap().1)
         .collect();
     let want: Vec<u64> = expected

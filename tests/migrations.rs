@@ -369,7 +369,7 @@ fn rekey_copy_and_run() {
     );
     let tx = db.read().unwrap();
     let even: Vec<u64> = tx
-        .prefix::<BalancesByOwner, String>(&"even".to_string())
+        .prefix::<BalancesByOwner>(&"even".to_string())
         .keys()
         .map(|k| k.unwrap().id)
         .collect();

@@ -215,11 +215,9 @@ fn run(ops: &[Op]) -> Result<usize, TestCaseError> {
                     }
                     Op::Prefix(s, rev) => {
                         let got: Vec<((String, u8), Vec<u8>)> = if rev {
-                            tx.prefix::<Named, String>(&s)
-                                .rev()
-                                .collect::<Result<_, _>>()
+                            tx.prefix::<Named>(&s).rev().collect::<Result<_, _>>()
                         } else {
-                            tx.prefix::<Named, String>(&s).collect::<Result<_, _>>()
+                            tx.prefix::<Named>(&s).collect::<Result<_, _>>()
                         }
                         .unwrap();
                         let mut want: Vec<((String, u8), Vec<u8>)> = pending

@@ -219,11 +219,11 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
     for owner in ["alice", "bob", "carol", "dave", "al"] {
         let owner = owner.to_string();
         let want: Vec<_> = tx
-            .prefix::<Balances, _>(&owner)
+            .prefix::<Balances>(&owner)
             .collect::<tabula::Result<_>>()
             .unwrap();
         assert_eq!(
-            collect(db.read_owned().unwrap().into_prefix::<Balances, _>(&owner)),
+            collect(db.read_owned().unwrap().into_prefix::<Balances>(&owner)),
             want,
             "{owner}"
         );
@@ -237,14 +237,14 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
         all
     );
     let bob: Vec<_> = tx
-        .prefix::<Balances, _>(&"bob".to_string())
+        .prefix::<Balances>(&"bob".to_string())
         .collect::<tabula::Result<_>>()
         .unwrap();
     assert_eq!(
         collect(
             db.read_owned()
                 .unwrap()
-                .into_prefix::<Balances, _>(&"bob".to_string())
+                .into_prefix::<Balances>(&"bob".to_string())
         ),
         bob
     );
@@ -366,9 +366,9 @@ fn lazy_iteration_matches_the_borrowed_iterators() {
         lazy_of(
             &db.read_owned()
                 .unwrap()
-                .into_prefix::<Balances, _>(&"bob".to_string())
+                .into_prefix::<Balances>(&"bob".to_string())
         ),
-        lazy_tx(tx.prefix::<Balances, _>(&"bob".to_string()), false)
+        lazy_tx(tx.prefix::<Balances>(&"bob".to_string()), false)
     );
     // It starts over whatever the owned iterator has yielded, and leaves it where it was.
     let mut partly = db.read_owned().unwrap().into_range::<Names>(..);
@@ -471,8 +471,8 @@ fn every_read_of_a_transaction_works_on_an_owned_one() {
     );
     let bob = "bob".to_string();
     assert_eq!(
-        owned.prefix::<Balances, _>(&bob).count(),
-        tx.prefix::<Balances, _>(&bob).count()
+        owned.prefix::<Balances>(&bob).count(),
+        tx.prefix::<Balances>(&bob).count()
     );
     for tag in 0..6u32 {
         assert_eq!(

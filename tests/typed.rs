@@ -149,12 +149,12 @@ fn composite_keys_sort_and_prefix_scan() {
     assert_eq!(all.len(), 5);
     // "a" must not match "ab": the string part is self-delimiting.
     let a: Vec<i64> = tx
-        .prefix::<Balances, String>(&"a".to_string())
+        .prefix::<Balances>(&"a".to_string())
         .map(|r| r.unwrap().1)
         .collect();
     assert_eq!(a, vec![1, 10]);
     let b_rev: Vec<u32> = tx
-        .prefix::<Balances, String>(&"b".to_string())
+        .prefix::<Balances>(&"b".to_string())
         .rev()
         .map(|r| r.unwrap().0.slot)
         .collect();

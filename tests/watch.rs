@@ -336,7 +336,7 @@ fn model_every_subscriber_sees_exactly_the_committed_changes_it_asked_for() {
         big,
     );
     let tags_low = db.watch::<Tags>(..=20, big);
-    let named_a = db.watch_prefix::<Named, _>(&"a".to_string(), big);
+    let named_a = db.watch_prefix::<Named>(&"a".to_string(), big);
     let named_all = db.watch::<Named>(.., big);
 
     let mut state = Scope::default();

@@ -126,7 +126,7 @@ fn verify(db: &Db<CrashSchema>) -> u64 {
             "check of {n}"
         );
         let items: Vec<u64> = tx
-            .prefix::<Items, u64>(&n)
+            .prefix::<Items>(&n)
             .values()
             .map(Result::unwrap)
             .collect();

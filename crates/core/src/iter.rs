@@ -3,9 +3,9 @@
 
 use std::cmp::Ordering;
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 
-use crate::codec::{AsKey, Key, KeyBuf, ValueRef};
+use crate::codec::{AsKey, AsPrefix, Key, KeyBuf, KeyRange, ValueRef, encode_prefix};
 use crate::engine::{Code, Dbi, RawCursor, RawTxn, op};
 use crate::error::{Error, Result};
 use crate::stored::{
@@ -131,18 +131,10 @@ impl Positions {
         }
     }
 
-    pub(crate) fn range<T: Table, R: RangeBounds<T::Key>>(r: R) -> Self {
+    pub(crate) fn range<T: Table>(r: &(impl KeyRange<T::Key> + ?Sized)) -> Self {
         Positions {
-            lower: encode_bound::<T, T::Key>(r.start_bound()),
-            upper: encode_bound::<T, T::Key>(r.end_bound()),
-            lower_dup: None,
-        }
-    }
-
-    pub(crate) fn range_by<T: Table, Q: AsKey<T::Key> + ?Sized, R: RangeBounds<Q>>(r: R) -> Self {
-        Positions {
-            lower: encode_bound::<T, Q>(r.start_bound()),
-            upper: encode_bound::<T, Q>(r.end_bound()),
+            lower: encode_bound::<T, _>(r.start()),
+            upper: encode_bound::<T, _>(r.end()),
             lower_dup: None,
         }
     }
@@ -172,11 +164,10 @@ impl Positions {
     }
 
     /// `[prefix, successor(prefix))`: every key that starts with the prefix's encoding.
-    pub(crate) fn prefix<P: Key>(prefix: &P) -> Self {
-        let mut start = KeyBuf::new();
+    pub(crate) fn prefix<K: Key>(prefix: &(impl AsPrefix<K> + ?Sized)) -> Self {
         // A prefix is never the last part of the key, so it is encoded in its self-delimiting
         // form, exactly as it appears at the front of the full key.
-        <P as AsKey<P>>::encode_part(prefix, &mut start, false);
+        let start = encode_prefix::<K>(prefix);
         let bytes = start.as_slice();
         let upper = match bytes.iter().rposition(|&b| b != 0xff) {
             Some(i) => {

@@ -32,8 +32,8 @@ pub mod untyped;
 mod watch;
 
 pub use codec::{
-    AnyBytes, AsKey, AsValue, Bincode, DecodeError, EncodeError, HasPrefix, IntegerKey, Key,
-    KeyBuf, Pod, Raw, Value, ValueRef,
+    AnyBytes, AsKey, AsPrefix, AsValue, Bincode, DecodeError, EncodeError, IntegerKey, Key, KeyBuf,
+    KeyRange, Pod, Raw, Value, ValueRef,
 };
 pub use codec::{Ordered, OrderedValue, SubKeyed};
 #[cfg(feature = "compression")]

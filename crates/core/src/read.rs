@@ -8,9 +8,7 @@
 //! [`Tx`]: crate::Tx
 //! [`OwnedTx`]: crate::OwnedTx
 
-use std::ops::RangeBounds;
-
-use crate::codec::{AsKey, Key, ValueRef};
+use crate::codec::{AsKey, AsPrefix, KeyRange, ValueRef};
 use crate::cursor::Cursor;
 use crate::engine;
 #[cfg(doc)]
@@ -338,7 +336,10 @@ impl<H: Handle> Reads<H> {
         self.iter_between::<T>(Positions::all())
     }
 
-    /// The entries whose keys fall in `range` (any `RangeBounds` of the key type), in key order.
+    /// The entries whose keys fall in `range`, in key order: any [`KeyRange`] of the key type
+    /// (`3..6`, `..=5`, `..`, a pair of `Bound`s), with bounds in any form the key accepts
+    /// (`"a".."b"` for a `String` key, `("alice", 0)..` for a `(String, u64)` key), so a range
+    /// needs no owned key. The bounds are encoded once, when the iterator is made.
     /// Double-ended.
     ///
     /// ```
@@ -356,17 +357,8 @@ impl<H: Handle> Reads<H> {
     /// assert_eq!(last, 5);
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn range<T: Table>(&self, range: impl RangeBounds<T::Key>) -> Iter<'_, T>
-    where
-        H::Schema: Contains<T>,
-    {
-        self.iter_between::<T>(Positions::range::<T, _>(range))
-    }
-
-    /// [`range`](Reads::range) with bounds in any form the key accepts ([`AsKey`]): `&[u8]` for a
-    /// `Vec<u8>` key, `&str` for a `String` key, so a range needs no owned key. The bounds are
-    /// encoded once, when the iterator is made. The second type parameter is the bounds' type
-    /// (`_` lets the compiler take it from the range).
+    ///
+    /// With borrowed bounds:
     ///
     /// ```
     /// # use tabula::{Options, Raw, Schema, Table};
@@ -381,26 +373,21 @@ impl<H: Handle> Reads<H> {
     /// # for k in [&b"a"[..], b"b", b"c", b"d"] { tx.put_bytes::<Blobs>(k, b"v")?; }
     /// # tx.commit()?;
     /// let tx = db.read()?;
-    /// let start: &[u8] = b"b";
-    /// let mut it = tx.range_by::<Blobs, _>(start..); // a borrowed bound
-    /// assert_eq!(it.next_raw().unwrap()?.0, b"b");
-    /// let end: &[u8] = b"d";
-    /// let keys: Vec<Vec<u8>> = tx.range_by::<Blobs, _>(start..end).keys().collect::<Result<_, _>>()?;
+    /// let (start, end): (&[u8], &[u8]) = (b"b", b"d");
+    /// let keys: Vec<Vec<u8>> = tx.range::<Blobs>(start..end).keys().collect::<Result<_, _>>()?;
     /// assert_eq!(keys, [b"b".to_vec(), b"c".to_vec()]);
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn range_by<T: Table, Q: AsKey<T::Key> + ?Sized>(
-        &self,
-        range: impl RangeBounds<Q>,
-    ) -> Iter<'_, T>
+    pub fn range<T: Table>(&self, range: impl KeyRange<T::Key>) -> Iter<'_, T>
     where
         H::Schema: Contains<T>,
     {
-        self.iter_between::<T>(Positions::range_by::<T, Q, _>(range))
+        self.iter_between::<T>(Positions::range::<T>(&range))
     }
 
-    /// The entries whose composite key starts with `prefix` (the key's first field, or a tuple
-    /// of its first fields). Double-ended.
+    /// The entries whose composite key starts with `prefix`: the key's first part, or a tuple
+    /// of its first parts, in any form the key accepts ([`AsPrefix`]): `"alice"` for a
+    /// `(String, u64)` key. Double-ended.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};
@@ -417,18 +404,17 @@ impl<H: Handle> Reads<H> {
     /// # tx.put::<Balances>(&("bob", 1), &5)?;
     /// # tx.commit()?;
     /// let tx = db.read()?;
-    /// let alice = tx.prefix::<Balances, _>(&"alice".to_string()).values();
+    /// let alice = tx.prefix::<Balances>("alice").values();
     /// assert_eq!(alice.collect::<Result<Vec<u64>, _>>()?, [10, 20]);
-    /// let (key, _) = tx.prefix::<Balances, _>(&"bob".to_string()).next().unwrap()?;
+    /// let (key, _) = tx.prefix::<Balances>("bob").next().unwrap()?;
     /// assert_eq!(key, ("bob".to_string(), 1));
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn prefix<T: Table, P: Key>(&self, prefix: &P) -> Iter<'_, T>
+    pub fn prefix<T: Table>(&self, prefix: &(impl AsPrefix<T::Key> + ?Sized)) -> Iter<'_, T>
     where
         H::Schema: Contains<T>,
-        T::Key: crate::codec::HasPrefix<P>,
     {
-        self.iter_between::<T>(Positions::prefix::<P>(prefix))
+        self.iter_between::<T>(Positions::prefix::<T::Key>(prefix))
     }
 
     /// The values of `key` in a `dupsort` table, in their order (by subkey, for a table with

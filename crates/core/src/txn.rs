@@ -2,9 +2,8 @@
 
 use std::marker::PhantomData;
 use std::ops::Deref;
-use std::ops::RangeBounds;
 
-use crate::codec::{AnyBytes, AsKey, AsValue, Value};
+use crate::codec::{AnyBytes, AsKey, AsValue, KeyRange, Value};
 use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
 use crate::db::state::Db;
 use crate::engine::{self, Code, Dbi, RawTxn, Room};
@@ -717,7 +716,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Mdbx`] on libmdbx failure.
-    pub fn delete_range<T: Writable>(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64>
+    pub fn delete_range<T: Writable>(&mut self, range: impl KeyRange<T::Key>) -> Result<u64>
     where
         S: Contains<T>,
     {
@@ -1133,7 +1132,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// [`Error::Mdbx`] on libmdbx failure (entries before it are already judged).
     pub fn retain_bytes<T: Writable>(
         &mut self,
-        range: impl RangeBounds<T::Key>,
+        range: impl KeyRange<T::Key>,
         mut keep: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<u64>
     where
@@ -1175,8 +1174,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let dbi = dbi_of::<S, T>(db);
         let shared = &db.shared;
         let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
-        let upper = stored_bound::<T, _>(range.end_bound());
-        let lower = stored_bound::<T, _>(range.start_bound());
+        let upper = stored_bound::<T, _>(range.end());
+        let lower = stored_bound::<T, _>(range.start());
         let recording = shared.watch.recording();
         let mut deleting: (Vec<u8>, Vec<u8>) = Default::default();
         let raw = self.raw_mut();

@@ -9,7 +9,7 @@ use std::fmt::Debug;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use tabula_core::{AsKey, HasPrefix, Key, KeyBuf};
+use tabula_core::{AsKey, AsPrefix, Key, KeyBuf};
 
 // ---------------------------------------------------------------------------------------------
 // Encoding helpers
@@ -333,8 +333,10 @@ proptest! {
 // leading parts equal the prefix
 
 /// Whether `key` falls in a prefix scan for `prefix`.
-fn in_scan<K: HasPrefix<P>, P: Key>(key: &K, prefix: &P) -> bool {
-    whole(key).starts_with(&part(prefix, false))
+fn in_scan<K: Key>(key: &K, prefix: &impl AsPrefix<K>) -> bool {
+    let mut front = KeyBuf::new();
+    prefix.encode_prefix(&mut front);
+    whole(key).starts_with(front.as_slice())
 }
 
 proptest! {

@@ -260,20 +260,56 @@ fn key_impl(key: &ast::Key) -> TokenStream {
         let ty = field.ty;
         quote!(<#ty as #krate::Key>::FIXED_SIZE)
     });
-    // Every proper prefix: the first field alone, then tuples of the first 2, 3, .. fields.
-    let prefixes = (1..fields.len()).map(|len| {
-        let prefix = if len == 1 {
-            let ty = fields[0].ty;
-            quote!(#ty)
-        } else {
-            let tys = fields[..len].iter().map(|field| field.ty);
-            quote!((#(#tys),*))
-        };
+    // Every proper prefix, as `AsPrefix` forms: the first field alone (and `str` or `[u8]` for
+    // a `String` or `Vec<u8>` one), then tuples of the first 1, 2, .. fields. Owned forms, as
+    // `get` takes the key itself: a borrowed first part would overlap the tuple forms.
+    let as_prefix = |form: TokenStream, owned: TokenStream| {
         quote! {
             #[automatically_derived]
-            impl #krate::HasPrefix<#prefix> for #ident {}
+            impl #krate::AsPrefix<#ident> for #form {
+                #[inline]
+                fn encode_prefix(&self, #out: &mut #krate::KeyBuf) {
+                    <Self as #krate::AsKey<#owned>>::encode_part(self, #out, false);
+                }
+            }
         }
-    });
+    };
+    let mut prefixes = Vec::new();
+    if fields.len() > 1 {
+        let first = fields[0].ty;
+        prefixes.push(as_prefix(quote!(#first), quote!(#first)));
+        match ast::type_to_string(first).as_str() {
+            "String" => prefixes.push(as_prefix(quote!(::core::primitive::str), quote!(#first))),
+            "Vec<u8>" => prefixes.push(as_prefix(quote!([::core::primitive::u8]), quote!(#first))),
+            _ => {}
+        }
+    }
+    for len in 1..fields.len() {
+        let tys = fields[..len].iter().map(|field| field.ty);
+        let tuple = quote!((#(#tys,)*));
+        prefixes.push(as_prefix(tuple.clone(), tuple));
+    }
+    // The struct as the first part of a tuple key of two to six parts.
+    let rest = [
+        "__TabulaB",
+        "__TabulaC",
+        "__TabulaD",
+        "__TabulaE",
+        "__TabulaF",
+    ]
+    .map(|name| Ident::new(name, Span::mixed_site()));
+    for len in 1..=rest.len() {
+        let rest = &rest[..len];
+        prefixes.push(quote! {
+            #[automatically_derived]
+            impl<#(#rest: #krate::Key),*> #krate::AsPrefix<(#ident, #(#rest),*)> for #ident {
+                #[inline]
+                fn encode_prefix(&self, #out: &mut #krate::KeyBuf) {
+                    <Self as #krate::AsKey<Self>>::encode_part(self, #out, false);
+                }
+            }
+        });
+    }
 
     quote! {
         const _: () = {
@@ -347,20 +383,37 @@ mod tests {
             derive_key,
             "struct K { a: u64, b: [u8; 20], c: i32, d: u16 }",
         );
-        assert!(out.contains("impl :: tabula :: HasPrefix < u64 > for K"));
-        assert!(out.contains("impl :: tabula :: HasPrefix < (u64 , [u8 ; 20]) > for K"));
-        assert!(out.contains("impl :: tabula :: HasPrefix < (u64 , [u8 ; 20] , i32) > for K"));
+        assert!(out.contains("impl :: tabula :: AsPrefix < K > for u64"));
+        assert!(out.contains("impl :: tabula :: AsPrefix < K > for (u64 ,)"));
+        assert!(out.contains("impl :: tabula :: AsPrefix < K > for (u64 , [u8 ; 20] ,)"));
+        assert!(out.contains("impl :: tabula :: AsPrefix < K > for (u64 , [u8 ; 20] , i32 ,)"));
         assert_eq!(
-            out.matches("HasPrefix").count(),
-            3,
+            out.matches("AsPrefix < K >").count(),
+            4,
             "not the whole key: {out}"
+        );
+        // As the first part of tuple keys of two to six parts.
+        assert_eq!(out.matches("AsPrefix < (K ,").count(), 5, "{out}");
+    }
+
+    #[test]
+    fn a_string_or_bytes_first_field_is_a_prefix_borrowed_too() {
+        let out = expand(derive_key, "struct K { name: String, n: u64 }");
+        assert!(
+            out.contains("AsPrefix < K > for :: core :: primitive :: str"),
+            "{out}"
+        );
+        let out = expand(derive_key, "struct K(Vec<u8>, u64);");
+        assert!(
+            out.contains("AsPrefix < K > for [:: core :: primitive :: u8]"),
+            "{out}"
         );
     }
 
     #[test]
     fn key_with_one_field_has_no_prefix() {
         let out = expand(derive_key, "struct K(u64);");
-        assert!(!out.contains("HasPrefix"), "{out}");
+        assert!(!out.contains("AsPrefix < K >"), "{out}");
         assert!(out.contains("(\"0\" , < u64 as :: tabula :: Key > :: DESCRIPTOR)"));
     }
 

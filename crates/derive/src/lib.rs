@@ -173,9 +173,11 @@ pub fn derive_index(input: TokenStream) -> TokenStream {
 /// order, or range scans will disagree with it.
 ///
 /// The derive implements `tabula::AsKey<Self>`, `tabula::Key` (a `Descriptor::Struct` naming the
-/// fields; a fixed size when every field has one) and `tabula::HasPrefix<P>` for each proper
-/// prefix of the fields: the first field's type, then tuples of the first 2, 3, .. field types,
-/// for prefix scans, and `tabula::OrderedValue`, so the struct can be the value of a `dupsort`
+/// fields; a fixed size when every field has one), `tabula::AsPrefix<Self>` for each proper
+/// prefix of the fields (the first field's type — and `str` or `[u8]` for a `String` or
+/// `Vec<u8>` first field — then tuples of the first 1, 2, .. field types), for prefix scans,
+/// `tabula::AsPrefix<(Self, ..)>`, so the struct is a prefix of the tuple keys it begins, and
+/// `tabula::OrderedValue`, so the struct can be the value of a `dupsort`
 /// table. Every field type must be a `tabula::Key`. Generic structs are not supported.
 ///
 /// `#[tabula(crate = path)]` names Tabula by another path (see the crate docs).

@@ -483,7 +483,7 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
 // Tabula
 
 /// Tabula: inserts through `put_reserve`, deletes through `delete`, pops through
-/// `pop_first`/`pop_last`; range reads through `range_by` (borrowed bounds) and `retain`
+/// `pop_first`/`pop_last`; range reads through `range` with borrowed bounds and `retain`
 /// through `retain_bytes` (deciding on the stored bytes), or with `typed` through `range` (an
 /// owned `Vec<u8>` bound per read) and `retain` (every entry decoded into owned values).
 struct TabulaStore {
@@ -541,7 +541,7 @@ impl Store for TabulaStore {
                 let mut it = if self.typed {
                     tx.range::<Pairs24>(s.to_vec()..)
                 } else {
-                    tx.range_by::<Pairs24, _>(&s[..]..)
+                    tx.range::<Pairs24>(&s[..]..)
                 };
                 for _ in 0..SCAN_LEN {
                     match it.next_raw() {

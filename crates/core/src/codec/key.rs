@@ -12,6 +12,12 @@ use crate::schema::Descriptor;
 
 mod bytes;
 mod composite;
+mod prefix;
+mod range;
+
+pub use prefix::AsPrefix;
+pub(crate) use prefix::encode_prefix;
+pub use range::KeyRange;
 
 // The parts the schema-less key codec (`codec/untyped/key.rs`) writes the same way.
 pub(super) use bytes::{decode_bytes_part, encode_bytes_part};
@@ -221,17 +227,6 @@ impl IntegerKey for u32 {
 impl IntegerKey for u64 {
     const WIDTH: usize = 8;
 }
-
-/// `Self` is a composite key whose leading part(s) have type `P`: the basis of prefix scans.
-///
-/// Implemented for tuples (`(A, B, C)` has prefixes `A` and `(A, B)`) and for `#[derive(Key)]`
-/// structs (their leading fields).
-#[diagnostic::on_unimplemented(
-    message = "`{P}` is not a leading part of the key type `{Self}`",
-    label = "not a prefix of `{Self}`",
-    note = "a prefix of a composite key is its first field, or a tuple of its first fields"
-)]
-pub trait HasPrefix<P: Key>: Key {}
 
 // ---------------------------------------------------------------------------------------------
 // Integers

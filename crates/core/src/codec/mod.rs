@@ -25,7 +25,8 @@ mod zstd_dict;
 pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
-pub use key::{AsKey, HasPrefix, IntegerKey, Key, KeyBuf};
+pub(crate) use key::encode_prefix;
+pub use key::{AsKey, AsPrefix, IntegerKey, Key, KeyBuf, KeyRange};
 pub use value::{AsValue, Bincode, Raw, Value};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;

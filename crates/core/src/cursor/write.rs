@@ -6,10 +6,10 @@
 //! That is what lets several write cursors of one transaction work in turn, and entries be
 //! deleted while walking.
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 
 use super::{Cursor, Position, WriteCursor};
-use crate::codec::{AsKey, AsValue, KeyBuf};
+use crate::codec::{AsKey, AsValue, KeyBuf, KeyRange};
 use crate::db::state::{Db, Shared};
 use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
 use crate::error::{At, Error, KeyHex, Result};
@@ -200,16 +200,16 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
 
     /// Deletes every entry whose key is in `range`, walking from its start; returns how many
     /// (key, value) pairs were deleted. [`Tx::delete_range`](crate::Tx::delete_range).
-    pub(crate) fn delete_range(&mut self, range: impl RangeBounds<T::Key>) -> Result<u64> {
+    pub(crate) fn delete_range<R: KeyRange<T::Key>>(&mut self, range: R) -> Result<u64> {
         self.at = Position::Unpositioned;
-        let stored = |key: &T::Key| {
+        let stored = |key: &R::Form| {
             with_key::<T, _, _>(key, |k| {
                 let mut buf = KeyBuf::new();
                 buf.extend_from_slice(k);
                 buf
             })
         };
-        let upper = match range.end_bound() {
+        let upper = match range.end() {
             Bound::Included(k) => Bound::Included(stored(k)),
             Bound::Excluded(k) => Bound::Excluded(stored(k)),
             Bound::Unbounded => Bound::Unbounded,
@@ -223,7 +223,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         };
         // Onto the range's first entry; whether there is one.
         let start = |c: &mut Self| -> Result<bool> {
-            match range.start_bound() {
+            match range.start() {
                 Bound::Unbounded => seek(c, op::FIRST, None),
                 Bound::Included(k) => seek(c, op::SET_RANGE, Some(stored(k).as_slice())),
                 Bound::Excluded(k) => {

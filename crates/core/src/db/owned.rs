@@ -8,11 +8,11 @@
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
-use std::ops::{Deref, RangeBounds};
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::codec::{HasPrefix, Key, ValueRef};
+use crate::codec::{AsPrefix, KeyRange, ValueRef};
 use crate::db::state::Db;
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
@@ -309,11 +309,11 @@ impl<S: Schema> OwnedTx<S> {
     /// assert_eq!(names.count(), 200);
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn into_range<T: Table>(self, range: impl RangeBounds<T::Key>) -> OwnedIter<S, T>
+    pub fn into_range<T: Table>(self, range: impl KeyRange<T::Key>) -> OwnedIter<S, T>
     where
         S: Contains<T>,
     {
-        OwnedIter::new(self, Positions::range::<T, _>(range))
+        OwnedIter::new(self, Positions::range::<T>(&range))
     }
 
     /// The entries whose composite key starts with `prefix`, read lazily by an iterator that
@@ -332,17 +332,16 @@ impl<S: Schema> OwnedTx<S> {
     /// # tx.put::<Balances>(&("alice", 1), &10)?;
     /// # tx.put::<Balances>(&("bob", 1), &5)?;
     /// # tx.commit()?;
-    /// let bob = db.read_owned()?.into_prefix::<Balances, _>(&"bob".to_string());
+    /// let bob = db.read_owned()?.into_prefix::<Balances>("bob");
     /// let found = std::thread::spawn(move || bob.collect::<tabula::Result<Vec<_>>>());
     /// assert_eq!(found.join().unwrap()?, [(("bob".to_string(), 1), 5)]);
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn into_prefix<T: Table, P: Key>(self, prefix: &P) -> OwnedIter<S, T>
+    pub fn into_prefix<T: Table>(self, prefix: &(impl AsPrefix<T::Key> + ?Sized)) -> OwnedIter<S, T>
     where
         S: Contains<T>,
-        T::Key: HasPrefix<P>,
     {
-        OwnedIter::new(self, Positions::prefix::<P>(prefix))
+        OwnedIter::new(self, Positions::prefix::<T::Key>(prefix))
     }
 }
 

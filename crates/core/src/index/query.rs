@@ -2,9 +2,9 @@
 //! [`OwnedTx`](crate::OwnedTx) both have them. Each reads the index table (an ordinary table
 //! of the schema), then the row each entry names.
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 
-use crate::codec::{AsKey, HasPrefix, Key};
+use crate::codec::{AsKey, AsPrefix, KeyRange};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::iter::Lazy;
 use crate::read::{Handle, Reads};
@@ -93,7 +93,7 @@ impl<H: Handle> Reads<H> {
         H::Schema: Contains<I> + Contains<I::Source>,
     {
         let encoded = key.encode().as_ref().to_vec();
-        self.range_by::<I, Q>((Bound::Included(key), Bound::Included(key)))
+        self.range::<I>((Bound::Included(key), Bound::Included(key)))
             .values()
             .map(move |primary| {
                 let primary = I::primary(primary?);
@@ -144,7 +144,7 @@ impl<H: Handle> Reads<H> {
         H::Schema: Contains<I> + Contains<I::Source>,
     {
         let encoded = key.encode().as_ref().to_vec();
-        self.range_by::<I, Q>((Bound::Included(key), Bound::Included(key)))
+        self.range::<I>((Bound::Included(key), Bound::Included(key)))
             .values()
             .map(move |primary| {
                 let primary = I::primary(primary?);
@@ -179,7 +179,7 @@ impl<H: Handle> Reads<H> {
     /// Each item: [`Error::IndexOutOfStep`], [`Error::Decode`], [`Error::Mdbx`].
     pub fn index_range<I: Index>(
         &self,
-        range: impl RangeBounds<I::Key>,
+        range: impl KeyRange<I::Key>,
     ) -> impl DoubleEndedIterator<Item = Result<(I::Key, Pk<I>, Row<I>)>> + '_
     where
         H::Schema: Contains<I> + Contains<I::Source>,
@@ -214,7 +214,7 @@ impl<H: Handle> Reads<H> {
     /// tx.put::<Moves>(&2, &(1, 3))?;
     /// tx.put::<Moves>(&3, &(2, 1))?;
     /// let from_1: Vec<u64> = tx
-    ///     .index_prefix::<ByRoute, u32>(&1)
+    ///     .index_prefix::<ByRoute>(&1)
     ///     .map(|e| e.map(|(_, id, _)| id))
     ///     .collect::<Result<_, _>>()?;
     /// assert_eq!(from_1, [1, 2]);
@@ -224,15 +224,14 @@ impl<H: Handle> Reads<H> {
     /// # Errors
     ///
     /// Each item: [`Error::IndexOutOfStep`], [`Error::Decode`], [`Error::Mdbx`].
-    pub fn index_prefix<I: Index, P: Key>(
+    pub fn index_prefix<I: Index>(
         &self,
-        prefix: &P,
+        prefix: &(impl AsPrefix<I::Key> + ?Sized),
     ) -> impl DoubleEndedIterator<Item = Result<(I::Key, Pk<I>, Row<I>)>> + '_
     where
         H::Schema: Contains<I> + Contains<I::Source>,
-        I::Key: HasPrefix<P>,
     {
-        self.prefix::<I, P>(prefix)
+        self.prefix::<I>(prefix)
             .map(move |entry| self.entry_row::<I>(entry?))
     }
 

@@ -7,11 +7,11 @@
 pub(crate) mod hub;
 
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::codec::{AsKey, HasPrefix, Key, KeyBuf};
+use crate::codec::{AsPrefix, KeyBuf, KeyRange, encode_prefix};
 use crate::db::state::Db;
 use crate::error::Result;
 use crate::stored::{cmp_keys, decode_key, decode_value, with_key};
@@ -643,14 +643,14 @@ fn stored_copy(k: &[u8]) -> KeyBuf {
 }
 
 /// A stored key range of table `T`, as a filter on stored keys in the table's order.
-fn range_filter<T: Table>(range: impl RangeBounds<T::Key>) -> hub::KeyFilter {
-    let stored = |b: Bound<&T::Key>| match b {
+fn range_filter<T: Table, R: KeyRange<T::Key>>(range: R) -> hub::KeyFilter {
+    let stored = |b: Bound<&R::Form>| match b {
         Bound::Included(k) => Bound::Included(with_key::<T, _, _>(k, stored_copy)),
         Bound::Excluded(k) => Bound::Excluded(with_key::<T, _, _>(k, stored_copy)),
         Bound::Unbounded => Bound::Unbounded,
     };
-    let lower = stored(range.start_bound());
-    let upper = stored(range.end_bound());
+    let lower = stored(range.start());
+    let upper = stored(range.end());
     Box::new(move |k: &[u8]| {
         let above = match &lower {
             Bound::Unbounded => true,
@@ -748,11 +748,7 @@ impl<S: Schema> Db<S> {
     /// assert!(keys.try_recv().is_none());
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn watch<T: Table>(
-        &self,
-        range: impl RangeBounds<T::Key>,
-        capacity: usize,
-    ) -> KeyReceiver<T>
+    pub fn watch<T: Table>(&self, range: impl KeyRange<T::Key>, capacity: usize) -> KeyReceiver<T>
     where
         S: Contains<T>,
     {
@@ -760,7 +756,7 @@ impl<S: Schema> Db<S> {
             queue: self
                 .shared
                 .watch
-                .watch(T::NAME, range_filter::<T>(range), capacity),
+                .watch(T::NAME, range_filter::<T, _>(range), capacity),
             _table: PhantomData,
         }
     }
@@ -777,7 +773,7 @@ impl<S: Schema> Db<S> {
     /// # struct App(Balances);
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// let alice = db.watch_prefix::<Balances, _>(&"alice".to_string(), 16);
+    /// let alice = db.watch_prefix::<Balances>("alice", 16);
     /// let mut tx = db.write()?;
     /// tx.put::<Balances>(&("alice".to_string(), 1), &10)?;
     /// tx.put::<Balances>(&("alicia".to_string(), 1), &20)?; // not alice's
@@ -787,15 +783,17 @@ impl<S: Schema> Db<S> {
     /// assert!(alice.try_recv().is_none());
     /// # Ok::<(), tabula::Error>(())
     /// ```
-    pub fn watch_prefix<T: Table, P: Key>(&self, prefix: &P, capacity: usize) -> KeyReceiver<T>
+    pub fn watch_prefix<T: Table>(
+        &self,
+        prefix: &(impl AsPrefix<T::Key> + ?Sized),
+        capacity: usize,
+    ) -> KeyReceiver<T>
     where
         S: Contains<T>,
-        T::Key: HasPrefix<P>,
     {
-        let mut front = KeyBuf::new();
         // A prefix is never the last part of a key: its self-delimiting form, as it appears
         // at the front of the stored key.
-        <P as AsKey<P>>::encode_part(prefix, &mut front, false);
+        let front = encode_prefix::<T::Key>(prefix);
         let filter: hub::KeyFilter = Box::new(move |k: &[u8]| k.starts_with(front.as_slice()));
         KeyReceiver {
             queue: self.shared.watch.watch(T::NAME, filter, capacity),

@@ -1,4 +1,4 @@
-//! Composite keys: `Option<T>`, tuples of one to six keys, and the prefixes of tuples.
+//! Composite keys: `Option<T>` and tuples of one to six keys (their prefixes: `prefix.rs`).
 //!
 //! A composite encodes as the concatenation of its parts. Only the part that ends the whole key
 //! is written as last; every other part uses its self-delimiting form, so each part is compared
@@ -9,7 +9,7 @@
 //! and `B` one of type `KB`, so `("alice", 5)` looks up a `(String, u64)` key without allocating
 //! a `String`.
 
-use super::{AsKey, HasPrefix, Key, KeyBuf, take_array};
+use super::{AsKey, Key, KeyBuf, take_array};
 use crate::codec::DecodeError;
 use crate::schema::Descriptor;
 
@@ -123,24 +123,6 @@ tuple_key! {
     (A KA 0, B KB 1, C KC 2; D KD 3)
     (A KA 0, B KB 1, C KC 2, D KD 3; E KE 4)
     (A KA 0, B KB 1, C KC 2, D KD 3, E KE 4; F KF 5)
-}
-
-/// `HasPrefix` for the leading parts of each tuple arity: `(types) => prefix, prefix, ..;`.
-macro_rules! has_prefix {
-    ($( $tuple:tt => $($P:ty),+ ; )+) => {$($(
-        has_prefix!(@impl $tuple $P);
-    )+)+};
-    (@impl ($($T:ident),+) $P:ty) => {
-        impl<$($T: Key),+> HasPrefix<$P> for ($($T,)+) {}
-    };
-}
-
-has_prefix! {
-    (A, B) => A;
-    (A, B, C) => A, (A, B);
-    (A, B, C, D) => A, (A, B), (A, B, C);
-    (A, B, C, D, E) => A, (A, B), (A, B, C), (A, B, C, D);
-    (A, B, C, D, E, F) => A, (A, B), (A, B, C), (A, B, C, D), (A, B, C, D, E);
 }
 
 #[cfg(test)]
@@ -290,8 +272,8 @@ mod tests {
 
     /// Whether `key` falls in a prefix scan for `prefix`: its bytes start with the prefix
     /// encoded as a non-final part.
-    fn in_scan<K: HasPrefix<P>, P: Key>(key: &K, prefix: &P) -> bool {
-        bytes(key).starts_with(&part(prefix, false))
+    fn in_scan<K: Key>(key: &K, prefix: &impl super::super::AsPrefix<K>) -> bool {
+        bytes(key).starts_with(super::super::encode_prefix::<K>(prefix).as_slice())
     }
 
     #[test]
