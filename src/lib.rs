@@ -667,6 +667,7 @@
 //! | `progress` | `Migrations::with_progress_bar`: an indicatif bar on stderr for long migration steps |
 //! | `metrics` | `Db::record_metrics` and inline counters: commits, commit latency, read-transaction ages, map use, table sizes, through the `metrics` crate facade |
 //! | `compression` | the `Zstd<C>` value codec (the `zstd` crate, which compiles libzstd's C sources) |
+//! | `stream` | `CommitReceiver` and `KeyReceiver` implement `futures_core::Stream`, for async services |
 //!
 //! ## Errors
 //!

@@ -14,7 +14,14 @@
 use super::{AsKey, Key, KeyBuf};
 
 /// A prefix of a composite key of type `K`: its first part, or a tuple of its first parts, each
-/// in a form [`AsKey`] accepts for that part (see the [module docs](self) for the forms).
+/// in a form [`AsKey`] accepts for that part.
+///
+/// A tuple key's first part alone is written bare (`"alice"` for a `(String, u64)` key) — for
+/// the key types Tabula defines and `#[derive(Key)]` structs; several first parts as a tuple
+/// (`("alice", 2020)` for a `(String, u16, u64)` key), each part in any [`AsKey`] form; a
+/// one-part tuple (`("alice",)`) works too, and is how to give a first part that is itself a
+/// tuple. A `#[derive(Key)]` struct's prefixes are its leading fields, owned (as `get` takes
+/// the struct itself), and a `str` or `[u8]` for a `String` or `Vec<u8>` first field.
 ///
 /// Prefix scans and watches take `&impl AsPrefix<T::Key>`, so
 /// `tx.prefix::<Balances>("alice")` works on a `(String, u64)` table without allocating.
