@@ -760,8 +760,8 @@ pub use tabula_core::{
 };
 pub use tabula_derive::{Index, Key, Schema, Table};
 pub use tabula_migrate::{
-    DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedStep, Progress, Report, Step, open,
-    open_with, open_with_report, plan,
+    DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedIndex, PlannedStep, Progress, Report,
+    Step, open, open_with, open_with_report, plan,
 };
 
 /// What the doc examples share, so that each shows only the call it documents: the tables most

@@ -325,6 +325,24 @@ struct WithSender2(Transfers, BySender2);
 #[test]
 fn startup_builds_a_new_index_on_a_populated_table_and_drops_a_removed_one() {
     let dir = tempfile::tempdir().unwrap();
+    // What `plan` says the open would build, before each open that the report then checks.
+    fn planned<S: tabula::Schema>(dir: &std::path::Path, m: &tabula::Migrations) -> Vec<String> {
+        let plan = tabula::plan::<S>(dir, m).unwrap();
+        for index in &plan.indexes {
+            assert!(
+                plan.to_string().contains(&format!(
+                    "build index {} of table {} ({})",
+                    index.name, index.table, index.why
+                )),
+                "{plan}"
+            );
+        }
+        plan.indexes
+            .iter()
+            .map(|i| format!("{}: {}", i.name, i.why))
+            .collect()
+    }
+    let none = tabula::Migrations::new();
     {
         let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
         let mut tx = db.write().unwrap();
@@ -335,6 +353,7 @@ fn startup_builds_a_new_index_on_a_populated_table_and_drops_a_removed_one() {
         tx.commit().unwrap();
     }
     {
+        assert_eq!(planned::<WithSender>(dir.path(), &none), ["BySender: new"]);
         let (db, report) =
             tabula::open_with_report::<WithSender>(dir.path(), Options::new()).unwrap();
         assert_eq!(report.indexes_built, ["BySender"]);
@@ -347,12 +366,19 @@ fn startup_builds_a_new_index_on_a_populated_table_and_drops_a_removed_one() {
     }
     {
         // Opened again as declared: nothing to build.
+        assert!(planned::<WithSender>(dir.path(), &none).is_empty());
+        let plan = tabula::plan::<WithSender>(dir.path(), &none).unwrap();
+        assert!(plan.to_string().contains("nothing to do"), "{plan}");
         let (_, report) =
             tabula::open_with_report::<WithSender>(dir.path(), Options::new()).unwrap();
         assert!(report.indexes_built.is_empty(), "{report:?}");
     }
     {
         // Redeclared (`version = 2`): rebuilt.
+        assert_eq!(
+            planned::<WithSender2>(dir.path(), &none),
+            ["BySender: redeclared: its version, source or uniqueness changed"]
+        );
         let (db, report) =
             tabula::open_with_report::<WithSender2>(dir.path(), Options::new()).unwrap();
         assert_eq!(report.indexes_built, ["BySender"]);
@@ -367,6 +393,18 @@ fn startup_builds_a_new_index_on_a_populated_table_and_drops_a_removed_one() {
         assert!(!tables.iter().any(|n| n == "BySender"), "{tables:?}");
         drop(tx);
         drop(names);
+    }
+    {
+        // A migration step runs: every index is rebuilt (here also new again), and the plan says
+        // so.
+        let step = tabula::Migrations::new().step(2, "touch", |m| m.run("nothing", |_| Ok(())));
+        assert_eq!(
+            planned::<WithSender2>(dir.path(), &step),
+            ["BySender: a migration step runs: every index is rebuilt from its table"]
+        );
+        let (_, report) =
+            tabula::open_with::<WithSender2>(dir.path(), Options::new(), &step).unwrap();
+        assert_eq!(report.indexes_built, ["BySender"]);
     }
 }
 

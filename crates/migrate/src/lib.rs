@@ -254,10 +254,26 @@ pub struct Plan {
     pub create: Vec<&'static str>,
     /// Tables that steps would drop.
     pub drop: Vec<&'static str>,
+    /// Secondary indexes the open would build or rebuild from their tables' rows, in schema
+    /// order, each with why.
+    pub indexes: Vec<PlannedIndex>,
     /// Problems that would make the open fail, one sentence each: for each table, the refusal
     /// [`open_with`] would give (changed flags or descriptors that no step covers, with the step
     /// to add), and declarations it would refuse.
     pub problems: Vec<String>,
+}
+
+/// An index a [`Plan`] would build or rebuild.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlannedIndex {
+    /// The index.
+    pub name: &'static str,
+    /// The table it indexes.
+    pub table: &'static str,
+    /// Why it is built: it is new, it was redeclared, or a migration step runs (after one,
+    /// every index is rebuilt from its table, since a step may rewrite rows without them).
+    pub why: &'static str,
 }
 
 /// A pending step in a [`Plan`].
@@ -297,18 +313,30 @@ impl std::fmt::Display for Plan {
         for t in &self.drop {
             writeln!(f, "  drop table {t}")?;
         }
+        for i in &self.indexes {
+            writeln!(
+                f,
+                "  build index {} of table {} ({})",
+                i.name, i.table, i.why
+            )?;
+        }
         for p in &self.problems {
             writeln!(f, "  problem: {p}")?;
         }
-        if self.pending.is_empty() && self.create.is_empty() && self.problems.is_empty() {
+        if self.pending.is_empty()
+            && self.create.is_empty()
+            && self.indexes.is_empty()
+            && self.problems.is_empty()
+        {
             writeln!(f, "  nothing to do")?;
         }
         Ok(())
     }
 }
 
-/// What [`open_with`] would do, without writing: pending steps, tables to create or drop, and
-/// descriptor changes that no step covers.
+/// What [`open_with`] would do, without writing: pending steps, tables to create or drop, the
+/// secondary indexes it would build or rebuild (and why), and descriptor changes that no step
+/// covers.
 ///
 /// # Errors
 ///
@@ -419,6 +447,24 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
             S::TABLES.iter().map(TableRecord::of).collect()
         }
     };
+    // The indexes the open would build: as its startup step decides (`startup::open`).
+    for (info, declared) in S::TABLES.iter().zip(&declared) {
+        let Some(index) = info.index else { continue };
+        let why = if !plan.pending.is_empty() {
+            "a migration step runs: every index is rebuilt from its table"
+        } else if !names.contains(info.name) || !records.contains_key(info.name) {
+            "new"
+        } else if records.get(info.name) != Some(declared) {
+            "redeclared: its version, source or uniqueness changed"
+        } else {
+            continue;
+        };
+        plan.indexes.push(PlannedIndex {
+            name: info.name,
+            table: index.source,
+            why,
+        });
+    }
     for (info, declared) in S::TABLES.iter().zip(&declared) {
         if !names.contains(info.name) {
             plan.create.push(info.name);
