@@ -380,7 +380,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             Ok(t) => t,
             Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
-        db.shared.watch.begin();
+        pipeline::begin(&db.shared);
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
         let mut scratch = Vec::new();

@@ -325,6 +325,34 @@ impl Changes {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_none()
     }
+
+    /// Calls `f(index table, dupsort, entry)` for every index entry the write changes, in the
+    /// order [`apply`] writes them.
+    pub(crate) fn for_each_entry(&self, mut f: impl FnMut(&'static str, bool, EntryChange<'_>)) {
+        let Some(s) = &self.0 else {
+            return;
+        };
+        let primary = s.primary.as_slice();
+        for change in &s.changes {
+            let dupsort = !change.unique;
+            for at in change.removed.clone() {
+                let value = dupsort.then_some(primary);
+                f(change.name, dupsort, EntryChange::Removed(s.key(at), value));
+            }
+            for at in change.added.clone() {
+                f(change.name, dupsort, EntryChange::Added(s.key(at), primary));
+            }
+        }
+    }
+}
+
+/// An index entry a write changes.
+pub(crate) enum EntryChange<'a> {
+    /// `(key, value)` added.
+    Added(&'a [u8], &'a [u8]),
+    /// `(key, value)` removed; every value of `key` when `None` (a unique index, whose key has
+    /// one value).
+    Removed(&'a [u8], Option<&'a [u8]>),
 }
 
 impl Drop for Changes {
@@ -529,7 +557,8 @@ fn check_unique(
 }
 
 /// Writes the index entries of `changes` (the row is already written): per index, the
-/// entries removed, then those added; unchanged entries are not touched.
+/// entries removed, then those added; unchanged entries are not touched. (The other effects
+/// of the entries are the write pipeline's, [`Changes::for_each_entry`].)
 pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) -> Result<()> {
     let Some(s) = &changes.0 else {
         return Ok(());
@@ -542,7 +571,6 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
             store
                 .store_del(change.dbi, key, value)
                 .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
-            shared.watch.del_in(change.name, !change.unique, key, value);
         }
         for at in change.added.clone() {
             let key = s.key(at);
@@ -556,9 +584,6 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
                     },
                 )
             })?;
-            shared
-                .watch
-                .put_in(change.name, !change.unique, key, primary);
         }
     }
     Ok(())
@@ -620,12 +645,17 @@ pub(crate) fn prepare<T: Table>(
     Ok(changes)
 }
 
-/// Empties every index of table `T` (which is being emptied).
-pub(crate) fn clear<T: Table>(raw: &mut RawTxn, shared: &Shared) -> Result<()> {
+/// Empties every index of table `T` (which is being emptied); `f` is called with the name of
+/// each index emptied.
+pub(crate) fn clear<T: Table>(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    mut f: impl FnMut(&'static str),
+) -> Result<()> {
     for (id, name, _) in indexes_on(shared.tables, T::NAME) {
         raw.drop_table(shared.dbis[id], false)
             .map_err(|code| shared.fail(code, At::table(name, "clear")))?;
-        shared.watch.clear_in(name);
+        f(name);
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ pub(crate) fn checkpoint(
         .before_weak_commit()
         .and_then(|()| raw.checkpoint_nosync());
     ended(shared, labels, watched, committed, at)?;
-    shared.watch.begin();
+    super::begin(shared);
     Ok(())
 }
 

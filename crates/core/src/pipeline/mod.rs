@@ -25,7 +25,7 @@ pub(crate) use refusal::refused;
 use crate::db::state::Shared;
 use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::index::{self, Changes, Store};
+use crate::index::{self, Changes, EntryChange, Store};
 use crate::stored::decode_value;
 use crate::table::Table;
 
@@ -93,16 +93,31 @@ fn applied<T: Table>(
     if plan.is_empty() {
         return Ok(());
     }
-    index::apply(store, shared, plan)
+    index::apply(store, shared, plan)?;
+    if shared.watch.recording() {
+        plan.for_each_entry(|index, dupsort, entry| match entry {
+            EntryChange::Added(key, value) => shared.watch.put_in(index, dupsort, key, value),
+            EntryChange::Removed(key, value) => shared.watch.del_in(index, dupsort, key, value),
+        });
+    }
+    Ok(())
 }
 
-/// The effects of emptying table `T` (and, when `indexed`, every index on it).
+/// The effects of emptying table `T`: the watchers' records, and when `indexed` every index
+/// on it emptied (and recorded). The one place a clear's effects are applied.
 fn cleared<T: Table>(raw: &mut RawTxn, shared: &Shared, indexed: bool) -> Result<()> {
     shared.watch.clear::<T>();
     if indexed {
-        index::clear::<T>(raw, shared)?;
+        index::clear::<T>(raw, shared, |index| shared.watch.clear_in(index))?;
     }
     Ok(())
+}
+
+/// A write transaction began (the writer lock is held; for a bulk load, also each batch after
+/// the first, [`checkpoint`]): whether the watchers record its changes is decided now.
+#[inline(always)]
+pub(crate) fn begin(shared: &Shared) {
+    shared.watch.begin();
 }
 
 /// A table of the write transaction as a [`Target`].
