@@ -681,7 +681,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             for row in self.iter::<T>() {
                 let (key, value) = row?;
                 if !keep(&key, &value) {
-                    index::removal::<T>(shared, &key, &value)?;
+                    pipeline::plan_delete_row::<T>(shared, &key, &value)?;
                     doomed.push(key);
                 }
             }
@@ -1040,7 +1040,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 while let Some(row) = rows.next_raw() {
                     let (k, v) = row?;
                     if !keep(k, v) {
-                        index::cursor_removal::<T>(shared, k, v)?;
+                        pipeline::plan_delete_bytes::<T>(shared, k, v)?;
                         doomed.push(k.to_vec());
                     }
                 }

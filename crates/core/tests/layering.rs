@@ -75,8 +75,6 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("db::state", "options"),
     ("txn", "read"),
     ("index::query", "read"),
-    // A write cursor of an indexed table writes its index entries (`index/write.rs`).
-    ("cursor", "index"),
     // Every write goes through the pipeline, which plans and writes index entries.
     ("cursor", "pipeline"),
     ("pipeline", "index"),

@@ -6,7 +6,6 @@ use crate::codec::{AsKey, AsValue};
 use crate::db::state::Shared;
 use crate::engine::{RawWriteCursor, put};
 use crate::error::Result;
-use crate::index;
 use crate::pipeline::{self, Landing};
 use crate::stored::{encode_value, with_key};
 use crate::table::{DupSort, Table};
@@ -116,7 +115,7 @@ impl<'t, T: Table> Appender<'t, T> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            let indexed = index::cursor_indexed::<T>(shared);
+            let indexed = pipeline::indexed::<T>(shared);
             let row = value.as_item();
             let mut landing = Landing::Unmoved;
             pipeline::put::<T>(

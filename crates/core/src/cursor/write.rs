@@ -13,7 +13,6 @@ use crate::codec::{AsKey, AsValue, KeyBuf};
 use crate::db::state::Db;
 use crate::engine::{Code, CursorNav, LentTxn, del, op, put};
 use crate::error::{At, Result};
-use crate::index;
 use crate::mode::Rw;
 use crate::pipeline::{self, Landing};
 use crate::stored::{
@@ -42,7 +41,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            let indexed = index::cursor_indexed::<T>(shared);
+            let indexed = pipeline::indexed::<T>(shared);
             let mut landing = Landing::Unmoved;
             let row = value.as_item();
             let written =
@@ -165,7 +164,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         if self.at != Position::OnEntry {
             return Err(self.not_on_entry(name));
         }
-        let indexed = index::cursor_indexed::<T>(self.shared);
+        let indexed = pipeline::indexed::<T>(self.shared);
         let mut landing = Landing::Unmoved;
         let op = (name, None);
         let deleted = pipeline::delete_current::<T>(
@@ -230,7 +229,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 Bound::Excluded(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_lt(),
             }))
         };
-        let indexed = index::cursor_indexed::<T>(self.shared);
+        let indexed = pipeline::indexed::<T>(self.shared);
         if indexed {
             // Every row's index entries are computed (its key functions run, and may panic)
             // before the first row is deleted: a row that does not decode stops the delete

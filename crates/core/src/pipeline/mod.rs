@@ -431,6 +431,7 @@ fn delete_indexed<T: Table>(
 /// `indexed`). Also what a delete of several rows computes for every row before it deletes
 /// the first, so that a row that does not decode or a key function that panics stops it
 /// before it changed anything.
+#[inline(always)]
 pub(crate) fn plan_delete_current<T: Table>(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
@@ -440,16 +441,50 @@ pub(crate) fn plan_delete_current<T: Table>(
     if !indexed {
         return Ok(Changes::default());
     }
+    plan_delete_indexed::<T>(cursor, shared, op)
+}
+
+/// [`plan_delete_current`] in a table with indexes.
+#[inline(never)]
+fn plan_delete_indexed<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    op: &'static str,
+) -> Result<Changes> {
     cursor
         .get_with(engine::op::GET_CURRENT, None, None, |k, v| {
-            index::cursor_removal::<T>(shared, k, v)
+            plan_delete_bytes::<T>(shared, k, v)
         })
         .map_err(|code| crate::stored::cursor_error::<T>(op, code))?
         .unwrap_or_else(|| Ok(Changes::default()))
 }
 
+/// The plan of deleting the stored row `(k, v)` of the indexed table `T`, for a delete of
+/// several rows that plans every row before it deletes the first ([`plan_delete_current`]).
+pub(crate) fn plan_delete_bytes<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Changes> {
+    index::cursor_removal::<T>(shared, k, v)
+}
+
+/// [`plan_delete_bytes`] of a decoded row.
+pub(crate) fn plan_delete_row<T: Table>(
+    shared: &Shared,
+    key: &T::Key,
+    row: &T::Value,
+) -> Result<Changes> {
+    index::removal::<T>(shared, key, row)
+}
+
+/// Whether table `T` of the open database has indexes, for the write forms that know the
+/// table but not the schema (the write cursor, the appender). A constant `false` for a table
+/// declared without `indexed`.
+#[inline(always)]
+pub(crate) fn indexed<T: Table>(shared: &Shared) -> bool {
+    index::cursor_indexed::<T>(shared)
+}
+
 /// Deletes the row under `cursor` of table `T` (with `flags`: `CURRENT` its value, `ALLDUPS`
 /// every value of its key), with every effect. `key` names the row in an error, when known.
+#[inline]
 pub(crate) fn delete_current<T: Table>(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
