@@ -273,7 +273,7 @@ pub(crate) fn put<T: Table>(
 }
 
 /// [`put`] into a table with indexes: planned first.
-#[inline(never)]
+#[inline]
 #[allow(clippy::too_many_arguments)]
 fn put_indexed<T: Table>(
     target: &mut impl Target,
@@ -400,7 +400,7 @@ pub(crate) fn delete<T: Table>(
 
 /// [`delete`] of a row of a table with indexes (never dupsort): its old row read and its index
 /// entries worked out first.
-#[inline(never)]
+#[inline]
 fn delete_indexed<T: Table>(
     target: &mut InTxn<'_>,
     shared: &Shared,
