@@ -188,3 +188,25 @@ fn record_metrics_sets_the_gauges() {
     assert_eq!(one(telemetry::TABLE_ENTRIES), 1000.0);
     drop(held);
 }
+
+/// Each batch of a bulk load is a commit of the database, and records the commit metrics as a
+/// `commit` does (the commit path is one for both): three batches, three commits.
+#[test]
+fn a_bulk_load_records_each_batch_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let collected = Collected::default();
+    let report = metrics::with_local_recorder(&collected, || {
+        db.bulk_loader::<Names>()
+            .batch_entries(10)
+            .load((0..30u64).map(|n| (n, n.to_string())))
+    })
+    .unwrap();
+    assert_eq!(report.batches, 3);
+    let commits = collected.get(telemetry::COMMITS);
+    assert_eq!(commits.len(), 1, "{commits:?}");
+    assert_eq!(commits[0].1.iter().sum::<f64>(), 3.0, "{commits:?}");
+    let latency = collected.get(telemetry::COMMIT_SECONDS);
+    assert_eq!(latency.len(), 1, "{latency:?}");
+    assert_eq!(latency[0].1.len(), 3, "{latency:?}");
+}

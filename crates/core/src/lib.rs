@@ -20,6 +20,7 @@ mod index;
 mod iter;
 mod mode;
 mod options;
+mod pipeline;
 mod read;
 pub mod schema;
 mod sequence;

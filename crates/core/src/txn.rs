@@ -6,10 +6,11 @@ use std::ops::Deref;
 use crate::codec::{AnyBytes, AsKey, AsValue, KeyRange, Value};
 use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
 use crate::db::state::Db;
-use crate::engine::{self, Code, Dbi, RawTxn, Room};
-use crate::error::{At, Error, KeyHex, Result};
+use crate::engine::{self, Code, RawTxn, Room};
+use crate::error::{At, Error, Result};
 use crate::index;
 use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
+use crate::pipeline::{self, InTxn, Landing};
 use crate::read::{self, Reads};
 use crate::stored::{dbi_of, encode_value, with_key};
 use crate::table::{Contains, DupSort, Schema, Table, Unindexed, Writable};
@@ -160,7 +161,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
-        let db = self.db();
+        let shared = &self.db().shared;
         let Tx {
             reads: Reads {
                 h: TxHandle { raw, .. },
@@ -169,106 +170,41 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             ..
         } = self;
         let raw = raw.as_mut().expect("transaction is live");
-        if index::On::<S, T>::ANY {
-            return with_key::<T, _, _>(key, |k| {
-                let v = encode_value::<T, _>(k, value, scratch)?;
-                index::put::<S, T>(raw, db, dbi, k, v, value.as_item(), flags, op)
-            });
-        }
+        let indexed = index::On::<S, T>::ANY;
+        let mut target = InTxn { raw, dbi };
         with_key::<T, _, _>(key, |k| {
             // A codec that knows its encoded length writes straight into the page (libmdbx
             // cannot reserve room in a dupsort table). For the shipped codecs `encoded_len` is
             // a constant `None` and this folds away.
-            if !T::FLAGS.dupsort
+            if !indexed
+                && !T::FLAGS.dupsort
                 && let Some(item) = value.as_item()
                 && let Some(len) = <T::Codec as Value>::encoded_len(item)
             {
-                return Self::put_reserved::<T>(raw, db, dbi, k, len, flags, op, |room| {
-                    <T::Codec as Value>::encode_into(item, room)
-                })
-                .map(|()| db.shared.watch.put::<T>(k, &[]));
+                return pipeline::put_encoded_in_place::<T>(
+                    &mut target,
+                    shared,
+                    k,
+                    len,
+                    flags,
+                    op,
+                    |room| <T::Codec as Value>::encode_into(item, room),
+                );
             }
             let v = encode_value::<T, _>(k, value, scratch)?;
-            raw.put(dbi, k, v, flags)
-                .map(|()| db.shared.watch.put::<T>(k, v))
-                .map_err(|code| {
-                    let appending = flags & (engine::put::APPEND | engine::put::APPENDDUP) != 0;
-                    if code == Code::KEYEXIST && !appending {
-                        Error::KeyExists {
-                            table: T::NAME,
-                            key: KeyHex::new(k),
-                        }
-                    } else if flags == engine::put::APPENDDUP_STRICT
-                        && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST)
-                    {
-                        Error::AppendDupOutOfOrder {
-                            table: T::NAME,
-                            key: KeyHex::new(k),
-                            value: KeyHex::new(v),
-                            last: last_value(raw, dbi, k),
-                        }
-                    } else if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
-                        Error::AppendOutOfOrder {
-                            table: T::NAME,
-                            key: KeyHex::new(k),
-                            last: last_key(raw, dbi),
-                        }
-                    } else {
-                        db.shared.fail(code, At::of::<T>(op).entry(k, v.len()))
-                    }
-                })
+            let row = value.as_item();
+            let mut landing = Landing::Unmoved;
+            pipeline::put::<T>(
+                &mut target,
+                shared,
+                indexed,
+                (k, v),
+                row,
+                flags,
+                op,
+                &mut landing,
+            )
         })
-    }
-
-    /// `put_with` for a value of `len` bytes that `fill` writes into the page (`MDBX_RESERVE`;
-    /// never a dupsort table). When `fill` fails (a codec that announced a length it then could
-    /// not write) the half-written entry is deleted again, so no zeroed value can be committed:
-    /// the key then holds nothing in this transaction, and the error says so.
-    #[allow(clippy::too_many_arguments)]
-    fn put_reserved<T: Table>(
-        raw: &mut RawTxn,
-        db: &Db<S>,
-        dbi: Dbi,
-        k: &[u8],
-        len: usize,
-        flags: u32,
-        op: &'static str,
-        fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), crate::codec::EncodeError>,
-    ) -> Result<()> {
-        match raw.put_reserve(dbi, k, len, flags, |room| fill(room.zeroed())) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(source)) => {
-                let undo = raw.del(dbi, k, None);
-                Err(Error::Encode {
-                    table: T::NAME,
-                    key: KeyHex::new(k),
-                    source: crate::codec::EncodeError::new(format!(
-                        "{} (while writing into the room reserved in the page: {})",
-                        source.message(),
-                        match undo {
-                            Ok(_) =>
-                                "the entry was deleted, so the key now holds no value in                                       this transaction",
-                            Err(_) =>
-                                "the half-written entry could not be deleted: abort the                                        transaction",
-                        }
-                    )),
-                })
-            }
-            Err(code) if code == Code::KEYEXIST && flags & engine::put::APPEND == 0 => {
-                Err(Error::KeyExists {
-                    table: T::NAME,
-                    key: KeyHex::new(k),
-                })
-            }
-            Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                Err(Error::AppendOutOfOrder {
-                    table: T::NAME,
-                    key: KeyHex::new(k),
-                    last: last_key(raw, dbi),
-                })
-            }
-            Err(code) => Err(db.shared.fail(code, At::of::<T>(op).entry(k, len))),
-        }
     }
 
     /// Stores `value` under `key`, replacing what was there. In a `dupsort` table, adds `value`
@@ -436,19 +372,14 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
-        let db = self.db();
-        let raw = self.raw_mut();
+        let shared = &self.db().shared;
+        let mut target = InTxn {
+            raw: self.raw_mut(),
+            dbi,
+        };
+        let indexed = index::On::<S, T>::ANY;
         with_key::<T, _, _>(key, |k| {
-            if index::On::<S, T>::ANY {
-                return index::delete::<S, T>(raw, db, dbi, k);
-            }
-            raw.del(dbi, k, None)
-                .inspect(|&found| {
-                    if found {
-                        db.shared.watch.del::<T>(k, None);
-                    }
-                })
-                .map_err(|code| db.shared.fail(code, At::of::<T>("delete").key(k)))
+            pipeline::delete::<T>(&mut target, shared, indexed, k, None, "delete")
         })
     }
 
@@ -490,18 +421,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             ..
         } = self;
         let raw = raw.as_mut().expect("transaction is live");
+        let mut target = InTxn { raw, dbi };
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            raw.del(dbi, k, Some(v))
-                .inspect(|&found| {
-                    if found {
-                        db.shared.watch.del::<T>(k, Some(v));
-                    }
-                })
-                .map_err(|code| {
-                    db.shared
-                        .fail(code, At::of::<T>("delete_dup").entry(k, v.len()))
-                })
+            pipeline::delete::<T>(&mut target, &db.shared, false, k, Some(v), "delete_dup")
         })
     }
 
@@ -528,19 +451,24 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
-        let db = self.db();
-        if index::On::<S, T>::ANY {
-            let raw = self.raw_mut();
-            let flags = engine::put::UPSERT;
-            return index::put::<S, T>(raw, db, dbi, key, value, None, flags, "put_bytes");
-        }
-        self.raw_mut()
-            .put(dbi, key, value, engine::put::UPSERT)
-            .map(|()| db.shared.watch.put::<T>(key, value))
-            .map_err(|code| {
-                db.shared
-                    .fail(code, At::of::<T>("put_bytes").entry(key, value.len()))
-            })
+        let shared = &self.db().shared;
+        let mut target = InTxn {
+            raw: self.raw_mut(),
+            dbi,
+        };
+        let (indexed, flags) = (index::On::<S, T>::ANY, engine::put::UPSERT);
+        let mut landing = Landing::Unmoved;
+        let entry = (key, value);
+        pipeline::put::<T>(
+            &mut target,
+            shared,
+            indexed,
+            entry,
+            None,
+            flags,
+            "put_bytes",
+            &mut landing,
+        )
     }
 
     /// Removes every entry of the table; the table itself stays, and so does its
@@ -569,15 +497,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         let dbi = dbi_of::<S, T>(self.db());
-        let db = self.db();
-        let raw = self.raw_mut();
-        raw.drop_table(dbi, false)
-            .map_err(|code| db.shared.fail(code, At::of::<T>("clear")))?;
-        db.shared.watch.clear::<T>();
-        if index::On::<S, T>::ANY {
-            index::clear::<S, T>(raw, db)?;
-        }
-        Ok(())
+        let shared = &self.db().shared;
+        pipeline::clear::<T>(self.raw_mut(), shared, dbi, index::On::<S, T>::ANY)
     }
 
     /// A bulk loader holding one write cursor: each [`Appender::append`] adds an entry after the
@@ -759,7 +680,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             for row in self.iter::<T>() {
                 let (key, value) = row?;
                 if !keep(&key, &value) {
-                    index::removal::<T>(shared, &key, &value)?;
+                    pipeline::plan_delete_row::<T>(shared, &key, &value)?;
                     doomed.push(key);
                 }
             }
@@ -873,28 +794,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// the transaction is then aborted and nothing of it is written.
     pub fn commit(mut self) -> Result<()> {
         let raw = self.reads.h.raw.take().expect("transaction is live");
-        let shared = &self.db().shared;
-        // `None` (one relaxed load) unless someone watches; then it holds the watchers' lock
-        // until the event is queued, so events come in commit order.
-        let watched = shared.watch.before_commit(&raw, &shared.dbis);
-        #[cfg(feature = "metrics")]
-        let committed = raw
-            .commit_timed()
-            .map(|seconds| telemetry::commit(&self.db().telemetry, seconds));
-        #[cfg(not(feature = "metrics"))]
-        let committed = raw.commit();
-        match committed {
-            Ok(()) => {
-                if let Some(pending) = watched {
-                    pending.deliver();
-                }
-                Ok(())
-            }
-            Err(code) => {
-                drop(watched);
-                Err(shared.fail(code, At::commit(None, "commit")))
-            }
-        }
+        let db = self.db();
+        pipeline::commit(&db.shared, &db.telemetry, raw, At::commit(None, "commit"))
     }
 
     /// Runs `f` in a transaction nested in this one (libmdbx's nested write transaction, a
@@ -955,38 +856,28 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         /// writes unless `commit` is called: on an error and while unwinding from a panic.
         struct Resume<'a, 'db, S: Schema> {
             tx: &'a mut Tx<'db, S, Rw>,
-            parent: Option<engine::ParentTxn>,
-            /// Where the key watchers' changes stood before the nested transaction
-            /// (`watch/hub.rs`).
-            mark: crate::watch::hub::Mark,
+            savepoint: Option<pipeline::Savepoint>,
         }
         impl<S: Schema> Resume<'_, '_, S> {
             fn end(&mut self, commit: bool) -> std::result::Result<(), Code> {
-                let parent = self.parent.take().expect("resumed once");
-                let ended = parent.resume(self.tx.raw_mut(), commit);
-                if !commit || ended.is_err() {
-                    self.tx.db().shared.watch.rollback(&self.mark);
-                }
-                ended
+                let savepoint = self.savepoint.take().expect("resumed once");
+                let shared = &self.tx.db().shared;
+                pipeline::unnest(shared, self.tx.raw_mut(), savepoint, commit)
             }
         }
         impl<S: Schema> Drop for Resume<'_, '_, S> {
             fn drop(&mut self) {
-                if self.parent.is_some() {
+                if self.savepoint.is_some() {
                     let _ = self.end(false);
                 }
             }
         }
 
         let db = self.db();
-        let parent = self
-            .raw_mut()
-            .nest()
-            .map_err(|code| db.shared.fail(code, At::env("begin a nested transaction")))?;
+        let savepoint = pipeline::nest(&db.shared, self.raw_mut())?;
         let mut guard = Resume {
-            mark: db.shared.watch.mark(),
             tx: self,
-            parent: Some(parent),
+            savepoint: Some(savepoint),
         };
         match f(guard.tx) {
             Ok(value) => {
@@ -1078,15 +969,14 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             });
         }
         let dbi = dbi_of::<S, T>(self.db());
-        let db = self.db();
-        let raw = self.raw_mut();
+        let shared = &self.db().shared;
+        let mut target = InTxn {
+            raw: self.raw_mut(),
+            dbi,
+        };
+        let flags = engine::put::UPSERT;
         with_key::<T, _, _>(key, |k| {
-            raw.put_reserve(dbi, k, len, engine::put::UPSERT, fill)
-                .inspect(|_| db.shared.watch.put::<T>(k, &[]))
-                .map_err(|code| {
-                    db.shared
-                        .fail(code, At::of::<T>("put_reserve").entry(k, len))
-                })
+            pipeline::put_reserve::<T, R>(&mut target, shared, k, len, flags, "put_reserve", fill)
         })
     }
 }
@@ -1149,16 +1039,18 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 while let Some(row) = rows.next_raw() {
                     let (k, v) = row?;
                     if !keep(k, v) {
-                        index::cursor_removal::<T>(shared, k, v)?;
+                        pipeline::plan_delete_bytes::<T>(shared, k, v)?;
                         doomed.push(k.to_vec());
                     }
                 }
             }
             let db = self.db();
-            let dbi = dbi_of::<S, T>(db);
-            let raw = self.raw_mut();
+            let mut target = InTxn {
+                dbi: dbi_of::<S, T>(db),
+                raw: self.raw_mut(),
+            };
             for k in &doomed {
-                index::delete::<S, T>(raw, db, dbi, k)?;
+                pipeline::delete::<T>(&mut target, &db.shared, true, k, None, "delete")?;
             }
             return Ok(doomed.len() as u64);
         }
@@ -1176,8 +1068,6 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
         let upper = stored_bound::<T, _>(range.end());
         let lower = stored_bound::<T, _>(range.start());
-        let recording = shared.watch.recording();
-        let mut deleting: (Vec<u8>, Vec<u8>) = Default::default();
         let raw = self.raw_mut();
         let mut cursor = raw.lend().cursor(dbi, &shared.cursors).map_err(fail)?;
         let (mut op, from, mut skip_from) = match &lower {
@@ -1205,12 +1095,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 match (inside, inside && keep(k, v)) {
                     (false, _) => Step::Stop,
                     (true, true) => Step::Keep,
-                    (true, false) => {
-                        if recording {
-                            deleting = (k.to_vec(), v.to_vec());
-                        }
-                        Step::Delete
-                    }
+                    (true, false) => Step::Delete,
                 }
             });
             match step {
@@ -1219,10 +1104,17 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 Err(code) => return Err(fail(code)),
                 Ok(Some(Step::Skip | Step::Keep)) => {}
                 Ok(Some(Step::Delete)) => {
-                    cursor
-                        .del(del::CURRENT)
-                        .map_err(|code| shared.fail(code, At::of::<T>("retain_bytes")))?;
-                    shared.watch.del::<T>(&deleting.0, Some(&deleting.1));
+                    let flags = del::CURRENT;
+                    let op = ("retain_bytes", None);
+                    let mut landing = Landing::Unmoved;
+                    pipeline::delete_current::<T>(
+                        &mut cursor,
+                        shared,
+                        false,
+                        flags,
+                        op,
+                        &mut landing,
+                    )?;
                     deleted += 1;
                 }
             }
@@ -1276,20 +1168,6 @@ fn warn_long_read_of(raw: RawTxn, age_ms: u64) -> RawTxn {
 }
 
 /// The last value of `key`, for error messages.
-fn last_value(raw: &mut RawTxn, dbi: Dbi, key: &[u8]) -> Option<KeyHex> {
-    let mut c = raw.write_cursor(dbi).ok()?;
-    c.get_at(engine::op::SET_KEY, Some(key)).ok()??;
-    let (_, v) = c.get(engine::op::LAST_DUP).ok()??;
-    Some(KeyHex::new(v))
-}
-
-/// The table's last key, for error messages.
-fn last_key(raw: &mut RawTxn, dbi: Dbi) -> Option<KeyHex> {
-    let mut c = raw.write_cursor(dbi).ok()?;
-    let (k, _) = c.get(engine::op::LAST).ok()??;
-    Some(KeyHex::new(k))
-}
-
 impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     #[inline]
     fn drop(&mut self) {

@@ -48,6 +48,9 @@ const LAYERS: &[(&str, u32)] = &[
     // Secondary indexes kept exact (`index/`): the write side, which the transaction's write
     // paths call; the queries by index key (`index/query.rs`) sit with the reads they extend.
     ("index", 6),
+    // The write pipeline (`pipeline/`): every write form's plan and effects, the refusals, the
+    // commit path; under the write cursors and the transaction, over the indexes.
+    ("pipeline", 6),
     ("index::query", 7),
     // Per-table sequences (`sequence.rs`): on the transaction and the reads.
     ("sequence", 7),
@@ -72,8 +75,9 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("db::state", "options"),
     ("txn", "read"),
     ("index::query", "read"),
-    // A write cursor of an indexed table writes its index entries (`index/write.rs`).
-    ("cursor", "index"),
+    // Every write goes through the pipeline, which plans and writes index entries.
+    ("cursor", "pipeline"),
+    ("pipeline", "index"),
     ("sequence", "read"),
     ("sequence", "txn"),
 ];

@@ -1,13 +1,12 @@
-//! The bulk appender: one write cursor that appends in increasing key order, and the errors
-//! for an out-of-order append (also used by the bulk load).
+//! The bulk appender: one write cursor that appends in increasing key order.
 
 use std::marker::PhantomData;
 
 use crate::codec::{AsKey, AsValue};
 use crate::db::state::Shared;
-use crate::engine::{Code, RawWriteCursor, op, put};
-use crate::error::{At, Error, KeyHex, Result};
-use crate::index;
+use crate::engine::{RawWriteCursor, put};
+use crate::error::Result;
+use crate::pipeline::{self, Landing};
 use crate::stored::{encode_value, with_key};
 use crate::table::{DupSort, Table};
 
@@ -116,100 +115,19 @@ impl<'t, T: Table> Appender<'t, T> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            if index::cursor_indexed::<T>(shared) {
-                return put_indexed::<T>(cursor, shared, k, v, value.as_item(), flags);
-            }
-            match cursor.put(k, v, flags) {
-                Ok(()) => {
-                    shared.watch.put::<T>(k, v);
-                    Ok(())
-                }
-                Err(code) => Err(put_error::<T>(cursor, shared, k, v, flags, code)),
-            }
+            let indexed = pipeline::indexed::<T>(shared);
+            let row = value.as_item();
+            let mut landing = Landing::Unmoved;
+            pipeline::put::<T>(
+                cursor,
+                shared,
+                indexed,
+                (k, v),
+                row,
+                flags,
+                "append",
+                &mut landing,
+            )
         })
-    }
-}
-
-/// [`Appender`]'s write for a table with indexes: its index entries checked before the append
-/// and written after it. Apart from the plain path, which folds it away for a table declared
-/// without `indexed`.
-#[inline(never)]
-fn put_indexed<T: Table>(
-    cursor: &mut RawWriteCursor<'_>,
-    shared: &Shared,
-    k: &[u8],
-    v: &[u8],
-    row: Option<&T::Value>,
-    flags: u32,
-) -> Result<()> {
-    let changes = index::prepare::<T>(cursor, shared, cursor.dbi(), k, v, row, flags, "append")?;
-    match cursor.put(k, v, flags) {
-        Ok(()) => {
-            shared.watch.put::<T>(k, v);
-            index::apply(cursor, shared, &changes)
-        }
-        Err(code) => Err(put_error::<T>(cursor, shared, k, v, flags, code)),
-    }
-}
-
-/// The error for an appender's write that libmdbx refused with `code`.
-#[cold]
-#[inline(never)]
-fn put_error<T: Table>(
-    cursor: &mut RawWriteCursor<'_>,
-    shared: &Shared,
-    k: &[u8],
-    v: &[u8],
-    flags: u32,
-    code: Code,
-) -> Error {
-    if code == Code::EKEYMISMATCH || code == Code::KEYEXIST {
-        if flags == put::APPENDDUP_STRICT {
-            append_dup_out_of_order::<T>(cursor, k, v)
-        } else {
-            append_out_of_order::<T>(cursor, k)
-        }
-    } else {
-        shared.fail(code, At::of::<T>("append").entry(k, v.len()))
-    }
-}
-
-/// The error for an append of `key` that libmdbx refused as out of order (`MDBX_EKEYMISMATCH`,
-/// or `MDBX_KEYEXIST` for an equal key), naming the table's last key.
-#[cold]
-pub(crate) fn append_out_of_order<T: Table>(cursor: &mut RawWriteCursor<'_>, key: &[u8]) -> Error {
-    let last = cursor
-        .get(op::LAST)
-        .ok()
-        .flatten()
-        .map(|(lk, _)| KeyHex::new(lk));
-    Error::AppendOutOfOrder {
-        table: T::NAME,
-        key: KeyHex::new(key),
-        last,
-    }
-}
-
-/// The error for an `append_dup` of `(key, value)` that libmdbx refused as out of order,
-/// naming the key's last value.
-#[cold]
-pub(crate) fn append_dup_out_of_order<T: Table>(
-    cursor: &mut RawWriteCursor<'_>,
-    key: &[u8],
-    value: &[u8],
-) -> Error {
-    let last = match cursor.get_at(op::SET_KEY, Some(key)) {
-        Ok(Some(_)) => cursor
-            .get_at(op::LAST_DUP, None)
-            .ok()
-            .flatten()
-            .map(|(_, lv)| KeyHex::new(lv)),
-        _ => None,
-    };
-    Error::AppendDupOutOfOrder {
-        table: T::NAME,
-        key: KeyHex::new(key),
-        value: KeyHex::new(value),
-        last,
     }
 }

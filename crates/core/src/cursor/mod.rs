@@ -21,7 +21,6 @@ mod append;
 mod write;
 
 pub use append::Appender;
-pub(crate) use append::append_out_of_order;
 pub(crate) use write::Opener;
 pub use write::WriteCursors;
 

@@ -10,11 +10,11 @@ use std::ops::Bound;
 
 use super::{Cursor, Position, WriteCursor};
 use crate::codec::{AsKey, AsValue, KeyBuf, KeyRange};
-use crate::db::state::{Db, Shared};
-use crate::engine::{Code, CursorNav, LentTxn, RawCursorMut, del, op, put};
-use crate::error::{At, Error, KeyHex, Result};
-use crate::index;
+use crate::db::state::Db;
+use crate::engine::{Code, CursorNav, LentTxn, del, op, put};
+use crate::error::{At, Result};
 use crate::mode::Rw;
+use crate::pipeline::{self, Landing};
 use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,
@@ -41,29 +41,13 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         } = self;
         with_key::<T, _, _>(key, |k| {
             let v = encode_value::<T, _>(k, value, scratch)?;
-            // An indexed table's index entries: computed and checked before the write, written
-            // after it (`index/write.rs`).
-            let indexed = index::cursor_indexed::<T>(shared);
-            let changes = if indexed {
-                index::prepare::<T>(raw, shared, raw.dbi(), k, v, value.as_item(), flags, name)?
-            } else {
-                index::Changes::default()
-            };
-            match raw.put(k, v, flags) {
-                Ok(()) => {
-                    *at = Position::OnEntry;
-                    shared.watch.put::<T>(k, v);
-                    if indexed {
-                        index::apply(raw, shared, &changes)?;
-                    }
-                    Ok(())
-                }
-                Err(code) => {
-                    // What the refusal's diagnosis read moved the cursor: it is on no entry.
-                    *at = Position::Unpositioned;
-                    Err(refusal::<T>(raw, shared, code, flags, name, k, v))
-                }
-            }
+            let indexed = pipeline::indexed::<T>(shared);
+            let mut landing = Landing::Unmoved;
+            let row = value.as_item();
+            let written =
+                pipeline::put::<T>(raw, shared, indexed, (k, v), row, flags, name, &mut landing);
+            land(at, landing);
+            written
         })
     }
 
@@ -180,22 +164,19 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         if self.at != Position::OnEntry {
             return Err(self.not_on_entry(name));
         }
-        let removal = self.index_removal(name)?;
-        let watched = watched_entry(&mut self.raw, self.shared, flags);
-        match self.raw.del(flags) {
-            Ok(()) => {
-                self.at = Position::Deleted;
-                noted_delete::<T>(self.shared, watched);
-                if let Some(changes) = removal {
-                    index::apply(&mut self.raw, self.shared, &changes)?;
-                }
-                Ok(())
-            }
-            Err(code) => {
-                self.at = Position::Unpositioned;
-                Err(self.shared.fail(code, At::of::<T>(name)))
-            }
-        }
+        let indexed = pipeline::indexed::<T>(self.shared);
+        let mut landing = Landing::Unmoved;
+        let op = (name, None);
+        let deleted = pipeline::delete_current::<T>(
+            &mut self.raw,
+            self.shared,
+            indexed,
+            flags,
+            op,
+            &mut landing,
+        );
+        land(&mut self.at, landing);
+        deleted
     }
 
     /// Deletes every entry whose key is in `range`, walking from its start; returns how many
@@ -248,13 +229,19 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                 Bound::Excluded(u) => cmp_keys::<T>(at.as_slice(), u.as_slice()).is_lt(),
             }))
         };
-        if index::cursor_indexed::<T>(self.shared) {
+        let indexed = pipeline::indexed::<T>(self.shared);
+        if indexed {
             // Every row's index entries are computed (its key functions run, and may panic)
             // before the first row is deleted: a row that does not decode stops the delete
             // before it changed anything. (An indexed table is never `dupsort`.)
             let mut on_entry = start(self)?;
             while on_entry && inside(self)? {
-                self.index_removal("delete_range")?;
+                pipeline::plan_delete_current::<T>(
+                    &mut self.raw,
+                    self.shared,
+                    true,
+                    "delete_range",
+                )?;
                 on_entry = seek(self, op::NEXT, None)?;
             }
         }
@@ -266,10 +253,10 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                     .raw
                     .count()
                     .map_err(|code| cursor_error::<T>("delete_range", code))?;
-                self.delete_here(del::ALLDUPS)?;
+                self.delete_here(indexed, del::ALLDUPS)?;
                 deleted += values as u64;
             } else {
-                self.delete_here(del::CURRENT)?;
+                self.delete_here(indexed, del::CURRENT)?;
                 deleted += 1;
             }
             // After a delete, `MDBX_NEXT` lands on the entry that followed.
@@ -293,33 +280,12 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     }
 
     /// `delete_range`'s delete: the cursor was just placed on the entry by its own walk.
-    fn delete_here(&mut self, flags: u32) -> Result<()> {
-        let removal = self.index_removal("delete_range")?;
-        let watched = watched_entry(&mut self.raw, self.shared, flags);
-        self.raw
-            .del(flags)
-            .map(|()| noted_delete::<T>(self.shared, watched))
-            .map_err(|code| self.shared.fail(code, At::of::<T>("delete_range")))?;
-        match removal {
-            Some(changes) => index::apply(&mut self.raw, self.shared, &changes),
-            None => Ok(()),
-        }
-    }
-
-    /// For an indexed table: the index entries of the entry under the cursor, which a delete
-    /// takes with it (`None` for a table without indexes: a constant for one declared without
-    /// `indexed`). Does not move the cursor.
-    fn index_removal(&mut self, name: &'static str) -> Result<Option<index::Changes>> {
-        if !index::cursor_indexed::<T>(self.shared) {
-            return Ok(None);
-        }
-        let shared = self.shared;
-        self.raw
-            .get_with(op::GET_CURRENT, None, None, |k, v| {
-                index::cursor_removal::<T>(shared, k, v)
-            })
-            .map_err(|code| cursor_error::<T>(name, code))?
-            .transpose()
+    /// Deletes the entry under the cursor, for [`delete_range`](Self::delete_range) (which
+    /// leaves the cursor unpositioned).
+    fn delete_here(&mut self, indexed: bool, flags: u32) -> Result<()> {
+        let op = ("delete_range", None);
+        let mut landing = Landing::Unmoved;
+        pipeline::delete_current::<T>(&mut self.raw, self.shared, indexed, flags, op, &mut landing)
     }
 }
 
@@ -442,11 +408,17 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                     let same = |_: &[u8], old: &[u8]| has_subkey::<T>(old, front);
                     match raw.get_with(op::GET_BOTH_RANGE, Some(k), Some(front), same) {
                         Ok(Some(true)) => {
-                            let watched = watched_entry(raw, shared, del::CURRENT);
-                            raw.del(del::CURRENT).map_err(|code| {
-                                shared.fail(code, At::of::<T>("upsert_dup").key(k))
-                            })?;
-                            noted_delete::<T>(shared, watched);
+                            let op = ("upsert_dup", Some(k));
+                            let mut landing = Landing::Unmoved;
+                            let flags = del::CURRENT;
+                            pipeline::delete_current::<T>(
+                                raw,
+                                shared,
+                                false,
+                                flags,
+                                op,
+                                &mut landing,
+                            )?;
                         }
                         Ok(_) => break,
                         Err(code) if code == Code::ENODATA => break,
@@ -454,10 +426,9 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
                     }
                 }
                 let v = encode_subkey_value::<T>(k, subkey, value, scratch)?;
-                raw.put(k, v, put::UPSERT).map_err(|code| {
-                    shared.fail(code, At::of::<T>("upsert_dup").entry(k, v.len()))
-                })?;
-                shared.watch.put::<T>(k, v);
+                let mut landing = Landing::Unmoved;
+                let (flags, op) = (put::UPSERT, "upsert_dup");
+                pipeline::put::<T>(raw, shared, false, (k, v), None, flags, op, &mut landing)?;
                 *at = Position::OnEntry;
                 Ok(())
             })
@@ -465,83 +436,15 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     }
 }
 
-/// The entry under the cursor, copied, when key watchers record this transaction's writes
-/// (`watch/hub.rs`): what a delete with `flags` is about to remove (the value only for one
-/// value, not for every value of the key). `None`, after one relaxed load, otherwise.
+/// Where a write through the pipeline left the cursor.
 #[inline(always)]
-fn watched_entry(
-    raw: &mut RawCursorMut<'_>,
-    shared: &Shared,
-    flags: u32,
-) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-    if shared.watch.recording() {
-        copy_entry(raw, flags)
-    } else {
-        None
-    }
-}
-
-/// [`watched_entry`]'s copy, out of line: a walk that deletes with no watcher pays one load.
-#[inline(never)]
-fn copy_entry(raw: &mut RawCursorMut<'_>, flags: u32) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-    let one = flags != del::ALLDUPS;
-    raw.get_with(op::GET_CURRENT, None, None, |k, v| {
-        (k.to_vec(), one.then(|| v.to_vec()))
-    })
-    .ok()
-    .flatten()
-}
-
-/// Records a delete of what [`watched_entry`] copied.
-#[inline]
-fn noted_delete<T: Table>(shared: &Shared, watched: Option<(Vec<u8>, Option<Vec<u8>>)>) {
-    if let Some((k, v)) = watched {
-        shared.watch.del::<T>(&k, v.as_deref());
-    }
-}
-
-/// The error for a write libmdbx refused with `code`, read in the light of the `flags` asked
-/// for: an existing key (`insert`), an out-of-order key (`append`) or value (`append_dup`).
-#[cold]
-fn refusal<T: Table>(
-    raw: &mut RawCursorMut<'_>,
-    shared: &Shared,
-    code: Code,
-    flags: u32,
-    name: &'static str,
-    key: &[u8],
-    value: &[u8],
-) -> Error {
-    let copy = |_: &[u8], v: &[u8]| KeyHex::new(v);
-    let out_of_order = code == Code::EKEYMISMATCH || code == Code::KEYEXIST;
-    if flags == put::APPENDDUP_STRICT && out_of_order {
-        let last = match raw.get_with(op::SET_KEY, Some(key), None, |_, _| ()) {
-            Ok(Some(())) => raw.get_with(op::LAST_DUP, None, None, copy).ok().flatten(),
-            _ => None,
-        };
-        Error::AppendDupOutOfOrder {
-            table: T::NAME,
-            key: KeyHex::new(key),
-            value: KeyHex::new(value),
-            last,
-        }
-    } else if flags == put::APPEND_STRICT && out_of_order {
-        let last = raw
-            .get_with(op::LAST, None, None, |k, _| KeyHex::new(k))
-            .ok()
-            .flatten();
-        Error::AppendOutOfOrder {
-            table: T::NAME,
-            key: KeyHex::new(key),
-            last,
-        }
-    } else if flags == put::NOOVERWRITE && code == Code::KEYEXIST {
-        Error::KeyExists {
-            table: T::NAME,
-            key: KeyHex::new(key),
-        }
-    } else {
-        shared.fail(code, At::of::<T>(name).entry(key, value.len()))
+fn land(at: &mut Position, landing: Landing) {
+    match landing {
+        Landing::Unmoved => {}
+        Landing::Written => *at = Position::OnEntry,
+        Landing::Deleted => *at = Position::Deleted,
+        // What the refusal's diagnosis read moved the cursor: it is on no entry.
+        Landing::Refused => *at = Position::Unpositioned,
     }
 }
 

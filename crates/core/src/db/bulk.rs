@@ -17,9 +17,10 @@ use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
 use crate::db::state::Db;
-use crate::engine::{self, Code, RawWriteCursor, put};
+use crate::engine::{self, RawWriteCursor, put};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::index;
+use crate::pipeline::{self, InTxn, Landing};
 use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, Schema, Table, Writable};
 
@@ -379,7 +380,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             Ok(t) => t,
             Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
-        db.shared.watch.begin();
+        pipeline::begin(&db.shared);
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
         let mut scratch = Vec::new();
@@ -407,30 +408,15 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 batches: report.batches + 1,
                 bytes: report.bytes + bytes as u64,
             };
-            // Each batch's commit is one event of the commit feed (`watch/hub.rs`).
-            let watched = db.shared.watch.before_commit(&txn, &db.shared.dbis);
+            // Each batch's commit is one commit of the database: one event of the commit feed
+            // (`watch/hub.rs`), one commit metric.
+            let at = At::commit(Some(T::NAME), "commit a bulk-load batch");
             if more {
-                if let Err(code) = db
-                    .shared
-                    .env
-                    .before_weak_commit()
-                    .and_then(|()| txn.checkpoint_nosync())
-                {
-                    return Err(commit_error::<S, T>(db, code));
-                }
-                if let Some(pending) = watched {
-                    pending.deliver();
-                }
                 // The next batch is a transaction that begins now.
-                db.shared.watch.begin();
+                pipeline::checkpoint(&db.shared, &db.telemetry, &mut txn, at)?;
             } else {
                 // The last batch: a plain commit, under the database's sync mode.
-                if let Err(code) = txn.commit() {
-                    return Err(commit_error::<S, T>(db, code));
-                }
-                if let Some(pending) = watched {
-                    pending.deliver();
-                }
+                pipeline::commit(&db.shared, &db.telemetry, txn, at)?;
                 *report = batch;
                 if let Some(f) = self.on_batch.as_mut() {
                     f(report);
@@ -504,18 +490,19 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
                 source,
             }
         })?;
-        match cursor.put(k, v, flags) {
-            Ok(()) => {
-                db.shared.watch.put::<T>(k, v);
-                Ok(k.len() + v.len())
-            }
-            Err(code) if code == Code::EKEYMISMATCH || code == Code::KEYEXIST => {
-                Err(crate::cursor::append_out_of_order::<T>(cursor, k))
-            }
-            Err(code) => Err(db
-                .shared
-                .fail(code, At::of::<T>("bulk load").entry(k, v.len()))),
-        }
+        let mut landing = Landing::Unmoved;
+        let op = "bulk load";
+        pipeline::put::<T>(
+            cursor,
+            &db.shared,
+            false,
+            (k, v),
+            None,
+            flags,
+            op,
+            &mut landing,
+        )?;
+        Ok(k.len() + v.len())
     })
 }
 
@@ -544,7 +531,7 @@ fn fill_batch<E>(
 }
 
 /// [`append_one`] for a table with indexes: the entry and its index entries, unique keys
-/// checked first ([`index::put`]).
+/// checked first ([`pipeline::put`]).
 fn append_indexed<S: Schema + Contains<T>, T: Table>(
     db: &Db<S>,
     txn: &mut engine::RawTxn,
@@ -562,15 +549,21 @@ fn append_indexed<S: Schema + Contains<T>, T: Table>(
             }
         })?;
         let row = Some(value.borrow());
-        index::put::<S, T>(txn, db, dbi, k, v, row, put::APPEND_STRICT, "bulk load")?;
+        let mut target = InTxn { raw: txn, dbi };
+        let (flags, op) = (put::APPEND_STRICT, "bulk load");
+        let mut landing = Landing::Unmoved;
+        pipeline::put::<T>(
+            &mut target,
+            &db.shared,
+            true,
+            (k, v),
+            row,
+            flags,
+            op,
+            &mut landing,
+        )?;
         Ok(k.len() + v.len())
     })
-}
-
-#[cold]
-fn commit_error<S: Schema + Contains<T>, T: Table>(db: &Db<S>, code: Code) -> Error {
-    db.shared
-        .fail(code, At::commit(Some(T::NAME), "commit a bulk-load batch"))
 }
 
 #[cfg(test)]

@@ -283,7 +283,7 @@ impl<S: Schema> Db<S> {
             env.begin(false)
         };
         let raw = raw.map_err(|code| self.shared.fail(code, At::env("begin write transaction")))?;
-        self.shared.watch.begin(); // under the writer lock: whether this one records keys
+        crate::pipeline::begin(&self.shared); // under the writer lock
         Ok(Tx::new(self, raw))
     }
 

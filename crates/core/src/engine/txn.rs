@@ -246,18 +246,23 @@ impl RawTxn {
     /// them first (a write cursor borrows the transaction exclusively, so none can be alive).
     ///
     /// On error libmdbx has ended the transaction; dropping `self` then aborts nothing more.
-    pub fn checkpoint_nosync(&mut self) -> Result<(), Code> {
+    /// Returns the commit's latency in seconds, as [`commit_timed`](Self::commit_timed)
+    /// does (0 when there was nothing to commit).
+    pub fn checkpoint_nosync(&mut self) -> Result<f64, Code> {
+        // SAFETY: MDBX_commit_latency is a plain C struct for which all-zero bytes are valid.
+        let mut latency: sys::MDBX_commit_latency = unsafe { std::mem::zeroed() };
         // SAFETY: `self` is a live write txn owned by the caller on its own thread (write txns
         // are only owned by `!Send` types); `&mut self` means no cursor or slice borrowed from
-        // it is alive. A null latency pointer is allowed.
+        // it is alive. `latency` is a valid out-parameter for the call.
         let rc = unsafe {
-            sys::mdbx_txn_checkpoint(self.ptr.as_ptr(), sys::MDBX_TXN_NOSYNC, ptr::null_mut())
+            sys::mdbx_txn_checkpoint(self.ptr.as_ptr(), sys::MDBX_TXN_NOSYNC, &mut latency)
         };
         // MDBX_RESULT_TRUE: nothing to commit, the transaction goes on unchanged.
         if rc == sys::MDBX_RESULT_TRUE {
-            return Ok(());
+            return Ok(0.0);
         }
-        check(rc)
+        check(rc)?;
+        Ok(f64::from(latency.whole) / 65536.0)
     }
 
     /// Opens a table by name (`None` = the main table). `Ok(None)` when it does not exist and

@@ -12,7 +12,8 @@ pub(crate) use check::check;
 pub use check::{IndexCheck, IndexProblem};
 
 pub(crate) use write::{
-    Changes, apply, clear, cursor_indexed, cursor_removal, delete, entries, prepare, put, removal,
+    Changes, EntryChange, Store, apply, clear, cursor_indexed, cursor_removal, entries, prepare,
+    removal,
 };
 
 use std::marker::PhantomData;

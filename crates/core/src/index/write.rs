@@ -9,11 +9,11 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::codec::{AsKey, DecodeError, Value};
-use crate::db::state::{Db, Limits, Shared};
+use crate::db::state::{Limits, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
 use crate::stored::{decode_key, decode_value};
-use crate::table::{EntriesError, IndexInfo, KeysFn, RawEntry, Schema, Table};
+use crate::table::{EntriesError, IndexInfo, KeysFn, RawEntry, Table};
 
 use super::indexes_on;
 
@@ -319,6 +319,42 @@ thread_local! {
 #[derive(Default)]
 pub(crate) struct Changes(Option<Box<Scratch>>);
 
+impl Changes {
+    /// Whether the write changes no index entry (a table without indexes).
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// Calls `f(index table, dupsort, entry)` for every index entry the write changes, in the
+    /// order [`apply`] writes them.
+    pub(crate) fn for_each_entry(&self, mut f: impl FnMut(&'static str, bool, EntryChange<'_>)) {
+        let Some(s) = &self.0 else {
+            return;
+        };
+        let primary = s.primary.as_slice();
+        for change in &s.changes {
+            let dupsort = !change.unique;
+            for at in change.removed.clone() {
+                let value = dupsort.then_some(primary);
+                f(change.name, dupsort, EntryChange::Removed(s.key(at), value));
+            }
+            for at in change.added.clone() {
+                f(change.name, dupsort, EntryChange::Added(s.key(at), primary));
+            }
+        }
+    }
+}
+
+/// An index entry a write changes.
+pub(crate) enum EntryChange<'a> {
+    /// `(key, value)` added.
+    Added(&'a [u8], &'a [u8]),
+    /// `(key, value)` removed; every value of `key` when `None` (a unique index, whose key has
+    /// one value).
+    Removed(&'a [u8], Option<&'a [u8]>),
+}
+
 impl Drop for Changes {
     #[inline]
     fn drop(&mut self) {
@@ -521,7 +557,8 @@ fn check_unique(
 }
 
 /// Writes the index entries of `changes` (the row is already written): per index, the
-/// entries removed, then those added; unchanged entries are not touched.
+/// entries removed, then those added; unchanged entries are not touched. (The other effects
+/// of the entries are the write pipeline's, [`Changes::for_each_entry`].)
 pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) -> Result<()> {
     let Some(s) = &changes.0 else {
         return Ok(());
@@ -534,7 +571,6 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
             store
                 .store_del(change.dbi, key, value)
                 .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
-            shared.watch.del_in(change.name, !change.unique, key, value);
         }
         for at in change.added.clone() {
             let key = s.key(at);
@@ -548,9 +584,6 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
                     },
                 )
             })?;
-            shared
-                .watch
-                .put_in(change.name, !change.unique, key, primary);
         }
     }
     Ok(())
@@ -612,74 +645,17 @@ pub(crate) fn prepare<T: Table>(
     Ok(changes)
 }
 
-/// Writes the stored row `(k, v)` of the indexed table `T` (handle `dbi`) with `flags`
-/// (`UPSERT`, `NOOVERWRITE` or `APPEND_STRICT`), and its index entries: the old row is read,
-/// the changed entries computed, unique keys checked, and only then is anything written.
-/// `row` is the value `v` encodes when the caller holds it ([`prepare`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn put<S: Schema, T: Table>(
+/// Empties every index of table `T` (which is being emptied); `f` is called with the name of
+/// each index emptied.
+pub(crate) fn clear<T: Table>(
     raw: &mut RawTxn,
-    db: &Db<S>,
-    dbi: Dbi,
-    k: &[u8],
-    v: &[u8],
-    row: Option<&T::Value>,
-    flags: u32,
-    op: &'static str,
+    shared: &Shared,
+    mut f: impl FnMut(&'static str),
 ) -> Result<()> {
-    let shared = &db.shared;
-    let changes = prepare::<T>(raw, shared, dbi, k, v, row, flags, op)?;
-    let appending = flags & engine::put::APPEND != 0;
-    raw.put(dbi, k, v, flags).map_err(|code| {
-        if appending && (code == Code::EKEYMISMATCH || code == Code::KEYEXIST) {
-            Error::AppendOutOfOrder {
-                table: T::NAME,
-                key: KeyHex::new(k),
-                last: last_key(raw, dbi),
-            }
-        } else if code == Code::KEYEXIST {
-            Error::KeyExists {
-                table: T::NAME,
-                key: KeyHex::new(k),
-            }
-        } else {
-            shared.fail(code, At::of::<T>(op).entry(k, v.len()))
-        }
-    })?;
-    shared.watch.put::<T>(k, v);
-    apply(raw, shared, &changes)
-}
-
-/// Deletes the row under the stored key `k` of the indexed table `T` and its index entries.
-/// Returns whether there was one.
-pub(crate) fn delete<S: Schema, T: Table>(
-    raw: &mut RawTxn,
-    db: &Db<S>,
-    dbi: Dbi,
-    k: &[u8],
-) -> Result<bool> {
-    let shared = &db.shared;
-    let old = raw
-        .store_get_with(dbi, k, |old| decode_value::<T>(k, old))
-        .map_err(|code| shared.fail(code, At::of::<T>("delete").key(k)))?;
-    let Some(old) = old else {
-        return Ok(false);
-    };
-    let pk = decode_key::<T>(k)?;
-    let changes = changes::<T>(shared, &pk, Some(&old?), None)?;
-    raw.del(dbi, k, None)
-        .map_err(|code| shared.fail(code, At::of::<T>("delete").key(k)))?;
-    shared.watch.del::<T>(k, None);
-    apply(raw, shared, &changes)?;
-    Ok(true)
-}
-
-/// Empties every index of table `T` (which is being emptied).
-pub(crate) fn clear<S: Schema, T: Table>(raw: &mut RawTxn, db: &Db<S>) -> Result<()> {
-    for (id, name, _) in indexes_on(S::TABLES, T::NAME) {
-        raw.drop_table(db.shared.dbis[id], false)
-            .map_err(|code| db.shared.fail(code, At::table(name, "clear")))?;
-        db.shared.watch.clear_in(name);
+    for (id, name, _) in indexes_on(shared.tables, T::NAME) {
+        raw.drop_table(shared.dbis[id], false)
+            .map_err(|code| shared.fail(code, At::table(name, "clear")))?;
+        f(name);
     }
     Ok(())
 }
@@ -705,11 +681,4 @@ pub(crate) fn cursor_removal<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> R
 /// it ([`cursor_removal`]).
 pub(crate) fn removal<T: Table>(shared: &Shared, pk: &T::Key, row: &T::Value) -> Result<Changes> {
     changes::<T>(shared, pk, Some(row), None)
-}
-
-/// The table's last key, for an append-out-of-order message.
-fn last_key(raw: &mut RawTxn, dbi: Dbi) -> Option<KeyHex> {
-    let mut cursor = raw.write_cursor(dbi).ok()?;
-    let (k, _) = cursor.get(engine::op::LAST).ok()??;
-    Some(KeyHex::new(k))
 }

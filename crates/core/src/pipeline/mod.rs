@@ -1,0 +1,550 @@
+//! The write pipeline: every change of a table's rows, whatever the write form (`Tx`'s puts,
+//! inserts, appends, deletes, ranges, retains, pops, clears and sequences; the write cursor;
+//! the appender; the bulk load; the byte-level writes), goes through here, in two steps:
+//!
+//! 1. **Plan**: everything that can refuse the change is checked before anything is written —
+//!    the row's old value read and decoded where an index needs it, every index entry the
+//!    change removes or adds worked out (the index key functions run), sizes and unique keys
+//!    checked (`index/write.rs`, [`index::prepare`]).
+//! 2. **Apply**: the row is written (a refusal by libmdbx mapped once, [`refused`]), then
+//!    [`applied`] carries out every effect of the change: the watchers' records
+//!    (`watch/hub.rs`) and the index entries of the plan.
+//!
+//! A new write form calls [`put`], [`delete`], [`delete_current`] or [`clear`]; a new effect
+//! goes into [`applied`] (and [`cleared`]) and reaches every form. Commits (and the metric they
+//! record) go through [`commit`] and [`checkpoint`], nested transactions through [`nest`] and
+//! [`unnest`]. Where the row is written — a transaction's table, a write cursor, the
+//! appender's cursor — is a [`Target`].
+
+mod commit;
+mod refusal;
+
+pub(crate) use commit::{Savepoint, checkpoint, commit, nest, unnest};
+pub(crate) use refusal::refused;
+
+use crate::db::state::Shared;
+use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
+use crate::error::{At, Error, KeyHex, Result};
+use crate::index::{self, Changes, EntryChange, Store};
+use crate::stored::decode_value;
+use crate::table::Table;
+
+/// Where a change's row is written: a table of the write transaction ([`InTxn`]) or the table
+/// of a write cursor. Index entries go through the same target ([`Store`]).
+pub(crate) trait Target: Store {
+    /// The row's table.
+    fn dbi(&self) -> Dbi;
+    /// Writes the row `(key, value)` with libmdbx's put `flags`.
+    fn put_row(&mut self, key: &[u8], value: &[u8], flags: u32) -> std::result::Result<(), Code>;
+    /// The table's last key, for a refused append (a cursor target moves).
+    fn last_key(&mut self) -> Option<KeyHex>;
+    /// The last value of `key`, for a refused `append_dup` (a cursor target moves).
+    fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex>;
+}
+
+/// Where a write through a cursor left the cursor, for the write cursor's [`Position`]
+/// (`cursor/mod.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Landing {
+    /// Not moved: the change was refused before anything was written.
+    Unmoved,
+    /// On the row it wrote.
+    Written,
+    /// On the gap the deleted row left.
+    Deleted,
+    /// On no entry: libmdbx refused the row, or the diagnosis of the refusal moved it.
+    Refused,
+}
+
+/// One change of a row, as its effects see it.
+#[derive(Clone, Copy)]
+pub(crate) enum Change<'a> {
+    /// `key` now holds `value` (empty when the value was written into the page in place).
+    Put { key: &'a [u8], value: &'a [u8] },
+    /// `key` lost the value `dup` (a dupsort table), or every value (`None`).
+    Delete {
+        key: &'a [u8],
+        dup: Option<&'a [u8]>,
+    },
+}
+
+/// Whether some effect needs the bytes of the rows a cursor deletes: a delete at the cursor
+/// then copies the entry before it goes ([`delete_current`]). One relaxed load.
+#[inline(always)]
+fn sees_deleted_rows(shared: &Shared) -> bool {
+    shared.watch.recording()
+}
+
+/// Every effect of a change of table `T` whose row was just written: the watchers' records,
+/// then the index entries of `plan`. The one place a write's effects are applied. `change` is
+/// `None` for a delete at a cursor when no effect needs its bytes ([`sees_deleted_rows`]).
+#[inline(always)]
+fn applied<T: Table>(
+    store: &mut impl Store,
+    shared: &Shared,
+    change: Option<Change<'_>>,
+    plan: &Changes,
+) -> Result<()> {
+    match change {
+        Some(Change::Put { key, value }) => shared.watch.put::<T>(key, value),
+        Some(Change::Delete { key, dup }) => shared.watch.del::<T>(key, dup),
+        None => {}
+    }
+    if plan.is_empty() {
+        return Ok(());
+    }
+    index::apply(store, shared, plan)?;
+    if shared.watch.recording() {
+        plan.for_each_entry(|index, dupsort, entry| match entry {
+            EntryChange::Added(key, value) => shared.watch.put_in(index, dupsort, key, value),
+            EntryChange::Removed(key, value) => shared.watch.del_in(index, dupsort, key, value),
+        });
+    }
+    Ok(())
+}
+
+/// The effects of emptying table `T`: the watchers' records, and when `indexed` every index
+/// on it emptied (and recorded). The one place a clear's effects are applied.
+fn cleared<T: Table>(raw: &mut RawTxn, shared: &Shared, indexed: bool) -> Result<()> {
+    shared.watch.clear::<T>();
+    if indexed {
+        index::clear::<T>(raw, shared, |index| shared.watch.clear_in(index))?;
+    }
+    Ok(())
+}
+
+/// A write transaction began (the writer lock is held; for a bulk load, also each batch after
+/// the first, [`checkpoint`]): whether the watchers record its changes is decided now.
+#[inline(always)]
+pub(crate) fn begin(shared: &Shared) {
+    shared.watch.begin();
+}
+
+/// A table of the write transaction as a [`Target`].
+pub(crate) struct InTxn<'a> {
+    pub(crate) raw: &'a mut RawTxn,
+    pub(crate) dbi: Dbi,
+}
+
+impl Store for InTxn<'_> {
+    #[inline(always)]
+    fn store_get_with<R>(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> std::result::Result<Option<R>, Code> {
+        self.raw.store_get_with(dbi, key, read)
+    }
+
+    #[inline(always)]
+    fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code> {
+        self.raw.store_put(dbi, key, value)
+    }
+
+    #[inline(always)]
+    fn store_del(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> std::result::Result<bool, Code> {
+        self.raw.store_del(dbi, key, value)
+    }
+}
+
+impl Target for InTxn<'_> {
+    #[inline(always)]
+    fn dbi(&self) -> Dbi {
+        self.dbi
+    }
+
+    #[inline(always)]
+    fn put_row(&mut self, key: &[u8], value: &[u8], flags: u32) -> std::result::Result<(), Code> {
+        self.raw.put(self.dbi, key, value, flags)
+    }
+
+    fn last_key(&mut self) -> Option<KeyHex> {
+        let mut cursor = self.raw.write_cursor(self.dbi).ok()?;
+        let (k, _) = cursor.get(engine::op::LAST).ok()??;
+        Some(KeyHex::new(k))
+    }
+
+    fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex> {
+        let mut cursor = self.raw.write_cursor(self.dbi).ok()?;
+        cursor.get_at(engine::op::SET_KEY, Some(key)).ok()??;
+        let (_, v) = cursor.get_at(engine::op::LAST_DUP, None).ok()??;
+        Some(KeyHex::new(v))
+    }
+}
+
+impl Target for RawCursorMut<'_> {
+    #[inline(always)]
+    fn dbi(&self) -> Dbi {
+        RawCursorMut::dbi(self)
+    }
+
+    #[inline(always)]
+    fn put_row(&mut self, key: &[u8], value: &[u8], flags: u32) -> std::result::Result<(), Code> {
+        self.put(key, value, flags)
+    }
+
+    fn last_key(&mut self) -> Option<KeyHex> {
+        self.get_with(engine::op::LAST, None, None, |k, _| KeyHex::new(k))
+            .ok()
+            .flatten()
+    }
+
+    fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex> {
+        self.get_with(engine::op::SET_KEY, Some(key), None, |_, _| ())
+            .ok()??;
+        self.get_with(engine::op::LAST_DUP, None, None, |_, v| KeyHex::new(v))
+            .ok()
+            .flatten()
+    }
+}
+
+impl Target for RawWriteCursor<'_> {
+    #[inline(always)]
+    fn dbi(&self) -> Dbi {
+        RawWriteCursor::dbi(self)
+    }
+
+    #[inline(always)]
+    fn put_row(&mut self, key: &[u8], value: &[u8], flags: u32) -> std::result::Result<(), Code> {
+        self.put(key, value, flags)
+    }
+
+    fn last_key(&mut self) -> Option<KeyHex> {
+        let (k, _) = self.get(engine::op::LAST).ok()??;
+        Some(KeyHex::new(k))
+    }
+
+    fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex> {
+        self.get_at(engine::op::SET_KEY, Some(key)).ok()??;
+        let (_, v) = self.get_at(engine::op::LAST_DUP, None).ok()??;
+        Some(KeyHex::new(v))
+    }
+}
+
+/// Writes the row `(k, v)` of table `T` with libmdbx's put `flags` (the write form named
+/// `op`) into `target`, with every effect. `indexed`: whether `T` has indexes (a constant
+/// `false` for most tables, so the plan folds away); `row` is the value `v` encodes when the
+/// caller holds it (a typed write), so that the indexes need not decode `v`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put<T: Table>(
+    target: &mut impl Target,
+    shared: &Shared,
+    indexed: bool,
+    (k, v): (&[u8], &[u8]),
+    row: Option<&T::Value>,
+    flags: u32,
+    op: &'static str,
+    landing: &mut Landing,
+) -> Result<()> {
+    if indexed {
+        return put_indexed::<T>(target, shared, (k, v), row, flags, op, landing);
+    }
+    match target.put_row(k, v, flags) {
+        Ok(()) => {
+            *landing = Landing::Written;
+            applied::<T>(
+                target,
+                shared,
+                Some(Change::Put { key: k, value: v }),
+                &Changes::default(),
+            )
+        }
+        Err(code) => {
+            *landing = Landing::Refused;
+            Err(refused::<T>(
+                target,
+                shared,
+                code,
+                flags,
+                op,
+                k,
+                Some(v),
+                v.len(),
+            ))
+        }
+    }
+}
+
+/// [`put`] into a table with indexes: planned first.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn put_indexed<T: Table>(
+    target: &mut impl Target,
+    shared: &Shared,
+    (k, v): (&[u8], &[u8]),
+    row: Option<&T::Value>,
+    flags: u32,
+    op: &'static str,
+    landing: &mut Landing,
+) -> Result<()> {
+    let plan = index::prepare::<T>(target, shared, target.dbi(), k, v, row, flags, op)?;
+    match target.put_row(k, v, flags) {
+        Ok(()) => {
+            *landing = Landing::Written;
+            applied::<T>(
+                target,
+                shared,
+                Some(Change::Put { key: k, value: v }),
+                &plan,
+            )
+        }
+        Err(code) => {
+            *landing = Landing::Refused;
+            Err(refused::<T>(
+                target,
+                shared,
+                code,
+                flags,
+                op,
+                k,
+                Some(v),
+                v.len(),
+            ))
+        }
+    }
+}
+
+/// Writes under `k` of table `T` (never an indexed nor a dupsort table) a value of `len` bytes
+/// that `fill` writes into the page (`MDBX_RESERVE`), with every effect.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_reserve<T: Table, R>(
+    target: &mut InTxn<'_>,
+    shared: &Shared,
+    k: &[u8],
+    len: usize,
+    flags: u32,
+    op: &'static str,
+    fill: impl FnOnce(&mut Room<'_>) -> R,
+) -> Result<R> {
+    match target.raw.put_reserve(target.dbi, k, len, flags, fill) {
+        Ok(filled) => {
+            let change = Change::Put { key: k, value: &[] };
+            applied::<T>(target, shared, Some(change), &Changes::default())?;
+            Ok(filled)
+        }
+        Err(code) => Err(refused::<T>(target, shared, code, flags, op, k, None, len)),
+    }
+}
+
+/// [`put_reserve`] for a codec that writes a value of a length it knew beforehand: when it
+/// then fails to write it, the half-written entry is deleted again, so no zeroed value can be
+/// committed (the key then holds nothing in this transaction, and the error says so).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_encoded_in_place<T: Table>(
+    target: &mut InTxn<'_>,
+    shared: &Shared,
+    k: &[u8],
+    len: usize,
+    flags: u32,
+    op: &'static str,
+    fill: impl FnOnce(&mut [u8]) -> std::result::Result<(), crate::codec::EncodeError>,
+) -> Result<()> {
+    let filled = put_reserve::<T, _>(target, shared, k, len, flags, op, |room| {
+        fill(room.zeroed())
+    })?;
+    let Err(source) = filled else {
+        return Ok(());
+    };
+    let undo = delete::<T>(target, shared, false, k, None, op);
+    Err(Error::Encode {
+        table: T::NAME,
+        key: KeyHex::new(k),
+        source: crate::codec::EncodeError::new(format!(
+            "{} (while writing into the room reserved in the page: {})",
+            source.message(),
+            match undo {
+                Ok(_) => "the entry was deleted, so the key now holds no value in this transaction",
+                Err(_) => "the half-written entry could not be deleted: abort the transaction",
+            }
+        )),
+    })
+}
+
+/// Deletes the row under `k` of table `T` in the transaction (of a dupsort table: its value
+/// `dup`, or every value when `None`), with every effect. Returns whether there was one.
+#[inline(always)]
+pub(crate) fn delete<T: Table>(
+    target: &mut InTxn<'_>,
+    shared: &Shared,
+    indexed: bool,
+    k: &[u8],
+    dup: Option<&[u8]>,
+    op: &'static str,
+) -> Result<bool> {
+    if indexed {
+        return delete_indexed::<T>(target, shared, k, op);
+    }
+    let fail = |code| match dup {
+        Some(v) => shared.fail(code, At::of::<T>(op).entry(k, v.len())),
+        None => shared.fail(code, At::of::<T>(op).key(k)),
+    };
+    let found = target.raw.del(target.dbi, k, dup).map_err(fail)?;
+    if found {
+        applied::<T>(
+            target,
+            shared,
+            Some(Change::Delete { key: k, dup }),
+            &Changes::default(),
+        )?;
+    }
+    Ok(found)
+}
+
+/// [`delete`] of a row of a table with indexes (never dupsort): its old row read and its index
+/// entries worked out first.
+#[inline]
+fn delete_indexed<T: Table>(
+    target: &mut InTxn<'_>,
+    shared: &Shared,
+    k: &[u8],
+    op: &'static str,
+) -> Result<bool> {
+    let old = target
+        .store_get_with(target.dbi, k, |old| decode_value::<T>(k, old))
+        .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
+    let Some(old) = old else {
+        return Ok(false);
+    };
+    let plan = index::removal::<T>(shared, &crate::stored::decode_key::<T>(k)?, &old?)?;
+    target
+        .raw
+        .del(target.dbi, k, None)
+        .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
+    applied::<T>(
+        target,
+        shared,
+        Some(Change::Delete { key: k, dup: None }),
+        &plan,
+    )?;
+    Ok(true)
+}
+
+/// The plan of deleting the row under `cursor` of table `T`: its index entries (when
+/// `indexed`). Also what a delete of several rows computes for every row before it deletes
+/// the first, so that a row that does not decode or a key function that panics stops it
+/// before it changed anything.
+#[inline(always)]
+pub(crate) fn plan_delete_current<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    indexed: bool,
+    op: &'static str,
+) -> Result<Changes> {
+    if !indexed {
+        return Ok(Changes::default());
+    }
+    plan_delete_indexed::<T>(cursor, shared, op)
+}
+
+/// [`plan_delete_current`] in a table with indexes.
+#[inline(never)]
+fn plan_delete_indexed<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    op: &'static str,
+) -> Result<Changes> {
+    cursor
+        .get_with(engine::op::GET_CURRENT, None, None, |k, v| {
+            plan_delete_bytes::<T>(shared, k, v)
+        })
+        .map_err(|code| crate::stored::cursor_error::<T>(op, code))?
+        .unwrap_or_else(|| Ok(Changes::default()))
+}
+
+/// The plan of deleting the stored row `(k, v)` of the indexed table `T`, for a delete of
+/// several rows that plans every row before it deletes the first ([`plan_delete_current`]).
+pub(crate) fn plan_delete_bytes<T: Table>(shared: &Shared, k: &[u8], v: &[u8]) -> Result<Changes> {
+    index::cursor_removal::<T>(shared, k, v)
+}
+
+/// [`plan_delete_bytes`] of a decoded row.
+pub(crate) fn plan_delete_row<T: Table>(
+    shared: &Shared,
+    key: &T::Key,
+    row: &T::Value,
+) -> Result<Changes> {
+    index::removal::<T>(shared, key, row)
+}
+
+/// Whether table `T` of the open database has indexes, for the write forms that know the
+/// table but not the schema (the write cursor, the appender). A constant `false` for a table
+/// declared without `indexed`.
+#[inline(always)]
+pub(crate) fn indexed<T: Table>(shared: &Shared) -> bool {
+    index::cursor_indexed::<T>(shared)
+}
+
+/// Deletes the row under `cursor` of table `T` (with `flags`: `CURRENT` its value, `ALLDUPS`
+/// every value of its key), with every effect. `key` names the row in an error, when known.
+#[inline]
+pub(crate) fn delete_current<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    indexed: bool,
+    flags: u32,
+    (op, key): (&'static str, Option<&[u8]>),
+    landing: &mut Landing,
+) -> Result<()> {
+    let plan = plan_delete_current::<T>(cursor, shared, indexed, op)?;
+    let watched = watched_entry(cursor, shared, flags);
+    if let Err(code) = cursor.del(flags) {
+        *landing = Landing::Refused;
+        let at = At::of::<T>(op);
+        return Err(shared.fail(code, key.map_or(at, |k| at.key(k))));
+    }
+    *landing = Landing::Deleted;
+    let change = watched.as_ref().map(|(key, dup)| Change::Delete {
+        key,
+        dup: dup.as_deref(),
+    });
+    applied::<T>(cursor, shared, change, &plan)
+}
+
+/// The entry under the cursor, copied, when an effect needs it ([`sees_deleted_rows`]):
+/// what a delete with `flags` is about to remove (the value only for one value, not for every
+/// value of the key). `None`, after one relaxed load, otherwise.
+#[inline(always)]
+fn watched_entry(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    flags: u32,
+) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    if sees_deleted_rows(shared) {
+        copy_entry(cursor, flags)
+    } else {
+        None
+    }
+}
+
+/// [`watched_entry`]'s copy, out of line: a walk that deletes with no watcher pays one load.
+#[inline(never)]
+fn copy_entry(cursor: &mut RawCursorMut<'_>, flags: u32) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let one = flags != engine::del::ALLDUPS;
+    cursor
+        .get_with(engine::op::GET_CURRENT, None, None, |k, v| {
+            (k.to_vec(), one.then(|| v.to_vec()))
+        })
+        .ok()
+        .flatten()
+}
+
+/// Empties table `T` (its sequence stays) and, when `indexed`, every index on it, with every
+/// effect.
+pub(crate) fn clear<T: Table>(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    dbi: Dbi,
+    indexed: bool,
+) -> Result<()> {
+    raw.drop_table(dbi, false)
+        .map_err(|code| shared.fail(code, At::of::<T>("clear")))?;
+    cleared::<T>(raw, shared, indexed)
+}

@@ -1,0 +1,52 @@
+//! libmdbx's refusals of a row write, read once for every write form: what `MDBX_KEYEXIST` or
+//! `MDBX_EKEYMISMATCH` means depends on the flags the write asked for.
+
+use super::Target;
+use crate::db::state::Shared;
+use crate::engine::{Code, put};
+use crate::error::{At, Error, KeyHex};
+use crate::table::Table;
+
+/// The error for the write of `(key, value_len bytes)` into table `T` with `flags` (named `op`)
+/// that libmdbx refused with `code`: a present key for a write that must not overwrite
+/// (`insert`), a key or value out of order for the appends (naming the table's last key, or
+/// the key's last value, which the target reads: a cursor target moves), anything else as
+/// [`Shared::fail`] diagnoses it. `value` is the encoded value when the caller has it (an
+/// out-of-order `append_dup` names it).
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn refused<T: Table>(
+    target: &mut impl Target,
+    shared: &Shared,
+    code: Code,
+    flags: u32,
+    op: &'static str,
+    key: &[u8],
+    value: Option<&[u8]>,
+    value_len: usize,
+) -> Error {
+    let appending = flags & (put::APPEND | put::APPENDDUP) != 0;
+    let out_of_order = code == Code::EKEYMISMATCH || code == Code::KEYEXIST;
+    if code == Code::KEYEXIST && !appending {
+        Error::KeyExists {
+            table: T::NAME,
+            key: KeyHex::new(key),
+        }
+    } else if flags == put::APPENDDUP_STRICT && out_of_order {
+        Error::AppendDupOutOfOrder {
+            table: T::NAME,
+            key: KeyHex::new(key),
+            value: KeyHex::new(value.unwrap_or_default()),
+            last: target.last_dup(key),
+        }
+    } else if appending && out_of_order {
+        Error::AppendOutOfOrder {
+            table: T::NAME,
+            key: KeyHex::new(key),
+            last: target.last_key(),
+        }
+    } else {
+        shared.fail(code, At::of::<T>(op).entry(key, value_len))
+    }
+}
