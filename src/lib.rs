@@ -672,10 +672,11 @@
 //! ## Errors
 //!
 //! Every fallible call returns [`Error`]. Its messages name what is known at the failure: the
-//! table, and the key (hex, truncated) when the operation had one (a cursor step such as `next`
-//! has a position, not a key); the database path for environment-level failures (begin,
-//! commit, open); the libmdbx code by name; and what to do. Damaged bytes give
-//! [`Error::Decode`], never a panic.
+//! table, and the key when the operation had one — as its type's `Debug` shows it
+//! (`TxId { block: 0, position: 5 }`) when the key type has `Debug`, else its stored bytes in
+//! hex, truncated ([`KeyHex`]); a cursor step such as `next` has a position, not a key; the
+//! database path for environment-level failures (begin, commit, open); the libmdbx code by
+//! name; and what to do. Damaged bytes give [`Error::Decode`], never a panic.
 //!
 //! ## Crashes and damaged files
 //!

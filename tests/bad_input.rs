@@ -180,7 +180,7 @@ fn damaged_values_and_keys_give_decode_errors_naming_table_and_key() {
         );
         let msg = err.to_string();
         assert!(msg.contains("table `accounts`"), "{msg}");
-        assert!(msg.contains(&format!("0x{:016x}", n)), "{msg}");
+        assert!(msg.contains(&format!("at key {n}:")), "{msg}"); // typed: a `u64` key
     }
     // Iteration in both directions reports each bad entry and goes on.
     let forward: Vec<_> = tx.iter::<Accounts>().collect();

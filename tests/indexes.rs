@@ -541,9 +541,10 @@ fn a_new_unique_index_on_rows_that_break_it_fails_the_open_and_changes_nothing()
             rows,
         } => {
             assert_eq!((*table, *index), ("transfers", "ByHash"));
-            assert_eq!(key.to_string(), KeyHexOf(5u64).to_string());
-            assert_eq!(rows[0].to_string(), KeyHexOf(1u64).to_string());
-            assert_eq!(rows[1].to_string(), KeyHexOf(3u64).to_string());
+            // Typed: the index key and both rows' keys are `u64`s.
+            assert_eq!(key.to_string(), "5");
+            assert_eq!(rows[0].to_string(), "1");
+            assert_eq!(rows[1].to_string(), "3");
         }
         other => panic!("expected a unique violation, got {other:?}"),
     }
@@ -554,16 +555,6 @@ fn a_new_unique_index_on_rows_that_break_it_fails_the_open_and_changes_nothing()
     let names = tabula::untyped::UntypedDb::open(dir.path()).unwrap();
     let mut tx = names.read().unwrap();
     assert!(!tx.table_names().unwrap().iter().any(|n| n == "ByHash"));
-}
-
-/// How the index names a `u64` key in messages.
-struct KeyHexOf(u64);
-
-impl std::fmt::Display for KeyHexOf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let k = self.0.to_be_bytes();
-        write!(f, "{}", tabula::KeyHex::new(&k))
-    }
 }
 
 #[test]
@@ -732,8 +723,8 @@ fn a_unique_collision_found_after_committed_batches_leaves_no_index() {
     match &err {
         Error::UniqueViolation { index, rows, .. } => {
             assert_eq!(*index, "ByHash");
-            assert_eq!(rows[0].to_string(), KeyHexOf(7).to_string());
-            assert_eq!(rows[1].to_string(), KeyHexOf(24_000).to_string());
+            assert_eq!(rows[0].to_string(), "7");
+            assert_eq!(rows[1].to_string(), "24000");
         }
         other => panic!("expected a unique violation, got {other:?}"),
     }
@@ -894,4 +885,106 @@ fn watchers_of_an_index_see_the_entries_its_source_table_writes() {
         by_sender.try_recv(),
         Some(Ok(tabula::Received::Event(tabula::Change::Cleared { .. })))
     ));
+}
+
+// ---- errors show keys typed ---------------------------------------------------------------------
+
+/// A transfer's place, with `Debug`: errors show it as written.
+#[derive(tabula::Key, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct TxId {
+    block: u64,
+    position: u32,
+}
+
+/// A key type without `Debug`: errors show its stored bytes.
+#[derive(tabula::Key, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Opaque(u16);
+
+#[derive(Table)]
+#[table(name = "by_place", key = TxId, value = Transfer, indexed)]
+struct ByPlace;
+
+#[derive(Index)]
+#[index(name = "by_place_hash", on = ByPlace, key = (String, u64), unique, by = named_hash)]
+struct ByPlaceHash;
+
+fn named_hash(_: &TxId, t: &Transfer) -> Option<(String, u64)> {
+    t.hash.map(|h| (format!("h{}", t.from), h))
+}
+
+#[derive(Table)]
+#[table(name = "opaque", key = Opaque, value = u8)]
+struct OpaqueKeys;
+
+#[derive(Schema)]
+struct Places(ByPlace, ByPlaceHash, OpaqueKeys);
+
+#[test]
+fn errors_show_keys_typed_where_the_key_type_has_debug() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<Places>(dir.path(), Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    let first = TxId {
+        block: 0,
+        position: 5,
+    };
+    let second = TxId {
+        block: 7,
+        position: 1,
+    };
+    tx.put::<ByPlace>(&first, &t(3, 4, Some(9), &[])).unwrap();
+    let err = tx
+        .put::<ByPlace>(&second, &t(3, 5, Some(9), &[]))
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, Error::UniqueViolation { .. }), "{message}");
+    assert!(
+        message.contains(
+            "key (\"h3\", 9) already belongs to the row TxId { block: 0, position: 5 }, so the \
+             row TxId { block: 7, position: 1 } cannot have it"
+        ),
+        "{message}"
+    );
+    let Error::UniqueViolation { key, rows, .. } = err else {
+        unreachable!()
+    };
+    assert_eq!(key.typed(), Some("(\"h3\", 9)"));
+    assert_eq!(rows[0].typed(), Some("TxId { block: 0, position: 5 }"));
+
+    let exists = tx
+        .insert::<ByPlace>(&first, &t(1, 1, None, &[]))
+        .unwrap_err();
+    assert!(
+        exists
+            .to_string()
+            .contains("key TxId { block: 0, position: 5 } already exists"),
+        "{exists}"
+    );
+    let late = tx
+        .append::<ByPlace>(
+            &TxId {
+                block: 0,
+                position: 1,
+            },
+            &t(1, 1, None, &[]),
+        )
+        .unwrap_err();
+    assert!(
+        late.to_string()
+            .contains("last key TxId { block: 0, position: 5 }"),
+        "{late}"
+    );
+
+    // Without `Debug`, the stored bytes.
+    tx.insert::<OpaqueKeys>(&Opaque(0x0102), &1).unwrap();
+    let opaque = tx.insert::<OpaqueKeys>(&Opaque(0x0102), &2).unwrap_err();
+    assert!(
+        opaque.to_string().contains("key 0x0102 already exists"),
+        "{opaque}"
+    );
+    let Error::KeyExists { key, .. } = opaque else {
+        unreachable!()
+    };
+    assert_eq!(key.typed(), None);
+    assert_eq!(key.stored(), (&[1u8, 2][..], 2));
 }

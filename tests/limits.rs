@@ -155,7 +155,7 @@ fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_noth
     }
     let err = tx.append::<Blobs>(&4, &vec![4]).unwrap_err();
     assert!(
-        err.to_string().contains("0x00000006"),
+        err.to_string().contains("last key 6"),
         "names the last key: {err}"
     );
     let err = tx.insert::<Blobs>(&2, &vec![99]).unwrap_err();

@@ -140,7 +140,7 @@ fn a_pod_value_of_the_wrong_size_is_a_decode_error_naming_the_table_and_key() {
             table, key, source, ..
         } => {
             assert_eq!(table, "Accounts");
-            assert!(key.to_string().contains("0000000000000002"), "{key}");
+            assert_eq!(key.to_string(), "2", "typed: a `u64` key");
             assert!(source.message().contains("44 bytes"), "{source}");
             assert!(source.message().contains("found 43"), "{source}");
         }
@@ -208,7 +208,7 @@ fn lazy_values_are_decoded_only_when_asked() {
     let Err(Error::Decode { key, .. }) = damaged.decode() else {
         unreachable!()
     };
-    assert!(key.to_string().contains("0000000000000032"), "{key}");
+    assert_eq!(key.to_string(), "50", "typed: a `u64` key");
     // From the back, a range, and the value outlives the iterator (it borrows the txn).
     let last = tx
         .range::<Names>(10..20)

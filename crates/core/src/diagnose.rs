@@ -49,7 +49,7 @@ pub(crate) fn fail(code: Code, at: At<'_>, env: &Env, path: &Path) -> Error {
         Some(table) => Error::Mdbx {
             table,
             op: at.op,
-            key: at.key.map(KeyHex::new),
+            key: at.key.map(|k| KeyHex::shown(k, at.show)),
             code: code.into(),
         },
         None => Error::Env {

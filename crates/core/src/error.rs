@@ -44,27 +44,104 @@ impl fmt::Debug for MdbxCode {
     }
 }
 
-/// Encoded key bytes shown as hex, truncated after 32 bytes.
+/// A stored key in an error: shown typed (its `Debug`, as `TxId { block: 0, position: 5 }`)
+/// where the table's key type is known and has `Debug`, else as hex, truncated after 32 bytes.
 #[derive(Clone, PartialEq, Eq)]
-pub struct KeyHex(Vec<u8>, usize);
+pub struct KeyHex {
+    bytes: Vec<u8>,
+    len: usize,
+    typed: Option<Box<str>>,
+}
 
 const HEX_SHOWN: usize = 32;
 
+/// A typed key's `Debug` shown in full up to this many characters, then cut.
+const TYPED_SHOWN: usize = 200;
+
 impl KeyHex {
     /// Keeps the first 32 bytes of `bytes` and its full length.
+    ///
+    /// ```
+    /// let key = tabula::KeyHex::new(&[0, 0, 0, 5]);
+    /// assert_eq!(key.to_string(), "0x00000005");
+    /// assert_eq!(key.typed(), None);
+    /// ```
     pub fn new(bytes: &[u8]) -> Self {
-        KeyHex(bytes[..bytes.len().min(HEX_SHOWN)].to_vec(), bytes.len())
+        KeyHex {
+            bytes: bytes[..bytes.len().min(HEX_SHOWN)].to_vec(),
+            len: bytes.len(),
+            typed: None,
+        }
+    }
+
+    /// The stored key `bytes` of table `T`, shown typed when its key type has `Debug` and the
+    /// bytes decode.
+    pub(crate) fn of<T: crate::table::Table>(bytes: &[u8]) -> Self {
+        Self::shown(bytes, T::DEBUG_KEY)
+    }
+
+    /// The stored key `bytes`, shown typed by `show` (a table's [`Table::DEBUG_KEY`]).
+    ///
+    /// [`Table::DEBUG_KEY`]: crate::table::Table::DEBUG_KEY
+    pub(crate) fn shown(bytes: &[u8], show: fn(&[u8]) -> Option<String>) -> Self {
+        let typed = show(bytes).map(|mut text| {
+            if text.len() > TYPED_SHOWN {
+                let mut cut = TYPED_SHOWN;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+                text.push('…');
+            }
+            text.into_boxed_str()
+        });
+        KeyHex {
+            typed,
+            ..Self::new(bytes)
+        }
+    }
+
+    /// The key as its type's `Debug` shows it, when the table's key type is known and has
+    /// `Debug` (the error's `Display` then shows that rather than hex).
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// let mut tx = db.write()?;
+    /// tx.insert::<Names>(&5, &"five".to_string())?;
+    /// let Err(tabula::Error::KeyExists { key, .. }) = tx.insert::<Names>(&5, &"5".to_string()) else {
+    ///     panic!("a second insert of key 5");
+    /// };
+    /// assert_eq!(key.typed(), Some("5"));
+    /// assert_eq!(key.to_string(), "5");
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn typed(&self) -> Option<&str> {
+        self.typed.as_deref()
+    }
+
+    /// The stored bytes kept (the first 32) and the stored key's full length.
+    ///
+    /// ```
+    /// let key = tabula::KeyHex::new(&[7; 40]);
+    /// assert_eq!(key.stored(), (&[7u8; 32][..], 40));
+    /// ```
+    pub fn stored(&self) -> (&[u8], usize) {
+        (&self.bytes, self.len)
     }
 }
 
 impl fmt::Display for KeyHex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(typed) = &self.typed {
+            return f.write_str(typed);
+        }
         f.write_str("0x")?;
-        for b in &self.0 {
+        for b in &self.bytes {
             write!(f, "{b:02x}")?;
         }
-        if self.1 > self.0.len() {
-            write!(f, "… ({} bytes)", self.1)?;
+        if self.len > self.bytes.len() {
+            write!(f, "… ({} bytes)", self.len)?;
         }
         Ok(())
     }
@@ -683,6 +760,9 @@ pub(crate) struct At<'a> {
     /// For [`Error::TooLarge`]: the value's length and the table's libmdbx flags.
     pub(crate) value_len: usize,
     pub(crate) flags: u32,
+    /// Shows the key typed ([`Table::DEBUG_KEY`](crate::table::Table::DEBUG_KEY)) when the
+    /// table's type is known.
+    pub(crate) show: fn(&[u8]) -> Option<String>,
 }
 
 impl<'a> At<'a> {
@@ -694,6 +774,7 @@ impl<'a> At<'a> {
             key: None,
             value_len: 0,
             flags: 0,
+            show: crate::__private::no_debug_key,
         }
     }
 
@@ -709,6 +790,7 @@ impl<'a> At<'a> {
     pub(crate) fn of<T: crate::table::Table>(op: &'static str) -> Self {
         At {
             flags: engine::table_flags(T::FLAGS.dupsort, T::FLAGS.integer_key),
+            show: T::DEBUG_KEY,
             ..At::table(T::NAME, op)
         }
     }

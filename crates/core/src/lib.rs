@@ -99,6 +99,52 @@ pub mod __private {
     )]
     pub trait DupSealed {}
 
+    /// A table's [`Table::DEBUG_KEY`](crate::Table::DEBUG_KEY) when its key has no `Debug`.
+    pub fn no_debug_key(_stored: &[u8]) -> Option<String> {
+        None
+    }
+
+    /// Table `T`, for the derives' choice of a key's `Debug` form: `(&&Shown::<T>::NEW).show(..)`
+    /// finds [`ShowDebug`] when `T::Key: Debug`, else [`ShowNothing`] (method lookup tries
+    /// `&&Shown` before `&Shown`).
+    pub struct Shown<T>(core::marker::PhantomData<fn() -> T>);
+
+    impl<T> Shown<T> {
+        /// The value.
+        pub const NEW: Self = Shown(core::marker::PhantomData);
+    }
+
+    /// A key shown through its `Debug`.
+    pub trait ShowDebug {
+        /// The stored key's `Debug` form, or `None` when it does not decode.
+        fn show(&self) -> fn(&[u8]) -> Option<String>;
+    }
+
+    impl<T: crate::Table> ShowDebug for &Shown<T>
+    where
+        T::Key: core::fmt::Debug,
+    {
+        fn show(&self) -> fn(&[u8]) -> Option<String> {
+            |stored| {
+                crate::stored::decode_key::<T>(stored)
+                    .ok()
+                    .map(|key| format!("{key:?}"))
+            }
+        }
+    }
+
+    /// A key without `Debug`: not shown.
+    pub trait ShowNothing {
+        /// Always [`no_debug_key`].
+        fn show(&self) -> fn(&[u8]) -> Option<String>;
+    }
+
+    impl<T> ShowNothing for Shown<T> {
+        fn show(&self) -> fn(&[u8]) -> Option<String> {
+            no_debug_key
+        }
+    }
+
     /// Byte-wise string equality usable in constants.
     pub const fn str_eq(a: &str, b: &str) -> bool {
         let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -226,6 +272,7 @@ mod tests {
             value_version: None,
             rust_name: "",
             value_trace: || crate::ValueTrace::Opaque,
+            debug_key: crate::__private::no_debug_key,
             index: None,
         };
         let tables = [info("a"), info("b"), info("a")];

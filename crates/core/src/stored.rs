@@ -86,7 +86,7 @@ pub(crate) fn decode_value<T: Table>(stored_key: &[u8], stored: &[u8]) -> Result
     <T::Codec as Value>::decode(stored).map_err(|source| Error::Decode {
         table: T::NAME,
         part: Part::Value,
-        key: KeyHex::new(stored_key),
+        key: KeyHex::of::<T>(stored_key),
         source,
     })
 }
@@ -103,7 +103,7 @@ where
     <T::Codec as ValueRef>::decode_ref(stored).map_err(|source| Error::Decode {
         table: T::NAME,
         part: Part::Value,
-        key: KeyHex::new(stored_key),
+        key: KeyHex::of::<T>(stored_key),
         source,
     })
 }
@@ -182,7 +182,7 @@ pub(crate) fn encode_subkey_value<'a, T: HasSubKey>(
     encode_subkeyed::<T::SubKey, T::SubCodec>(subkey, value, scratch).map_err(|source| {
         Error::Encode {
             table: T::NAME,
-            key: KeyHex::new(stored_key),
+            key: KeyHex::of::<T>(stored_key),
             source,
         }
     })
@@ -197,7 +197,7 @@ pub(crate) fn encode_value<'a, T: Table, Q: AsValue<T::Codec> + ?Sized>(
 ) -> Result<&'a [u8]> {
     value.encode_value(scratch).map_err(|source| Error::Encode {
         table: T::NAME,
-        key: KeyHex::new(stored_key),
+        key: KeyHex::of::<T>(stored_key),
         source,
     })
 }

@@ -43,6 +43,10 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// `#[table(.., indexed)]`: the table may have indexes (the write cursors and the appender
     /// then look for them in the schema; for any other table that costs nothing).
     const INDEXED: bool = false;
+    /// A stored key's `Debug` form, for errors that name a key; `None` when the key type has
+    /// no `Debug` or the bytes do not decode. The derives fill it in.
+    #[doc(hidden)]
+    const DEBUG_KEY: fn(&[u8]) -> Option<String> = crate::__private::no_debug_key;
 }
 
 /// The flags of a table.
@@ -94,6 +98,9 @@ pub struct TableInfo {
     pub value_trace: fn() -> ValueTrace,
     /// For an index: what it indexes ([`Table::INDEX`]); `None` for a table.
     pub index: Option<IndexInfo>,
+    /// A stored key's `Debug` form, for errors; `None` when not known.
+    #[doc(hidden)]
+    pub debug_key: fn(&[u8]) -> Option<String>,
 }
 
 impl PartialEq for TableInfo {
@@ -117,6 +124,7 @@ impl TableInfo {
     /// The info of table `T`.
     pub const fn of<T: Table>() -> TableInfo {
         TableInfo {
+            debug_key: T::DEBUG_KEY,
             name: T::NAME,
             flags: T::FLAGS,
             key: if T::FLAGS.integer_key {

@@ -135,6 +135,16 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                 const RUST_NAME: &'static ::core::primitive::str =
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
                 const INDEXED: ::core::primitive::bool = #indexed;
+                const DEBUG_KEY: fn(&[::core::primitive::u8]) -> ::core::option::Option<::std::string::String> = {
+                    fn show(
+                        stored: &[::core::primitive::u8],
+                    ) -> ::core::option::Option<::std::string::String> {
+                        #[allow(unused_imports)]
+                        use #krate::__private::{ShowDebug as _, ShowNothing as _};
+                        ((&&#krate::__private::Shown::<#ident>::NEW).show())(stored)
+                    }
+                    show
+                };
             }
 
             #[automatically_derived]

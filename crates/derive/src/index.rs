@@ -196,6 +196,16 @@ fn expand(input: &DeriveInput, krate: &Path, attrs: &Attrs) -> TokenStream {
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
                 const INDEX: ::core::option::Option<#krate::IndexInfo> =
                     ::core::option::Option::Some(#krate::IndexInfo::of::<#ident>());
+                const DEBUG_KEY: fn(&[::core::primitive::u8]) -> ::core::option::Option<::std::string::String> = {
+                    fn show(
+                        stored: &[::core::primitive::u8],
+                    ) -> ::core::option::Option<::std::string::String> {
+                        #[allow(unused_imports)]
+                        use #krate::__private::{ShowDebug as _, ShowNothing as _};
+                        ((&&#krate::__private::Shown::<#ident>::NEW).show())(stored)
+                    }
+                    show
+                };
             }
 
             #[automatically_derived]

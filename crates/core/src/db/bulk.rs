@@ -486,7 +486,7 @@ fn append_one<S: Schema + Contains<T>, T: Table>(
         let v = <T::Codec as Value>::encode(value.borrow(), scratch).map_err(|source| {
             Error::Encode {
                 table: T::NAME,
-                key: KeyHex::new(k),
+                key: KeyHex::of::<T>(k),
                 source,
             }
         })?;
@@ -544,7 +544,7 @@ fn append_indexed<S: Schema + Contains<T>, T: Table>(
         let v = <T::Codec as Value>::encode(value.borrow(), scratch).map_err(|source| {
             Error::Encode {
                 table: T::NAME,
-                key: KeyHex::new(k),
+                key: KeyHex::of::<T>(k),
                 source,
             }
         })?;

@@ -114,8 +114,8 @@ pub(crate) fn check<S: Schema>(raw: &RawTxn, db: &Db<S>, limit: usize) -> Result
                         IndexProblem {
                             table: source.name,
                             index: info.name,
-                            key: KeyHex::new(&entry.key),
-                            row: KeyHex::new(&entry.primary),
+                            key: KeyHex::shown(&entry.key, info.debug_key),
+                            row: KeyHex::shown(k, source.debug_key),
                             what: "entry missing",
                         },
                     );
@@ -152,8 +152,8 @@ pub(crate) fn check<S: Schema>(raw: &RawTxn, db: &Db<S>, limit: usize) -> Result
                     IndexProblem {
                         table: source.name,
                         index: info.name,
-                        key: KeyHex::new(key),
-                        row: KeyHex::new(primary),
+                        key: KeyHex::shown(key, info.debug_key),
+                        row: KeyHex::shown(&stored, source.debug_key),
                         what,
                     },
                 );

@@ -297,7 +297,7 @@ fn out_of_step<I: Index>(key: &[u8], primary: &Pk<I>) -> Error {
     Error::IndexOutOfStep {
         table: <I::Source as Table>::NAME,
         index: I::NAME,
-        key: KeyHex::new(key),
-        row: KeyHex::new(primary.encode().as_ref()),
+        key: KeyHex::of::<I>(key),
+        row: KeyHex::of::<I::Source>(primary.encode().as_ref()),
     }
 }

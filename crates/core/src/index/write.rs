@@ -447,7 +447,7 @@ fn value_error<T: Table>(k: &[u8], source: DecodeError) -> Error {
     Error::Decode {
         table: T::NAME,
         part: Part::Value,
-        key: KeyHex::new(k),
+        key: KeyHex::of::<T>(k),
         source,
     }
 }
@@ -525,13 +525,8 @@ fn too_large<T: Table>(
     shared.fail(Code::BAD_VALSIZE, at)
 }
 
-/// Fails if an added entry of a unique index names a key another row holds.
-fn check_unique(
-    store: &impl Store,
-    shared: &Shared,
-    table: &'static str,
-    changes: &Changes,
-) -> Result<()> {
+/// Fails if an added entry of a unique index names a key another row of table `T` holds.
+fn check_unique<T: Table>(store: &impl Store, shared: &Shared, changes: &Changes) -> Result<()> {
     let Some(s) = &changes.0 else {
         return Ok(());
     };
@@ -540,15 +535,15 @@ fn check_unique(
             let key = s.key(at);
             let held = store
                 .store_get_with(change.dbi, key, |row| {
-                    (row != s.primary.as_slice()).then(|| KeyHex::new(row))
+                    (row != s.primary.as_slice()).then(|| KeyHex::of::<T>(row))
                 })
                 .map_err(|code| shared.fail(code, At::table(change.name, "get").key(key)))?;
             if let Some(Some(row)) = held {
                 return Err(Error::UniqueViolation {
-                    table,
+                    table: T::NAME,
                     index: change.name,
-                    key: KeyHex::new(key),
-                    rows: Box::new([row, KeyHex::new(&s.primary)]),
+                    key: KeyHex::shown(key, shared.tables[change.table].debug_key),
+                    rows: Box::new([row, KeyHex::of::<T>(&s.primary)]),
                 });
             }
         }
@@ -622,7 +617,7 @@ pub(crate) fn prepare<T: Table>(
     if found && flags & engine::put::NOOVERWRITE != 0 {
         return Err(Error::KeyExists {
             table: T::NAME,
-            key: KeyHex::new(k),
+            key: KeyHex::of::<T>(k),
         });
     }
     let pk = decode_key::<T>(k)?;
@@ -641,7 +636,7 @@ pub(crate) fn prepare<T: Table>(
     };
     let changes = changes::<T>(shared, &pk, old.as_ref(), Some(new))?;
     check_sizes::<T>(shared, k, v.len(), &changes)?;
-    check_unique(store, shared, T::NAME, &changes)?;
+    check_unique::<T>(store, shared, &changes)?;
     Ok(changes)
 }
 

@@ -36,8 +36,8 @@ pub(crate) trait Target: Store {
     fn dbi(&self) -> Dbi;
     /// Writes the row `(key, value)` with libmdbx's put `flags`.
     fn put_row(&mut self, key: &[u8], value: &[u8], flags: u32) -> std::result::Result<(), Code>;
-    /// The table's last key, for a refused append (a cursor target moves).
-    fn last_key(&mut self) -> Option<KeyHex>;
+    /// The table's last key, for a refused append (a cursor target moves), shown by `show`.
+    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex>;
     /// The last value of `key`, for a refused `append_dup` (a cursor target moves).
     fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex>;
 }
@@ -164,10 +164,10 @@ impl Target for InTxn<'_> {
         self.raw.put(self.dbi, key, value, flags)
     }
 
-    fn last_key(&mut self) -> Option<KeyHex> {
+    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex> {
         let mut cursor = self.raw.write_cursor(self.dbi).ok()?;
         let (k, _) = cursor.get(engine::op::LAST).ok()??;
-        Some(KeyHex::new(k))
+        Some(KeyHex::shown(k, show))
     }
 
     fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex> {
@@ -189,8 +189,8 @@ impl Target for RawCursorMut<'_> {
         self.put(key, value, flags)
     }
 
-    fn last_key(&mut self) -> Option<KeyHex> {
-        self.get_with(engine::op::LAST, None, None, |k, _| KeyHex::new(k))
+    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex> {
+        self.get_with(engine::op::LAST, None, None, |k, _| KeyHex::shown(k, show))
             .ok()
             .flatten()
     }
@@ -215,9 +215,9 @@ impl Target for RawWriteCursor<'_> {
         self.put(key, value, flags)
     }
 
-    fn last_key(&mut self) -> Option<KeyHex> {
+    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex> {
         let (k, _) = self.get(engine::op::LAST).ok()??;
-        Some(KeyHex::new(k))
+        Some(KeyHex::shown(k, show))
     }
 
     fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex> {
@@ -356,7 +356,7 @@ pub(crate) fn put_encoded_in_place<T: Table>(
     let undo = delete::<T>(target, shared, false, k, None, op);
     Err(Error::Encode {
         table: T::NAME,
-        key: KeyHex::new(k),
+        key: KeyHex::of::<T>(k),
         source: crate::codec::EncodeError::new(format!(
             "{} (while writing into the room reserved in the page: {})",
             source.message(),

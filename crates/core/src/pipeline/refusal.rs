@@ -31,20 +31,20 @@ pub(crate) fn refused<T: Table>(
     if code == Code::KEYEXIST && !appending {
         Error::KeyExists {
             table: T::NAME,
-            key: KeyHex::new(key),
+            key: KeyHex::of::<T>(key),
         }
     } else if flags == put::APPENDDUP_STRICT && out_of_order {
         Error::AppendDupOutOfOrder {
             table: T::NAME,
-            key: KeyHex::new(key),
+            key: KeyHex::of::<T>(key),
             value: KeyHex::new(value.unwrap_or_default()),
             last: target.last_dup(key),
         }
     } else if appending && out_of_order {
         Error::AppendOutOfOrder {
             table: T::NAME,
-            key: KeyHex::new(key),
-            last: target.last_key(),
+            key: KeyHex::of::<T>(key),
+            last: target.last_key(T::DEBUG_KEY),
         }
     } else {
         shared.fail(code, At::of::<T>(op).entry(key, value_len))

@@ -369,6 +369,7 @@ mod tests {
             value_version: None,
             rust_name: "",
             value_trace: || ValueTrace::Opaque,
+            debug_key: crate::__private::no_debug_key,
             index: None,
         };
         let record = TableRecord::traced(&info, &ValueTrace::Opaque);
@@ -395,6 +396,7 @@ mod tests {
             value_version: Some(3),
             rust_name: "",
             value_trace: || ValueTrace::Opaque,
+            debug_key: crate::__private::no_debug_key,
             index: None,
         };
         let traces = [

@@ -53,7 +53,7 @@ fn progress_name(record: &[u8]) -> Option<(&str, &[u8])> {
 }
 
 /// Builds the index `info` (handle `handle`) from its source table `source` (handle
-/// `source_handle`) in batches of rows, each committed with the build's progress. A build of
+/// `source_handle`; `show_row` shows its keys in errors) in batches of rows, each committed with the build's progress. A build of
 /// the same declaration that was interrupted resumes after its last committed batch, unless
 /// `fresh` (a migration step ran in this open: the rows may have changed), when it starts
 /// over. `progress_to` gets the rows done after each batch, those done before an
@@ -69,7 +69,7 @@ pub(crate) fn build(
     boot: &mut Bootstrap,
     info: &TableInfo,
     handle: TableHandle,
-    source: &'static str,
+    (source, show_row): (&'static str, fn(&[u8]) -> Option<String>),
     source_handle: TableHandle,
     fresh: bool,
     progress_to: &dyn Fn(u64, u64),
@@ -111,8 +111,11 @@ pub(crate) fn build(
                     let violation = Error::UniqueViolation {
                         table: source,
                         index: info.name,
-                        key: KeyHex::new(&entry.key),
-                        rows: Box::new([KeyHex::new(&row), KeyHex::new(&entry.primary)]),
+                        key: KeyHex::shown(&entry.key, info.debug_key),
+                        rows: Box::new([
+                            KeyHex::shown(&row, show_row),
+                            KeyHex::shown(&entry.primary, show_row),
+                        ]),
                     };
                     if committed {
                         boot.drop_table(info.name)?;
@@ -207,6 +210,7 @@ mod tests {
             value_version: Some(3),
             rust_name: "",
             value_trace: || ValueTrace::Opaque,
+            debug_key: crate::__private::no_debug_key,
             index: Some(IndexInfo {
                 source: "transfers",
                 unique: true,

@@ -347,7 +347,7 @@ pub fn open<S: Schema>(
             &mut boot,
             info,
             handles[at],
-            S::TABLES[source_at].name,
+            (S::TABLES[source_at].name, S::TABLES[source_at].debug_key),
             handles[source_at],
             steps_ran,
             &|done, total| upgrade.index_progress(info.name, index.source, done, total),
