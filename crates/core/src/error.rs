@@ -47,7 +47,14 @@ impl fmt::Debug for MdbxCode {
 /// A stored key in an error: shown typed (its `Debug`, as `TxId { block: 0, position: 5 }`)
 /// where the table's key type is known and has `Debug`, else as hex, truncated after 32 bytes.
 #[derive(Clone, PartialEq, Eq)]
-pub struct KeyHex {
+pub struct KeyHex(Box<Shown>);
+
+/// Shows a stored key typed, or `None` ([`Table::DEBUG_KEY`](crate::table::Table::DEBUG_KEY)).
+pub(crate) type ShowKey = fn(&[u8]) -> Option<String>;
+
+/// What a [`KeyHex`] holds, behind one pointer so that errors carrying keys stay small.
+#[derive(Clone, PartialEq, Eq)]
+struct Shown {
     bytes: Vec<u8>,
     len: usize,
     typed: Option<Box<str>>,
@@ -67,11 +74,11 @@ impl KeyHex {
     /// assert_eq!(key.typed(), None);
     /// ```
     pub fn new(bytes: &[u8]) -> Self {
-        KeyHex {
+        KeyHex(Box::new(Shown {
             bytes: bytes[..bytes.len().min(HEX_SHOWN)].to_vec(),
             len: bytes.len(),
             typed: None,
-        }
+        }))
     }
 
     /// The stored key `bytes` of table `T`, shown typed when its key type has `Debug` and the
@@ -83,7 +90,7 @@ impl KeyHex {
     /// The stored key `bytes`, shown typed by `show` (a table's [`Table::DEBUG_KEY`]).
     ///
     /// [`Table::DEBUG_KEY`]: crate::table::Table::DEBUG_KEY
-    pub(crate) fn shown(bytes: &[u8], show: fn(&[u8]) -> Option<String>) -> Self {
+    pub(crate) fn shown(bytes: &[u8], show: ShowKey) -> Self {
         let typed = show(bytes).map(|mut text| {
             if text.len() > TYPED_SHOWN {
                 let mut cut = TYPED_SHOWN;
@@ -95,10 +102,9 @@ impl KeyHex {
             }
             text.into_boxed_str()
         });
-        KeyHex {
-            typed,
-            ..Self::new(bytes)
-        }
+        let mut key = Self::new(bytes);
+        key.0.typed = typed;
+        key
     }
 
     /// The key as its type's `Debug` shows it, when the table's key type is known and has
@@ -117,7 +123,7 @@ impl KeyHex {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn typed(&self) -> Option<&str> {
-        self.typed.as_deref()
+        self.0.typed.as_deref()
     }
 
     /// The stored bytes kept (the first 32) and the stored key's full length.
@@ -127,21 +133,21 @@ impl KeyHex {
     /// assert_eq!(key.stored(), (&[7u8; 32][..], 40));
     /// ```
     pub fn stored(&self) -> (&[u8], usize) {
-        (&self.bytes, self.len)
+        (&self.0.bytes, self.0.len)
     }
 }
 
 impl fmt::Display for KeyHex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(typed) = &self.typed {
+        if let Some(typed) = &self.0.typed {
             return f.write_str(typed);
         }
         f.write_str("0x")?;
-        for b in &self.bytes {
+        for b in &self.0.bytes {
             write!(f, "{b:02x}")?;
         }
-        if self.len > self.bytes.len() {
-            write!(f, "… ({} bytes)", self.len)?;
+        if self.0.len > self.0.bytes.len() {
+            write!(f, "… ({} bytes)", self.0.len)?;
         }
         Ok(())
     }
@@ -762,7 +768,7 @@ pub(crate) struct At<'a> {
     pub(crate) flags: u32,
     /// Shows the key typed ([`Table::DEBUG_KEY`](crate::table::Table::DEBUG_KEY)) when the
     /// table's type is known.
-    pub(crate) show: fn(&[u8]) -> Option<String>,
+    pub(crate) show: ShowKey,
 }
 
 impl<'a> At<'a> {

@@ -52,9 +52,9 @@ impl<'t, T: Table> Appender<'t, T> {
     ///
     /// # Errors
     ///
-    /// [`Error::AppendOutOfOrder`] naming the key and the last key when it does not;
-    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
-    /// [`Error::Mdbx`].
+    /// [`Error::AppendOutOfOrder`](crate::Error::AppendOutOfOrder) naming the key and the last key when it does not;
+    /// [`Error::TooLarge`](crate::Error::TooLarge), [`Error::MapFull`](crate::Error::MapFull), [`Error::DiskFull`](crate::Error::DiskFull), [`Error::Encode`](crate::Error::Encode),
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
     #[inline]
     pub fn append(
         &mut self,
@@ -86,7 +86,7 @@ impl<'t, T: Table> Appender<'t, T> {
     ///
     /// # Errors
     ///
-    /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
+    /// [`Error::AppendDupOutOfOrder`](crate::Error::AppendDupOutOfOrder) naming the key, the value and the key's last value when
     /// the value does not sort after it (an equal value included); otherwise as
     /// [`append`](Appender::append).
     pub fn append_dup(

@@ -67,8 +67,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::TooLarge`], [`Error::MapFull`], [`Error::DiskFull`], [`Error::Encode`],
-    /// [`Error::Mdbx`].
+    /// [`Error::TooLarge`](crate::Error::TooLarge), [`Error::MapFull`](crate::Error::MapFull), [`Error::DiskFull`](crate::Error::DiskFull), [`Error::Encode`](crate::Error::Encode),
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
     pub fn upsert(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
@@ -93,7 +93,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::KeyExists`] when it is present; otherwise as [`upsert`](Cursor::upsert).
+    /// [`Error::KeyExists`](crate::Error::KeyExists) when it is present; otherwise as [`upsert`](Cursor::upsert).
     pub fn insert(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
@@ -119,7 +119,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::AppendOutOfOrder`] naming the key and the table's last key when `key` does not
+    /// [`Error::AppendOutOfOrder`](crate::Error::AppendOutOfOrder) naming the key and the table's last key when `key` does not
     /// sort after it; otherwise as [`upsert`](Cursor::upsert).
     pub fn append(
         &mut self,
@@ -155,7 +155,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::NotOnEntry`] when the cursor is on no entry; [`Error::Mdbx`].
+    /// [`Error::NotOnEntry`](crate::Error::NotOnEntry) when the cursor is on no entry; [`Error::Mdbx`](crate::Error::Mdbx).
     pub fn delete_current(&mut self) -> Result<()> {
         self.delete(del::CURRENT, "delete_current")
     }
@@ -310,7 +310,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
+    /// [`Error::AppendDupOutOfOrder`](crate::Error::AppendDupOutOfOrder) naming the key, the value and the key's last value when
     /// the value does not sort after it (an equal value included); otherwise as
     /// [`upsert`](Cursor::upsert).
     pub fn append_dup(
@@ -346,7 +346,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     ///
     /// # Errors
     ///
-    /// [`Error::NotOnEntry`] when the cursor is on no entry; [`Error::Mdbx`].
+    /// [`Error::NotOnEntry`](crate::Error::NotOnEntry) when the cursor is on no entry; [`Error::Mdbx`](crate::Error::Mdbx).
     pub fn delete_current_dups(&mut self) -> Result<()>
     where
         T: DupSort,

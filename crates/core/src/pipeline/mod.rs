@@ -37,7 +37,7 @@ pub(crate) trait Target: Store {
     /// Writes the row `(key, value)` with libmdbx's put `flags`.
     fn put_row(&mut self, key: &[u8], value: &[u8], flags: u32) -> std::result::Result<(), Code>;
     /// The table's last key, for a refused append (a cursor target moves), shown by `show`.
-    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex>;
+    fn last_key(&mut self, show: crate::error::ShowKey) -> Option<KeyHex>;
     /// The last value of `key`, for a refused `append_dup` (a cursor target moves).
     fn last_dup(&mut self, key: &[u8]) -> Option<KeyHex>;
 }
@@ -164,7 +164,7 @@ impl Target for InTxn<'_> {
         self.raw.put(self.dbi, key, value, flags)
     }
 
-    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex> {
+    fn last_key(&mut self, show: crate::error::ShowKey) -> Option<KeyHex> {
         let mut cursor = self.raw.write_cursor(self.dbi).ok()?;
         let (k, _) = cursor.get(engine::op::LAST).ok()??;
         Some(KeyHex::shown(k, show))
@@ -189,7 +189,7 @@ impl Target for RawCursorMut<'_> {
         self.put(key, value, flags)
     }
 
-    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex> {
+    fn last_key(&mut self, show: crate::error::ShowKey) -> Option<KeyHex> {
         self.get_with(engine::op::LAST, None, None, |k, _| KeyHex::shown(k, show))
             .ok()
             .flatten()
@@ -215,7 +215,7 @@ impl Target for RawWriteCursor<'_> {
         self.put(key, value, flags)
     }
 
-    fn last_key(&mut self, show: fn(&[u8]) -> Option<String>) -> Option<KeyHex> {
+    fn last_key(&mut self, show: crate::error::ShowKey) -> Option<KeyHex> {
         let (k, _) = self.get(engine::op::LAST).ok()??;
         Some(KeyHex::shown(k, show))
     }

@@ -69,7 +69,7 @@ pub(crate) fn build(
     boot: &mut Bootstrap,
     info: &TableInfo,
     handle: TableHandle,
-    (source, show_row): (&'static str, fn(&[u8]) -> Option<String>),
+    (source, show_row): (&'static str, crate::error::ShowKey),
     source_handle: TableHandle,
     fresh: bool,
     progress_to: &dyn Fn(u64, u64),
