@@ -5,6 +5,8 @@
 //!
 //! - the key watchers of every table (index tables included) received changes that, replayed
 //!   on the table as it was, give the table as it is (and name every key whose value changed);
+//!   the watchers of values (`Db::watch_values`) received the same changes with the values
+//!   written, which replayed give the table's keys and values exactly;
 //! - the commit feed reported a commit naming each table that changed;
 //! - the indexes are exact (`check_indexes`);
 //! - with the `metrics` feature, one commit metric was recorded per commit the form made.
@@ -322,10 +324,27 @@ where
         .collect()
 }
 
-/// One table's key watcher, and the table before the write.
+/// One table's key watcher and watcher of values, and the table before the write.
 struct Watched<T: Table> {
     keys: KeyReceiver<T>,
+    values: KeyReceiver<T>,
     before: BTreeSet<(String, String)>,
+}
+
+/// Every change a receiver holds.
+fn drained<T: Table>(receiver: &KeyReceiver<T>, at: &str) -> Vec<Change<T>>
+where
+    T::Key: std::fmt::Debug,
+    T::Value: std::fmt::Debug,
+{
+    let mut changes = Vec::new();
+    while let Some(received) = receiver.try_recv() {
+        match received.unwrap() {
+            Received::Event(change) => changes.push(change),
+            lagged => panic!("{at}: {}: {lagged:?}", T::NAME),
+        }
+    }
+    changes
 }
 
 impl<T: Table> Watched<T>
@@ -337,6 +356,7 @@ where
     fn new(db: &Db<App>) -> Self {
         Watched {
             keys: db.watch::<T>(.., 1024),
+            values: db.watch_values::<T>(.., 1024),
             before: contents::<T>(db),
         }
     }
@@ -345,14 +365,41 @@ where
     /// name every key whose value changed. Returns whether the table changed.
     fn check(self, db: &Db<App>, form: &str) -> bool {
         let after = contents::<T>(db);
-        let mut changes = Vec::new();
-        while let Some(received) = self.keys.try_recv() {
-            match received.unwrap() {
-                Received::Event(change) => changes.push(change),
-                lagged => panic!("{form}: {}: {lagged:?}", T::NAME),
-            }
-        }
+        let changes = drained(&self.keys, form);
+        let with_values = drained(&self.values, form);
         let at = format!("{form}: table {}: changes {changes:?}", T::NAME);
+        // The watcher of values saw the same changes, each put with the value it wrote:
+        // replayed, they give the table's entries exactly (for a dupsort table, as the key
+        // watcher's do).
+        assert_eq!(
+            with_values.len(),
+            changes.len(),
+            "{at}: values {with_values:?}"
+        );
+        if !T::FLAGS.dupsort {
+            let mut rows: std::collections::BTreeMap<String, String> =
+                self.before.iter().cloned().collect();
+            for change in &with_values {
+                match change {
+                    Change::Put { key, value, .. } => {
+                        let value = value.as_ref().expect("a watcher of values gets the value");
+                        rows.insert(format!("{key:?}"), format!("{value:?}"));
+                    }
+                    Change::Delete { key, .. } => {
+                        rows.remove(&format!("{key:?}"));
+                    }
+                    Change::Cleared { .. } => rows.clear(),
+                }
+            }
+            let rows: BTreeSet<(String, String)> = rows.into_iter().collect();
+            assert_eq!(rows, after, "{at}: values {with_values:?}");
+        } else {
+            assert_eq!(
+                format!("{with_values:?}"),
+                format!("{changes:?}"),
+                "{at}: a dupsort table's changes carry their values either way"
+            );
+        }
         if T::FLAGS.dupsort {
             // Every (key, value) pair put or deleted is recorded with its value.
             let mut pairs = self.before.clone();

@@ -326,7 +326,18 @@ pub(crate) fn put_reserve<T: Table, R>(
 ) -> Result<R> {
     match target.raw.put_reserve(target.dbi, k, len, flags, fill) {
         Ok(filled) => {
-            let change = Change::Put { key: k, value: &[] };
+            // The value is in the page only now: read back for a watcher of values.
+            let written = match shared.watch.wants_values() {
+                true => target
+                    .raw
+                    .get(target.dbi, k)
+                    .ok()
+                    .flatten()
+                    .map(<[u8]>::to_vec),
+                false => None,
+            };
+            let value = written.as_deref().unwrap_or_default();
+            let change = Change::Put { key: k, value };
             applied::<T>(target, shared, Some(change), &Changes::default())?;
             Ok(filled)
         }

@@ -356,6 +356,9 @@ pub(crate) type KeyFilter = Box<dyn Fn(&[u8]) -> bool + Send + Sync>;
 struct Watcher {
     table: &'static str,
     filter: KeyFilter,
+    /// Whether it takes the values written to a table that is not `dupsort` too
+    /// ([`Db::watch_values`](crate::Db::watch_values)).
+    values: bool,
     queue: Arc<Queue<KeyEvent>>,
     /// Whether it records the write transaction in progress (it existed when that began).
     recording: bool,
@@ -401,6 +404,9 @@ pub(crate) struct Hub {
     /// those numbered above what this was then. Stored only by the writing thread, under the
     /// writer lock (no read-modify-write); the number of a transaction is read at its commit.
     begun: AtomicU64,
+    /// Whether a watcher of values ([`Db::watch_values`](crate::Db::watch_values)) was ever
+    /// made: only then does a value filled in the page get read back. Never cleared.
+    values: AtomicBool,
     inner: Mutex<Inner>,
 }
 
@@ -426,13 +432,18 @@ impl Hub {
         &self,
         table: &'static str,
         filter: KeyFilter,
+        values: bool,
         capacity: usize,
     ) -> Arc<Queue<KeyEvent>> {
         let q = Queue::new(capacity);
         let mut inner = self.lock();
+        if values {
+            self.values.store(true, Ordering::Relaxed);
+        }
         inner.watchers.push(Watcher {
             table,
             filter,
+            values,
             queue: q.clone(),
             recording: false,
             pending: Vec::new(),
@@ -485,8 +496,16 @@ impl Hub {
     #[inline(always)]
     pub(crate) fn put_in(&self, table: &'static str, dupsort: bool, key: &[u8], value: &[u8]) {
         if self.recording.load(Ordering::Relaxed) {
-            self.note(table, Op::Put, key, dupsort.then_some(value));
+            self.note(table, Op::Put, key, dupsort.then_some(value), Some(value));
         }
+    }
+
+    /// Whether a watcher of the values written may exist: then a write whose value is filled
+    /// in the page after the call ([`Tx::put_reserve`](crate::Tx::put_reserve)) reads it back
+    /// for [`put`](Self::put). One relaxed load.
+    #[inline(always)]
+    pub(crate) fn wants_values(&self) -> bool {
+        self.recording.load(Ordering::Relaxed) && self.values.load(Ordering::Relaxed)
     }
 
     /// A delete of `key` from `T` took effect: of one value `dup` of a dupsort table, or of
@@ -506,7 +525,7 @@ impl Hub {
         dup: Option<&[u8]>,
     ) {
         if self.recording.load(Ordering::Relaxed) {
-            self.note(table, Op::Delete, key, dup.filter(|_| dupsort));
+            self.note(table, Op::Delete, key, dup.filter(|_| dupsort), None);
         }
     }
 
@@ -520,7 +539,7 @@ impl Hub {
     #[inline(always)]
     pub(crate) fn clear_in(&self, table: &'static str) {
         if self.recording.load(Ordering::Relaxed) {
-            self.note(table, Op::Clear, &[], None);
+            self.note(table, Op::Clear, &[], None, None);
         }
     }
 
@@ -532,11 +551,22 @@ impl Hub {
 
     #[cold]
     #[inline(never)]
-    fn note(&self, table: &'static str, op: Op, key: &[u8], dup: Option<&[u8]>) {
+    /// Records a change for the watchers that take it: `dup` is the `dupsort` value every
+    /// watcher gets, `written` the value of a put, which a watcher of values gets instead
+    /// when there is no `dup`.
+    fn note(
+        &self,
+        table: &'static str,
+        op: Op,
+        key: &[u8],
+        dup: Option<&[u8]>,
+        written: Option<&[u8]>,
+    ) {
         let mut inner = self.lock();
         // Copied once, for the first watcher that takes it (a table nobody watches costs no
-        // copy), cloned for the others.
+        // copy), cloned for the others; with the value for watchers of values.
         let mut change: Option<RawChange> = None;
+        let mut with_value: Option<RawChange> = None;
         for w in &mut inner.watchers {
             if !w.recording || w.table != table || (op != Op::Clear && !(w.filter)(key)) {
                 continue;
@@ -545,10 +575,16 @@ impl Hub {
                 w.missed += 1;
                 continue;
             }
-            let c = change.get_or_insert_with(|| RawChange {
+            let value = if w.values { dup.or(written) } else { dup };
+            let slot = if w.values && dup.is_none() {
+                &mut with_value
+            } else {
+                &mut change
+            };
+            let c = slot.get_or_insert_with(|| RawChange {
                 op,
                 key: key.into(),
-                dup: dup.map(Into::into),
+                dup: value.map(Into::into),
             });
             w.pending.push(c.clone());
         }

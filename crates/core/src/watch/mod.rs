@@ -148,8 +148,9 @@ impl std::fmt::Debug for CommitReceiver {
 /// A change to a watched key of table `T`, as [`KeyReceiver`] reports it.
 ///
 /// `value` is the value of a `dupsort` table's entry (for a table with a subkey, the
-/// `(subkey, value)` pair, so the subkey is its first part); `None` for other tables, and for
-/// a delete of every value of a key.
+/// `(subkey, value)` pair, so the subkey is its first part); for a watcher made by
+/// [`Db::watch_values`] or [`Db::watch_prefix_values`], also the value a put wrote in any
+/// table; `None` otherwise, and for a delete of every value of a key.
 pub enum Change<T: Table> {
     /// `key` was written (put, insert, append, upsert; also when the value was already there).
     Put {
@@ -157,7 +158,8 @@ pub enum Change<T: Table> {
         txn: u64,
         /// The key.
         key: T::Key,
-        /// The dupsort value written.
+        /// The dupsort value written; with [`Db::watch_values`], the value written in any
+        /// table.
         value: Option<T::Value>,
     },
     /// `key` was deleted (in a `dupsort` table, one value, or all of them when `value` is
@@ -642,6 +644,14 @@ fn stored_copy(k: &[u8]) -> KeyBuf {
     buf
 }
 
+/// The keys of table `T` that begin with `prefix`, as a filter on stored keys: a prefix is
+/// never the last part of a key, so its self-delimiting form, as it appears at the front of the
+/// stored key.
+fn prefix_filter<T: Table>(prefix: &(impl AsPrefix<T::Key> + ?Sized)) -> hub::KeyFilter {
+    let front = encode_prefix::<T::Key>(prefix);
+    Box::new(move |k: &[u8]| k.starts_with(front.as_slice()))
+}
+
 /// A stored key range of table `T`, as a filter on stored keys in the table's order.
 fn range_filter<T: Table, R: KeyRange<T::Key>>(range: R) -> hub::KeyFilter {
     let stored = |b: Bound<&R::Form>| match b {
@@ -756,7 +766,49 @@ impl<S: Schema> Db<S> {
             queue: self
                 .shared
                 .watch
-                .watch(T::NAME, range_filter::<T, _>(range), capacity),
+                .watch(T::NAME, range_filter::<T, _>(range), false, capacity),
+            _table: PhantomData,
+        }
+    }
+
+    /// [`watch`](Db::watch), and each put's change carries the value written, typed
+    /// (`Change::Put { value: Some(..) }`) in every table, not only `dupsort` ones: exactly the
+    /// value committed under the key by that write, so a watcher needs no read of its own
+    /// (which could see a newer value). The cost: each watched put copies its value into the
+    /// watcher's queue (the `watch` workload's `_values` rows), and a value written into the
+    /// page after the call ([`Tx::put_reserve`](crate::Tx::put_reserve)) is read back once.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// let names = db.watch_values::<Names>(.., 16);
+    /// let mut tx = db.write()?;
+    /// tx.put::<Names>(&1, &"one".to_string())?;
+    /// tx.put::<Names>(&1, &"uno".to_string())?; // a second write: a second change
+    /// tx.delete::<Names>(&1)?;
+    /// tx.commit()?;
+    /// let value = |c| match c {
+    ///     Some(Ok(tabula::Received::Event(tabula::Change::Put { value, .. }))) => value,
+    ///     other => panic!("{other:?}"),
+    /// };
+    /// assert_eq!(value(names.recv()).as_deref(), Some("one"));
+    /// assert_eq!(value(names.recv()).as_deref(), Some("uno"));
+    /// assert!(matches!(names.recv(), Some(Ok(tabula::Received::Event(tabula::Change::Delete { value: None, .. })))));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn watch_values<T: Table>(
+        &self,
+        range: impl KeyRange<T::Key>,
+        capacity: usize,
+    ) -> KeyReceiver<T>
+    where
+        S: Contains<T>,
+    {
+        KeyReceiver {
+            queue: self
+                .shared
+                .watch
+                .watch(T::NAME, range_filter::<T, _>(range), true, capacity),
             _table: PhantomData,
         }
     }
@@ -791,12 +843,50 @@ impl<S: Schema> Db<S> {
     where
         S: Contains<T>,
     {
-        // A prefix is never the last part of a key: its self-delimiting form, as it appears
-        // at the front of the stored key.
-        let front = encode_prefix::<T::Key>(prefix);
-        let filter: hub::KeyFilter = Box::new(move |k: &[u8]| k.starts_with(front.as_slice()));
         KeyReceiver {
-            queue: self.shared.watch.watch(T::NAME, filter, capacity),
+            queue: self
+                .shared
+                .watch
+                .watch(T::NAME, prefix_filter::<T>(prefix), false, capacity),
+            _table: PhantomData,
+        }
+    }
+
+    /// [`watch_prefix`](Db::watch_prefix) with the values written, as
+    /// [`watch_values`](Db::watch_values) gives them.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = (String, u64), value = u64)]
+    /// # struct Balances;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let alice = db.watch_prefix_values::<Balances>("alice", 16);
+    /// let mut tx = db.write()?;
+    /// tx.put::<Balances>(&("alice", 1), &10)?;
+    /// tx.put::<Balances>(&("bob", 1), &20)?; // not alice's
+    /// tx.commit()?;
+    /// let Some(Ok(tabula::Received::Event(tabula::Change::Put { value, .. }))) = alice.recv() else { panic!() };
+    /// assert_eq!(value, Some(10));
+    /// assert!(alice.try_recv().is_none());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn watch_prefix_values<T: Table>(
+        &self,
+        prefix: &(impl AsPrefix<T::Key> + ?Sized),
+        capacity: usize,
+    ) -> KeyReceiver<T>
+    where
+        S: Contains<T>,
+    {
+        KeyReceiver {
+            queue: self
+                .shared
+                .watch
+                .watch(T::NAME, prefix_filter::<T>(prefix), true, capacity),
             _table: PhantomData,
         }
     }
