@@ -410,12 +410,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             // Each batch's commit is one event of the commit feed (`watch/hub.rs`).
             let watched = db.shared.watch.before_commit(&txn, &db.shared.dbis);
             if more {
-                if let Err(code) = db
-                    .shared
-                    .env
-                    .before_weak_commit()
-                    .and_then(|()| txn.checkpoint_nosync())
-                {
+                if let Err(code) = txn.checkpoint_nosync() {
                     return Err(commit_error::<S, T>(db, code));
                 }
                 if let Some(pending) = watched {
