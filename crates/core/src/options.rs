@@ -27,11 +27,10 @@ pub enum SyncMode {
     /// (and the unfinished batches of a bulk load), never an earlier one, and never leaves a
     /// damaged file.
     ///
-    /// libmdbx 0.14.4 alone does not keep that promise (it may reuse pages of the last durable
-    /// snapshot before the newer meta page is on the disk): Tabula holds a read snapshot on
-    /// the last durable commit while writing, which takes two reader slots (added to
-    /// [`Options::max_readers`]) and keeps one more snapshot's freed pages from reuse; it also
-    /// flushes once when the database opens and before a bulk load's first batch.
+    /// The pristine libmdbx 0.14.4 does not keep that promise (it may reuse pages of the last
+    /// durable snapshot before the newer meta page is on the disk); the libmdbx Tabula builds
+    /// does (its `nometasync-gc` patch), by keeping one more snapshot's freed pages from reuse
+    /// until the next commit's flush. Tabula also flushes once when the database opens.
     NoMetaSync,
     /// Nothing is flushed at commit; the OS writes later. A flush happens when a commit leaves
     /// [`Options::flush_threshold`] bytes unflushed (256 MiB by default; with
@@ -42,10 +41,10 @@ pub enum SyncMode {
     /// flush, never an earlier one, and never leaves a damaged file. A file that `open`
     /// creates is flushed before `open` returns.
     ///
-    /// As under [`NoMetaSync`](Self::NoMetaSync), Tabula holds a read snapshot on the last
-    /// flushed commit (two reader slots) and flushes once at open: libmdbx 0.14.4 writes the
-    /// checkpoint it makes when its free-page list runs dry without flushing it, and would
-    /// reuse the previous flushed commit's pages at once.
+    /// As under [`NoMetaSync`](Self::NoMetaSync), Tabula flushes once at open, and the promise
+    /// rests on the libmdbx Tabula builds: the pristine libmdbx 0.14.4 writes the checkpoint it
+    /// makes when its free-page list runs dry without flushing it, and reuses the previous
+    /// flushed commit's pages at once; the `nometasync-gc` patch flushes that checkpoint.
     SafeNoSync,
     /// No flushing and no ordering guarantee: a system crash may corrupt the file
     /// (`MDBX_UTTERLY_NOSYNC`). Only for data you can rebuild.
@@ -297,9 +296,7 @@ impl Options {
         self
     }
 
-    /// Reader slots (concurrent read transactions across all processes): 1 to 32767. Under
-    /// [`SyncMode::NoMetaSync`] and [`SyncMode::SafeNoSync`] Tabula adds two for its own use
-    /// (see there).
+    /// Reader slots (concurrent read transactions across all processes): 1 to 32767.
     ///
     /// ```
     /// # use tabula::{Options, Schema, Table};

@@ -1281,8 +1281,8 @@ fn power_cuts_safe_no_sync_flush0() -> harness::Ran {
     )
 }
 
-/// [`power_cuts_safe_no_sync_flush0`] with the slow-reader hook installed: where libmdbx's
-/// checkpoint meets the keeper's snapshot, the hook flushes it and the write reuses pages.
+/// [`power_cuts_safe_no_sync_flush0`] with the slow-reader hook installed (it runs in every
+/// write that would grow the file, and cuts nothing here).
 fn power_cuts_safe_no_sync_flush0_hooked() -> harness::Ran {
     cut_scenario_with(
         "power_cuts_safe_no_sync_flush0_hooked",

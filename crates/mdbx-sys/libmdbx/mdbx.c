@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -4797,10 +4797,21 @@ __cold int mdbx_env_set_flags(MDBX_env *env, MDBX_env_flags_t flags, bool onoff)
     should_unlock = true;
   }
 
+  /* Pages taken from the reserve are not zeroed (page_shadow_alloc); those malloc'ed while
+   * MDBX_NOMEMINIT was set may hold heap bytes, so the reserve is freed when it is cleared. */
+  const bool meminit = !onoff && (flags & MDBX_NOMEMINIT) && (env->flags & MDBX_NOMEMINIT);
   if (onoff)
     env->flags = combine_durability_flags(env->flags, flags);
   else
     env->flags &= ~flags;
+  while (meminit && env->shadow_reserve) {
+    page_t *dp = env->shadow_reserve;
+    MDBX_ASAN_UNPOISON_MEMORY_REGION(dp, env->ps);
+    VALGRIND_MAKE_MEM_DEFINED(&page_next(dp), sizeof(page_t *));
+    env->shadow_reserve = page_next(dp);
+    osal_free(ptr_disp(dp, -(ptrdiff_t)sizeof(size_t)));
+    env->shadow_reserve_len -= 1;
+  }
 
   if (should_unlock)
     lck_txn_unlock(env);
@@ -23482,6 +23493,9 @@ __hot pgr_t gc_alloc_single(const MDBX_cursor *const mc) {
     tASSERT0(txn, lp->pgno < txn->geo.first_unallocated);
     tASSERT0(txn, lp->pgno >= NUM_METAS);
     VALGRIND_MAKE_MEM_UNDEFINED(page2payload(lp), page_space(txn->env));
+    /* The loose list's link is a heap address (a map address with MDBX_WRITEMAP) in the page's
+     * first entries, where a page with few entries leaves it to be written to the file. */
+    page_next(lp) = nullptr;
     lp->txnid = txn->front_txnid;
     pgr_t ret = {lp, MDBX_SUCCESS};
     return ret;
@@ -34270,6 +34284,15 @@ page_t *page_shadow_alloc(MDBX_txn *txn, size_t num) {
     VALGRIND_MAKE_MEM_DEFINED(&page_next(np), sizeof(page_t *));
     env->shadow_reserve = page_next(np);
     env->shadow_reserve_len -= 1;
+    /* Not zeroed, as LMDB's mdb_page_malloc() does not zero a page of its me_dpages: a page of
+     * the reserve was zeroed after its header when it was malloc'ed, and since then has held
+     * only this database's pages (a dirty or temporary page, a spilled page read back, a page
+     * filled with 0xFF), so whatever of it a page written to the file does not overwrite is zero
+     * or bytes of this database, never foreign heap bytes (mdbx_env_set_flags() frees the
+     * reserve when MDBX_NOMEMINIT is cleared) -- but for the reserve's link, a heap address in
+     * the page's first entries, cleared here. A loose page (page_alloc) is reused the same way.
+     * Zeroing it cost a memset of a page for most dirty pages of a big transaction. */
+    page_next(np) = nullptr;
   } else {
     size = pgno2bytes(env, num);
     void *const ptr = osal_malloc(size + sizeof(size_t));
@@ -34279,16 +34302,16 @@ page_t *page_shadow_alloc(MDBX_txn *txn, size_t num) {
     }
     VALGRIND_MEMPOOL_ALLOC(env, ptr, size + sizeof(size_t));
     np = ptr_disp(ptr, sizeof(size_t));
-  }
 
-  if ((env->flags & MDBX_NOMEMINIT) == 0) {
-    /* For a single page alloc, we init everything after the page header.
-     * For multi-page, we init the final page; if the caller needed that
-     * many pages they will be filling in at least up to the last page. */
-    size_t skip = PAGEHDRSZ;
-    if (num > 1)
-      skip += pgno2bytes(env, num - 1);
-    memset(ptr_disp(np, skip), 0, size - skip);
+    if ((env->flags & MDBX_NOMEMINIT) == 0) {
+      /* For a single page alloc, we init everything after the page header.
+       * For multi-page, we init the whole final page (as LMDB does): a large
+       * value may end within the first PAGEHDRSZ bytes of its last page, which
+       * has no header of its own; if the caller needed that many pages they
+       * will be filling in at least up to the last page. */
+      const size_t skip = (num > 1) ? pgno2bytes(env, num - 1) : PAGEHDRSZ;
+      memset(ptr_disp(np, skip), 0, size - skip);
+    }
   }
 #if MDBX_CHECKING > 0
   np->pgno = 0;

@@ -4,7 +4,7 @@
 # scripts/test.sh runs it. The fallocate-enospc patch's check is tests/disk_full.rs (cargo test).
 set -euo pipefail
 cd "$(dirname "$0")"
-for name in dbi-open nometasync-gc write-chunks loose-batch dpl-tail; do
+for name in dbi-open nometasync-gc write-chunks loose-batch dpl-tail page-zeroing; do
     echo "== patch check: $name" >&2
     start=$SECONDS
     "./$name-check.sh"

@@ -229,9 +229,6 @@ pub(crate) struct Env {
     /// The slow-reader callback's context (the environment's user context), freed after the
     /// environment is closed.
     hook: Option<Box<SlowReaderHook>>,
-    /// `SyncMode::NoMetaSync` or `SafeNoSync`, writable: the readers that keep the newest
-    /// durable snapshot's pages from being reused ([`Keeper`]).
-    pub(super) keeper: Option<std::sync::Arc<Keeper>>,
 }
 
 // SAFETY: an MDBX_env is designed to be shared between threads: every env-level call we make
@@ -391,13 +388,14 @@ impl Env {
             }
         })?;
         if writable && matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync) {
-            // Flushes the data file first: libmdbx writes a new file's meta pages without a
-            // flush, and under `SafeNoSync` nothing flushed them before the first flush the
-            // mode makes (the flush threshold, a sync, a close), so until then a power cut
-            // could leave a file with no valid meta page.
-            let keeper = std::sync::Arc::new(Keeper::new(cfg.sync == Durability::NoMetaSync));
-            keeper.prime(&env)?;
-            env.keeper = Some(keeper);
+            // Flushes the data file once. When libmdbx initialises the lock file (the first
+            // open after every process closed or died) it takes the newest meta page for
+            // flushed; after a process crash under these modes it may still be only in the page
+            // cache, and the GC would reuse the pages of the snapshot before it at once. The
+            // nometasync-gc patch leaves that case to the caller ("Not patched, a related
+            // case" in `crates/mdbx-sys/patches/libmdbx-0.14.4-nometasync-gc.md`); the rest of
+            // what these modes promise is the patched libmdbx's (`docs/reliability.md`).
+            env.flush_data_file()?;
         }
         if let (Some(bytes), false) = (cfg.sync_bytes, probe) {
             env.set_sync_bytes(bytes)?;
@@ -469,7 +467,6 @@ impl Env {
         let hook = Box::new(SlowReaderHook {
             table: CutTable::new(readers as usize, max_age_ms),
             policy,
-            keeper: self.keeper.clone(),
         });
         let ctx = (&*hook as *const SlowReaderHook)
             .cast_mut()
@@ -589,7 +586,6 @@ impl Env {
         let env = Env {
             ptr: NonNull::new(raw).ok_or(Code::EINVAL)?,
             hook: None,
-            keeper: None,
         };
         let [lower, now, upper, step, shrink, page] = cfg.geometry;
         // SAFETY: `env.ptr` is a freshly created env that is not open yet: options and geometry
@@ -601,19 +597,10 @@ impl Env {
                 cfg.max_tables,
             ))?;
             if let Some(readers) = cfg.max_readers {
-                // The keeper's readers come on top of the ones asked for.
-                let keeper = if matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync)
-                    && !cfg.read_only
-                    && !probe
-                {
-                    KEEPER_READERS
-                } else {
-                    0
-                };
                 check(sys::mdbx_env_set_option(
                     env.ptr.as_ptr(),
                     sys::MDBX_opt_max_readers,
-                    (readers + keeper).min(u64::from(limits::MAX_READERS)),
+                    readers.min(u64::from(limits::MAX_READERS)),
                 ))?;
             }
             if !cfg.read_only || probe {
@@ -711,25 +698,9 @@ impl Env {
                 ptr::null_mut(),
             )
         })?;
-        let txn = RawTxn {
+        Ok(RawTxn {
             ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
-        };
-        if let (false, Some(keeper)) = (flags & sys::MDBX_TXN_RDONLY != 0, &self.keeper) {
-            // On error `txn` is dropped: aborted before it wrote anything.
-            keeper.before_write(self, txn.id())?;
-        }
-        Ok(txn)
-    }
-
-    /// Called by a write transaction before each weak commit ([`RawTxn::checkpoint_nosync`]):
-    /// under `NoMetaSync` and `SafeNoSync` it flushes when the newest steady meta page is not
-    /// known to be on the disk ([`Keeper::before_weak_commit`]; seen in
-    /// `crates/faultfs/tests/powercut.rs`, during bulk loads). No-op in the other modes.
-    pub fn before_weak_commit(&self) -> Result<(), Code> {
-        match &self.keeper {
-            Some(keeper) => keeper.before_weak_commit(self),
-            None => Ok(()),
-        }
+        })
     }
 
     /// Flushes the data file's written pages to the disk (`fdatasync` on libmdbx's
@@ -808,29 +779,6 @@ impl Env {
         // MDBX_RESULT_TRUE: the reader table is empty.
         if rc != sys::MDBX_RESULT_TRUE {
             check(rc)?;
-        }
-        if let Some(keeper) = &self.keeper {
-            // The keeper's own slots are not readers of the application's.
-            let pid = std::process::id() as i32;
-            let mut hidden: Vec<(u64, usize)> = Vec::new();
-            out.retain(|r| {
-                if r.pid != pid {
-                    return true;
-                }
-                let i = match hidden.iter().position(|h| h.0 == r.txnid) {
-                    Some(i) => i,
-                    None => {
-                        hidden.push((r.txnid, keeper.held_on(r.txnid)));
-                        hidden.len() - 1
-                    }
-                };
-                if hidden[i].1 > 0 {
-                    hidden[i].1 -= 1;
-                    false
-                } else {
-                    true
-                }
-            });
         }
         Ok(out)
     }
@@ -936,11 +884,6 @@ impl Env {
 
 impl Drop for Env {
     fn drop(&mut self) {
-        if let Some(keeper) = self.keeper.take() {
-            // Its read transactions end before the environment closes (the slow-reader hook
-            // may still hold the emptied keeper).
-            keeper.release();
-        }
         // SAFETY: `Env` is dropped last: `Db` drops its pooled transactions first, and every
         // transaction borrows the `Db`. The handle is not used after this.
         unsafe {

@@ -21,7 +21,7 @@
 //! objects), `gc` (page use), `cursor`, `room` (a value's room reserved in a page), `slots`
 //! (per-thread reuse
 //! of transactions and cursors), `readers` (cuttable read transactions and the slow-reader
-//! callback), `keeper` (the durable snapshot held in the no-sync modes), `cmp` (the key
+//! callback), `cmp` (the key
 //! comparator), `space` (disk-space reservations), `limits`, `flags`, `log`, `clock`. The rest of
 //! the crate sees only the items re-exported here, and nothing here imports from outside this
 //! module (`tests/layering.rs` checks both).
@@ -41,7 +41,6 @@ mod cursor;
 mod env;
 mod flags;
 mod gc;
-mod keeper;
 pub(crate) mod limits;
 mod log;
 mod readers;
@@ -60,7 +59,6 @@ pub(crate) use cursor::*;
 pub(crate) use env::*;
 pub use env::{DATA_FILE, LOCK_FILE};
 pub(crate) use flags::*;
-pub(crate) use keeper::*;
 pub(crate) use limits::{MAX_PAGE_SIZE, limits_at_page_size};
 pub(crate) use log::*;
 pub(crate) use readers::*;

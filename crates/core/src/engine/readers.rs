@@ -396,9 +396,6 @@ pub(crate) type Policy = Arc<dyn Fn(&Laggard) -> Verdict + Send + Sync>;
 pub(crate) struct SlowReaderHook {
     pub table: Arc<CutTable>,
     pub policy: Policy,
-    /// The no-sync keeper (`NoMetaSync`, `SafeNoSync`), whose readers are never cut nor waited
-    /// for.
-    pub keeper: Option<Arc<Keeper>>,
 }
 
 // The policy runs inside `catch_unwind` (below) and sees only a copy of the reader's figures, so
@@ -407,9 +404,6 @@ impl std::panic::UnwindSafe for SlowReaderHook {}
 impl std::panic::RefUnwindSafe for SlowReaderHook {}
 
 thread_local! {
-    /// How many times, in the current round of libmdbx's slow-reader loop on this thread, the
-    /// keeper let go of a snapshot and asked libmdbx to look again (`retry` counts those too).
-    static KEEPER_RETRIES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// Whether this thread is inside `mdbx_txn_commit_ex` ([`Committing`]).
     static COMMITTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -498,24 +492,6 @@ pub(crate) unsafe extern "C" fn handle_slow_reader(
     // the environment (so no write, so no call of this) before freeing it.
     let hook = unsafe { &*(sys::mdbx_env_get_userctx(env) as *const SlowReaderHook) };
     let this_process = pid as u32 == std::process::id();
-    if retry == 0 {
-        KEEPER_RETRIES.with(|n| n.set(0));
-    }
-    if let Some(keeper) = hook
-        .keeper
-        .as_ref()
-        .filter(|k| this_process && k.holds(laggard))
-    {
-        // The keeper holds the last durable snapshot until a newer one is durable: never cut
-        // nor waited for, and the policy is not asked about it.
-        let rc = keeper.on_laggard(env.cast_mut(), laggard);
-        if rc == 0 {
-            KEEPER_RETRIES.with(|n| n.set(n.get() + 1));
-        }
-        return rc;
-    }
-    // The policy counts its own attempts, not the keeper's.
-    let retry = retry.saturating_sub(KEEPER_RETRIES.with(|n| n.get()) as c_int);
     // `pthread_t` is `u64` on 64-bit Linux but not everywhere.
     #[allow(clippy::unnecessary_cast)]
     let thread = tid as u64;

@@ -31,10 +31,7 @@ pub(crate) fn checkpoint(
     at: At<'_>,
 ) -> Result<()> {
     let watched = shared.watch.before_commit(raw, &shared.dbis);
-    let committed = shared
-        .env
-        .before_weak_commit()
-        .and_then(|()| raw.checkpoint_nosync());
+    let committed = raw.checkpoint_nosync();
     ended(shared, labels, watched, committed, at)?;
     super::begin(shared);
     Ok(())

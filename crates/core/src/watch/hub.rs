@@ -745,13 +745,13 @@ mod tests {
     #[test]
     fn pending_changes_are_bounded_by_the_watchers_capacity() {
         let hub = Hub::default();
-        let evens = hub.watch("t", Box::new(|k: &[u8]| k[0].is_multiple_of(2)), 4);
-        let all = hub.watch("t", Box::new(|_: &[u8]| true), 1000);
+        let evens = hub.watch("t", Box::new(|k: &[u8]| k[0].is_multiple_of(2)), false, 4);
+        let all = hub.watch("t", Box::new(|_: &[u8]| true), false, 1000);
         hub.begin();
         assert!(hub.recording());
         for k in 0..100u8 {
-            hub.note("t", Op::Put, &[k], None);
-            hub.note("other", Op::Put, &[k], None); // nobody watches it
+            hub.note("t", Op::Put, &[k], None, None);
+            hub.note("other", Op::Put, &[k], None, None); // nobody watches it
         }
         let state = |hub: &Hub| {
             let inner = hub.lock();
@@ -764,14 +764,14 @@ mod tests {
         assert_eq!(state(&hub), [(4, 46), (100, 0)]);
         let mark = hub.mark();
         for k in 100..110u8 {
-            hub.note("t", Op::Delete, &[k], None);
+            hub.note("t", Op::Delete, &[k], None, None);
         }
         assert_eq!(state(&hub), [(4, 51), (110, 0)]);
         hub.rollback(&mark);
         assert_eq!(state(&hub), [(4, 46), (100, 0)]);
         // A watcher added now does not record the transaction in progress.
-        let late = hub.watch("t", Box::new(|_: &[u8]| true), 10);
-        hub.note("t", Op::Put, &[200], None);
+        let late = hub.watch("t", Box::new(|_: &[u8]| true), false, 10);
+        hub.note("t", Op::Put, &[200], None, None);
         assert_eq!(state(&hub), [(4, 47), (101, 0), (0, 0)]);
         // The next transaction starts afresh, the late watcher included.
         hub.begin();
