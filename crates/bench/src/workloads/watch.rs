@@ -5,8 +5,10 @@
 //! difference): one-entry write transactions on the `kv` table (`u64` keys, 64-byte raw values)
 //! of a store loaded with `loaded` entries — `append_*` with rising keys after the loaded ones,
 //! `upsert_*` with random keys over them — with no subscriber (`_none`), with one commit-feed
-//! subscriber (`_feed`, `Db::subscribe`) and with one key watcher on the written table over all
-//! its keys (`_keys`, `Db::watch`); a thread reads every event as it comes. Each row has its own
+//! subscriber (`_feed`, `Db::subscribe`), with one key watcher on the written table over all
+//! its keys (`_keys`, `Db::watch`) and with one watcher of the values written (`_values`,
+//! `Db::watch_values`: each change carries its 64-byte value, which the drain checks against
+//! what the commit wrote); a thread reads every event as it comes. Each row has its own
 //! store; they are timed in interleaved rounds ([`crate::util::interleaved`]), the median round
 //! reported. The `_none` rows are the before/after check that unwatched commits do not move.
 //!
@@ -25,7 +27,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tabula::{Db, Received, SyncMode};
+use tabula::{Change, Db, Received, SyncMode};
 
 use crate::report::{Unit, Workload, variant_wanted};
 use crate::tables::{Kv, KvSchema};
@@ -69,6 +71,7 @@ enum Listener {
     None,
     Feed,
     Keys,
+    Values,
 }
 
 /// A loaded store with its listener, and the thread that drains it.
@@ -104,6 +107,24 @@ impl Store {
                     let mut n = 0;
                     while let Some(e) = keys.recv() {
                         n += matches!(e, Ok(Received::Event(_))) as u64;
+                    }
+                    n
+                }))
+            }
+            Listener::Values => {
+                let values = db.watch_values::<Kv>(.., tabula::DEFAULT_WATCH_CAPACITY);
+                Some(std::thread::spawn(move || {
+                    // Each change carries the value its commit wrote: the version in its first
+                    // 8 bytes rises by one from commit to commit, the rest is `VALUE`'s.
+                    let mut n = 0u64;
+                    while let Some(e) = values.recv() {
+                        let Ok(Received::Event(Change::Put { value: Some(v), .. })) = e else {
+                            panic!("watch values: not a put with its value: {e:?}");
+                        };
+                        n += 1;
+                        assert_eq!(v.len(), VALUE.len(), "watch values: the value's length");
+                        assert_eq!(v[..8], n.to_le_bytes(), "watch values: the value written");
+                        assert_eq!(v[8..], VALUE[8..], "watch values: the value written");
                     }
                     n
                 }))
@@ -151,7 +172,7 @@ pub fn run(sizes: WatchSizes) -> Workload {
         "watch",
         format!(
             "watch: one-entry commits (SafeNoSync) over {} entries with no / a feed / a key \
-             watcher, µs per commit; latency commit→event over {} spaced commits",
+             watcher / a watcher of values, µs per commit; latency commit→event over {} spaced commits",
             sizes.loaded, sizes.samples
         ),
         Unit::Us,
@@ -163,6 +184,7 @@ pub fn run(sizes: WatchSizes) -> Workload {
             (format!("{kind}_none"), Listener::None),
             (format!("{kind}_feed"), Listener::Feed),
             (format!("{kind}_keys"), Listener::Keys),
+            (format!("{kind}_values"), Listener::Values),
         ];
         let wanted: Vec<_> = rows.iter().filter(|(n, _)| variant_wanted(n)).collect();
         if wanted.is_empty() {
