@@ -8,12 +8,17 @@
 //!   `Tx::retain_bytes` (random ranges and predicates, plain and dupsort tables),
 //!   `Tx::range_by`, and `Tx::append` / `Appender::append` of borrowed bytes.
 //!
-//! Random tests print their seed; `TABULA_BIG_WRITES_SEED` replays one.
+//! Random tests print their seed; `TABULA_SEED=<seed>` replays one.
+
+#[path = "support/random.rs"]
+mod random;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use tabula::{Options, Raw, Schema, SyncMode, Table};
+
+use random::{Rng, seed};
 
 #[derive(Table)]
 #[table(key = Vec<u8>, value = Vec<u8>, codec = Raw)]
@@ -25,38 +30,6 @@ struct Dups;
 
 #[derive(Schema)]
 struct App(Pairs, Dups);
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn seed(test: &str) -> u64 {
-    let seed = std::env::var("TABULA_BIG_WRITES_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("{test}: seed {seed} (TABULA_BIG_WRITES_SEED={seed} replays it)");
-    seed
-}
 
 /// Entries per leaf page after `n` random 24-byte keys with 150-byte values in one transaction.
 fn entries_per_leaf(options: Options, n: u64) -> f64 {

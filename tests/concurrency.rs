@@ -2,6 +2,9 @@
 //! between two tables always adds up), nothing deadlocks, and reader slots are reused rather
 //! than leaked.
 
+#[path = "support/random.rs"]
+mod random;
+
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -24,13 +27,6 @@ const TOTAL: u64 = 2 * ACCOUNTS as u64 * START;
 const READERS: usize = 8;
 const WRITES_PER_ROUND: u64 = 1000;
 const ROUNDS: u64 = 3;
-
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 fn open(dir: &std::path::Path) -> Db<Bank> {
     // SafeNoSync keeps 900 commits quick; visibility and isolation do not depend on the mode.
@@ -125,7 +121,7 @@ fn round(db: &Db<Bank>, round: u64) -> Seen {
         }
         let _done = Done(&done);
         for i in 0..WRITES_PER_ROUND {
-            let r = mix(round << 32 | i);
+            let r = random::mix(round << 32 | i);
             let from = (r % u64::from(ACCOUNTS)) as u32;
             let to = ((r >> 16) % u64::from(ACCOUNTS)) as u32;
             let mut tx = db.write().unwrap();

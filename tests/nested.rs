@@ -5,14 +5,18 @@
 //! compared with the model.
 //!
 //! `PROPTEST_CASES` sets the case count (default 64). The RNG seed is printed;
-//! `PROPTEST_RNG_SEED=<seed>` replays a run.
+//! `TABULA_SEED=<seed>` replays a run.
+
+#[path = "support/props.rs"]
+mod props;
+#[path = "support/random.rs"]
+mod random;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use tabula::{Db, Error, Options, RwTx, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -151,28 +155,6 @@ fn run(tx: &mut RwTx<'_, App>, model: &mut BTreeMap<u16, u32>, ops: &[Op]) -> Re
     Ok(())
 }
 
-fn config() -> ProptestConfig {
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(64);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("nested: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..base
-    }
-}
-
 fn quiet_planned_panics() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -194,7 +176,10 @@ fn committed(db: &Db<App>) -> BTreeMap<u16, u32> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..props::config("nested", 64)
+    })]
 
     #[test]
     fn nested_transactions_match_the_model(

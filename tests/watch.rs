@@ -2,8 +2,11 @@
 //! `Db::watch_prefix`): a model test of what each subscriber must see, and the bounds that keep a
 //! slow subscriber from holding up commits or growing memory.
 //!
-//! The model test's seed is printed; `WATCH_SEED=<seed>` replays a run, `WATCH_ROUNDS=<n>`
+//! The model test's seed is printed; `TABULA_SEED=<seed>` replays a run, `WATCH_ROUNDS=<n>`
 //! changes its length (default 400 write transactions).
+
+#[path = "support/random.rs"]
+mod random;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -12,6 +15,8 @@ use tabula::{
     Change, Commit, CommitReceiver, Contains, Db, KeyReceiver, Options, Received, Schema, SyncMode,
     Table,
 };
+
+use random::{Rng, seed};
 
 #[derive(Table)]
 #[table(name = "nums", key = u16, value = u32)]
@@ -35,39 +40,6 @@ struct Watched(Nums, Tags, Named, Quiet);
 
 fn open(dir: &std::path::Path) -> Db<Watched> {
     tabula::open::<Watched>(dir, Options::new().sync(SyncMode::SafeNoSync)).unwrap()
-}
-
-/// splitmix64: small, seedable, good enough to pick operations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
-fn seed() -> u64 {
-    let seed = std::env::var("WATCH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("watch model seed: {seed} (replay with WATCH_SEED={seed})");
-    seed
 }
 
 /// A change as the model expects a watcher to receive it.
@@ -319,12 +291,12 @@ fn drain<T: Table>(keys: &KeyReceiver<T>, f: fn(Change<T>) -> Ev) -> Vec<Ev> {
 
 #[test]
 fn model_every_subscriber_sees_exactly_the_committed_changes_it_asked_for() {
-    let seed = seed();
+    let seed = seed("watch model");
     let rounds: u64 = std::env::var("WATCH_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(400);
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let big = 1 << 20;
