@@ -9,11 +9,13 @@
 
 #[path = "support/random.rs"]
 mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use tabula::{Db, Options, Raw, Schema, Table};
+use tabula::{Raw, Schema, Table};
 
 use random::{Rng, seed};
 
@@ -31,12 +33,6 @@ struct Dups;
 
 #[derive(Schema)]
 struct App(Plain, Ints, Dups);
-
-fn open() -> (tempfile::TempDir, Db<App>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    (dir, db)
-}
 
 /// A random bound below `max`, or none.
 fn bound(rng: &mut Rng, max: u64) -> Bound<u64> {
@@ -100,7 +96,7 @@ fn in_range(k: u64, lo: Bound<u64>, hi: Bound<u64>) -> bool {
 fn random_interleaved_walks_match_the_model() {
     let mut rng = Rng::new(seed("iter_walks"));
     for round in 0..12 {
-        let (_dir, db) = open();
+        let (_dir, db) = tempdb::open::<App>();
         let mut plain = BTreeMap::new();
         let mut ints = BTreeMap::new();
         let mut dups = BTreeMap::<(u16, u32), ()>::new();
@@ -188,7 +184,7 @@ fn random_interleaved_walks_match_the_model() {
 
 #[test]
 fn a_forward_scan_stops_at_the_upper_bound_and_stays_ended() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
     let mut tx = db.write().unwrap();
     for k in 0..100u64 {
         tx.put::<Plain>(&k, &(k as u32)).unwrap();
@@ -211,7 +207,7 @@ fn a_forward_scan_stops_at_the_upper_bound_and_stays_ended() {
 
 #[test]
 fn front_and_back_walks_meet_after_a_long_front_run() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
     let mut tx = db.write().unwrap();
     for k in 0..50u64 {
         tx.put::<Plain>(&k, &(k as u32)).unwrap();

@@ -11,6 +11,8 @@
 mod props;
 #[path = "support/random.rs"]
 mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -210,15 +212,9 @@ proptest! {
     }
 }
 
-fn open() -> (tempfile::TempDir, Db<App>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
-    (dir, db)
-}
-
 #[test]
 fn an_error_undoes_only_the_nested_writes() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Numbers>(&1, &10).unwrap();
     let out: Result<(), Error> = tx.nested(|tx| {
@@ -238,7 +234,7 @@ fn an_error_undoes_only_the_nested_writes() {
 #[test]
 fn a_panic_undoes_the_nested_writes_and_the_transaction_goes_on() {
     quiet_planned_panics();
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Numbers>(&1, &10).unwrap();
     let caught = catch_unwind(AssertUnwindSafe(|| {
@@ -256,7 +252,7 @@ fn a_panic_undoes_the_nested_writes_and_the_transaction_goes_on() {
 
 #[test]
 fn kept_nested_writes_are_undone_by_aborting_the_outer_transaction() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.nested(|tx| {
         tx.put::<Numbers>(&1, &10)?;
@@ -276,7 +272,7 @@ fn kept_nested_writes_are_undone_by_aborting_the_outer_transaction() {
 
 #[test]
 fn a_nested_scope_can_use_an_appender() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Numbers>(&1, &10).unwrap();
     let out: Result<(), Error> = tx.nested(|tx| {
