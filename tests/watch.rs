@@ -7,6 +7,8 @@
 
 #[path = "support/random.rs"]
 mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -38,8 +40,8 @@ struct Quiet;
 #[derive(Schema)]
 struct Watched(Nums, Tags, Named, Quiet);
 
-fn open(dir: &std::path::Path) -> Db<Watched> {
-    tabula::open::<Watched>(dir, Options::new().sync(SyncMode::SafeNoSync)).unwrap()
+fn options() -> Options {
+    Options::new().sync(SyncMode::SafeNoSync)
 }
 
 /// A change as the model expects a watcher to receive it.
@@ -297,8 +299,7 @@ fn model_every_subscriber_sees_exactly_the_committed_changes_it_asked_for() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(400);
     let mut rng = Rng::new(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let big = 1 << 20;
     let feed = db.subscribe(big);
     let nums_all = db.watch::<Nums>(.., big);
@@ -423,8 +424,7 @@ fn model_every_subscriber_sees_exactly_the_committed_changes_it_asked_for() {
 
 #[test]
 fn a_subscriber_that_stops_reading_never_holds_up_commits_and_stays_bounded() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     const CAP: usize = 64;
     const COMMITS: u64 = 5_000;
     let feed = db.subscribe(CAP);
@@ -480,8 +480,7 @@ fn a_subscriber_that_stops_reading_never_holds_up_commits_and_stays_bounded() {
 
 #[test]
 fn dropped_receivers_unsubscribe_and_a_closed_database_ends_the_feed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let feed = db.subscribe(8);
     let gone = db.subscribe(8);
     let keys = db.watch::<Nums>(.., 8);
@@ -500,8 +499,8 @@ fn dropped_receivers_unsubscribe_and_a_closed_database_ends_the_feed() {
 
 #[test]
 fn commits_from_several_threads_arrive_in_commit_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
+    let db = std::sync::Arc::new(db);
     let feed = db.subscribe(100_000);
     let threads: Vec<_> = (0..4u16)
         .map(|t| {
@@ -528,8 +527,7 @@ fn commits_from_several_threads_arrive_in_commit_order() {
 
 #[test]
 fn a_bulk_load_reports_each_batch_and_its_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let feed = db.subscribe(1000);
     let keys = db.watch::<Nums>(100..110, 1000);
     let report = db
@@ -556,8 +554,7 @@ fn a_bulk_load_reports_each_batch_and_its_keys() {
 
 #[test]
 fn appenders_and_retain_bytes_are_recorded() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let keys = db.watch::<Nums>(.., 100);
     let mut tx = db.write().unwrap();
     let txn = tx.id();
@@ -584,8 +581,7 @@ fn appenders_and_retain_bytes_are_recorded() {
 fn no_subscriber_means_no_recording() {
     // A watcher that subscribes while a transaction is open sees no partial transaction: keys
     // are recorded only for transactions that began after it subscribed.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let mut tx = db.write().unwrap();
     tx.put::<Nums>(&1, &1).unwrap();
     let keys = db.watch::<Nums>(.., 10);
@@ -617,8 +613,8 @@ async fn receivers_are_streams_woken_by_commits() {
             .expect("the stream was woken within 10 s")
     }
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
+    let db = std::sync::Arc::new(db);
     let mut feed = db.subscribe(1000);
     let mut keys = db.watch::<Nums>(5..10, 1000);
     let writer = {
@@ -664,8 +660,7 @@ fn one_large_transaction_keeps_a_watcher_bounded() {
     // range): the watcher holds 64 changes and counts the rest; memory does not grow with the
     // transaction (the unit test `pending_changes_are_bounded_by_the_watchers_capacity` checks
     // what is held while the transaction is open).
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let keys = db.watch::<Nums>(.., 64);
     let narrow = db.watch::<Nums>(100..103, 64);
     let mut tx = db.write().unwrap();
@@ -750,8 +745,7 @@ fn lag_report_then_newer_events(
 
 #[test]
 fn a_lag_report_comes_before_newer_events() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let feed = db.subscribe(1);
     let keys = db.watch::<Nums>(.., 1);
     lag_report_then_newer_events(
@@ -776,8 +770,7 @@ fn a_lag_report_comes_before_newer_events_in_a_stream() {
         }
     }
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let mut feed = db.subscribe(1);
     let mut keys = db.watch::<Nums>(.., 1);
     lag_report_then_newer_events(
@@ -789,8 +782,7 @@ fn a_lag_report_comes_before_newer_events_in_a_stream() {
 
 #[test]
 fn a_receiver_made_during_a_write_transaction_reports_the_next_one_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let mut tx = db.write().unwrap();
     tx.put::<Nums>(&1, &1).unwrap();
     let feed = db.subscribe(8);
@@ -848,8 +840,7 @@ fn a_receiver_made_during_a_write_transaction_reports_the_next_one_first() {
 fn a_receiver_made_during_a_bulk_load_reports_the_batches_that_begin_after() {
     // A bulk load's batches are transactions, each beginning when the one before commits:
     // receivers made after the first batch committed report from the third on.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let made = std::cell::RefCell::new(None);
     let report = db
         .bulk_loader::<Nums>()
