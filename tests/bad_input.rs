@@ -11,6 +11,8 @@
 //! it. A row that reads back as missing (`Ok(None)`) without any error is a silent loss and
 //! fails every damage test.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
 #[path = "support/harness.rs"]
 #[macro_use]
 mod harness;
@@ -124,8 +126,7 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
 }
 
 fn damaged_values_and_keys_give_decode_errors_naming_table_and_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let (_dir, db) = tempdb::open_with::<Bank>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     tx.put::<Accounts>(&1, &account(1)).unwrap();
     // An encoding of account(2), cut short / with a byte too many / with a bad UTF-8 name.
@@ -228,8 +229,7 @@ fn hex(b: &[u8]) -> String {
 /// Random value bytes under every key of a table: every read is a value or a decode error.
 fn random_value_bytes_never_panic() {
     let seed = seed("random_value_bytes_never_panic");
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let (_dir, db) = tempdb::open_with::<Bank>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     let mut slot_keys = std::collections::BTreeSet::new();
     for n in 0..500u64 {

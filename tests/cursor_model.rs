@@ -12,6 +12,8 @@
 
 #[path = "support/random.rs"]
 mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
@@ -673,8 +675,7 @@ fn every_cursor_call_in_every_position_matches_the_model() {
         .map(|s| s.parse().expect("TABULA_CURSOR_CASES is a number"))
         .unwrap_or(400);
     let mut rng = Rng::new(seed("cursor model"));
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::UtterlyNoSync)).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new().sync(SyncMode::UtterlyNoSync));
     let mut seen = Seen::new();
     // Every state a cursor can be in, with every call that applies, must run at least once:
     // after the cases asked for, more run (up to 20 times as many) until every pair has.

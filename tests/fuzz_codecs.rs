@@ -15,6 +15,8 @@
 mod props;
 #[path = "support/random.rs"]
 mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 
@@ -317,8 +319,7 @@ fn same_read(got: Result<(EventKey, Record), Error>, expected: &Result<(EventKey
 /// stored value decoded, or a value decode error.
 #[test]
 fn stored_garbage_gives_decode_errors_naming_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Fuzz>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let (_dir, db) = tempdb::open_with::<Fuzz>(Options::new().max_size(1 << 30));
     // Seeded like the properties: the printed seed replays these entries too.
     let mut runner = TestRunner::new(props::config("fuzz_codecs", 1024));
     let entries = vec((stored_key(), stored_value()), 64);

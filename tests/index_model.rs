@@ -20,6 +20,8 @@
 mod props;
 #[path = "support/random.rs"]
 mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -503,8 +505,7 @@ fn check<H: tabula::Handle<Schema = Indexer>>(tx: &tabula::Reads<H>, model: &Mod
 }
 
 fn run(ops: &[Op]) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Indexer>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<Indexer>(Options::new());
     let mut committed = Model::new();
     let mut model = committed.clone();
     let mut tx = db.write().unwrap();

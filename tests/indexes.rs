@@ -915,8 +915,7 @@ struct Places(ByPlace, ByPlaceHash, OpaqueKeys);
 
 #[test]
 fn errors_show_keys_typed_where_the_key_type_has_debug() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Places>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<Places>(Options::new());
     let mut tx = db.write().unwrap();
     let first = TxId {
         block: 0,

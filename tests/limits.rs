@@ -171,8 +171,7 @@ fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_noth
 
 #[test]
 fn read_only_open_of_a_database_missing_a_table_names_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<OnlyNames>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let (dir, db) = tempdb::open_with::<OnlyNames>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     tx.put::<Names>("kept", &7).unwrap();
     tx.commit().unwrap();

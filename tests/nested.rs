@@ -188,9 +188,7 @@ proptest! {
         rounds in vec((vec(op(), 0..24), any::<bool>()), 1..4)
     ) {
         quiet_planned_panics();
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::UtterlyNoSync))
-            .unwrap();
+        let (_dir, db) = tempdb::open_with::<App>(Options::new().sync(SyncMode::UtterlyNoSync));
         let mut model = BTreeMap::new();
         for (ops, commit) in rounds {
             let mut tx = db.write().unwrap();

@@ -224,8 +224,7 @@ fn lazy_values_are_decoded_only_when_asked() {
 fn put_reserve_writes_values_of_every_size_into_the_page() {
     use std::io::Write;
     for write_map in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().write_map(write_map)).unwrap();
+        let (dir, db) = tempdb::open_with::<App>(Options::new().write_map(write_map));
         let sizes = [0usize, 1, 100, 2000, 5000, 70_000, 3 << 20];
         let fill = |n: usize| (0..n).map(|i| (i * 7 + n) as u8).collect::<Vec<u8>>();
         let mut tx = db.write().unwrap();
@@ -280,8 +279,7 @@ fn put_reserve_writes_values_of_every_size_into_the_page() {
 fn put_reserve_stores_unwritten_bytes_as_zeros() {
     use std::io::Write;
     for write_map in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().write_map(write_map)).unwrap();
+        let (_dir, db) = tempdb::open_with::<App>(Options::new().write_map(write_map));
         let mut tx = db.write().unwrap();
         for (key, n) in [(1u64, 40usize), (2, 5000), (3, 300_000)] {
             tx.put::<Blobs>(&key, &vec![0xff; n]).unwrap();
@@ -467,8 +465,7 @@ fn values_are_written_from_borrowed_forms() {
     #[derive(Schema)]
     struct Borrowed(Names, Lists, Topics, Blobs);
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Borrowed>(dir.path(), tabula::Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<Borrowed>(tabula::Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Names>(&1, "one").unwrap();
     tx.put::<Names>(&2, &"two".to_string()).unwrap();

@@ -15,6 +15,8 @@
 mod props;
 #[path = "../../../tests/support/random.rs"]
 mod random;
+#[path = "../../../tests/support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
@@ -614,8 +616,7 @@ struct App(Unknowns, Riches);
 /// A value the codec refuses is an `Error::Encode` naming the table, and nothing is stored.
 #[test]
 fn a_value_of_unknown_length_is_refused_by_put_naming_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     let err = tx
         .put::<Unknowns>(&1, &Unknown::Seq(vec![1, 2]))
@@ -639,8 +640,7 @@ fn a_value_of_unknown_length_is_refused_by_put_naming_the_table() {
 #[test]
 fn a_table_stores_bincodes_bytes_and_reads_them() {
     let mut runner = proptest::test_runner::TestRunner::new(props::config("bincode_compat", 512));
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let values: Vec<Rich> = (0..32)
         .map(|_| rich().new_tree(&mut runner).unwrap().current())
         .collect();
