@@ -7,16 +7,20 @@
 //! abort on such a page (see `check_in_child`). The file has its own `main` (`harness = false`,
 //! `tests/support/harness.rs`), so the child entry is not a test.
 //!
-//! Random damage is drawn from a seed per test, printed; `TABULA_BAD_INPUT_SEED=<seed>` replays
+//! Random damage is drawn from a seed per test, printed; `TABULA_SEED=<seed>` replays
 //! it. A row that reads back as missing (`Ok(None)`) without any error is a silent loss and
 //! fails every damage test.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
 #[path = "support/harness.rs"]
 #[macro_use]
 mod harness;
 
 #[path = "support/damage.rs"]
 mod damage;
+#[path = "support/random.rs"]
+mod random;
 
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
@@ -26,6 +30,8 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 use tabula::{Db, Error, Index, Key, Options, Part, Schema, Table};
+
+use random::{mix, seed};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Account {
@@ -80,7 +86,6 @@ const CHECK_CHILD_VAR: &str = "TABULA_CHECK_CHILD";
 /// The child of [`checkers_on_random_damage_report_it_never_crash`]: runs the checkers on the
 /// database in this directory.
 const CHECKERS_CHILD_VAR: &str = "TABULA_CHECKERS_CHILD";
-const SEED_VAR: &str = "TABULA_BAD_INPUT_SEED";
 
 fn main() {
     if let Some(dir) = std::env::var_os(CHECK_CHILD_VAR) {
@@ -114,13 +119,6 @@ fn account(n: u64) -> Account {
     }
 }
 
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
 fn bytes(seed: u64, len: usize) -> Vec<u8> {
     (0..len as u64)
         .map(|i| mix(seed.wrapping_mul(65_537).wrapping_add(i)) as u8)
@@ -128,8 +126,7 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
 }
 
 fn damaged_values_and_keys_give_decode_errors_naming_table_and_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let (_dir, db) = tempdb::open_with::<Bank>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     tx.put::<Accounts>(&1, &account(1)).unwrap();
     // An encoding of account(2), cut short / with a byte too many / with a bad UTF-8 name.
@@ -231,9 +228,8 @@ fn hex(b: &[u8]) -> String {
 
 /// Random value bytes under every key of a table: every read is a value or a decode error.
 fn random_value_bytes_never_panic() {
-    let seed = harness::seed(SEED_VAR, "random_value_bytes_never_panic");
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Bank>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let seed = seed("random_value_bytes_never_panic");
+    let (_dir, db) = tempdb::open_with::<Bank>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     let mut slot_keys = std::collections::BTreeSet::new();
     for n in 0..500u64 {
@@ -577,10 +573,7 @@ fn file_truncated_to_half_is_refused_or_detected() {
 }
 
 fn random_bytes_over_the_meta_pages_are_an_open_error() {
-    let base = harness::seed(
-        SEED_VAR,
-        "random_bytes_over_the_meta_pages_are_an_open_error",
-    );
+    let base = seed("random_bytes_over_the_meta_pages_are_an_open_error");
     for run in 0..3u64 {
         let seed = mix(base ^ run);
         let dir = tempfile::tempdir().unwrap();
@@ -598,10 +591,7 @@ fn random_bytes_over_the_meta_pages_are_an_open_error() {
 /// is detected by the reads and by `Db::check` (or, with libmdbx's assertions on, the checker
 /// aborts on its documented assertion: counted and reported), and no other value changes.
 fn random_bytes_over_a_tree_page_are_detected_never_a_crash() {
-    let base = harness::seed(
-        SEED_VAR,
-        "random_bytes_over_a_tree_page_are_detected_never_a_crash",
-    );
+    let base = seed("random_bytes_over_a_tree_page_are_detected_never_a_crash");
     let (mut counted, mut aborted) = (0, 0);
     for run in 0..6u64 {
         let seed = mix(base ^ run);
@@ -705,7 +695,7 @@ fn a_file_that_is_not_an_mdbx_database_is_an_open_error() {
 /// bounds are consistent, so libmdbx's checker assertion (above) does not fire and the check
 /// runs in this process in every build.
 fn integrity_check_counts_zeroed_tree_pages() {
-    let base = harness::seed(SEED_VAR, "integrity_check_counts_zeroed_tree_pages");
+    let base = seed("integrity_check_counts_zeroed_tree_pages");
     for run in 0..3u64 {
         let dir = tempfile::tempdir().unwrap();
         let (file, page) = make_db(dir.path(), MOSTLY_SMALL);
@@ -785,7 +775,7 @@ fn checkers_child(dir: &Path) {
 /// process, with a result or an error naming the table, never a signal. In builds with debug
 /// assertions an abort on one of [`damage::DAMAGE_ASSERTIONS`] is printed and accepted.
 fn checkers_on_random_damage_report_it_never_crash() {
-    let base = harness::seed(SEED_VAR, "checkers_on_random_damage_report_it_never_crash");
+    let base = seed("checkers_on_random_damage_report_it_never_crash");
     let pristine = tempfile::tempdir().unwrap();
     let page = {
         let db =
@@ -815,7 +805,7 @@ fn checkers_on_random_damage_report_it_never_crash() {
             dir.path().join("mdbx.dat"),
         )
         .unwrap();
-        let mut rng = damage::Rng::new(base ^ copy);
+        let mut rng = random::Rng::new(base ^ copy);
         let done = damage::random_bytes_in_pages(
             &dir.path().join("mdbx.dat"),
             page,

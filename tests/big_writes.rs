@@ -8,12 +8,19 @@
 //!   `Tx::retain_bytes` (random ranges and predicates, plain and dupsort tables),
 //!   `Tx::range_by`, and `Tx::append` / `Appender::append` of borrowed bytes.
 //!
-//! Random tests print their seed; `TABULA_BIG_WRITES_SEED` replays one.
+//! Random tests print their seed; `TABULA_SEED=<seed>` replays one.
+
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use tabula::{Options, Raw, Schema, SyncMode, Table};
+
+use random::{Rng, seed};
 
 #[derive(Table)]
 #[table(key = Vec<u8>, value = Vec<u8>, codec = Raw)]
@@ -26,42 +33,9 @@ struct Dups;
 #[derive(Schema)]
 struct App(Pairs, Dups);
 
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn seed(test: &str) -> u64 {
-    let seed = std::env::var("TABULA_BIG_WRITES_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    println!("{test}: seed {seed} (TABULA_BIG_WRITES_SEED={seed} replays it)");
-    seed
-}
-
 /// Entries per leaf page after `n` random 24-byte keys with 150-byte values in one transaction.
 fn entries_per_leaf(options: Options, n: u64) -> f64 {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), options).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(options);
     let mut rng = Rng::new(7);
     let mut tx = db.write().unwrap();
     for _ in 0..n {
@@ -92,8 +66,7 @@ fn random_inserts_keep_pages_balanced_by_default() {
 
 #[test]
 fn a_nosync_write_is_flushed_by_the_next_flushing_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<App>(Options::new());
     for k in 0..50u64 {
         let mut tx = db.write_nosync().unwrap();
         tx.put::<Dups>(&k, &vec![1; 100]).unwrap();
@@ -122,8 +95,7 @@ fn a_nosync_write_is_flushed_by_the_next_flushing_commit() {
 fn write_nosync_is_an_ordinary_write_in_the_other_modes() {
     for mode in [SyncMode::NoMetaSync, SyncMode::SafeNoSync] {
         let unsynced = |nosync: bool| {
-            let dir = tempfile::tempdir().unwrap();
-            let db = tabula::open::<App>(dir.path(), Options::new().sync(mode)).unwrap();
+            let (_dir, db) = tempdb::open_with::<App>(Options::new().sync(mode));
             for k in 0..20u64 {
                 let mut tx = if nosync {
                     db.write_nosync().unwrap()
@@ -170,8 +142,7 @@ fn in_range(k: &[u8], lower: &Bound<Vec<u8>>, upper: &Bound<Vec<u8>>) -> bool {
 fn retain_bytes_and_range_by_agree_with_a_model() {
     let seed = seed("retain_bytes_and_range_by_agree_with_a_model");
     let mut rng = Rng::new(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     for round in 0..60 {
         let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         let mut tx = db.write().unwrap();
@@ -234,8 +205,7 @@ fn retain_bytes_and_range_by_agree_with_a_model() {
 fn retain_bytes_judges_dupsort_values_one_by_one() {
     let seed = seed("retain_bytes_judges_dupsort_values_one_by_one");
     let mut rng = Rng::new(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     let mut model: BTreeMap<(u64, Vec<u8>), ()> = BTreeMap::new();
     for _ in 0..400 {
@@ -260,8 +230,7 @@ fn retain_bytes_judges_dupsort_values_one_by_one() {
 
 #[test]
 fn append_of_borrowed_bytes_appends_in_order_and_refuses_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     {
         let mut ap = tx.appender::<Pairs>().unwrap();
@@ -289,8 +258,7 @@ fn append_of_borrowed_bytes_appends_in_order_and_refuses_the_rest() {
 #[test]
 fn a_higher_merge_threshold_leaves_fewer_pages_after_deletes() {
     let leaves = |percent: u8| {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().merge_threshold(percent)).unwrap();
+        let (_dir, db) = tempdb::open_with::<App>(Options::new().merge_threshold(percent));
         let mut rng = Rng::new(11);
         let keys: Vec<Vec<u8>> = (0..20_000)
             .map(|_| (0..3).flat_map(|_| rng.next().to_le_bytes()).collect())

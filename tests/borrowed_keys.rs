@@ -3,6 +3,9 @@
 //! each answers as it does with owned keys. `tests/ui/prefix-not-a-prefix.rs` shows what a
 //! prefix of the wrong type says.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::ops::Bound;
 
 use tabula::{Change, Db, Index, Options, Raw, Received, Schema, Table};
@@ -38,8 +41,7 @@ struct App(Transfers, ByReceiver, Blobs, Tags);
 const NAMES: [&str; 4] = ["alice", "bob", "carol", "dave"];
 
 fn filled() -> (tempfile::TempDir, Db<App>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     for (i, name) in NAMES.iter().enumerate() {
         for nonce in 0..5u64 {

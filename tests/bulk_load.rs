@@ -3,7 +3,8 @@
 //! Real libmdbx environments in temp dirs (capped at 1 GiB so valgrind can reserve them). Loads
 //! killed midway are tested in `tests/crash/bulk.rs`.
 
-use std::path::Path;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use tabula::{BulkReport, Db, Error, Options, Raw, Schema, Table};
 
@@ -29,10 +30,6 @@ fn options() -> Options {
     Options::new().max_size(1 << 30).growth_step(4 << 20)
 }
 
-fn open(dir: &Path) -> Db<BulkSchema> {
-    tabula::open::<BulkSchema>(dir, options()).unwrap()
-}
-
 /// The value stored under `k`: derived from the key so any entry can be checked alone.
 fn value(k: u32) -> Vec<u8> {
     let len = 20 + (k % 80) as usize;
@@ -53,8 +50,7 @@ fn log_keys(db: &Db<BulkSchema>) -> Vec<u32> {
 
 #[test]
 fn round_trip_across_batches() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     let mut seen: Vec<BulkReport> = Vec::new();
     let report = db
         .bulk_loader::<Log>()
@@ -78,8 +74,7 @@ fn round_trip_across_batches() {
 
 #[test]
 fn the_bytes_bound_cuts_batches_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     // Every value is 100 bytes + a 4-byte key: a 1040-byte bound closes a batch every 10.
     let v = vec![7u8; 100];
     let report = db
@@ -94,8 +89,7 @@ fn the_bytes_bound_cuts_batches_too() {
 
 #[test]
 fn loads_after_existing_data_and_with_the_short_form() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     let mut tx = db.write().unwrap();
     for k in 0..10u32 {
         tx.put::<Log>(&k, &value(k)).unwrap();
@@ -111,8 +105,7 @@ fn loads_after_existing_data_and_with_the_short_form() {
 
 #[test]
 fn out_of_order_key_names_the_table_and_keeps_committed_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     // Committed before the load.
     let mut tx = db.write().unwrap();
     for k in 0..100u32 {
@@ -159,8 +152,7 @@ fn out_of_order_key_names_the_table_and_keeps_committed_data() {
 
 #[test]
 fn a_key_equal_to_the_last_is_out_of_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     let err = db
         .bulk_load::<Log>([(1u32, value(1)), (2, value(2)), (2, vec![0])])
         .unwrap_err();
@@ -174,8 +166,7 @@ fn a_key_equal_to_the_last_is_out_of_order() {
 
 #[test]
 fn a_first_key_not_after_the_table_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     db.bulk_load::<Log>((0..10u32).map(|k| (k, value(k))))
         .unwrap();
     let before = db.info().unwrap().last_txn;
@@ -192,8 +183,7 @@ fn a_first_key_not_after_the_table_is_refused() {
 
 #[test]
 fn an_empty_load_commits_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     let before = db.info().unwrap().last_txn;
     let mut calls = 0;
     let report = db
@@ -209,8 +199,7 @@ fn an_empty_load_commits_nothing() {
 
 #[test]
 fn owned_and_borrowed_entries() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     let names: Vec<(String, u64)> = ["ada", "bob", "eve"]
         .iter()
         .enumerate()
@@ -242,8 +231,7 @@ fn owned_and_borrowed_entries() {
 
 #[test]
 fn dupsort_takes_pairs_in_order_and_refuses_the_rest() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<BulkSchema>(options());
     let pairs = [
         (1u64, "a"),
         (1, "b"),
@@ -283,7 +271,7 @@ fn dupsort_takes_pairs_in_order_and_refuses_the_rest() {
 fn without_the_final_flush_the_load_is_still_committed() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = open(dir.path());
+        let db = tabula::open::<BulkSchema>(dir.path(), options()).unwrap();
         let report = db
             .bulk_loader::<Log>()
             .batch_entries(300)
@@ -293,7 +281,7 @@ fn without_the_final_flush_the_load_is_still_committed() {
         assert_eq!((report.entries, report.batches), (1000, 4));
     }
     // Reopened: every batch is there (the last commit was durable under `SyncMode::Durable`).
-    let db = open(dir.path());
+    let db = tabula::open::<BulkSchema>(dir.path(), options()).unwrap();
     assert_eq!(log_keys(&db), (0..1000).collect::<Vec<_>>());
     let check = db.check().unwrap();
     assert!(check.is_ok(), "{check:?}");
@@ -302,7 +290,7 @@ fn without_the_final_flush_the_load_is_still_committed() {
 #[test]
 fn a_read_only_database_refuses_a_load() {
     let dir = tempfile::tempdir().unwrap();
-    drop(open(dir.path()));
+    drop(tabula::open::<BulkSchema>(dir.path(), options()).unwrap());
     let db = tabula::open::<BulkSchema>(dir.path(), options().read_only(true)).unwrap();
     let err = db.bulk_load::<Log>([(1u32, value(1))]).unwrap_err();
     assert!(matches!(err, Error::ReadOnly { .. }), "{err:?}");

@@ -2,6 +2,9 @@
 //! compressed is never read as plain bincode (nor the reverse): the open is refused with the
 //! step that re-encodes, and that step works.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use serde::{Deserialize, Serialize};
 use tabula::{Bincode, Error, Migrations, Options, Schema, Table, Zstd};
 
@@ -54,8 +57,7 @@ struct CompressedV2(DocsV2);
 
 #[test]
 fn compressed_values_round_trip_and_take_less_room() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Compressed>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<Compressed>(Options::new());
     let mut tx = db.write().unwrap();
     for n in 0..300 {
         tx.put::<Docs>(&n, &doc(n)).unwrap();
@@ -82,8 +84,7 @@ fn compressed_values_round_trip_and_take_less_room() {
 /// A damaged compressed value is a decode error naming the table and key.
 #[test]
 fn a_damaged_compressed_value_is_a_decode_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Compressed>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<Compressed>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Docs>(&1, &doc(1)).unwrap();
     let mut bytes = tx.get_bytes::<Docs>(&1).unwrap().unwrap().to_vec();
@@ -122,8 +123,7 @@ fn mismatch(result: tabula::Result<impl Sized>) -> (String, String, String, Stri
 /// value encoding, with the step that decompresses; that step then works.
 #[test]
 fn a_compressed_table_is_never_read_as_plain_bincode() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Compressed>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<Compressed>(Options::new());
     let mut tx = db.write().unwrap();
     for n in 0..50 {
         tx.put::<Docs>(&n, &doc(n)).unwrap();
@@ -164,8 +164,7 @@ fn a_compressed_table_is_never_read_as_plain_bincode() {
 /// compresses them; after it the stored values are zstd frames.
 #[test]
 fn a_plain_table_is_never_read_as_compressed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Plain>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<Plain>(Options::new());
     let mut tx = db.write().unwrap();
     for n in 0..50 {
         tx.put::<PlainDocs>(&n, &doc(n)).unwrap();
@@ -215,8 +214,7 @@ fn the_schema_less_reader_decompresses() {
     use tabula::untyped::UntypedDb;
     use tabula_core::untyped::{DynKey, DynValue};
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Compressed>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<Compressed>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Docs>(&7, &doc(7)).unwrap();
     tx.commit().unwrap();

@@ -2,6 +2,11 @@
 //! between two tables always adds up), nothing deadlocks, and reader slots are reused rather
 //! than leaked.
 
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -25,27 +30,18 @@ const READERS: usize = 8;
 const WRITES_PER_ROUND: u64 = 1000;
 const ROUNDS: u64 = 3;
 
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-fn open(dir: &std::path::Path) -> Db<Bank> {
+/// A fresh bank: every account holds `START` in both tables.
+fn bank() -> (tempfile::TempDir, Db<Bank>) {
     // SafeNoSync keeps 900 commits quick; visibility and isolation do not depend on the mode.
-    let db = tabula::open::<Bank>(
-        dir,
-        Options::new().max_size(1 << 30).sync(SyncMode::SafeNoSync),
-    )
-    .unwrap();
+    let (dir, db) =
+        tempdb::open_with::<Bank>(Options::new().max_size(1 << 30).sync(SyncMode::SafeNoSync));
     let mut tx = db.write().unwrap();
     for a in 0..ACCOUNTS {
         tx.put::<Checking>(&a, &START).unwrap();
         tx.put::<Savings>(&a, &START).unwrap();
     }
     tx.commit().unwrap();
-    db
+    (dir, db)
 }
 
 /// The total of both tables in one snapshot, read in two passes with a yield between them so
@@ -125,7 +121,7 @@ fn round(db: &Db<Bank>, round: u64) -> Seen {
         }
         let _done = Done(&done);
         for i in 0..WRITES_PER_ROUND {
-            let r = mix(round << 32 | i);
+            let r = random::mix(round << 32 | i);
             let from = (r % u64::from(ACCOUNTS)) as u32;
             let to = ((r >> 16) % u64::from(ACCOUNTS)) as u32;
             let mut tx = db.write().unwrap();
@@ -156,8 +152,7 @@ fn round(db: &Db<Bank>, round: u64) -> Seen {
 
 #[test]
 fn eight_readers_one_writer_no_torn_read_no_slot_leak() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = bank();
     // Warm up: as many read transactions at once as the rounds will ever hold (8 readers),
     // plus one; they are parked in the pool when dropped.
     let warm: Vec<_> = (0..=READERS).map(|_| db.read().unwrap()).collect();
@@ -206,8 +201,7 @@ fn eight_readers_one_writer_no_torn_read_no_slot_leak() {
 /// must not keep an old snapshot.
 #[test]
 fn pooled_read_txns_see_the_latest_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = bank();
     for i in 0..50u64 {
         let mut tx = db.write().unwrap();
         tx.put::<Checking>(&0, &(START + i + 1)).unwrap();

@@ -7,13 +7,20 @@
 //! Every pair of state and call is required to have run: the test fails if the random
 //! sequences left one out, so a call cannot go unchecked in some state.
 //!
-//! The seed is printed; `TABULA_CURSOR_SEED=<seed>` replays a run and `TABULA_CURSOR_CASES`
+//! The seed is printed; `TABULA_SEED=<seed>` replays a run and `TABULA_CURSOR_CASES`
 //! sets the number of sequences (default 400).
+
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
 
 use tabula::{Cursor, Error, Mode, Options, Rw, Schema, SyncMode, Table};
+
+use random::{Rng, seed};
 
 #[derive(Table)]
 #[table(name = "plain", key = u8, value = u32)]
@@ -539,38 +546,6 @@ impl Side for Storage {
     }
 }
 
-/// xorshift64*: small, seedable, good enough to pick calls.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn seed() -> u64 {
-    let seed = match std::env::var("TABULA_CURSOR_SEED") {
-        Ok(s) => s.trim().parse().expect("TABULA_CURSOR_SEED is a u64"),
-        Err(_) => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64;
-            (nanos ^ u64::from(std::process::id()) << 32) | 1
-        }
-    };
-    eprintln!("cursor model: seed {seed} (replay with TABULA_CURSOR_SEED={seed})");
-    seed
-}
-
 /// A random call of those that apply; keys 0..6 and subkeys 0..4 so that searches hit and
 /// miss alike.
 fn random_call(rng: &mut Rng, kind: Kind, write: bool) -> Call {
@@ -699,9 +674,8 @@ fn every_cursor_call_in_every_position_matches_the_model() {
         .ok()
         .map(|s| s.parse().expect("TABULA_CURSOR_CASES is a number"))
         .unwrap_or(400);
-    let mut rng = Rng(seed());
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::UtterlyNoSync)).unwrap();
+    let mut rng = Rng::new(seed("cursor model"));
+    let (_dir, db) = tempdb::open_with::<App>(Options::new().sync(SyncMode::UtterlyNoSync));
     let mut seen = Seen::new();
     // Every state a cursor can be in, with every call that applies, must run at least once:
     // after the cases asked for, more run (up to 20 times as many) until every pair has.

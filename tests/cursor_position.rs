@@ -1,6 +1,9 @@
 //! A cursor acts on "the current entry" only when it is on one. The regressions of issue 21
 //! item 1: after a move that found nothing, `delete_current` used to delete a neighbour.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use tabula::{Options, Schema, Table};
 
 #[derive(Table)]
@@ -34,8 +37,7 @@ fn kept() -> Vec<(u64, String)> {
 
 #[test]
 fn delete_after_next_ran_off_the_end_deletes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     fill(&db);
     for dups in [false, true] {
         let mut tx = db.write().unwrap();
@@ -59,8 +61,7 @@ fn delete_after_next_ran_off_the_end_deletes_nothing() {
 
 #[test]
 fn delete_after_prev_ran_off_the_start_deletes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     fill(&db);
     for dups in [false, true] {
         let mut tx = db.write().unwrap();
@@ -84,8 +85,7 @@ fn delete_after_prev_ran_off_the_start_deletes_nothing() {
 
 #[test]
 fn delete_after_get_dup_missed_deletes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     fill(&db);
     let mut tx = db.write().unwrap();
     let mut c = tx.cursor_mut::<Named>().unwrap();
@@ -101,8 +101,7 @@ fn delete_after_get_dup_missed_deletes_nothing() {
 
 #[test]
 fn dup_count_off_any_key_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     fill(&db);
     let tx = db.read().unwrap();
     let mut c = tx.cursor::<Named>().unwrap();

@@ -11,6 +11,8 @@
 //! The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child entry
 //! is not a test.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
 #[path = "support/harness.rs"]
 #[macro_use]
 mod harness;
@@ -46,15 +48,11 @@ fn main() {
     );
 }
 
-fn open(dir: &Path) -> Db<S> {
-    tabula::open::<S>(
-        dir,
-        Options::new()
-            .max_size(4 << 20)
-            .growth_step(1 << 20)
-            .sync(SyncMode::SafeNoSync),
-    )
-    .unwrap()
+fn options() -> Options {
+    Options::new()
+        .max_size(4 << 20)
+        .growth_step(1 << 20)
+        .sync(SyncMode::SafeNoSync)
 }
 
 /// One round: rewrites 8 × 32 KiB blobs and the counter. A 4 MiB map holds many rounds only
@@ -81,7 +79,7 @@ fn rewrite_until_error(db: &Db<S>, from: u32) -> (u32, Error) {
 /// The reader (`TABULA_DEAD_READER_CHILD=<dir>`): opens the database, holds one read
 /// transaction, prints `reading <pid>`, and waits on stdin until it is killed.
 fn child_reader(dir: &Path) {
-    let db = open(dir);
+    let db = tabula::open::<S>(dir, options()).unwrap();
     let tx = db.read().unwrap();
     assert_eq!(tx.get::<Blobs>(&3).unwrap().unwrap()[0], 0);
     let mut out = std::io::stdout().lock();
@@ -95,8 +93,7 @@ fn child_reader(dir: &Path) {
 }
 
 fn a_reader_process_killed_after_the_map_filled_does_not_fail_the_next_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (dir, db) = tempdb::open_with::<S>(options());
     rewrite_round(&db, 0).unwrap();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
@@ -167,8 +164,7 @@ fn a_reader_process_killed_after_the_map_filled_does_not_fail_the_next_write() {
 }
 
 fn a_long_read_transaction_of_this_process_is_named_when_the_map_fills() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<S>(options());
     rewrite_round(&db, 0).unwrap();
     let pin = db.read().unwrap();
     let snapshot = pin.id();
@@ -191,8 +187,7 @@ fn a_long_read_transaction_of_this_process_is_named_when_the_map_fills() {
 
 fn a_map_full_of_data_advises_a_larger_max_size() {
     // No reader at all: the data fills the map, and a larger bound is the remedy.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<S>(options());
     let mut tx = db.write().unwrap();
     let mut k = 0u32;
     let err = loop {

@@ -1,7 +1,10 @@
 //! Dupsort tables: values in their type's order, subkeys, typed dup reads, write cursors.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use serde::{Deserialize, Serialize};
-use tabula::{Db, Error, Key, Options, Schema, Table};
+use tabula::{Error, Key, Schema, Table};
 
 #[derive(Table)]
 #[table(name = "numbers", key = u64, value = u64, dupsort)]
@@ -61,18 +64,12 @@ fn note(n: u64) -> Slot {
     }
 }
 
-fn open() -> (tempfile::TempDir, Db<Dups>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Dups>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    (dir, db)
-}
-
 /// Regression (issue 12): dup values were stored as bincode, so they came back ordered by
 /// little-endian varint bytes (5, 250, 256, 300, 251, ...), strings shortest first and signed
 /// integers as 0, -1, 1, -300, 300.
 #[test]
 fn dup_values_come_back_in_the_value_types_order() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     let numbers = [300u64, 5, 256, 255, 70000, 251, 250, 1 << 40];
     for n in numbers {
@@ -114,7 +111,7 @@ fn dup_values_come_back_in_the_value_types_order() {
 /// rising (255 is `fb ff 00`, 256 is `fb 00 01`).
 #[test]
 fn append_dup_takes_values_rising_in_their_own_order() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for n in [1u64, 250, 251, 255, 256, 65_535, 65_536, 1 << 40] {
         tx.append_dup::<Numbers>(&2, &n).unwrap();
@@ -131,7 +128,7 @@ fn append_dup_takes_values_rising_in_their_own_order() {
 /// written) where `Tx::append_dup` refused it; both refuse it now.
 #[test]
 fn appender_and_tx_append_dup_both_refuse_an_equal_pair() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     tx.append_dup::<Numbers>(&1, &7).unwrap();
     let err = tx.append_dup::<Numbers>(&1, &7).unwrap_err();
@@ -177,7 +174,7 @@ fn appender_and_tx_append_dup_both_refuse_an_equal_pair() {
 
 #[test]
 fn a_subkey_table_keeps_pairs_sorted_by_subkey_and_seeks_by_subkey() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for n in [300u64, 5, 256, 255, 70000] {
         tx.put::<Storage>(&address(1), &(slot(n), note(n))).unwrap();
@@ -240,7 +237,7 @@ fn a_subkey_table_keeps_pairs_sorted_by_subkey_and_seeks_by_subkey() {
 
 #[test]
 fn variable_length_subkeys_match_exactly() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for (tag, value) in [
         ("ab", b"x".to_vec()),
@@ -300,7 +297,7 @@ fn variable_length_subkeys_match_exactly() {
 
 #[test]
 fn upsert_dup_replaces_every_value_of_the_subkey() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     // `put` adds pairs: two values under one subkey.
     tx.put::<Storage>(&address(1), &(slot(1), note(1))).unwrap();
@@ -334,7 +331,7 @@ fn upsert_dup_replaces_every_value_of_the_subkey() {
 /// nothing is skipped or repeated.
 #[test]
 fn write_cursors_delete_while_walking_without_skipping_or_repeating() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for k in 0..400u64 {
         for v in 0..(k % 7) {
@@ -399,7 +396,7 @@ fn write_cursors_delete_while_walking_without_skipping_or_repeating() {
 /// the deleted one, so `current` gave `(1, 1)` where `next` gives the entry that followed.
 #[test]
 fn current_after_deleting_a_keys_last_value_is_the_entry_that_followed() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for (k, v) in [(1u64, 1u64), (1, 2), (2, 1)] {
         tx.put::<Numbers>(&k, &v).unwrap();
@@ -414,7 +411,7 @@ fn current_after_deleting_a_keys_last_value_is_the_entry_that_followed() {
 
 #[test]
 fn table_level_deletes_count_pairs() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for k in 1..=5u64 {
         for v in 0..k {
@@ -436,7 +433,7 @@ fn table_level_deletes_count_pairs() {
 
 #[test]
 fn two_write_cursors_work_in_turn() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     for v in 1..=50u64 {
         tx.put::<Numbers>(&1, &v).unwrap();
@@ -456,7 +453,7 @@ fn two_write_cursors_work_in_turn() {
 
 #[test]
 fn write_cursor_refusals_name_the_table_and_what_to_do() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     let mut c = tx.cursor_mut::<Words>().unwrap();
     let err = c.delete_current().unwrap_err();
@@ -493,7 +490,7 @@ fn write_cursor_refusals_name_the_table_and_what_to_do() {
 #[test]
 fn the_schema_less_reader_decodes_dup_values() {
     use tabula::untyped::{DynKey, DynValue, UntypedDb};
-    let (dir, db) = open();
+    let (dir, db) = tempdb::open::<Dups>();
     let mut tx = db.write().unwrap();
     tx.put::<Versions>(
         "crate",

@@ -13,8 +13,13 @@
 //! (one generic `move_cursor`: they are one cursor type).
 //!
 //! `PROPTEST_CASES` raises the case count (default here: 64 sequences of up to 60 operations).
-//! The RNG seed is printed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
+//! The RNG seed is printed; `TABULA_SEED=<seed>` replays a run. A failing case is saved in
 //! `tests/proptest-regressions/dupsort_model.txt`.
+
+#[path = "support/props.rs"]
+mod props;
+#[path = "support/random.rs"]
+mod random;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -22,7 +27,6 @@ use std::ops::Bound;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
 use tabula::{Contains, DupSort, Error, Mode, Options, RwTx, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -717,38 +721,8 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Where failing cases are saved: committed with the tests, replayed first by every run.
-const REGRESSIONS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/proptest-regressions/dupsort_model.txt"
-);
-
-/// `PROPTEST_CASES` cases (default 64); the RNG seed from `PROPTEST_RNG_SEED` or a fresh one,
-/// printed; failing cases saved in [`REGRESSIONS`].
-fn config() -> ProptestConfig {
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(64);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("dupsort_model: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
-        ..base
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(props::config("dupsort_model", 64))]
 
     #[test]
     fn dup_operations_and_write_cursors_match_a_btreemap_model(ops in vec(op(), 1..60)) {

@@ -3,6 +3,9 @@
 //! 0.14.4 would otherwise commit each as a new durable meta page, a write and a flush), and the
 //! tables opened by such a startup work in every later transaction, on every thread.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::path::Path;
 
 use tabula::{Options, Schema, Table};
@@ -40,8 +43,7 @@ fn fill(db: &tabula::Db<App>) {
 
 #[test]
 fn an_empty_write_commit_leaves_the_file_as_it_was() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<App>(Options::new());
     fill(&db);
     let txn = db.info().unwrap().last_txn;
     let before = data_file(dir.path());

@@ -3,6 +3,9 @@
 //! step (libmdbx's own rule, `flush_threshold(0)`); a smaller threshold flushes once that much
 //! is unflushed; and a threshold with a mode that flushes every commit is refused.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use tabula::{Error, Options, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -37,8 +40,7 @@ fn write_mib(db: &tabula::Db<App>, mib: u64) -> (u64, u64) {
 
 #[test]
 fn safe_no_sync_grows_without_flushing_by_default() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), options(SyncMode::SafeNoSync)).unwrap();
+    let (dir, db) = tempdb::open_with::<App>(options(SyncMode::SafeNoSync));
     let (_, unsynced) = write_mib(&db, 12);
     let file = db.info().unwrap().file_size;
     // Twelve 1 MiB growth steps and not one flush: everything written is still unflushed.
@@ -61,8 +63,7 @@ fn safe_no_sync_grows_without_flushing_by_default() {
 
 /// The most bytes left unflushed after any commit of 12 MiB written under `options`.
 fn most_unflushed(options: Options) -> u64 {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), options).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(options);
     write_mib(&db, 12).0
 }
 

@@ -7,9 +7,16 @@
 //! the same inputs through a real table (`put_bytes`, then typed reads).
 //!
 //! `PROPTEST_CASES` raises the case count (default here: 1024 per property). Each property
-//! prints its RNG seed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
+//! prints its RNG seed; `TABULA_SEED=<seed>` replays a run. A failing case is saved in
 //! `tests/proptest-regressions/fuzz_codecs.txt`, which is committed: proptest runs the saved
 //! cases first, every run.
+
+#[path = "support/props.rs"]
+mod props;
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 
@@ -17,7 +24,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{FileFailurePersistence, RngSeed, TestRunner};
+use proptest::test_runner::{FileFailurePersistence, TestRunner};
 use serde::{Deserialize, Serialize};
 use tabula::{AsKey, Bincode, Error, Key, Options, Part, Raw, Schema, Table, Value};
 
@@ -61,37 +68,6 @@ struct EventKey {
 struct NestedKey {
     owner: AccountKey,
     seq: u16,
-}
-
-/// Where failing cases are saved: committed with the tests, replayed first by every run.
-const REGRESSIONS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/proptest-regressions/fuzz_codecs.txt"
-);
-
-/// The properties' configuration: `PROPTEST_CASES` cases (default 1024); the RNG seed from
-/// `PROPTEST_RNG_SEED` or a fresh one, printed; failing cases saved in [`REGRESSIONS`].
-fn cases() -> ProptestConfig {
-    // `default()` reads the `PROPTEST_*` variables.
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(1024);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("fuzz_codecs: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
-        ..base
-    }
 }
 
 fn kind() -> impl Strategy<Value = Kind> {
@@ -212,7 +188,7 @@ fn nested_key() -> impl Strategy<Value = NestedKey> {
 }
 
 proptest! {
-    #![proptest_config(cases())]
+    #![proptest_config(props::config("fuzz_codecs", 1024))]
 
     #[test]
     fn bincode_record_roundtrips(r in record()) {
@@ -343,10 +319,9 @@ fn same_read(got: Result<(EventKey, Record), Error>, expected: &Result<(EventKey
 /// stored value decoded, or a value decode error.
 #[test]
 fn stored_garbage_gives_decode_errors_naming_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Fuzz>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    // Seeded from `cases()`: the printed seed replays these entries too.
-    let mut runner = TestRunner::new(cases());
+    let (_dir, db) = tempdb::open_with::<Fuzz>(Options::new().max_size(1 << 30));
+    // Seeded like the properties: the printed seed replays these entries too.
+    let mut runner = TestRunner::new(props::config("fuzz_codecs", 1024));
     let entries = vec((stored_key(), stored_value()), 64);
     let (mut iterated, mut gets, mut values_read, mut entries_stored) = (0u64, 0u64, 0u64, 0u64);
     for _ in 0..16 {
@@ -405,13 +380,16 @@ fn stored_garbage_gives_decode_errors_naming_the_table() {
 /// outside `src/` (a `fuzz_codecs.proptest-regressions` file beside this one).
 #[test]
 fn failing_cases_are_saved_in_the_committed_regressions_directory() {
-    let saved = cases()
+    let saved = props::config("fuzz_codecs", 1024)
         .failure_persistence
         .expect("failure persistence is on");
-    let expected: Box<dyn proptest::test_runner::FailurePersistence> =
-        Box::new(FileFailurePersistence::Direct(REGRESSIONS));
+    let expected: Box<dyn proptest::test_runner::FailurePersistence> = Box::new(
+        FileFailurePersistence::Direct(props::regressions("fuzz_codecs")),
+    );
     assert!(saved == expected, "{saved:?}");
-    let dir = std::path::Path::new(REGRESSIONS).parent().unwrap();
+    let dir = std::path::Path::new(props::regressions("fuzz_codecs"))
+        .parent()
+        .unwrap();
     assert!(
         dir.join("README.md").is_file(),
         "{} is in the repository",

@@ -2,6 +2,9 @@
 //! of the table's indexes together, and not at all for a row a typed write holds. The table's
 //! codec counts its decodes (per thread, so the count is this test's own).
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::cell::Cell;
 
 use tabula::{DecodeError, Descriptor, EncodeError, Index, Options, Schema, Table, Value};
@@ -83,8 +86,7 @@ fn encoded(row: (u32, u32, u64)) -> Vec<u8> {
 
 #[test]
 fn a_write_decodes_each_row_it_reads_once_for_all_indexes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     decodes();
 

@@ -13,14 +13,20 @@
 //! index is computed from the primary key as well as the row.
 //!
 //! `PROPTEST_CASES` raises the case count (default here: 48 sequences of up to 50 operations).
-//! The RNG seed is printed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
+//! The RNG seed is printed; `TABULA_SEED=<seed>` replays a run. A failing case is saved in
 //! `tests/proptest-regressions/index_model.txt`.
+
+#[path = "support/props.rs"]
+mod props;
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
 use serde::{Deserialize, Serialize};
 use tabula::{Error, Index, Options, RwTx, Schema, Table};
 
@@ -499,8 +505,7 @@ fn check<H: tabula::Handle<Schema = Indexer>>(tx: &tabula::Reads<H>, model: &Mod
 }
 
 fn run(ops: &[Op]) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Indexer>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<Indexer>(Options::new());
     let mut committed = Model::new();
     let mut model = committed.clone();
     let mut tx = db.write().unwrap();
@@ -564,38 +569,8 @@ fn run(ops: &[Op]) {
     check(&db.read().unwrap(), &model);
 }
 
-/// Where failing cases are saved: committed with the tests, replayed first by every run.
-const REGRESSIONS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/proptest-regressions/index_model.txt"
-);
-
-/// `PROPTEST_CASES` cases (default 48); the RNG seed from `PROPTEST_RNG_SEED` or a fresh one,
-/// printed; failing cases saved in [`REGRESSIONS`].
-fn config() -> ProptestConfig {
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(48);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("index_model: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
-        ..base
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(props::config("index_model", 48))]
 
     #[test]
     fn indexes_equal_their_recomputation_after_every_write(ops in vec(op(), 1..50)) {

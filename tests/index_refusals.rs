@@ -20,6 +20,9 @@
 //!
 //! Every case is fixed (no randomness): each form × refusal runs on its own database.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -327,8 +330,7 @@ struct Case {
 
 impl Case {
     fn new(options: Options) -> Case {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), options).unwrap();
+        let (dir, db) = tempdb::open_with::<App>(options);
         let mut tx = db.write().unwrap();
         for (k, item) in baseline() {
             tx.put::<Items>(&k, &item).unwrap();

@@ -3,6 +3,9 @@
 //! nothing), queries by index key agree with the rows, and the startup step builds, rebuilds
 //! and drops index tables. The random sequences are `tests/index_model.rs`'s.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -104,14 +107,10 @@ fn assert_exact<H: tabula::Handle<Schema = Indexer>>(tx: &tabula::Reads<H>) {
     assert_eq!(stored(tx), recomputed(tx));
 }
 
-fn open(dir: &std::path::Path) -> tabula::Db<Indexer> {
-    tabula::open::<Indexer>(dir, Options::new()).unwrap()
-}
-
 #[test]
 fn every_write_path_keeps_indexes_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
+    let db = std::sync::Arc::new(db);
     let mut tx = db.write().unwrap();
     tx.put::<Transfers>(&1, &t(1, 2, Some(10), &[1, 2, 2]))
         .unwrap();
@@ -163,8 +162,7 @@ fn every_write_path_keeps_indexes_exact() {
 
 #[test]
 fn an_aborted_nested_transaction_takes_its_index_entries_with_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Transfers>(&1, &t(1, 2, Some(10), &[1])).unwrap();
     let r: Result<(), Abort> = tx.nested(|tx| {
@@ -199,8 +197,7 @@ impl From<Error> for Abort {
 /// write leaves the row and every index as they were.
 #[test]
 fn a_unique_violation_fails_and_writes_nothing_in_every_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Transfers>(&1, &t(1, 2, Some(10), &[1])).unwrap();
     tx.put::<Transfers>(&2, &t(1, 2, Some(20), &[1])).unwrap();
@@ -274,8 +271,8 @@ fn result_message(table: &str, index: &str, key: &str) -> String {
 
 #[test]
 fn queries_by_index_key_in_both_directions() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
+    let db = std::sync::Arc::new(db);
     let mut tx = db.write().unwrap();
     for (id, from, to) in [(1, 5, 1), (2, 6, 1), (3, 5, 2), (4, 7, 2), (5, 6, 3)] {
         tx.put::<Transfers>(&id, &t(from, to, Some(id * 7), &[]))
@@ -579,7 +576,7 @@ fn check_indexes_reports_entries_that_disagree_with_their_rows() {
     use tabula_core::startup::Bootstrap;
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = open(dir.path());
+        let db = tabula::open::<Indexer>(dir.path(), Options::new()).unwrap();
         let mut tx = db.write().unwrap();
         tx.put::<Transfers>(&1, &t(5, 6, Some(10), &[1])).unwrap();
         tx.put::<Transfers>(&2, &t(5, 7, None, &[])).unwrap();
@@ -618,7 +615,7 @@ fn check_indexes_reports_entries_that_disagree_with_their_rows() {
         );
         boot.checkpoint().unwrap();
     }
-    let db = open(dir.path());
+    let db = tabula::open::<Indexer>(dir.path(), Options::new()).unwrap();
     let check = db.check_indexes(2).unwrap();
     assert_eq!(check.problem_count, 3, "{:?}", check.problems);
     assert_eq!(check.problems.len(), 2); // the limit
@@ -656,8 +653,8 @@ fn check_indexes_reports_entries_that_disagree_with_their_rows() {
 /// fails the load, its batch rolled back and the batches before it kept, indexes exact.
 #[test]
 fn bulk_load_keeps_indexes_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
+    let db = std::sync::Arc::new(db);
     let rows: Vec<(u64, Transfer)> = (1..=1000u64)
         .map(|id| {
             (
@@ -746,8 +743,7 @@ fn a_unique_collision_found_after_committed_batches_leaves_no_index() {
 /// refuse a unique key another row holds without writing anything.
 #[test]
 fn write_cursors_and_the_appender_keep_indexes_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
     let mut tx = db.write().unwrap();
     {
         let mut c = tx.cursor_mut::<Transfers>().unwrap();
@@ -812,8 +808,7 @@ fn write_cursors_and_the_appender_keep_indexes_exact() {
 #[test]
 fn key_watchers_see_writes_to_indexed_tables() {
     use tabula::{Change, Received};
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
     let watcher = db.watch::<Transfers>(.., 100);
     let mut tx = db.write().unwrap();
     tx.put::<Transfers>(&1, &t(1, 2, Some(10), &[])).unwrap();
@@ -857,8 +852,7 @@ fn index_events<T: Table<Value = u64, Key: std::fmt::Debug>>(
 
 #[test]
 fn watchers_of_an_index_see_the_entries_its_source_table_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Indexer>(Options::new());
     // Sender 7's transfers, through the index; and every hash, through the unique one.
     let by_sender = db.watch::<BySender>(7..=7, 16);
     let by_hash = db.watch::<ByHash>(.., 16);
@@ -921,8 +915,7 @@ struct Places(ByPlace, ByPlaceHash, OpaqueKeys);
 
 #[test]
 fn errors_show_keys_typed_where_the_key_type_has_debug() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Places>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<Places>(Options::new());
     let mut tx = db.write().unwrap();
     let first = TxId {
         block: 0,

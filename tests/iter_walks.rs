@@ -5,12 +5,19 @@
 //! upper bound, the meeting point with a walk from the back, the end of the table, and plain,
 //! `integer_key` and `dupsort` tables.
 //!
-//! The random walks print their seed; `ITER_WALKS_SEED=<seed>` replays a run.
+//! The random walks print their seed; `TABULA_SEED=<seed>` replays a run.
+
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use tabula::{Db, Options, Raw, Schema, Table};
+use tabula::{Raw, Schema, Table};
+
+use random::{Rng, seed};
 
 #[derive(Table)]
 #[table(name = "plain", key = u64, value = u32)]
@@ -27,47 +34,13 @@ struct Dups;
 #[derive(Schema)]
 struct App(Plain, Ints, Dups);
 
-fn open() -> (tempfile::TempDir, Db<App>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    (dir, db)
-}
-
-/// splitmix64: small, seedable, good enough to pick walks.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+/// A random bound below `max`, or none.
+fn bound(rng: &mut Rng, max: u64) -> Bound<u64> {
+    match rng.below(4) {
+        0 => Bound::Unbounded,
+        1 => Bound::Excluded(rng.below(max)),
+        _ => Bound::Included(rng.below(max)),
     }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn bound(&mut self, max: u64) -> Bound<u64> {
-        match self.below(4) {
-            0 => Bound::Unbounded,
-            1 => Bound::Excluded(self.below(max)),
-            _ => Bound::Included(self.below(max)),
-        }
-    }
-}
-
-fn seed() -> u64 {
-    let seed = match std::env::var("ITER_WALKS_SEED") {
-        Ok(s) => s.parse().expect("ITER_WALKS_SEED must be a u64"),
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("iter_walks: seed {seed} (replay with ITER_WALKS_SEED={seed})");
-    seed
 }
 
 /// Walks `got` and the model's `want` with the same random sequence of front and back steps
@@ -121,9 +94,9 @@ fn in_range(k: u64, lo: Bound<u64>, hi: Bound<u64>) -> bool {
 
 #[test]
 fn random_interleaved_walks_match_the_model() {
-    let mut rng = Rng(seed());
+    let mut rng = Rng::new(seed("iter_walks"));
     for round in 0..12 {
-        let (_dir, db) = open();
+        let (_dir, db) = tempdb::open::<App>();
         let mut plain = BTreeMap::new();
         let mut ints = BTreeMap::new();
         let mut dups = BTreeMap::<(u16, u32), ()>::new();
@@ -148,7 +121,7 @@ fn random_interleaved_walks_match_the_model() {
         let tx = db.read().unwrap();
         for walk in 0..20 {
             let what = format!("round {round} walk {walk}");
-            let (lo, hi) = (rng.bound(420), rng.bound(420));
+            let (lo, hi) = (bound(&mut rng, 420), bound(&mut rng, 420));
 
             let model = plain
                 .iter()
@@ -211,7 +184,7 @@ fn random_interleaved_walks_match_the_model() {
 
 #[test]
 fn a_forward_scan_stops_at_the_upper_bound_and_stays_ended() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
     let mut tx = db.write().unwrap();
     for k in 0..100u64 {
         tx.put::<Plain>(&k, &(k as u32)).unwrap();
@@ -234,7 +207,7 @@ fn a_forward_scan_stops_at_the_upper_bound_and_stays_ended() {
 
 #[test]
 fn front_and_back_walks_meet_after_a_long_front_run() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
     let mut tx = db.write().unwrap();
     for k in 0..50u64 {
         tx.put::<Plain>(&k, &(k as u32)).unwrap();

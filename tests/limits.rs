@@ -3,6 +3,9 @@
 //! and a read transaction kept open too long. Each gives a clear error (or a warning), keeps
 //! what was committed, and leaves the database usable.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::io::Write;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
@@ -27,15 +30,9 @@ struct Limits(Names, Tags, Blobs);
 #[derive(Schema)]
 struct OnlyNames(Names);
 
-fn open(opts: Options) -> (tempfile::TempDir, tabula::Db<Limits>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Limits>(dir.path(), opts).unwrap();
-    (dir, db)
-}
-
 #[test]
 fn keys_at_the_limit_fit_and_one_byte_more_is_too_large() {
-    let (_d, db) = open(Options::new().max_size(1 << 30));
+    let (_d, db) = tempdb::open_with::<Limits>(Options::new().max_size(1 << 30));
     let max = db.max_key_size(<Names as Table>::FLAGS);
     assert!(max > 100, "max key {max}");
     let mut tx = db.write().unwrap();
@@ -66,7 +63,7 @@ fn keys_at_the_limit_fit_and_one_byte_more_is_too_large() {
 #[test]
 fn dupsort_values_over_the_limit_are_too_large() {
     // In a dupsort table values are keys of the nested tree: bounded like keys.
-    let (_d, db) = open(Options::new().max_size(1 << 30));
+    let (_d, db) = tempdb::open_with::<Limits>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     tx.put::<Tags>(&1, &"small".to_string()).unwrap();
     let huge = "v".repeat(64 << 10);
@@ -95,7 +92,7 @@ fn dupsort_values_over_the_limit_are_too_large() {
 
 #[test]
 fn too_large_advises_a_page_size_only_when_one_would_take_it() {
-    let (_d, db) = open(Options::new().max_size(1 << 30).page_size(4096));
+    let (_d, db) = tempdb::open_with::<Limits>(Options::new().max_size(1 << 30).page_size(4096));
     let mut tx = db.write().unwrap();
     // A key one byte over the 4 KiB-page limit: 8 KiB pages take it, and the message says so.
     let max = db.max_key_size(<Names as Table>::FLAGS);
@@ -137,7 +134,7 @@ fn too_large_advises_a_page_size_only_when_one_would_take_it() {
 
 #[test]
 fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_nothing() {
-    let (_d, db) = open(Options::new().max_size(1 << 30));
+    let (_d, db) = tempdb::open_with::<Limits>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     {
         let mut app = tx.appender::<Blobs>().unwrap();
@@ -174,8 +171,7 @@ fn appends_out_of_order_and_inserts_of_existing_keys_are_refused_and_change_noth
 
 #[test]
 fn read_only_open_of_a_database_missing_a_table_names_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<OnlyNames>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
+    let (dir, db) = tempdb::open_with::<OnlyNames>(Options::new().max_size(1 << 30));
     let mut tx = db.write().unwrap();
     tx.put::<Names>("kept", &7).unwrap();
     tx.commit().unwrap();
@@ -247,7 +243,7 @@ fn a_full_map_says_how_to_grow_and_growing_works() {
 
 #[test]
 fn more_readers_than_slots_is_readers_full_not_a_deadlock() {
-    let (_d, db) = open(Options::new().max_size(1 << 30).max_readers(4));
+    let (_d, db) = tempdb::open_with::<Limits>(Options::new().max_size(1 << 30).max_readers(4));
     let slots = db.info().unwrap().max_readers;
     // libmdbx rounds the slot count up to fill the lock file's pages.
     assert!(slots >= 4, "{slots}");
@@ -327,7 +323,7 @@ fn with_captured_logs(f: impl FnOnce()) -> String {
 
 #[test]
 fn a_long_read_transaction_is_logged_with_its_age() {
-    let (_d, db) = open(
+    let (_d, db) = tempdb::open_with::<Limits>(
         Options::new()
             .max_size(1 << 30)
             .long_read_warning(Some(Duration::from_millis(50))),
@@ -368,7 +364,7 @@ fn a_long_read_transaction_is_logged_with_its_age() {
 /// Holds one read transaction for `hold` on a database opened with `options`; returns the
 /// long-read warnings logged.
 fn long_read_warnings(options: Options, hold: Duration) -> Vec<String> {
-    let (_d, db) = open(options);
+    let (_d, db) = tempdb::open_with::<Limits>(options);
     let logs = with_captured_logs(|| {
         let tx = db.read().unwrap();
         std::thread::sleep(hold);

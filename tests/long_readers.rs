@@ -6,6 +6,9 @@
 //! owned read transaction holds the first snapshot. Pinned, every rewrite needs new pages and
 //! the file passes 150 MiB; cut, the pages are reused and the file stays under 48 MiB.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,12 +39,6 @@ fn options() -> Options {
         .sync(SyncMode::Durable)
 }
 
-fn open(options: Options) -> (tempfile::TempDir, Arc<Db<App>>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), options).unwrap();
-    (dir, Arc::new(db))
-}
-
 /// One round: 4096 values of 1 KiB under the same keys (4 MiB), one commit.
 fn rewrite(db: &Db<App>, round: u64) {
     let mut tx = db.write().unwrap();
@@ -64,7 +61,8 @@ fn write_200_mib(db: &Db<App>) -> u64 {
 fn a_reader_held_while_writing_200_mib_no_longer_grows_the_file_past_a_bound() {
     // Control: the same owned reader without long-reader control pins its snapshot, and every
     // rewrite needs new pages.
-    let (_dir, db) = open(options());
+    let (_dir, db) = tempdb::open_with::<App>(options());
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     let pinned = write_200_mib(&db);
@@ -77,7 +75,9 @@ fn a_reader_held_while_writing_200_mib_no_longer_grows_the_file_past_a_bound() {
     drop(held);
 
     // With a maximum age the write cuts the reader (older than that) instead of growing.
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(50))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(50))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     std::thread::sleep(Duration::from_millis(120));
@@ -122,7 +122,9 @@ fn a_reader_held_while_writing_200_mib_no_longer_grows_the_file_past_a_bound() {
 
 #[test]
 fn a_young_reader_is_not_cut_by_the_writer() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_secs(3600))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_secs(3600))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     for round in 1..=10 {
@@ -135,7 +137,9 @@ fn a_young_reader_is_not_cut_by_the_writer() {
 
 #[test]
 fn an_owned_reader_used_after_its_maximum_age_is_cut_at_that_use() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(30))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(30))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let tx = db.read_owned().unwrap();
     assert_eq!(tx.get::<Blobs>(&1).unwrap(), Some(vec![0; 1024]));
@@ -168,7 +172,9 @@ fn an_owned_reader_used_after_its_maximum_age_is_cut_at_that_use() {
 
 #[test]
 fn an_iterator_cut_between_batches_ends_with_the_error() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(30))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(30))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let mut it = db.read_owned().unwrap().into_range::<Blobs>(..);
     // The first batch (64 entries) is read at once...
@@ -200,7 +206,8 @@ fn the_slow_reader_callback_sees_the_reader_and_decides() {
             SlowReaderAction::Cut
         }
     });
-    let (_dir, db) = open(options);
+    let (_dir, db) = tempdb::open_with::<App>(options);
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     let snapshot = held.id();
@@ -239,7 +246,8 @@ fn a_slow_reader_callback_that_answers_grow_keeps_the_reader() {
             count.fetch_add(1, Ordering::Relaxed);
             SlowReaderAction::Grow
         });
-    let (_dir, db) = open(options);
+    let (_dir, db) = tempdb::open_with::<App>(options);
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     for round in 1..=10 {
@@ -260,7 +268,8 @@ fn a_slow_reader_callback_that_answers_grow_keeps_the_reader() {
 #[test]
 fn a_panicking_slow_reader_callback_lets_the_file_grow() {
     let options = options().on_slow_reader(|_| panic!("a bug in the callback"));
-    let (_dir, db) = open(options);
+    let (_dir, db) = tempdb::open_with::<App>(options);
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     for round in 1..=10 {
@@ -274,7 +283,9 @@ fn a_panicking_slow_reader_callback_lets_the_file_grow() {
 /// the file grows and its reads stay correct.
 #[test]
 fn a_borrowed_read_transaction_is_never_cut() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(1))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let tx = db.read().unwrap();
     let bytes = tx.get_bytes::<Blobs>(&5).unwrap().unwrap();
@@ -292,7 +303,9 @@ fn a_borrowed_read_transaction_is_never_cut() {
 /// or by a writer; the file grows and the borrowed bytes stay the ones read.
 #[test]
 fn an_owned_transaction_that_lent_a_borrowed_value_is_never_cut() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(1))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let tx = db.read_owned().unwrap();
     let bytes: &[u8] = tx.get_ref::<Blobs>(&5).unwrap().unwrap();
@@ -323,7 +336,9 @@ fn an_owned_transaction_that_lent_a_borrowed_value_is_never_cut() {
 /// A borrowed read cannot revive an owned transaction that was cut: it fails as every call.
 #[test]
 fn a_borrowed_read_from_a_cut_owned_transaction_is_refused() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(1))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let tx = db.read_owned().unwrap();
     std::thread::sleep(Duration::from_millis(10));
@@ -347,7 +362,9 @@ fn a_borrowed_read_from_a_cut_owned_transaction_is_refused() {
 /// transaction yields the cut as their one item.
 #[test]
 fn borrowed_owned_iteration_pins_its_transaction_or_reports_the_cut() {
-    let (_dir, db) = open(options().max_read_age(Some(Duration::from_millis(1))));
+    let (_dir, db) =
+        tempdb::open_with::<App>(options().max_read_age(Some(Duration::from_millis(1))));
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let entries = db.read_owned().unwrap().into_range::<Blobs>(10..20);
     let values: Vec<(u64, &[u8])> = entries.borrowed().map(|e| e.unwrap()).collect();
@@ -379,7 +396,8 @@ fn borrowed_owned_iteration_pins_its_transaction_or_reports_the_cut() {
 
 #[test]
 fn readers_lists_the_pinning_reader_with_its_lag() {
-    let (_dir, db) = open(options());
+    let (_dir, db) = tempdb::open_with::<App>(options());
+    let db = Arc::new(db);
     rewrite(&db, 0);
     let held = db.read_owned().unwrap();
     for round in 1..=3 {
@@ -447,7 +465,8 @@ fn commits_that_fit_in_the_file_neither_ask_nor_cut() {
                 record.lock().unwrap().push(*reader);
                 SlowReaderAction::Cut
             });
-        let (_dir, db) = open(options);
+        let (_dir, db) = tempdb::open_with::<App>(options);
+        let db = Arc::new(db);
         let mut tx = db.write().unwrap();
         tx.put::<Blobs>(&0, &vec![0; 100]).unwrap();
         tx.commit().unwrap();
@@ -484,7 +503,8 @@ fn commits_that_fit_in_the_file_leave_an_old_reader_to_its_next_use() {
     let options = Options::new()
         .initial_size(8 * MIB as usize)
         .max_read_age(Some(Duration::from_millis(1)));
-    let (_dir, db) = open(options);
+    let (_dir, db) = tempdb::open_with::<App>(options);
+    let db = Arc::new(db);
     let mut tx = db.write().unwrap();
     tx.put::<Blobs>(&0, &vec![0; 100]).unwrap();
     tx.commit().unwrap();
@@ -535,7 +555,8 @@ fn rewrite_small(
         );
         answer
     });
-    let (_dir, db) = open(options);
+    let (_dir, db) = tempdb::open_with::<App>(options);
+    let db = Arc::new(db);
     let write = |value: u8| -> Result<(), Error> {
         let mut tx = db.write()?;
         for key in 0..64u64 {

@@ -4,6 +4,9 @@
 //! recorder local to the test thread collects them.
 #![cfg(feature = "metrics")]
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -156,8 +159,7 @@ fn commits_latency_and_read_ages_are_recorded_as_they_happen() {
 
 #[test]
 fn record_metrics_sets_the_gauges() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     for n in 0..1000u64 {
         tx.put::<Names>(&n, &"x".repeat(50)).unwrap();
@@ -193,8 +195,7 @@ fn record_metrics_sets_the_gauges() {
 /// `commit` does (the commit path is one for both): three batches, three commits.
 #[test]
 fn a_bulk_load_records_each_batch_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let collected = Collected::default();
     let report = metrics::with_local_recorder(&collected, || {
         db.bulk_loader::<Names>()

@@ -4,9 +4,14 @@
 //! transaction sees, and what survives an abort or a reopen.
 //!
 //! `PROPTEST_CASES` raises the case count (default here: 96 sequences of up to 80 operations).
-//! The RNG seed is printed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
+//! The RNG seed is printed; `TABULA_SEED=<seed>` replays a run. A failing case is saved in
 //! `tests/proptest-regressions/model.txt`, which is committed: proptest runs the saved cases
 //! first, every run.
+
+#[path = "support/props.rs"]
+mod props;
+#[path = "support/random.rs"]
+mod random;
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -14,7 +19,6 @@ use std::ops::Bound;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
 use tabula::{Error, Options, Raw, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -269,39 +273,8 @@ fn run(ops: &[Op]) -> Result<usize, TestCaseError> {
     Ok(i)
 }
 
-/// Where failing cases are saved: committed with the tests, replayed first by every run.
-const REGRESSIONS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/proptest-regressions/model.txt"
-);
-
-/// `PROPTEST_CASES` cases (default 96); the RNG seed from `PROPTEST_RNG_SEED` or a fresh one,
-/// printed; failing cases saved in [`REGRESSIONS`].
-fn config() -> ProptestConfig {
-    // `default()` reads the `PROPTEST_*` variables.
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(96);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("model: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
-        ..base
-    }
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(props::config("model", 96))]
 
     #[test]
     fn tabula_matches_a_btreemap_model(ops in vec(op(), 1..80)) {

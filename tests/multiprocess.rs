@@ -11,6 +11,8 @@
 #[path = "support/harness.rs"]
 #[macro_use]
 mod harness;
+#[path = "support/random.rs"]
+mod random;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -47,12 +49,6 @@ const MARKER: &str = "reader-opened";
 
 fn options() -> Options {
     Options::new().max_size(64 << 20).sync(SyncMode::SafeNoSync)
-}
-
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^ (x >> 31)
 }
 
 /// Checks one snapshot; returns its head (the number of commits it holds).
@@ -93,7 +89,7 @@ fn writer(dir: &Path) {
     let mut k = 0u64;
     while k < stop_at {
         k += 1;
-        let r = mix(k);
+        let r = random::mix(k);
         let (from, to) = ((r % 8) as u32, ((r >> 8) % 8) as u32);
         let mut tx = db.write().unwrap();
         let have = tx.get::<Left>(&from).unwrap().unwrap();

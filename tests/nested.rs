@@ -5,14 +5,20 @@
 //! compared with the model.
 //!
 //! `PROPTEST_CASES` sets the case count (default 64). The RNG seed is printed;
-//! `PROPTEST_RNG_SEED=<seed>` replays a run.
+//! `TABULA_SEED=<seed>` replays a run.
+
+#[path = "support/props.rs"]
+mod props;
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use tabula::{Db, Error, Options, RwTx, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -151,28 +157,6 @@ fn run(tx: &mut RwTx<'_, App>, model: &mut BTreeMap<u16, u32>, ops: &[Op]) -> Re
     Ok(())
 }
 
-fn config() -> ProptestConfig {
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(64);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("nested: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..base
-    }
-}
-
 fn quiet_planned_panics() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -194,16 +178,17 @@ fn committed(db: &Db<App>) -> BTreeMap<u16, u32> {
 }
 
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..props::config("nested", 64)
+    })]
 
     #[test]
     fn nested_transactions_match_the_model(
         rounds in vec((vec(op(), 0..24), any::<bool>()), 1..4)
     ) {
         quiet_planned_panics();
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::UtterlyNoSync))
-            .unwrap();
+        let (_dir, db) = tempdb::open_with::<App>(Options::new().sync(SyncMode::UtterlyNoSync));
         let mut model = BTreeMap::new();
         for (ops, commit) in rounds {
             let mut tx = db.write().unwrap();
@@ -225,15 +210,9 @@ proptest! {
     }
 }
 
-fn open() -> (tempfile::TempDir, Db<App>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
-    (dir, db)
-}
-
 #[test]
 fn an_error_undoes_only_the_nested_writes() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Numbers>(&1, &10).unwrap();
     let out: Result<(), Error> = tx.nested(|tx| {
@@ -253,7 +232,7 @@ fn an_error_undoes_only_the_nested_writes() {
 #[test]
 fn a_panic_undoes_the_nested_writes_and_the_transaction_goes_on() {
     quiet_planned_panics();
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Numbers>(&1, &10).unwrap();
     let caught = catch_unwind(AssertUnwindSafe(|| {
@@ -271,7 +250,7 @@ fn a_panic_undoes_the_nested_writes_and_the_transaction_goes_on() {
 
 #[test]
 fn kept_nested_writes_are_undone_by_aborting_the_outer_transaction() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.nested(|tx| {
         tx.put::<Numbers>(&1, &10)?;
@@ -291,7 +270,7 @@ fn kept_nested_writes_are_undone_by_aborting_the_outer_transaction() {
 
 #[test]
 fn a_nested_scope_can_use_an_appender() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Numbers>(&1, &10).unwrap();
     let out: Result<(), Error> = tx.nested(|tx| {

@@ -4,6 +4,9 @@
 //! against a borrowed `Tx`'s over the same snapshot, on tables with and without `dupsort` and
 //! `integer_key`, across batch boundaries.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::sync::Arc;
 
 use tabula::{Db, Options, OwnedIter, Schema, Table};
@@ -26,12 +29,6 @@ struct Balances;
 
 #[derive(Schema)]
 struct App(Names, Tags, Heights, Balances);
-
-fn open() -> (tempfile::TempDir, Arc<Db<App>>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    (dir, Arc::new(db))
-}
 
 /// 300 names, 5 tags with 1 to 150 values each, 300 heights with keys
 /// around the byte boundaries an integer comparison must not confuse, balances of 3 owners.
@@ -67,7 +64,8 @@ fn assert_static<T: 'static>(_: &T) {}
 
 #[test]
 fn owned_transactions_and_their_iterators_are_static_and_send() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let tx = db.read_owned().unwrap();
     assert_send(&tx);
@@ -88,7 +86,8 @@ fn owned_transactions_and_their_iterators_are_static_and_send() {
 
 #[test]
 fn an_owned_transaction_reads_one_snapshot_for_its_whole_life() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let old = db.read_owned().unwrap();
     let id = old.id();
@@ -123,7 +122,8 @@ fn an_owned_transaction_reads_one_snapshot_for_its_whole_life() {
 #[test]
 fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
     use std::ops::Bound::{self, *};
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let owned = db.read_owned().unwrap();
     let tx = db.read().unwrap();
@@ -252,7 +252,8 @@ fn owned_iteration_matches_the_borrowed_iterators_across_batches() {
 
 #[test]
 fn gets_match_the_borrowed_transaction() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let owned = db.read_owned().unwrap();
     let tx = db.read().unwrap();
@@ -278,7 +279,8 @@ fn gets_match_the_borrowed_transaction() {
 
 #[test]
 fn lazy_gets_borrow_what_the_borrowed_transaction_reads() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let owned = db.read_owned().unwrap();
     let tx = db.read().unwrap();
@@ -313,7 +315,8 @@ fn lazy_gets_borrow_what_the_borrowed_transaction_reads() {
 
 #[test]
 fn lazy_iteration_matches_the_borrowed_iterators() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let tx = db.read().unwrap();
 
@@ -409,7 +412,8 @@ fn owned_transactions_reuse_the_pool() {
 
 #[test]
 fn the_iterator_hands_back_its_transaction() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let mut it = db.read_owned().unwrap().into_range::<Names>(..);
     let first = it.next().unwrap().unwrap();
@@ -422,7 +426,8 @@ fn the_iterator_hands_back_its_transaction() {
 /// returns what the borrowed transaction returns on the same snapshot.
 #[test]
 fn every_read_of_a_transaction_works_on_an_owned_one() {
-    let (_dir, db) = open();
+    let (_dir, db) = tempdb::open::<App>();
+    let db = Arc::new(db);
     fill(&db);
     let owned = db.read_owned().unwrap();
     let tx = db.read().unwrap();

@@ -4,6 +4,9 @@
 //! resetting after a full map. Every read must see every commit that finished before it began,
 //! and the pool must never hold more reader slots than it was sized for.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -22,16 +25,12 @@ struct S(Counter, Blobs);
 
 /// 8 reader slots: the pool keeps 4 parked transactions, 2 in thread slots and 2 in the
 /// shared queue, so the 6 threads below share two thread slots.
-fn open(dir: &std::path::Path, max_size: usize) -> Db<S> {
-    tabula::open::<S>(
-        dir,
-        Options::new()
-            .max_readers(8)
-            .max_size(max_size)
-            .growth_step(1 << 20)
-            .sync(SyncMode::SafeNoSync),
-    )
-    .unwrap()
+fn options(max_size: usize) -> Options {
+    Options::new()
+        .max_readers(8)
+        .max_size(max_size)
+        .growth_step(1 << 20)
+        .sync(SyncMode::SafeNoSync)
 }
 
 fn bump(db: &Db<S>, to: u64) {
@@ -48,8 +47,7 @@ fn counter(db: &Db<S>) -> u64 {
 fn more_threads_than_slots_read_every_earlier_commit() {
     const THREADS: usize = 6;
     const COMMITS: u64 = 300;
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), 1 << 28);
+    let (_dir, db) = tempdb::open_with::<S>(options(1 << 28));
     let committed = AtomicU64::new(0);
     let start = Barrier::new(THREADS + 1);
     std::thread::scope(|s| {
@@ -114,8 +112,7 @@ fn transactions_reset_after_a_full_map_come_back_from_every_thread() {
     // The next reads take them back from there (on these threads and others) and still see
     // every commit, and the writer reclaims the space.
     const THREADS: usize = 3;
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), 4 << 20);
+    let (_dir, db) = tempdb::open_with::<S>(options(4 << 20));
     rewrite_blobs(&db, 1).unwrap();
     let pinned = Barrier::new(THREADS + 1);
     let full = Barrier::new(THREADS + 1);

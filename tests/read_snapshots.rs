@@ -3,6 +3,9 @@
 //! that finished before it began, and a parked snapshot never costs the writer space — libmdbx
 //! ousts it when the writer needs its pages, where a live read transaction makes the map fill.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use tabula::{Db, Error, Options, Schema, SyncMode, Table};
 
 #[derive(Table)]
@@ -16,16 +19,12 @@ struct Blobs;
 #[derive(Schema)]
 struct S(Counter, Blobs);
 
-fn open(dir: &std::path::Path, reuse: bool) -> Db<S> {
-    tabula::open::<S>(
-        dir,
-        Options::new()
-            .max_size(4 << 20)
-            .growth_step(1 << 20)
-            .sync(SyncMode::SafeNoSync)
-            .reuse_read_snapshots(reuse),
-    )
-    .unwrap()
+fn options(reuse: bool) -> Options {
+    Options::new()
+        .max_size(4 << 20)
+        .growth_step(1 << 20)
+        .sync(SyncMode::SafeNoSync)
+        .reuse_read_snapshots(reuse)
 }
 
 fn bump(db: &Db<S>, to: u64) {
@@ -37,8 +36,7 @@ fn bump(db: &Db<S>, to: u64) {
 /// Each read sees the commit made just before it, on this thread and on others (the pool hands
 /// parked transactions between threads), in both modes.
 fn reads_see_every_earlier_commit(reuse: bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), reuse);
+    let (_dir, db) = tempdb::open_with::<S>(options(reuse));
     for i in 1..=300u64 {
         // Two reads of the same snapshot first: the second reuses the parked one unchanged.
         for _ in 0..2 {
@@ -86,8 +84,7 @@ fn rewrite_blobs(db: &Db<S>, rounds: u32) -> Result<(), Error> {
 
 #[test]
 fn a_parked_snapshot_is_ousted_when_the_writer_needs_space() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), true);
+    let (_dir, db) = tempdb::open_with::<S>(options(true));
     rewrite_blobs(&db, 1).unwrap();
     // Park a snapshot on this thread's slot (the read reads the blobs of round 0).
     {
@@ -110,8 +107,7 @@ fn a_live_read_transaction_pins_its_snapshot_until_the_map_is_full() {
     // The control for the test above: the same rewrite with a read transaction still open
     // fails with `MapFull` (naming the table), and succeeds at the first try once the reader
     // ends.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), true);
+    let (_dir, db) = tempdb::open_with::<S>(options(true));
     rewrite_blobs(&db, 1).unwrap();
     let pin = db.read().unwrap();
     match rewrite_blobs(&db, 120) {
@@ -127,8 +123,7 @@ fn a_live_read_transaction_pins_its_snapshot_until_the_map_is_full() {
 
 #[test]
 fn reset_mode_pins_nothing_between_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), false);
+    let (_dir, db) = tempdb::open_with::<S>(options(false));
     rewrite_blobs(&db, 1).unwrap();
     drop(db.read().unwrap());
     rewrite_blobs(&db, 120).unwrap();
@@ -141,8 +136,7 @@ fn after_a_full_map_reads_stop_parking() {
     // reader would be parked on the latest snapshot, and with the file at its upper bound
     // libmdbx 0.14.4 then fails the next large write with MapFull where it succeeds with no
     // reader parked. After a full map the pool resets finished reads instead, so it succeeds.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path(), true);
+    let (_dir, db) = tempdb::open_with::<S>(options(true));
     rewrite_blobs(&db, 1).unwrap();
     let pin = db.read().unwrap();
     assert!(matches!(

@@ -1,6 +1,9 @@
 //! Per-table sequences: monotonic across transactions and reopens, rolled back with an aborted
 //! transaction or nested transaction, separate per table, and `insert_next` keeps indexes exact.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use serde::{Deserialize, Serialize};
 use tabula::{Error, Index, Options, Schema, Table};
 
@@ -69,8 +72,7 @@ fn sequences_advance_once_per_value_and_roll_back_with_their_transaction() {
 
 #[test]
 fn insert_next_writes_under_the_next_key_and_keeps_indexes_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     assert_eq!(
         tx.insert_next::<Orders>(&Order { reference: 7 }).unwrap(),
@@ -114,8 +116,7 @@ fn take_notes_up_to(db: &tabula::Db<App>, n: u64) {
 
 #[test]
 fn no_write_that_empties_a_table_resets_its_sequence() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<App>(Options::new());
     type Empty = fn(&mut tabula::RwTx<'_, App>);
     let forms: [(&str, Empty); 6] = [
         ("clear", |tx| tx.clear::<Notes>().unwrap()),

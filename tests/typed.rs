@@ -3,10 +3,13 @@
 //! Tests cap `max_size` at 1 GiB: under valgrind (`scripts/valgrind.sh`) the default 1 TiB
 //! of address space cannot be reserved.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use tabula::{Db, Error, Key, Options, Part, Raw, Schema, Table};
+use tabula::{Error, Key, Options, Part, Raw, Schema, Table};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Header {
@@ -52,15 +55,9 @@ struct Names;
 #[derive(Schema)]
 struct Chain(Headers, Balances, Logs, Blobs, Names);
 
-fn open() -> (tempfile::TempDir, Db<Chain>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Chain>(dir.path(), Options::new().max_size(1 << 30)).unwrap();
-    (dir, db)
-}
-
 #[test]
 fn put_get_insert_delete() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     tx.put::<Headers>(&1, &header(1)).unwrap();
     tx.put::<Headers>(&2, &header(2)).unwrap();
@@ -93,7 +90,7 @@ fn put_get_insert_delete() {
 
 #[test]
 fn aborted_writes_are_not_visible() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     tx.put::<Names>("alice", &1).unwrap();
     tx.abort();
@@ -106,7 +103,7 @@ fn aborted_writes_are_not_visible() {
 
 #[test]
 fn borrowed_string_keys_and_bytes() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     tx.put::<Names>("alice", &7).unwrap();
     tx.put::<Names>(&String::from("bob"), &8).unwrap();
@@ -121,7 +118,7 @@ fn borrowed_string_keys_and_bytes() {
 
 #[test]
 fn composite_keys_sort_and_prefix_scan() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     for (account, slot, v) in [
         ("b", 2, 20),
@@ -163,7 +160,7 @@ fn composite_keys_sort_and_prefix_scan() {
 
 #[test]
 fn ranges_in_both_directions() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     for n in 0..100u64 {
         tx.append::<Headers>(&n, &header(n)).unwrap();
@@ -215,7 +212,7 @@ fn ranges_in_both_directions() {
 
 #[test]
 fn integer_key_table_orders_numerically() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     for n in [300u32, 1, 256, 65_536, 2] {
         tx.put::<Blobs>(&n, &n.to_le_bytes().to_vec()).unwrap();
@@ -239,7 +236,7 @@ fn integer_key_table_orders_numerically() {
 
 #[test]
 fn append_out_of_order_names_table_and_keys() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     tx.append::<Headers>(&5, &header(5)).unwrap();
     let err = tx.append::<Headers>(&3, &header(3)).unwrap_err();
@@ -276,7 +273,7 @@ fn append_out_of_order_names_table_and_keys() {
 
 #[test]
 fn dupsort_values_append_and_delete_one() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let key = ("tx1".to_string(), 9u64);
     let mut tx = db.write().unwrap();
     tx.put::<Logs>(&key, &"b".to_string()).unwrap();
@@ -316,7 +313,7 @@ fn dupsort_values_append_and_delete_one() {
 
 #[test]
 fn cursor_moves() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     for n in [10u64, 20, 30] {
         tx.put::<Headers>(&n, &header(n)).unwrap();
@@ -338,7 +335,7 @@ fn cursor_moves() {
 
 #[test]
 fn clear_and_stat() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     for n in 0..1000u64 {
         tx.append::<Headers>(&n, &header(n)).unwrap();
@@ -354,7 +351,7 @@ fn clear_and_stat() {
 
 #[test]
 fn corrupt_value_bytes_give_a_decode_error_not_a_panic() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     tx.put::<Headers>(&1, &header(1)).unwrap();
     tx.put_bytes::<Headers>(&2u64.to_be_bytes(), &[0xff, 0xff, 0xff])
@@ -398,7 +395,7 @@ fn corrupt_value_bytes_give_a_decode_error_not_a_panic() {
 
 #[test]
 fn oversized_key_is_a_clear_error() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     let huge = "k".repeat(10_000);
     let err = tx.put::<Names>(huge.as_str(), &1).unwrap_err();
@@ -454,7 +451,7 @@ fn full_map_is_a_clear_error_and_keeps_committed_data() {
 
 #[test]
 fn readers_run_in_parallel_and_see_commits() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let db = Arc::new(db);
     let mut tx = db.write().unwrap();
     for n in 0..100u64 {
@@ -491,7 +488,7 @@ fn readers_run_in_parallel_and_see_commits() {
 
 #[test]
 fn read_txn_can_move_to_another_thread() {
-    let (_d, db) = open();
+    let (_d, db) = tempdb::open::<Chain>();
     let mut tx = db.write().unwrap();
     tx.put::<Names>("x", &1).unwrap();
     tx.commit().unwrap();

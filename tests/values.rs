@@ -1,6 +1,9 @@
 //! Values without copies (borrowed and lazy reads, `Pod` values), values written straight into
 //! the page (`put_reserve`, codecs that know their length), on real libmdbx files.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use tabula::zerocopy::byteorder::{LittleEndian, U32, U64};
 use tabula::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 use tabula::{
@@ -79,16 +82,11 @@ struct Points;
 #[derive(Schema)]
 struct App(Accounts, Blobs, Names, Points);
 
-fn open(dir: &std::path::Path) -> tabula::Db<App> {
-    tabula::open::<App>(dir, Options::new()).expect("open")
-}
-
 /// `get_ref` on a `Pod` table is a view of the stored bytes: the same address `get_bytes`
 /// gives, whatever the alignment there, and equal to what was written.
 #[test]
 fn get_ref_views_pod_values_in_the_page_without_copying() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     for n in 0..500u64 {
         tx.put::<Accounts>(&n, &account(n)).unwrap();
@@ -125,8 +123,7 @@ fn get_ref_views_pod_values_in_the_page_without_copying() {
 /// every borrowed path; never a panic or a view past the value.
 #[test]
 fn a_pod_value_of_the_wrong_size_is_a_decode_error_naming_the_table_and_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Accounts>(&1, &account(1)).unwrap();
     tx.put_bytes::<Accounts>(&2u64.to_be_bytes(), &[0; 43])
@@ -173,8 +170,7 @@ fn a_pod_value_of_the_wrong_size_is_a_decode_error_naming_the_table_and_key() {
 /// it is decoded, and every entry's bytes are there without decoding.
 #[test]
 fn lazy_values_are_decoded_only_when_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     for n in 0..100u64 {
         tx.put::<Names>(&n, &format!("name {n}")).unwrap();
@@ -228,8 +224,7 @@ fn lazy_values_are_decoded_only_when_asked() {
 fn put_reserve_writes_values_of_every_size_into_the_page() {
     use std::io::Write;
     for write_map in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().write_map(write_map)).unwrap();
+        let (dir, db) = tempdb::open_with::<App>(Options::new().write_map(write_map));
         let sizes = [0usize, 1, 100, 2000, 5000, 70_000, 3 << 20];
         let fill = |n: usize| (0..n).map(|i| (i * 7 + n) as u8).collect::<Vec<u8>>();
         let mut tx = db.write().unwrap();
@@ -261,7 +256,7 @@ fn put_reserve_writes_values_of_every_size_into_the_page() {
         }
         tx.commit().unwrap();
         drop(db);
-        let db = open(dir.path());
+        let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
         let tx = db.read().unwrap();
         for (i, &n) in sizes.iter().enumerate() {
             for key in [i as u64, 100 + i as u64] {
@@ -284,8 +279,7 @@ fn put_reserve_writes_values_of_every_size_into_the_page() {
 fn put_reserve_stores_unwritten_bytes_as_zeros() {
     use std::io::Write;
     for write_map in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new().write_map(write_map)).unwrap();
+        let (_dir, db) = tempdb::open_with::<App>(Options::new().write_map(write_map));
         let mut tx = db.write().unwrap();
         for (key, n) in [(1u64, 40usize), (2, 5000), (3, 300_000)] {
             tx.put::<Blobs>(&key, &vec![0xff; n]).unwrap();
@@ -323,8 +317,7 @@ fn put_reserve_stores_unwritten_bytes_as_zeros() {
 #[test]
 fn a_panic_while_filling_the_room_leaves_zeros() {
     use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Blobs>(&1, &vec![0xff; 3000]).unwrap();
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -342,8 +335,7 @@ fn a_panic_while_filling_the_room_leaves_zeros() {
 /// A value too large for libmdbx is refused with the usual error, naming the table.
 #[test]
 fn put_reserve_of_a_value_too_large_is_too_large() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     let err = tx
         .put_reserve::<Blobs, _>(&1, usize::MAX / 2, |_| unreachable!("no room"))
@@ -359,8 +351,7 @@ fn put_reserve_of_a_value_too_large_is_too_large() {
 /// `append`, with their usual refusals.
 #[test]
 fn put_writes_a_codec_that_knows_its_length_into_the_page() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Points>(&1, &(10, 20)).unwrap();
     tx.put::<Points>(&1, &(11, 21)).unwrap();
@@ -392,8 +383,7 @@ fn put_writes_a_codec_that_knows_its_length_into_the_page() {
 /// deleted, so a commit cannot store it, and the error says so.
 #[test]
 fn a_failed_encode_into_leaves_no_zeroed_value_behind() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Points>(&1, &(1, 1)).unwrap();
     let err = tx.put::<Points>(&1, &(u32::MAX, 0)).unwrap_err();
@@ -432,7 +422,7 @@ struct AppV2(AccountsV2);
 #[test]
 fn a_pod_layout_of_another_size_is_refused_at_open() {
     let dir = tempfile::tempdir().unwrap();
-    drop(open(dir.path()));
+    drop(tabula::open::<App>(dir.path(), Options::new()).unwrap());
     match tabula::open::<AppV2>(dir.path(), Options::new()) {
         Err(Error::SchemaMismatch {
             what,
@@ -475,8 +465,7 @@ fn values_are_written_from_borrowed_forms() {
     #[derive(Schema)]
     struct Borrowed(Names, Lists, Topics, Blobs);
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Borrowed>(dir.path(), tabula::Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<Borrowed>(tabula::Options::new());
     let mut tx = db.write().unwrap();
     tx.put::<Names>(&1, "one").unwrap();
     tx.put::<Names>(&2, &"two".to_string()).unwrap();

@@ -2,8 +2,13 @@
 //! `Db::watch_prefix`): a model test of what each subscriber must see, and the bounds that keep a
 //! slow subscriber from holding up commits or growing memory.
 //!
-//! The model test's seed is printed; `WATCH_SEED=<seed>` replays a run, `WATCH_ROUNDS=<n>`
+//! The model test's seed is printed; `TABULA_SEED=<seed>` replays a run, `WATCH_ROUNDS=<n>`
 //! changes its length (default 400 write transactions).
+
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -12,6 +17,8 @@ use tabula::{
     Change, Commit, CommitReceiver, Contains, Db, KeyReceiver, Options, Received, Schema, SyncMode,
     Table,
 };
+
+use random::{Rng, seed};
 
 #[derive(Table)]
 #[table(name = "nums", key = u16, value = u32)]
@@ -33,41 +40,8 @@ struct Quiet;
 #[derive(Schema)]
 struct Watched(Nums, Tags, Named, Quiet);
 
-fn open(dir: &std::path::Path) -> Db<Watched> {
-    tabula::open::<Watched>(dir, Options::new().sync(SyncMode::SafeNoSync)).unwrap()
-}
-
-/// splitmix64: small, seedable, good enough to pick operations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
-fn seed() -> u64 {
-    let seed = std::env::var("WATCH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("watch model seed: {seed} (replay with WATCH_SEED={seed})");
-    seed
+fn options() -> Options {
+    Options::new().sync(SyncMode::SafeNoSync)
 }
 
 /// A change as the model expects a watcher to receive it.
@@ -319,14 +293,13 @@ fn drain<T: Table>(keys: &KeyReceiver<T>, f: fn(Change<T>) -> Ev) -> Vec<Ev> {
 
 #[test]
 fn model_every_subscriber_sees_exactly_the_committed_changes_it_asked_for() {
-    let seed = seed();
+    let seed = seed("watch model");
     let rounds: u64 = std::env::var("WATCH_ROUNDS")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(400);
-    let mut rng = Rng(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let mut rng = Rng::new(seed);
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let big = 1 << 20;
     let feed = db.subscribe(big);
     let nums_all = db.watch::<Nums>(.., big);
@@ -451,8 +424,7 @@ fn model_every_subscriber_sees_exactly_the_committed_changes_it_asked_for() {
 
 #[test]
 fn a_subscriber_that_stops_reading_never_holds_up_commits_and_stays_bounded() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     const CAP: usize = 64;
     const COMMITS: u64 = 5_000;
     let feed = db.subscribe(CAP);
@@ -508,8 +480,7 @@ fn a_subscriber_that_stops_reading_never_holds_up_commits_and_stays_bounded() {
 
 #[test]
 fn dropped_receivers_unsubscribe_and_a_closed_database_ends_the_feed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let feed = db.subscribe(8);
     let gone = db.subscribe(8);
     let keys = db.watch::<Nums>(.., 8);
@@ -528,8 +499,8 @@ fn dropped_receivers_unsubscribe_and_a_closed_database_ends_the_feed() {
 
 #[test]
 fn commits_from_several_threads_arrive_in_commit_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
+    let db = std::sync::Arc::new(db);
     let feed = db.subscribe(100_000);
     let threads: Vec<_> = (0..4u16)
         .map(|t| {
@@ -556,8 +527,7 @@ fn commits_from_several_threads_arrive_in_commit_order() {
 
 #[test]
 fn a_bulk_load_reports_each_batch_and_its_keys() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let feed = db.subscribe(1000);
     let keys = db.watch::<Nums>(100..110, 1000);
     let report = db
@@ -584,8 +554,7 @@ fn a_bulk_load_reports_each_batch_and_its_keys() {
 
 #[test]
 fn appenders_and_retain_bytes_are_recorded() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let keys = db.watch::<Nums>(.., 100);
     let mut tx = db.write().unwrap();
     let txn = tx.id();
@@ -612,8 +581,7 @@ fn appenders_and_retain_bytes_are_recorded() {
 fn no_subscriber_means_no_recording() {
     // A watcher that subscribes while a transaction is open sees no partial transaction: keys
     // are recorded only for transactions that began after it subscribed.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let mut tx = db.write().unwrap();
     tx.put::<Nums>(&1, &1).unwrap();
     let keys = db.watch::<Nums>(.., 10);
@@ -645,8 +613,8 @@ async fn receivers_are_streams_woken_by_commits() {
             .expect("the stream was woken within 10 s")
     }
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = std::sync::Arc::new(open(dir.path()));
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
+    let db = std::sync::Arc::new(db);
     let mut feed = db.subscribe(1000);
     let mut keys = db.watch::<Nums>(5..10, 1000);
     let writer = {
@@ -692,8 +660,7 @@ fn one_large_transaction_keeps_a_watcher_bounded() {
     // range): the watcher holds 64 changes and counts the rest; memory does not grow with the
     // transaction (the unit test `pending_changes_are_bounded_by_the_watchers_capacity` checks
     // what is held while the transaction is open).
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let keys = db.watch::<Nums>(.., 64);
     let narrow = db.watch::<Nums>(100..103, 64);
     let mut tx = db.write().unwrap();
@@ -778,8 +745,7 @@ fn lag_report_then_newer_events(
 
 #[test]
 fn a_lag_report_comes_before_newer_events() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let feed = db.subscribe(1);
     let keys = db.watch::<Nums>(.., 1);
     lag_report_then_newer_events(
@@ -804,8 +770,7 @@ fn a_lag_report_comes_before_newer_events_in_a_stream() {
         }
     }
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let mut feed = db.subscribe(1);
     let mut keys = db.watch::<Nums>(.., 1);
     lag_report_then_newer_events(
@@ -817,8 +782,7 @@ fn a_lag_report_comes_before_newer_events_in_a_stream() {
 
 #[test]
 fn a_receiver_made_during_a_write_transaction_reports_the_next_one_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let mut tx = db.write().unwrap();
     tx.put::<Nums>(&1, &1).unwrap();
     let feed = db.subscribe(8);
@@ -876,8 +840,7 @@ fn a_receiver_made_during_a_write_transaction_reports_the_next_one_first() {
 fn a_receiver_made_during_a_bulk_load_reports_the_batches_that_begin_after() {
     // A bulk load's batches are transactions, each beginning when the one before commits:
     // receivers made after the first batch committed report from the third on.
-    let dir = tempfile::tempdir().unwrap();
-    let db = open(dir.path());
+    let (_dir, db) = tempdb::open_with::<Watched>(options());
     let made = std::cell::RefCell::new(None);
     let report = db
         .bulk_loader::<Nums>()

@@ -7,6 +7,8 @@
 //! own `main`, `tests/support/harness.rs`, so the child entry is not a test). It prints
 //! `committed <id>` after each commit returned.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
 #[path = "support/harness.rs"]
 #[macro_use]
 mod harness;
@@ -83,8 +85,7 @@ impl Drop for Writer {
 }
 
 fn a_follower_sees_every_commit_of_another_process_in_order_and_nothing_after_a_kill() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Followed>(dir.path(), options()).unwrap();
+    let (dir, db) = tempdb::open_with::<Followed>(options());
     let start = db.read().unwrap().id();
     let mut follower = db.follow().unwrap().max_wait(Duration::from_millis(2));
     assert_eq!(follower.last_id(), start);

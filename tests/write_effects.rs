@@ -13,6 +13,9 @@
 //!
 //! A write form that skips an effect fails here.
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
@@ -498,8 +501,7 @@ mod commits {
 fn every_write_form_has_every_effect() {
     let forms = every_form();
     for form in &forms {
-        let dir = tempfile::tempdir().unwrap();
-        let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+        let (_dir, db) = tempdb::open_with::<App>(Options::new());
         seed(&db);
         let feed = db.subscribe(64);
         let plain = Watched::<Plain>::new(&db);

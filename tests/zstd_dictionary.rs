@@ -9,6 +9,9 @@
 //! to another size (zstd derives a dictionary's ID from its contents, so the same training
 //! gives the same ID in two files, which is allowed).
 
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -108,8 +111,7 @@ struct Shop(Receipts, Archive);
 /// every value reads back, as do values written after it.
 #[test]
 fn values_round_trip_before_and_after_training() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<Shop>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<Shop>(Options::new());
     fill::<Receipts>(&db, 0..3000);
     let before: usize = (0..3000).map(|n| bytes_of::<Receipts>(&db, n).len()).sum();
     assert_eq!(frame_dictionary(&bytes_of::<Receipts>(&db, 5)), 0);
@@ -194,8 +196,7 @@ struct FewSchema(Few);
 /// they were, readable.
 #[test]
 fn a_table_too_small_to_train_from_is_left_as_it_is() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<FewSchema>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<FewSchema>(Options::new());
     fill::<Few>(&db, 0..3);
     drop(db);
     let migrations =
@@ -249,8 +250,7 @@ fn mismatch(result: tabula::Result<impl Sized>) -> (String, String, String) {
 /// with the step that re-encodes, and that step works (from a trained dictionary too).
 #[test]
 fn a_changed_compression_is_refused_with_the_step_to_add() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<ZstdSchema>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<ZstdSchema>(Options::new());
     fill::<ZstdDocs>(&db, 0..1500);
     drop(db);
 
@@ -548,8 +548,7 @@ struct ResumedSchema(ResumedDocs);
 fn an_interrupted_training_step_resumes_after_the_last_batch() {
     use std::sync::{Arc, Mutex};
 
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<ResumedSchema>(dir.path(), Options::new()).unwrap();
+    let (dir, db) = tempdb::open_with::<ResumedSchema>(Options::new());
     fill::<ResumedDocs>(&db, 0..3000);
     drop(db);
     let migrations = |on: Arc<Mutex<Vec<u64>>>, stop_at: u64| {

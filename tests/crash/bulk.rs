@@ -10,7 +10,8 @@ use std::time::Duration;
 use tabula::{Db, Options, Raw, Schema, Table};
 
 use crate::child::Child;
-use crate::{kills, mix, seed};
+use crate::kills;
+use crate::random::{mix, seed};
 
 /// The append workload's table: `u32` integer keys, raw byte values.
 #[derive(Table)]

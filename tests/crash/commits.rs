@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 use tabula::{Db, Options, Raw, Schema, SyncMode, Table};
 
 use crate::child::Child;
-use crate::{kills, mix, seed};
+use crate::kills;
+use crate::random::{mix, seed};
 
 /// One entry per item of a batch: `(batch, index) -> value`.
 #[derive(Table)]

@@ -26,7 +26,8 @@ use tabula::{Db, Error, Index, Key, Options, Schema, Table};
 use tabula_core::startup::Bootstrap;
 
 use crate::child::Child;
-use crate::{kills, mix, seed};
+use crate::kills;
+use crate::random::{mix, seed};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Transfer {

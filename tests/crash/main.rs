@@ -11,7 +11,7 @@
 //! - `index-writes` and `index-build`: writes that keep indexes exact, and the startup step
 //!   building a new index ([`indexes`]).
 //!
-//! Every kill point is drawn from a seed, printed per test; `TABULA_CRASH_SEED=<seed>` replays
+//! Every kill point is drawn from a seed, printed per test; `TABULA_SEED=<seed>` replays
 //! it, `TABULA_CRASH_KILLS=<n>` changes the number of kills per test (the valgrind script lowers
 //! it). The file has its own `main` (`harness = false`, `tests/support/harness.rs`): the child
 //! entry is not a test.
@@ -19,6 +19,8 @@
 #[path = "../support/harness.rs"]
 #[macro_use]
 mod harness;
+#[path = "../support/random.rs"]
+mod random;
 
 mod bulk;
 mod child;
@@ -49,19 +51,6 @@ fn main() {
         indexes::index_writes_survive_process_kills,
         indexes::index_builds_survive_process_kills,
     );
-}
-
-/// splitmix64: batch contents and kill points are derived from it.
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// The seed of one test's kill points: `TABULA_CRASH_SEED` or a fresh one, printed.
-pub fn seed(what: &str) -> u64 {
-    harness::seed("TABULA_CRASH_SEED", what)
 }
 
 /// Kills per test: `default`, or `TABULA_CRASH_KILLS`.

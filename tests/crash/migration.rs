@@ -25,7 +25,8 @@ use tabula::untyped::{UntypedDb, UntypedTx};
 use tabula::{Bincode, Key, Migrations, Options, Schema, Table, Value};
 
 use crate::child::Child;
-use crate::{kills, mix, seed};
+use crate::kills;
+use crate::random::{mix, seed};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct AccountV1 {

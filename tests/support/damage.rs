@@ -1,40 +1,11 @@
 //! Random bytes in the pages of a libmdbx 0.14.4 data file, aimed at what a reader trusts: page
 //! headers, node headers (data size, flags, key size) and the node area (keys and values). Shared
 //! by the damaged-file tests of the library (`tests/bad_input.rs`) and of the CLI
-//! (`crates/cli/tests/check_damaged.rs`).
+//! (`crates/cli/tests/check_damaged.rs`), which include `random.rs` beside it as `random`.
 
 use std::path::Path;
 
-/// splitmix64's finaliser: the n-th random number of a seed is `mix(seed ^ n)`.
-pub fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// A stream of random numbers from one seed.
-pub struct Rng(u64);
-
-impl Rng {
-    /// The stream of `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(mix(seed))
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 = mix(self.0);
-        self.0
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use crate::random::Rng;
 
 /// libmdbx's page header (0.14.4 `page_t`): txnid u64, dupfix_ksize u16, flags u16, lower u16,
 /// upper u16, pgno u32; then the node offsets (`entries[]`, u16 each, from the header's end).

@@ -151,29 +151,3 @@ fn arguments(
     parsed.skip = left_out;
     (parsed, trials)
 }
-
-/// A random seed, or the one in the environment variable `var` to replay a run; printed either
-/// way with the variable that replays it.
-#[allow(dead_code)] // not every target that includes this file draws seeds
-pub fn seed(var: &str, what: &str) -> u64 {
-    let seed = match std::env::var(var) {
-        Ok(s) => s
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{var}={s:?} is not a seed (a u64)")),
-        Err(_) => {
-            // Fresh per run and per call: the clock mixed with the process ID and the caller.
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64;
-            let mut h = nanos ^ u64::from(std::process::id()) << 32;
-            for b in what.bytes() {
-                h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-            }
-            h
-        }
-    };
-    eprintln!("{what}: seed {seed} (replay with {var}={seed})");
-    seed
-}

@@ -7,6 +7,8 @@
 
 #[path = "../../../tests/support/damage.rs"]
 mod damage;
+#[path = "../../../tests/support/random.rs"]
+mod random;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -219,32 +221,9 @@ struct Shelf(Accounts, Tags, Blobs);
 /// The tables of [`Shelf`], with a key each holds.
 const SHELF: [(&str, &str); 3] = [("accounts", "17"), ("tags", "40"), ("blobs", "3")];
 
-/// `TABULA_DAMAGE_SEED=<seed>` replays a run of
-/// [`random_bytes_in_pages_never_kill_a_read_command`].
-const SEED_VAR: &str = "TABULA_DAMAGE_SEED";
-
 /// Damaged copies per run, and pages damaged in each.
 const COPIES: u64 = 12;
 const PAGES_PER_COPY: u64 = 8;
-
-/// The seed of this run: from [`SEED_VAR`] to replay one, else fresh; printed either way.
-fn seed() -> u64 {
-    let seed = match std::env::var(SEED_VAR) {
-        Ok(s) => s
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{SEED_VAR}={s:?} is not a seed (a u64)")),
-        Err(_) => {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64;
-            damage::mix(nanos ^ u64::from(std::process::id()) << 32)
-        }
-    };
-    eprintln!("seed {seed} (replay with {SEED_VAR}={seed})");
-    seed
-}
 
 /// A database of the three tables, written in one transaction: small and large values,
 /// dupsort keys with a few values (a sub-page in the leaf) and with many (a nested tree).
@@ -308,13 +287,13 @@ fn read_commands(db: &str, dest: &Path) -> Vec<(Vec<String>, Option<&'static str
 /// another command found damaged.
 #[test]
 fn random_bytes_in_pages_never_kill_a_read_command() {
-    let base = seed();
+    let base = random::seed("random_bytes_in_pages_never_kill_a_read_command");
     let pristine = tempfile::tempdir().unwrap();
     let (file, page) = write_shelf(pristine.path());
     let mut failures = Vec::new();
     let mut assertions = Vec::new();
     for copy in 0..COPIES {
-        let mut rng = damage::Rng::new(base ^ copy);
+        let mut rng = random::Rng::new(base ^ copy);
         let dir = tempfile::tempdir().unwrap();
         let damaged = dir.path().join("db");
         std::fs::create_dir(&damaged).unwrap();

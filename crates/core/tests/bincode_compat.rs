@@ -8,8 +8,15 @@
 //! Tabula, and through a table the error names it.
 //!
 //! `PROPTEST_CASES` sets the case count (default here: 512 per property). Each property prints
-//! its RNG seed; `PROPTEST_RNG_SEED=<seed>` replays a run. A failing case is saved in
+//! its RNG seed; `TABULA_SEED=<seed>` replays a run. A failing case is saved in
 //! `tests/proptest-regressions/bincode_compat.txt` and replayed first by every run.
+
+#[path = "../../../tests/support/props.rs"]
+mod props;
+#[path = "../../../tests/support/random.rs"]
+mod random;
+#[path = "../../../tests/support/tempdb.rs"]
+mod tempdb;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Debug;
@@ -20,7 +27,6 @@ use proptest::collection::{btree_map, btree_set, hash_map, vec};
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::strategy::ValueTree;
-use proptest::test_runner::{FileFailurePersistence, RngSeed};
 use serde::de::DeserializeOwned;
 use serde::ser::{Error as _, SerializeStruct};
 use serde::{Deserialize, Serialize, Serializer};
@@ -28,36 +34,6 @@ use tabula::{Error, Options, Schema, Table};
 use tabula_core::{Bincode, Value};
 
 const CONFIG: bincode::config::Configuration = bincode::config::standard();
-
-const REGRESSIONS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/proptest-regressions/bincode_compat.txt"
-);
-
-/// `PROPTEST_CASES` cases (default 512); the RNG seed from `PROPTEST_RNG_SEED` or a fresh one,
-/// printed; failing cases saved in [`REGRESSIONS`].
-fn cases() -> ProptestConfig {
-    // `default()` reads the `PROPTEST_*` variables.
-    let base = ProptestConfig::default();
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(512);
-    let seed = match base.rng_seed {
-        RngSeed::Fixed(seed) => seed,
-        RngSeed::Random => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64,
-    };
-    eprintln!("bincode_compat: RNG seed {seed} (replay with PROPTEST_RNG_SEED={seed})");
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
-        ..base
-    }
-}
 
 // ---- the types ----
 
@@ -444,7 +420,7 @@ where
 }
 
 proptest! {
-    #![proptest_config(cases())]
+    #![proptest_config(props::config("bincode_compat", 512))]
 
     /// The whole data model at once, nested.
     #[test]
@@ -640,8 +616,7 @@ struct App(Unknowns, Riches);
 /// A value the codec refuses is an `Error::Encode` naming the table, and nothing is stored.
 #[test]
 fn a_value_of_unknown_length_is_refused_by_put_naming_the_table() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let mut tx = db.write().unwrap();
     let err = tx
         .put::<Unknowns>(&1, &Unknown::Seq(vec![1, 2]))
@@ -664,9 +639,8 @@ fn a_value_of_unknown_length_is_refused_by_put_naming_the_table() {
 /// value stored as the crate's bytes reads back through the typed API.
 #[test]
 fn a_table_stores_bincodes_bytes_and_reads_them() {
-    let mut runner = proptest::test_runner::TestRunner::new(cases());
-    let dir = tempfile::tempdir().unwrap();
-    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let mut runner = proptest::test_runner::TestRunner::new(props::config("bincode_compat", 512));
+    let (_dir, db) = tempdb::open_with::<App>(Options::new());
     let values: Vec<Rich> = (0..32)
         .map(|_| rich().new_tree(&mut runner).unwrap().current())
         .collect();

@@ -2,6 +2,15 @@
 //! as libmdbx's default comparator does: other programs (`mdbx_chk`, the `tabula` CLI, a raw
 //! libmdbx reader) open the same tables with the default one. Each case compares the sign of
 //! the two comparators, called through the C ABI, with the sign of Rust's slice order.
+//!
+//! `PROPTEST_CASES` sets the case count (default here: 4096 per property). Each property prints
+//! its RNG seed; `TABULA_SEED=<seed>` replays a run. A failing case is saved in
+//! `tests/proptest-regressions/key_comparator.txt` and replayed first by every run.
+
+#[path = "../../../tests/support/props.rs"]
+mod props;
+#[path = "../../../tests/support/random.rs"]
+mod random;
 
 use std::cmp::Ordering;
 
@@ -23,7 +32,7 @@ fn check(a: &[u8], b: &[u8]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4096))]
+    #![proptest_config(props::config("key_comparator", 4096))]
 
     #[test]
     fn random_keys(a in vec(any::<u8>(), 0..40), b in vec(any::<u8>(), 0..40)) {
