@@ -410,15 +410,18 @@ fn a_lost_schema_record_is_damage_not_a_usage_error() {
     let (file, _) = write(dir.path());
     let mut data = std::fs::read(&file).unwrap();
     // The record's key, `schema`, as a key in the meta table's leaf: not inside the record's
-    // JSON (quoted there).
+    // JSON (quoted there). An earlier copy of the leaf may be left in a free page too: every
+    // copy is changed, so the live one is.
     let at: Vec<usize> = data
         .windows(8)
         .enumerate()
         .filter(|(_, w)| &w[1..7] == b"schema" && w[0] != b'"' && w[7] != b'"' && w[7] != b'_')
         .map(|(i, _)| i + 1)
         .collect();
-    assert_eq!(at.len(), 1, "the record key is in the file once: {at:?}");
-    data[at[0] + 4] ^= 0x40; // `schema` -> `sche-a`: the key sorts where it did, under another name
+    assert!(!at.is_empty(), "the record key is in the file");
+    for at in at {
+        data[at + 4] ^= 0x40; // `schema` -> `sche-a`: sorts where it did, under another name
+    }
     std::fs::write(&file, data).unwrap();
     let db = dir.path().to_str().unwrap();
 
