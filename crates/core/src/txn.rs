@@ -1066,8 +1066,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let dbi = dbi_of::<S, T>(db);
         let shared = &db.shared;
         let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
-        let upper = stored_bound::<T, _>(range.end());
-        let lower = stored_bound::<T, _>(range.start());
+        let crate::iter::Positions { lower, upper, .. } =
+            crate::iter::Positions::range::<T>(&range);
         let raw = self.raw_mut();
         let mut cursor = raw.lend().cursor(dbi, &shared.cursors).map_err(fail)?;
         let (mut op, from, mut skip_from) = match &lower {
@@ -1122,25 +1122,6 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             op = op::NEXT;
         }
         Ok(deleted)
-    }
-}
-
-/// A range bound in the form table `T` stores keys.
-fn stored_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(
-    b: std::ops::Bound<&Q>,
-) -> std::ops::Bound<crate::codec::KeyBuf> {
-    use std::ops::Bound;
-    let stored = |q: &Q| {
-        with_key::<T, _, _>(q, |k| {
-            let mut buf = crate::codec::KeyBuf::new();
-            buf.extend_from_slice(k);
-            buf
-        })
-    };
-    match b {
-        Bound::Included(q) => Bound::Included(stored(q)),
-        Bound::Excluded(q) => Bound::Excluded(stored(q)),
-        Bound::Unbounded => Bound::Unbounded,
     }
 }
 

@@ -113,6 +113,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
             "this table name is reserved for Tabula's meta table"
         );
     };
+    let debug_key = debug_key(krate, ident);
 
     quote! {
         const _: () = {
@@ -135,16 +136,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                 const RUST_NAME: &'static ::core::primitive::str =
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
                 const INDEXED: ::core::primitive::bool = #indexed;
-                const DEBUG_KEY: fn(&[::core::primitive::u8]) -> ::core::option::Option<::std::string::String> = {
-                    fn show(
-                        stored: &[::core::primitive::u8],
-                    ) -> ::core::option::Option<::std::string::String> {
-                        #[allow(unused_imports)]
-                        use #krate::__private::{ShowDebug as _, ShowNothing as _};
-                        ((&&#krate::__private::Shown::<#ident>::NEW).show())(stored)
-                    }
-                    show
-                };
+                #debug_key
             }
 
             #[automatically_derived]
@@ -368,6 +360,23 @@ fn key_impl(key: &ast::Key) -> TokenStream {
             }
 
             #(#prefixes)*
+        };
+    }
+}
+
+/// `Table::DEBUG_KEY` of the table or index `ident`: the stored key's `Debug` form when its key
+/// type has one (`ShowDebug`, found first by method lookup), else nothing (`ShowNothing`).
+pub(crate) fn debug_key(krate: &impl quote::ToTokens, ident: &Ident) -> TokenStream {
+    quote! {
+        const DEBUG_KEY: fn(&[::core::primitive::u8]) -> ::core::option::Option<::std::string::String> = {
+            fn show(
+                stored: &[::core::primitive::u8],
+            ) -> ::core::option::Option<::std::string::String> {
+                #[allow(unused_imports)]
+                use #krate::__private::{ShowDebug as _, ShowNothing as _};
+                ((&&#krate::__private::Shown::<#ident>::NEW).show())(stored)
+            }
+            show
         };
     }
 }

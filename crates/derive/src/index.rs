@@ -138,6 +138,7 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 
 fn expand(input: &DeriveInput, krate: &Path, attrs: &Attrs) -> TokenStream {
     let ident = &input.ident;
+    let debug_key = crate::expand::debug_key(krate, ident);
     let (Some(on), Some(key), Some(by)) = (&attrs.on, &attrs.key, &attrs.by) else {
         unreachable!("parse reports a missing `on`, `key` or `by`");
     };
@@ -196,16 +197,7 @@ fn expand(input: &DeriveInput, krate: &Path, attrs: &Attrs) -> TokenStream {
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
                 const INDEX: ::core::option::Option<#krate::IndexInfo> =
                     ::core::option::Option::Some(#krate::IndexInfo::of::<#ident>());
-                const DEBUG_KEY: fn(&[::core::primitive::u8]) -> ::core::option::Option<::std::string::String> = {
-                    fn show(
-                        stored: &[::core::primitive::u8],
-                    ) -> ::core::option::Option<::std::string::String> {
-                        #[allow(unused_imports)]
-                        use #krate::__private::{ShowDebug as _, ShowNothing as _};
-                        ((&&#krate::__private::Shown::<#ident>::NEW).show())(stored)
-                    }
-                    show
-                };
+                #debug_key
             }
 
             #[automatically_derived]

@@ -7,14 +7,14 @@
 pub(crate) mod hub;
 
 use std::marker::PhantomData;
-use std::ops::Bound;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::codec::{AsPrefix, KeyBuf, KeyRange, encode_prefix};
+use crate::codec::{AsPrefix, KeyRange, encode_prefix};
 use crate::db::state::Db;
 use crate::error::Result;
-use crate::stored::{cmp_keys, decode_key, decode_value, with_key};
+use crate::iter::Positions;
+use crate::stored::{decode_key, decode_value};
 use crate::table::{Contains, Schema, Table};
 pub use hub::{Commit, Received, TableSet};
 use hub::{KeyEvent, Op, Queue};
@@ -638,12 +638,6 @@ impl<S: Schema> std::fmt::Debug for Follower<'_, S> {
     }
 }
 
-fn stored_copy(k: &[u8]) -> KeyBuf {
-    let mut buf = KeyBuf::new();
-    buf.extend_from_slice(k);
-    buf
-}
-
 /// The keys of table `T` that begin with `prefix`, as a filter on stored keys: a prefix is
 /// never the last part of a key, so its self-delimiting form, as it appears at the front of the
 /// stored key.
@@ -653,31 +647,28 @@ fn prefix_filter<T: Table>(prefix: &(impl AsPrefix<T::Key> + ?Sized)) -> hub::Ke
 }
 
 /// A stored key range of table `T`, as a filter on stored keys in the table's order.
-fn range_filter<T: Table, R: KeyRange<T::Key>>(range: R) -> hub::KeyFilter {
-    let stored = |b: Bound<&R::Form>| match b {
-        Bound::Included(k) => Bound::Included(with_key::<T, _, _>(k, stored_copy)),
-        Bound::Excluded(k) => Bound::Excluded(with_key::<T, _, _>(k, stored_copy)),
-        Bound::Unbounded => Bound::Unbounded,
-    };
-    let lower = stored(range.start());
-    let upper = stored(range.end());
-    Box::new(move |k: &[u8]| {
-        let above = match &lower {
-            Bound::Unbounded => true,
-            Bound::Included(l) => cmp_keys::<T>(k, l.as_slice()).is_ge(),
-            Bound::Excluded(l) => cmp_keys::<T>(k, l.as_slice()).is_gt(),
-        };
-        let below = match &upper {
-            Bound::Unbounded => true,
-            Bound::Included(u) => cmp_keys::<T>(k, u.as_slice()).is_le(),
-            Bound::Excluded(u) => cmp_keys::<T>(k, u.as_slice()).is_lt(),
-        };
-        above && below
-    })
+fn range_filter<T: Table>(range: &impl KeyRange<T::Key>) -> hub::KeyFilter {
+    // The bounds a range read walks between, so a watch takes the keys that read sees.
+    let bounds = Positions::range::<T>(range);
+    Box::new(move |k: &[u8]| bounds.above_lower::<T>((k, &[])) && bounds.below_upper::<T>(k))
 }
 
 /// Watching: the commit feed, key watches and followers.
 impl<S: Schema> Db<S> {
+    /// A key watcher of table `T` over the stored keys `filter` takes; with the values written
+    /// when `values`.
+    fn key_receiver<T: Table>(
+        &self,
+        filter: hub::KeyFilter,
+        values: bool,
+        capacity: usize,
+    ) -> KeyReceiver<T> {
+        KeyReceiver {
+            queue: self.shared.watch.watch(T::NAME, filter, values, capacity),
+            _table: PhantomData,
+        }
+    }
+
     /// Subscribes to the commit feed: a [`Commit`] (ID, tables written, time) for every write
     /// transaction this process commits on this database from now on, in commit order, after
     /// the commit returned — so as durable as the sync mode makes it. Aborted and failed
@@ -762,13 +753,7 @@ impl<S: Schema> Db<S> {
     where
         S: Contains<T>,
     {
-        KeyReceiver {
-            queue: self
-                .shared
-                .watch
-                .watch(T::NAME, range_filter::<T, _>(range), false, capacity),
-            _table: PhantomData,
-        }
+        self.key_receiver(range_filter::<T>(&range), false, capacity)
     }
 
     /// [`watch`](Db::watch), and each put's change carries the value written, typed
@@ -804,13 +789,7 @@ impl<S: Schema> Db<S> {
     where
         S: Contains<T>,
     {
-        KeyReceiver {
-            queue: self
-                .shared
-                .watch
-                .watch(T::NAME, range_filter::<T, _>(range), true, capacity),
-            _table: PhantomData,
-        }
+        self.key_receiver(range_filter::<T>(&range), true, capacity)
     }
 
     /// [`watch`](Db::watch) for the keys of `T` that begin with `prefix` (the keys
@@ -843,13 +822,7 @@ impl<S: Schema> Db<S> {
     where
         S: Contains<T>,
     {
-        KeyReceiver {
-            queue: self
-                .shared
-                .watch
-                .watch(T::NAME, prefix_filter::<T>(prefix), false, capacity),
-            _table: PhantomData,
-        }
+        self.key_receiver(prefix_filter::<T>(prefix), false, capacity)
     }
 
     /// [`watch_prefix`](Db::watch_prefix) with the values written, as
@@ -882,13 +855,7 @@ impl<S: Schema> Db<S> {
     where
         S: Contains<T>,
     {
-        KeyReceiver {
-            queue: self
-                .shared
-                .watch
-                .watch(T::NAME, prefix_filter::<T>(prefix), true, capacity),
-            _table: PhantomData,
-        }
+        self.key_receiver(prefix_filter::<T>(prefix), true, capacity)
     }
 
     /// Follows the commits of every process on this database (a reader process following a
