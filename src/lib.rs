@@ -733,7 +733,7 @@ pub use tabula_core::{Appender, Cursor, Iter, Lazy, WriteCursor, WriteCursors};
 pub use tabula_core::{
     AnyBytes, AsKey, AsPrefix, AsValue, Bincode, DecodeError, Descriptor, EncodeError,
     IntegerKey, Key, KeyBuf, KeyRange, Ordered, OrderedValue, Pod, Raw, Room, SubKeyed, Value,
-    ValueRef, ValueTrace, zerocopy,
+    ValueOf, ValueRef, ValueTrace, zerocopy,
 };
 #[cfg(feature = "compression")]
 #[rustfmt::skip]

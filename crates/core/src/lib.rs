@@ -61,7 +61,7 @@ pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use table::{
     EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, KeysFn, RawEntry, Unindexed,
-    Unique, Writable,
+    Unique, ValueOf, Writable,
 };
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
 pub use watch::{

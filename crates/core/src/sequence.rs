@@ -3,12 +3,11 @@
 //! zeroes it when it empties a non-empty table; `RawTxn::drop_table` puts it back, so no write
 //! lowers it.
 
-use crate::codec::AsValue;
 use crate::error::{At, Error, Result};
 use crate::mode::Rw;
 use crate::read::{Handle, Reads};
 use crate::stored::dbi_of;
-use crate::table::{Contains, Schema, Table, Writable};
+use crate::table::{Contains, Schema, Table, ValueOf, Writable};
 use crate::txn::Tx;
 
 impl<H: Handle> Reads<H> {
@@ -103,7 +102,7 @@ impl<S: Schema> Tx<'_, S, Rw> {
     /// [`next_sequence`](Tx::next_sequence).
     pub fn insert_next<T: Writable<Key = u64>>(
         &mut self,
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<u64>
     where
         S: Contains<T>,

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 
-use crate::codec::{AsKey, DecodeError, EncodeError, Key, Ordered, OrderedValue, Value};
+use crate::codec::{AsKey, AsValue, DecodeError, EncodeError, Key, Ordered, OrderedValue, Value};
 use crate::schema::{Descriptor, ValueTrace};
 
 /// A table: its name, flags, key type and value codec, all compile-time constants.
@@ -236,6 +236,41 @@ pub trait HasSubKey: DupSort {
     /// How that value becomes bytes ([`Bincode<V>`](crate::Bincode) unless `codec = ..`).
     type SubCodec: Value<Item = Self::SubValue>;
 }
+
+/// A value that can be written to table `T`: a reference to the table's value type, or a
+/// borrowed form its codec stores the same way ([`AsValue`]: `&str` for a `String` value, `&[T]`
+/// for a `Vec<T>` value, `&[u8]` for a `Raw` value). Every call that writes a value takes one,
+/// so a value of the wrong type is a compile error naming the table and its value type.
+///
+/// Implemented for every [`AsValue`] of the table's codec; never implemented by hand.
+///
+/// ```
+/// # use tabula::{Options, Schema, Table};
+/// #[derive(Table)]
+/// #[table(key = u64, value = String)]
+/// struct Names;
+/// # #[derive(Schema)]
+/// # struct App(Names);
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// fn write_name(tx: &mut tabula::Tx<'_, App, tabula::Rw>, value: &(impl tabula::ValueOf<Names> + ?Sized)) -> tabula::Result<()> {
+///     tx.put::<Names>(&1, value)
+/// }
+/// let mut tx = db.write()?;
+/// write_name(&mut tx, "one")?; // a `&str` for a `String` value
+/// write_name(&mut tx, &"one".to_string())?; // the value itself
+/// // write_name(&mut tx, &5u32)?; // error: `u32` is not a value of table `Names`: its values are `String`
+/// # Ok::<(), tabula::Error>(())
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a value of table `{T}`: its values are `{V}`",
+    label = "expected a `&{V}` (or a borrowed form of it)",
+    note = "pass a reference to the table's value type; `&str` is accepted for `String` values, `&[T]` for `Vec<T>` values and `&[u8]` for `Raw` values"
+)]
+pub trait ValueOf<T: Table, V: ?Sized = <T as Table>::Value>: AsValue<T::Codec> {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Table, Q: AsValue<T::Codec> + ?Sized> ValueOf<T> for Q {}
 
 /// A table whose rows the application writes: every `#[derive(Table)]` table, never an index
 /// (`#[derive(Index)]`), whose entries Tabula writes when their source table is written. Every

@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-use crate::codec::{AnyBytes, AsKey, AsValue, KeyRange, Value};
+use crate::codec::{AnyBytes, AsKey, KeyRange, Value};
 use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
 use crate::db::state::Db;
 use crate::engine::{self, Code, RawTxn, Room};
@@ -13,7 +13,7 @@ use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::pipeline::{self, InTxn, Landing};
 use crate::read::{self, Reads};
 use crate::stored::{dbi_of, encode_value, with_key};
-use crate::table::{Contains, DupSort, Schema, Table, Unindexed, Writable};
+use crate::table::{Contains, DupSort, Schema, Table, Unindexed, ValueOf, Writable};
 use crate::telemetry;
 
 /// A read transaction over schema `S`.
@@ -153,7 +153,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     fn put_with<T: Table>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
         flags: u32,
         op: &'static str,
     ) -> Result<()>
@@ -242,7 +242,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn put<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -269,7 +269,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn insert<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -300,7 +300,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn append<T: Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -339,7 +339,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn append_dup<T: DupSort + Unindexed>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()>
     where
         S: Contains<T>,
@@ -406,7 +406,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     pub fn delete_dup<T: DupSort + Unindexed>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<bool>
     where
         S: Contains<T>,

@@ -252,6 +252,7 @@ pub trait AsValue<C: Value> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<C: Value> AsValue<C> for C::Item {
     #[inline]
     fn encode_value<'a>(&'a self, scratch: &'a mut Vec<u8>) -> Result<&'a [u8], EncodeError> {

@@ -2,13 +2,13 @@
 
 use std::marker::PhantomData;
 
-use crate::codec::{AsKey, AsValue};
+use crate::codec::AsKey;
 use crate::db::state::Shared;
 use crate::engine::{RawWriteCursor, put};
 use crate::error::Result;
 use crate::pipeline::{self, Landing};
 use crate::stored::{encode_value, with_key};
-use crate::table::{DupSort, Table};
+use crate::table::{DupSort, Table, ValueOf};
 
 /// A bulk loader: one write cursor that appends entries in increasing key order.
 ///
@@ -59,7 +59,7 @@ impl<'t, T: Table> Appender<'t, T> {
     pub fn append(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()> {
         self.put(key, value, put::APPEND_STRICT)
     }
@@ -92,7 +92,7 @@ impl<'t, T: Table> Appender<'t, T> {
     pub fn append_dup(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()>
     where
         T: DupSort,
@@ -104,7 +104,7 @@ impl<'t, T: Table> Appender<'t, T> {
     fn put(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
         flags: u32,
     ) -> Result<()> {
         let Appender {

@@ -9,7 +9,7 @@
 use std::ops::Bound;
 
 use super::{Cursor, Position, WriteCursor};
-use crate::codec::{AsKey, AsValue, KeyBuf, KeyRange};
+use crate::codec::{AsKey, KeyBuf, KeyRange};
 use crate::db::state::Db;
 use crate::engine::{Code, CursorNav, LentTxn, del, op, put};
 use crate::error::{At, Result};
@@ -19,7 +19,7 @@ use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,
 };
-use crate::table::{Contains, DupSort, HasSubKey, Schema, Table, Writable};
+use crate::table::{Contains, DupSort, HasSubKey, Schema, Table, ValueOf, Writable};
 
 /// The writes: at a key (the cursor lands on what it wrote) or at the entry under the cursor.
 impl<'t, T: Table> Cursor<'t, T, Rw> {
@@ -28,7 +28,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     fn write(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
         flags: u32,
         name: &'static str,
     ) -> Result<()> {
@@ -72,7 +72,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     pub fn upsert(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()> {
         self.write(key, value, put::UPSERT, "upsert")
     }
@@ -97,7 +97,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     pub fn insert(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()> {
         self.write(key, value, put::NOOVERWRITE, "insert")
     }
@@ -124,7 +124,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     pub fn append(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()> {
         self.write(key, value, put::APPEND_STRICT, "append")
     }
@@ -316,7 +316,7 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     pub fn append_dup(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
-        value: &(impl AsValue<T::Codec> + ?Sized),
+        value: &(impl ValueOf<T> + ?Sized),
     ) -> Result<()>
     where
         T: DupSort,
