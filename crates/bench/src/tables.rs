@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use tabula::{Db, Options, Schema, Table, TableFlags, TableInfo};
-use tabula_core::schema::record::SchemaRecord;
+use tabula_core::record::SchemaRecord;
 use tabula_core::startup::{self, Bootstrap, Upgrade};
 
 use crate::util::table_name_static;

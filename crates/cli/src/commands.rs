@@ -566,7 +566,7 @@ pub fn tables(out: &mut Out, path: &Path, all: bool, as_json: bool) -> Outcome {
         let Some(found) = snap.table(&name)? else {
             continue;
         };
-        let own = found.is_meta() || name == tabula_core::schema::record::ZSTD_DICTIONARY_TABLE;
+        let own = found.is_meta() || name == tabula_core::record::ZSTD_DICTIONARY_TABLE;
         if own && !all {
             continue;
         }

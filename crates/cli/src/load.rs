@@ -25,7 +25,7 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
-use tabula_core::schema::record::{AppliedStep, SchemaRecord, TableRecord};
+use tabula_core::record::{AppliedStep, SchemaRecord, TableRecord};
 use tabula_core::startup::{Bootstrap, TableHandle};
 use tabula_core::untyped::UntypedDb;
 use tabula_core::untyped::{KeyShape, ValueShape};

@@ -16,15 +16,19 @@ mod diagnose;
 mod engine;
 mod error;
 mod files;
+mod hub;
 mod index;
 mod iter;
 mod mode;
 mod options;
 mod pipeline;
+mod query;
 mod read;
+pub mod record;
 pub mod schema;
 mod sequence;
 pub mod startup;
+mod state;
 mod stored;
 pub mod table;
 pub mod telemetry;
@@ -44,7 +48,7 @@ pub use db::bulk::{
     BulkEntry, BulkLoad, BulkReport, DEFAULT_BULK_BATCH_BYTES, DEFAULT_BULK_BATCH_ENTRIES,
 };
 pub use db::owned::{OwnedHandle, OwnedIter, OwnedTx};
-pub use db::state::Db;
+pub use db::watch::{Followed, Follower};
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::{DATA_FILE, LOCK_FILE, Room};
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
@@ -57,6 +61,7 @@ pub use options::{
 };
 pub use read::{Handle, Reads, TableStat};
 pub use schema::{Descriptor, ValueTrace};
+pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};
 pub use table::{
@@ -65,8 +70,7 @@ pub use table::{
 };
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
 pub use watch::{
-    Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
-    Received, TableSet,
+    Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, KeyReceiver, Received, TableSet,
 };
 /// The `zerocopy` crate `Pod<T>` values are declared with (`FromBytes`, `IntoBytes`, ...,
 /// and `zerocopy::byteorder`'s integers), re-exported so that its version is the one Tabula

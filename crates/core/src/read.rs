@@ -24,9 +24,9 @@ use crate::table::{Contains, DupSort, Table};
 // since nothing outside the crate can implement `Access` or call its methods.
 #[allow(private_interfaces, private_bounds)]
 pub(crate) mod sealed {
-    use crate::db::state::Db;
     use crate::engine::RawTxn;
     use crate::error::Result;
+    use crate::state::Db;
     use crate::table::Schema;
 
     /// What [`Handle`](super::Handle) hides: how a read reaches the transaction.
@@ -307,7 +307,7 @@ impl<H: Handle> Reads<H> {
         let raw = self
             .h
             .lend()?
-            .cursor_cached(dbi, &self.h.db().shared.cursors)
+            .cursor_cached(dbi, self.h.db().shared.cursors())
             .map_err(|code| self.h.db().shared.fail(code, At::of::<T>("open cursor")))?;
         Ok(Cursor::new(raw, &self.h.db().shared))
     }
@@ -625,7 +625,7 @@ impl<H: Handle> Reads<H> {
     {
         let dbi = dbi_of::<H::Schema, T>(self.h.db());
         match self.h.lend() {
-            Ok(raw) => Iter::new(raw, &self.h.db().shared.cursors, dbi, positions),
+            Ok(raw) => Iter::new(raw, self.h.db().shared.cursors(), dbi, positions),
             Err(e) => Iter::failed(e),
         }
     }

@@ -5,15 +5,15 @@
 use std::cmp::Ordering;
 
 use crate::codec::{AsKey, AsValue, Key, KeyBuf, Value, ValueRef, encode_subkeyed};
-use crate::db::state::Db;
 use crate::engine::{Code, Dbi, RawTxn};
 use crate::error::{At, Error, KeyHex, Part, Result};
+use crate::state::Db;
 use crate::table::{Contains, DupSort, HasSubKey, Table};
 
 /// The handle of table `T` in `db`: an array index by a compile-time constant.
 #[inline]
 pub(crate) fn dbi_of<S: Contains<T>, T: Table>(db: &Db<S>) -> Dbi {
-    db.shared.dbis[<S as Contains<T>>::ID]
+    db.shared.dbis()[<S as Contains<T>>::ID]
 }
 
 /// Encodes `key` in the form libmdbx stores for table `T` and hands the bytes to `f`.

@@ -5,13 +5,13 @@ use std::ops::Deref;
 
 use crate::codec::{AnyBytes, AsKey, KeyRange, Value};
 use crate::cursor::{Appender, Opener, WriteCursor, WriteCursors};
-use crate::db::state::Db;
 use crate::engine::{self, Code, RawTxn, Room};
 use crate::error::{At, Error, Result};
 use crate::index;
 use crate::mode::{ATransactionIsUsedByOneThreadAtATime, Mode, Ro, Rw};
 use crate::pipeline::{self, InTxn, Landing};
 use crate::read::{self, Reads};
+use crate::state::Db;
 use crate::stored::{dbi_of, encode_value, with_key};
 use crate::table::{Contains, DupSort, Schema, Table, Unindexed, ValueOf, Writable};
 use crate::telemetry;
@@ -98,7 +98,7 @@ impl<'db, S: Schema, M: Mode> Tx<'db, S, M> {
             scratch: Default::default(),
             // Two coarse clock reads per read transaction (none per get), none when the warning
             // is off.
-            started_ns: if M::READ_ONLY && db.shared.run.read_clock {
+            started_ns: if M::READ_ONLY && db.shared.run().read_clock {
                 engine::coarse_now_ns()
             } else {
                 0
@@ -1069,7 +1069,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let crate::iter::Positions { lower, upper, .. } =
             crate::iter::Positions::range::<T>(&range);
         let raw = self.raw_mut();
-        let mut cursor = raw.lend().cursor(dbi, &shared.cursors).map_err(fail)?;
+        let mut cursor = raw.lend().cursor(dbi, shared.cursors()).map_err(fail)?;
         let (mut op, from, mut skip_from) = match &lower {
             std::ops::Bound::Unbounded => (op::FIRST, None, false),
             std::ops::Bound::Included(k) => (op::SET_RANGE, Some(k.as_slice()), false),
@@ -1155,9 +1155,9 @@ impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
         if let Some(raw) = self.reads.h.raw.take() {
             if M::READ_ONLY {
                 let mut raw = raw;
-                if self.db().shared.run.read_clock {
+                if self.db().shared.run().read_clock {
                     let age_ns = engine::coarse_now_ns().saturating_sub(self.started_ns);
-                    if age_ns >= self.db().shared.run.long_read_ns {
+                    if age_ns >= self.db().shared.run().long_read_ns {
                         raw = warn_long_read_of(raw, age_ns / 1_000_000);
                     }
                     telemetry::read_txn_ended(&self.db().telemetry, age_ns / 1_000_000);

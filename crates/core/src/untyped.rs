@@ -49,10 +49,8 @@ use crate::error::{At, Error, Part, Result};
 use crate::files::open_env;
 use crate::options::Options;
 use crate::read::TableStat;
-use crate::schema::record::SCHEMA_RECORD_KEY;
-pub use crate::schema::record::{
-    AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord,
-};
+use crate::record::SCHEMA_RECORD_KEY;
+pub use crate::record::{AppliedStep, RecordProblem, SchemaRecord, StepProgress, TableRecord};
 use crate::startup::{META_TABLE, parse_record};
 
 pub mod json;
@@ -397,7 +395,7 @@ impl UntypedDb {
     /// only (this API never encodes with them).
     #[cfg(feature = "compression")]
     fn load_dictionaries(&self) -> Result<crate::codec::DictionaryLease> {
-        use crate::schema::record::ZSTD_DICTIONARY_TABLE;
+        use crate::record::ZSTD_DICTIONARY_TABLE;
         let mut entries = Vec::new();
         {
             let mut tx = self.read()?;

@@ -11,8 +11,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Each module and its layer, lowest first. A module may use modules of a lower layer, or of
-/// its own layer when the pair is listed in `SAME_LAYER` in that direction.
+/// Each module and its layer, lowest first: a top-level file or a folder, never part of one
+/// (a folder's files may use each other). A module may use modules of a lower layer, or of its
+/// own layer when the pair is listed in `SAME_LAYER` in that direction.
 const LAYERS: &[(&str, u32)] = &[
     ("engine", 0),
     // Schema identity (`schema/`: descriptors, tracing, structural identity): what every codec
@@ -27,59 +28,55 @@ const LAYERS: &[(&str, u32)] = &[
     // Read-only or read-write: the marker types and what each fixes at compile time.
     ("mode", 1),
     ("error", 2),
-    // The schema record (`schema/record.rs`): it records table declarations, so it sits above
-    // them, apart from the rest of `schema/`.
-    ("schema::record", 3),
     // A libmdbx failure turned into an `Error`, with what it takes to diagnose it.
     ("diagnose", 3),
-    // The watchers' hub (`watch/hub.rs`): queues, filters and the write transaction's change
-    // log, which `Shared` holds and the write paths feed.
-    ("watch::hub", 3),
+    // The schema record (`record.rs`): it records table declarations, so it sits above them.
+    ("record", 3),
+    // The watchers' hub (`hub.rs`): queues, filters and the write transaction's change log,
+    // which `Shared` holds and the write paths feed.
+    ("hub", 3),
     ("options", 3),
     ("files", 4),
-    // `Db` and what its transactions share (`db/state.rs`): below the transactions, which hold
-    // a `&Db`; the rest of `db/` sits above them (it makes them).
-    ("db::state", 4),
+    // `Db` and what its transactions share (`state.rs`): below the transactions, which hold a
+    // `&Db`; `Db`'s methods are in `db/`, above them (they make them).
+    ("state", 4),
     ("stored", 5),
-    // One cursor for reads and writes (`cursor/`), and the iterators beside it; the
-    // transaction makes both.
-    ("cursor", 6),
+    // Iterators over a cursor's entries.
     ("iter", 6),
-    // Secondary indexes kept exact (`index/`): the write side, which the transaction's write
-    // paths call; the queries by index key (`index/query.rs`) sit with the reads they extend.
+    // Secondary indexes kept exact (`index/`): the write side, which the write pipeline calls.
     ("index", 6),
+    // The receivers of the commit feed and key watches (`watch/`); `Db`'s watching methods are
+    // in `db/`.
+    ("watch", 6),
     // The write pipeline (`pipeline/`): every write form's plan and effects, the refusals, the
-    // commit path; under the write cursors and the transaction, over the indexes.
-    ("pipeline", 6),
-    ("index::query", 7),
+    // commit path; over the indexes, under the write cursors and the transaction.
+    ("pipeline", 7),
+    // One cursor for reads and writes (`cursor/`); its writes go through the pipeline.
+    ("cursor", 8),
+    // Every read, once (`Reads`), on the cursors and iterators.
+    ("read", 9),
+    // The transaction: it dereferences to the reads and adds the writes.
+    ("txn", 10),
+    // The queries by index key (`query.rs`), on the reads they extend.
+    ("query", 10),
     // Per-table sequences (`sequence.rs`): on the transaction and the reads.
-    ("sequence", 7),
-    // Every read, once (`Reads`); the transaction dereferences to it and adds the writes.
-    ("read", 7),
-    ("txn", 7),
-    // The database's methods, its owned read transactions and its bulk load (`db/`).
-    ("db", 8),
+    ("sequence", 11),
+    // The database's methods, its owned read transactions, its bulk load and watching (`db/`).
+    ("db", 11),
     // The startup path (`startup/`: its transaction, `open`, and the schema checks).
-    ("startup", 9),
-    ("untyped", 10),
-    // Watching committed changes (`watch/`): receivers, `Db::subscribe`/`watch`/`follow`.
-    ("watch", 9),
+    ("startup", 12),
+    ("untyped", 13),
 ];
 
-/// Same-layer dependencies allowed, as (user, used).
+/// Same-layer dependencies allowed, as (user, used): only in the foundation, where the
+/// modules stand side by side (`foundation_may_use` holds them to these).
 const SAME_LAYER: &[(&str, &str)] = &[
+    // Each codec declares its descriptor and trace (`schema/`).
     ("codec", "schema"),
     // The decoder's UTF-8 check (`engine::text`), whose `unsafe` stays in the engine.
     ("codec", "engine"),
+    // A table's declaration names the derive support items it is sealed with (`lib.rs`).
     ("table", "__private"),
-    ("db::state", "options"),
-    ("txn", "read"),
-    ("index::query", "read"),
-    // Every write goes through the pipeline, which plans and writes index entries.
-    ("cursor", "pipeline"),
-    ("pipeline", "index"),
-    ("sequence", "read"),
-    ("sequence", "txn"),
 ];
 
 fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -94,25 +91,15 @@ fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The unit a file belongs to: its top-level module (`engine/txn.rs` -> `engine`, `txn.rs` ->
-/// `txn`), or a submodule that has a layer of its own (`db/state.rs` -> `db::state`).
+/// `txn`).
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).expect("under src");
-    let mut parts = rel.components().map(|c| {
-        c.as_os_str()
-            .to_string_lossy()
-            .trim_end_matches(".rs")
-            .to_string()
-    });
-    let first = parts.next().expect("a component");
-    match parts.next() {
-        Some(second) if is_unit(&format!("{first}::{second}")) => format!("{first}::{second}"),
-        _ => first,
-    }
-}
-
-/// Whether `name` (`a::b`) is a submodule with a layer of its own.
-fn is_unit(name: &str) -> bool {
-    LAYERS.iter().any(|(m, _)| *m == name)
+    let first = rel.components().next().expect("a component");
+    first
+        .as_os_str()
+        .to_string_lossy()
+        .trim_end_matches(".rs")
+        .to_string()
 }
 
 /// The code of a line, without a trailing `//` comment and without string literals' contents
@@ -141,19 +128,7 @@ fn crate_paths(code: &str) -> Vec<String> {
         // `pub(crate)` is a visibility, not a path; `$crate` belongs to macros.
         let before = &rest[..i];
         if !ident.is_empty() && !before.ends_with('$') && !before.ends_with('(') {
-            // `crate::db::state::..` is the unit `db::state` when that has a layer of its own.
-            let sub: String = after[ident.len()..]
-                .strip_prefix("::")
-                .unwrap_or("")
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            let unit = format!("{ident}::{sub}");
-            out.push(if !sub.is_empty() && is_unit(&unit) {
-                unit
-            } else {
-                ident
-            });
+            out.push(ident);
         }
         rest = after;
     }
@@ -248,12 +223,8 @@ fn the_parser_sees_paths_and_skips_comments_and_visibility() {
         ["table", "Error"]
     );
     assert!(crate_paths("macro: $crate::x").is_empty());
-    assert_eq!(crate_paths("use crate::db::state::Db;"), ["db::state"]);
-    assert_eq!(crate_paths("use crate::db::Db;"), ["db"]);
-    assert_eq!(
-        crate_paths("use crate::schema::record::SchemaRecord;"),
-        ["schema::record"]
-    );
+    assert_eq!(crate_paths("use crate::state::Db;"), ["state"]);
+    assert_eq!(crate_paths("use crate::db::owned::OwnedTx;"), ["db"]);
     assert_eq!(crate_paths("use crate::schema::Descriptor;"), ["schema"]);
     assert!(foundation_may_use("codec", "schema"));
     assert!(foundation_may_use("codec", "engine"));

@@ -1,9 +1,7 @@
 //! The recorded migration history against the code's steps: which steps are pending, and
 //! whether an interrupted one may resume.
 
-use tabula_core::schema::record::{
-    LEGACY_PROGRESS_KEY, LegacyProgress, SchemaRecord, StepProgress,
-};
+use tabula_core::record::{LEGACY_PROGRESS_KEY, LegacyProgress, SchemaRecord, StepProgress};
 use tabula_core::startup::{Bootstrap, META_TABLE};
 use tabula_core::{Error, Result};
 

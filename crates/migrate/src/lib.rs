@@ -99,7 +99,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 pub use steps::{DEFAULT_BATCH, Migrations, Progress, Step};
-use tabula_core::schema::record::{SchemaRecord, TableRecord};
+use tabula_core::record::{SchemaRecord, TableRecord};
 pub use tabula_core::startup::Report;
 use tabula_core::startup::{self, Bootstrap, Upgrade, check_table, data_file, is_reserved};
 use tabula_core::{Db, Error, Options, Result, Schema};

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use tabula_core::schema::record::{AppliedStep, LEGACY_PROGRESS_KEY, SchemaRecord, StepProgress};
+use tabula_core::record::{AppliedStep, LEGACY_PROGRESS_KEY, SchemaRecord, StepProgress};
 use tabula_core::startup::Bootstrap;
 use tabula_core::{Error, KeyHex, Result};
 

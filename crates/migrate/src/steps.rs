@@ -11,7 +11,7 @@ use tabula_core::{
     Bincode, DupSort, Error, Key, KeyHex, Part, Result, Table, TableFlags, TableInfo, Value,
 };
 
-use tabula_core::schema::record::TableRecord;
+use tabula_core::record::TableRecord;
 
 /// Progress of a long migration operation, handed to [`Migrations::on_progress`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 use std::marker::PhantomData;
 
 use crate::codec::AsKey;
-use crate::db::state::Shared;
 use crate::engine::{RawWriteCursor, put};
 use crate::error::Result;
 use crate::pipeline::{self, Landing};
+use crate::state::Shared;
 use crate::stored::{encode_value, with_key};
 use crate::table::{DupSort, Table, ValueOf};
 

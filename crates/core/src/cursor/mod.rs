@@ -10,10 +10,10 @@
 use std::marker::PhantomData;
 
 use crate::codec::AsKey;
-use crate::db::state::Shared;
 use crate::engine::{Code, CursorNav, Visit, op};
 use crate::error::{Error, Result};
 use crate::mode::{Mode, Ro, Rw};
+use crate::state::Shared;
 use crate::stored::{cmp_keys, cursor_error, decode_entry, has_subkey, with_key, with_subkey};
 use crate::table::{DupSort, Table};
 

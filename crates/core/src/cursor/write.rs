@@ -10,11 +10,11 @@ use std::ops::Bound;
 
 use super::{Cursor, Position, WriteCursor};
 use crate::codec::{AsKey, KeyBuf, KeyRange};
-use crate::db::state::Db;
 use crate::engine::{Code, CursorNav, LentTxn, del, op, put};
 use crate::error::{At, Result};
 use crate::mode::Rw;
 use crate::pipeline::{self, Landing};
+use crate::state::Db;
 use crate::stored::{
     cmp_keys, cursor_error, dbi_of, encode_subkey_value, encode_value, has_subkey, with_key,
     with_subkey,
@@ -470,7 +470,7 @@ impl<'t, S: Schema> Opener<'t, S> {
         let shared = &self.db.shared;
         let raw = self
             .txn
-            .cursor(dbi_of::<S, T>(self.db), &shared.cursors)
+            .cursor(dbi_of::<S, T>(self.db), shared.cursors())
             .map_err(|code| shared.fail(code, At::of::<T>("open write cursor")))?;
         Ok(Cursor::new(raw, shared))
     }

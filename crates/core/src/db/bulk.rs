@@ -16,11 +16,11 @@ use std::borrow::Borrow;
 use std::marker::PhantomData;
 
 use crate::codec::{AsKey, Value};
-use crate::db::state::Db;
 use crate::engine::{self, RawWriteCursor, put};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::index;
 use crate::pipeline::{self, InTxn, Landing};
+use crate::state::Db;
 use crate::stored::{dbi_of, with_key};
 use crate::table::{Contains, Schema, Table, Writable};
 
@@ -334,7 +334,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         // Flush what was committed, after an error too: the committed batches are the load's
         // progress, and a later `Durable` commit would flush them anyway.
         let synced = if self.sync && report.batches > 0 {
-            db.shared.env.sync().map_err(|code| {
+            db.shared.env().sync().map_err(|code| {
                 db.shared.fail(
                     code,
                     At::commit(Some(T::NAME), "flush the bulk load (mdbx_env_sync_ex)"),
@@ -361,10 +361,10 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         report: &mut BulkReport,
     ) -> Result<()> {
         let db = self.db;
-        if db.shared.run.read_only {
+        if db.shared.run().read_only {
             return Err(Error::ReadOnly {
                 op: "load a table",
-                path: db.shared.path.clone(),
+                path: db.shared.path().to_path_buf(),
             });
         }
         let Some(mut entry) = entries.next() else {
@@ -376,13 +376,13 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
         } else {
             put::APPEND_STRICT
         };
-        let mut txn = match db.shared.env.begin(false) {
+        let mut txn = match db.shared.env().begin(false) {
             Ok(t) => t,
             Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
         pipeline::begin(&db.shared);
         // Declared after `txn`, so dropped before it on every return.
-        let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
+        let _no_growth_flush = NoGrowthFlush::set(db.shared.env());
         let mut scratch = Vec::new();
         loop {
             // One batch: entries until a bound is reached or the input ends. On error `txn`
@@ -409,7 +409,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
                 bytes: report.bytes + bytes as u64,
             };
             // Each batch's commit is one commit of the database: one event of the commit feed
-            // (`watch/hub.rs`), one commit metric.
+            // (`hub.rs`), one commit metric.
             let at = At::commit(Some(T::NAME), "commit a bulk-load batch");
             if more {
                 // The next batch is a transaction that begins now.

@@ -1,23 +1,26 @@
-//! The database, in one place: the [`Db`] struct and what its transactions share
-//! (`state`: the environment, the handle array, the pools, beginning and parking read
-//! transactions), its methods (this file: read and write transactions, geometry, the integrity
-//! check, the copy), its owned read transactions (`owned`) and its bulk load (`bulk`).
+//! The database's methods, in one place: read and write transactions, geometry, the integrity
+//! check, the copy (this file), its owned read transactions (`owned`), its bulk load (`bulk`)
+//! and watching (`watch`: the commit feed, key watches, followers).
 //!
-//! `state` sits below the transactions (a `Tx` holds a `&Db` and hands its transaction back to
-//! `Shared` when it ends); the rest of the folder sits above them, since it makes them.
+//! The [`Db`] struct and what its transactions share (`Shared`: the environment, the handle
+//! array, the pools, beginning and parking read transactions) are in `state.rs`, below the
+//! transactions (a `Tx` holds a `&Db` and hands its transaction back to `Shared` when it ends);
+//! this folder sits above them, since it makes them.
 
 pub(crate) mod bulk;
 pub(crate) mod owned;
-pub(crate) mod state;
+pub(crate) mod watch;
 
+use std::marker::PhantomData;
 use std::path::Path;
 
 use crate::engine::{self, RawTxn};
 use crate::error::{At, Error, MdbxCode, Result};
 use crate::mode::{Ro, Rw};
+use crate::state::{Db, Shared};
 use crate::table::Schema;
+use crate::telemetry;
 use crate::txn::Tx;
-use state::Db;
 
 /// What libmdbx's integrity check found; see [`Db::check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +176,15 @@ pub struct TableUsage {
 }
 
 impl<S: Schema> Db<S> {
+    /// Publishes a database whose handles are all open (the startup path's last step).
+    pub(crate) fn publish(shared: Shared) -> Self {
+        Db {
+            telemetry: telemetry::Labels::new(shared.path()),
+            shared,
+            _schema: PhantomData,
+        }
+    }
+
     /// Begins a read transaction on the latest committed snapshot.
     ///
     /// Reuses a parked transaction when one is free, so short reads do not contend on libmdbx's
@@ -270,13 +282,13 @@ impl<S: Schema> Db<S> {
 
     /// [`write`](Db::write) and [`write_nosync`](Db::write_nosync).
     fn begin_write(&self, nosync: bool) -> Result<Tx<'_, S, Rw>> {
-        if self.shared.run.read_only {
+        if self.shared.run().read_only {
             return Err(Error::ReadOnly {
                 op: "begin a write transaction",
-                path: self.shared.path.clone(),
+                path: self.shared.path().to_path_buf(),
             });
         }
-        let env = &self.shared.env;
+        let env = self.shared.env();
         let raw = if nosync {
             env.begin_write_nosync()
         } else {
@@ -296,7 +308,7 @@ impl<S: Schema> Db<S> {
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn path(&self) -> &Path {
-        &self.shared.path
+        self.shared.path()
     }
 
     /// The tables of the schema, in ID order.
@@ -338,7 +350,7 @@ impl<S: Schema> Db<S> {
     pub fn info(&self) -> Result<DbInfo> {
         let i = self
             .shared
-            .env
+            .env()
             .info()
             .map_err(|code| self.shared.fail(code, At::env("read environment info")))?;
         Ok(DbInfo {
@@ -349,8 +361,8 @@ impl<S: Schema> Db<S> {
             last_txn: i.last_txn,
             max_readers: i.max_readers,
             readers: i.readers,
-            write_map: self.shared.env.write_map(),
-            validation: self.shared.env.validates(),
+            write_map: self.shared.env().write_map(),
+            validation: self.shared.env().validates(),
             unsynced_bytes: i.unsynced,
         })
     }
@@ -375,7 +387,7 @@ impl<S: Schema> Db<S> {
     /// [`Error::Env`] when the check cannot run (e.g. no free reader slot); damage is reported
     /// in [`CheckReport::problems`], not as an error.
     pub fn check(&self) -> Result<CheckReport> {
-        let r = self.shared.env.check().map_err(|code| {
+        let r = self.shared.env().check().map_err(|code| {
             self.shared
                 .fail(code, At::env("integrity check (mdbx_env_chk)"))
         })?;
@@ -416,7 +428,7 @@ impl<S: Schema> Db<S> {
     /// beginning the read transaction; [`Error::Mdbx`](crate::Error::Mdbx) naming the table, for
     /// a damaged page (`MDBX_CORRUPTED`) among others.
     pub fn check_indexes(&self, limit: usize) -> Result<crate::index::IndexCheck> {
-        if !self.shared.env.validates() {
+        if !self.shared.env().validates() {
             self.refuse_damage()?;
         }
         let tx = self.read()?;
@@ -434,7 +446,7 @@ impl<S: Schema> Db<S> {
             self.shared
                 .fail(code, At::env("walk the pages (mdbx_env_chk)"))
         };
-        let walk = self.shared.env.walk_report().map_err(fail)?;
+        let walk = self.shared.env().walk_report().map_err(fail)?;
         if walk.result.problems == 0 {
             return Ok(());
         }
@@ -448,7 +460,7 @@ impl<S: Schema> Db<S> {
             Some(engine::ChkTree::Named(name)) => S::TABLES
                 .iter()
                 .map(|t| t.name)
-                .chain([crate::schema::record::META_TABLE])
+                .chain([crate::record::META_TABLE])
                 .find(|n| n.as_bytes() == name.as_slice())
                 .unwrap_or("@MAIN"),
             Some(engine::ChkTree::Gc) => "@GC",
@@ -494,7 +506,7 @@ impl<S: Schema> Db<S> {
     pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
         let raw = self
             .shared
-            .env
+            .env()
             .readers()
             .map_err(|code| self.shared.fail(code, At::env("list the readers")))?;
         Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
@@ -535,7 +547,7 @@ impl<S: Schema> Db<S> {
         let io = |what: &str, source: std::io::Error| Error::Io {
             context: format!(
                 "copying `{}` to `{}`: {what}",
-                self.shared.path.display(),
+                self.shared.path().display(),
                 dest.display()
             ),
             source,
@@ -547,7 +559,7 @@ impl<S: Schema> Db<S> {
                 std::io::ErrorKind::AlreadyExists.into(),
             ));
         }
-        self.shared.env.copy_to(&file, compact).map_err(|code| {
+        self.shared.env().copy_to(&file, compact).map_err(|code| {
             // A failed copy can leave a partial file behind: it is not a database.
             let _ = std::fs::remove_file(&file);
             let source = if code.0 > 0 {
@@ -588,14 +600,14 @@ impl<S: Schema> Db<S> {
     /// [`Error::DiskFull`] or [`Error::Env`] when the flush fails; [`Error::ReadOnly`] on a
     /// read-only open.
     pub fn sync(&self) -> Result<()> {
-        if self.shared.run.read_only {
+        if self.shared.run().read_only {
             return Err(Error::ReadOnly {
                 op: "sync",
-                path: self.shared.path.clone(),
+                path: self.shared.path().to_path_buf(),
             });
         }
         self.shared
-            .env
+            .env()
             .sync()
             .map_err(|code| self.shared.fail(code, At::env("sync to disk")))
     }
@@ -638,7 +650,7 @@ impl<S: Schema> Db<S> {
     fn stat_in(&self, raw: &mut RawTxn) -> Result<DbStat> {
         let mut tables = Vec::with_capacity(S::TABLES.len());
         let mut page_size = 0;
-        for (info, &dbi) in S::TABLES.iter().zip(self.shared.dbis.iter()) {
+        for (info, &dbi) in S::TABLES.iter().zip(self.shared.dbis().iter()) {
             let s = raw
                 .stat(dbi)
                 .map_err(|code| self.shared.fail(code, At::table(info.name, "stat")))?;
@@ -657,7 +669,7 @@ impl<S: Schema> Db<S> {
         if page_size == 0 {
             page_size = self
                 .shared
-                .env
+                .env()
                 .info()
                 .map_err(|code| self.shared.fail(code, At::env("read environment info")))?
                 .page_size;
@@ -768,7 +780,7 @@ impl<S: Schema> Db<S> {
     /// ```
     pub fn max_key_size(&self, flags: crate::table::TableFlags) -> usize {
         self.shared
-            .env
+            .env()
             .max_key_size(engine::table_flags(flags.dupsort, flags.integer_key))
     }
 }
@@ -781,4 +793,14 @@ impl<S: Schema> Db<S> {
 /// ```
 pub fn libmdbx_version() -> String {
     engine::version()
+}
+
+impl<S: Schema> std::fmt::Debug for Db<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("path", &self.shared.path())
+            .field("tables", &self.shared.names())
+            .field("read_only", &self.shared.run().read_only)
+            .finish()
+    }
 }

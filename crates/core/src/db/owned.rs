@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::codec::{AsPrefix, KeyRange, ValueRef};
-use crate::db::state::Db;
 use crate::engine::{self, CuttableTxn, Dbi, RawTxn, Refused, op};
 use crate::error::{At, Error, Result};
 use crate::iter::{Iter, Lazy, Positions};
 use crate::mode::ATransactionIsUsedByOneThreadAtATime;
 use crate::read::{self, Access, Reads};
+use crate::state::Db;
 use crate::stored::{dbi_of, decode_key, decode_value};
 use crate::table::{Contains, Schema, Table};
 use crate::telemetry;
@@ -159,8 +159,8 @@ impl<S: Schema> Db<S> {
     #[inline]
     pub fn read_owned(self: &Arc<Self>) -> Result<OwnedTx<S>> {
         self.shared.begin_read_then(|raw| {
-            let table = self.shared.env.cut_table();
-            let started_ms = if table.is_some() || self.shared.run.read_clock {
+            let table = self.shared.env().cut_table();
+            let started_ms = if table.is_some() || self.shared.run().read_clock {
                 engine::coarse_now_ms()
             } else {
                 0
@@ -203,7 +203,7 @@ impl<S: Schema> OwnedHandle<S> {
                 let limit = self
                     .db
                     .shared
-                    .env
+                    .env()
                     .cut_table()
                     .map(|t| t.max_age_ms())
                     .filter(|&ms| ms != u64::MAX)
@@ -217,7 +217,7 @@ impl<S: Schema> OwnedHandle<S> {
             }
             Refused::Busy => Error::Env {
                 op: "use an owned read transaction that is already in a call",
-                path: self.db.shared.path.clone(),
+                path: self.db.shared.path().to_path_buf(),
                 code: engine::Code::BUSY.into(),
             },
         }
@@ -352,7 +352,7 @@ impl<S: Schema> Drop for OwnedHandle<S> {
         };
         if self.started_ms != 0 {
             let age_ms = engine::coarse_now_ms().saturating_sub(self.started_ms);
-            let threshold = self.db.shared.run.long_read_ms;
+            let threshold = self.db.shared.run().long_read_ms;
             if age_ms >= threshold {
                 warn_long_read(self.snapshot_of(&held), age_ms);
             }
@@ -492,7 +492,7 @@ where
         let shared = &handle.db().shared;
         let result = handle.with_txn(|raw| {
             let mut cursor = raw
-                .cursor_cached(dbi, &shared.cursors)
+                .cursor_cached(dbi, shared.cursors())
                 .map_err(|code| shared.fail(code, At::of::<T>("open cursor")))?;
             let fail = |code| shared.fail(code, At::of::<T>("iterate"));
             let step = if reverse { op::PREV } else { op::NEXT };
@@ -575,7 +575,7 @@ where
         let raw = tx.reads.h.lend()?;
         Ok(Iter::new(
             raw,
-            &tx.reads.h.db().shared.cursors,
+            tx.reads.h.db().shared.cursors(),
             self.dbi,
             self.bounds.clone(),
         ))

@@ -1,9 +1,9 @@
 //! Checking that every index agrees with its table: each row's entries are in the index, and
 //! each index entry names a row that maps back to it ([`Db::check_indexes`](crate::Db::check_indexes)).
 
-use crate::db::state::Db;
 use crate::engine::{self, RawTxn};
 use crate::error::{At, KeyHex, Result};
+use crate::state::Db;
 use crate::table::{Schema, TableInfo};
 
 use super::write::entries;
@@ -93,7 +93,7 @@ pub(crate) fn check<S: Schema>(raw: &RawTxn, db: &Db<S>, limit: usize) -> Result
             continue;
         };
         let source = &S::TABLES[source_at];
-        let (dbi, source_dbi) = (db.shared.dbis[at], db.shared.dbis[source_at]);
+        let (dbi, source_dbi) = (db.shared.dbis()[at], db.shared.dbis()[source_at]);
         let fail = |code, table, op| db.shared.fail(code, At::table(table, op));
         // Every row's entries are in the index.
         let mut cursor = raw

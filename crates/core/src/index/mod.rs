@@ -5,7 +5,6 @@
 //! design.
 
 mod check;
-pub(crate) mod query;
 mod write;
 
 pub(crate) use check::check;

@@ -9,9 +9,9 @@ use std::cmp::Ordering;
 use std::ops::Range;
 
 use crate::codec::{AsKey, DecodeError, Value};
-use crate::db::state::{Limits, Shared};
 use crate::engine::{self, Code, Dbi, RawCursorMut, RawTxn, RawWriteCursor};
 use crate::error::{At, Error, KeyHex, Part, Result};
+use crate::state::{Limits, Shared};
 use crate::stored::{decode_key, decode_value};
 use crate::table::{EntriesError, IndexInfo, KeysFn, RawEntry, Table};
 
@@ -428,12 +428,12 @@ fn changes<T: Table>(
         .extend_from_slice(AsKey::<T::Key>::encode(pk).as_ref());
     let old = old.map(|row| row as &dyn Any);
     let new = new.map(|row| row as &dyn Any);
-    for (id, table) in shared.tables.iter().enumerate() {
+    for (id, table) in shared.tables().iter().enumerate() {
         let Some(index) = &table.index else {
             continue;
         };
         if same_name(index.source, T::NAME)
-            && !s.push_change((shared.dbis[id], table.name, index, id), pk, old, new)
+            && !s.push_change((shared.dbis()[id], table.name, index, id), pk, old, new)
         {
             return Err(not_its_source::<T>(table.name));
         }
@@ -474,7 +474,7 @@ fn check_sizes<T: Table>(
     };
     // Every key and the row's key within the smallest limits of any index: nothing to look
     // at entry by entry (the usual case, two comparisons).
-    let (max_key, max_value) = shared.index_limits;
+    let (max_key, max_value) = shared.index_limits();
     if s.longest <= max_key && s.primary.len() <= max_value {
         return Ok(());
     }
@@ -487,7 +487,7 @@ fn check_sizes<T: Table>(
 fn check_entries<T: Table>(shared: &Shared, k: &[u8], value_len: usize, s: &Scratch) -> Result<()> {
     let primary = s.primary.as_slice();
     for change in &s.changes {
-        let limits = shared.limits[change.table];
+        let limits = shared.limits()[change.table];
         for at in change.added.clone() {
             let key = s.key(at);
             if key.len() > limits.key || primary.len() > limits.value {
@@ -511,10 +511,10 @@ fn too_large<T: Table>(
     (table, key, value_len, limits): (&'static str, &[u8], usize, Limits),
 ) -> Error {
     let own = shared
-        .tables
+        .tables()
         .iter()
         .position(|t| same_name(t.name, T::NAME));
-    let (table, key, value_len, limits) = match own.map(|id| shared.limits[id]) {
+    let (table, key, value_len, limits) = match own.map(|id| shared.limits()[id]) {
         Some(own) if k.len() > own.key || v_len > own.value => (T::NAME, k, v_len, own),
         _ => (table, key, value_len, limits),
     };
@@ -542,7 +542,7 @@ fn check_unique<T: Table>(store: &impl Store, shared: &Shared, changes: &Changes
                 return Err(Error::UniqueViolation {
                     table: T::NAME,
                     index: change.name,
-                    key: KeyHex::shown(key, shared.tables[change.table].debug_key),
+                    key: KeyHex::shown(key, shared.tables()[change.table].debug_key),
                     rows: Box::new([row, KeyHex::of::<T>(&s.primary)]),
                 });
             }
@@ -574,7 +574,7 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
                 shared.fail(
                     code,
                     At {
-                        flags: shared.limits[change.table].flags,
+                        flags: shared.limits()[change.table].flags,
                         ..at
                     },
                 )
@@ -647,8 +647,8 @@ pub(crate) fn clear<T: Table>(
     shared: &Shared,
     mut f: impl FnMut(&'static str),
 ) -> Result<()> {
-    for (id, name, _) in indexes_on(shared.tables, T::NAME) {
-        raw.drop_table(shared.dbis[id], false)
+    for (id, name, _) in indexes_on(shared.tables(), T::NAME) {
+        raw.drop_table(shared.dbis()[id], false)
             .map_err(|code| shared.fail(code, At::table(name, "clear")))?;
         f(name);
     }
@@ -659,7 +659,7 @@ pub(crate) fn clear<T: Table>(
 /// table but not the schema. A constant `false` for a table declared without `indexed`.
 #[inline(always)]
 pub(crate) fn cursor_indexed<T: Table>(shared: &Shared) -> bool {
-    T::INDEXED && indexes_on(shared.tables, T::NAME).next().is_some()
+    T::INDEXED && indexes_on(shared.tables(), T::NAME).next().is_some()
 }
 
 /// For a write cursor over the indexed table `T` about to delete the entry `(k, v)` under it:

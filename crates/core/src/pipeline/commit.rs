@@ -3,18 +3,18 @@
 //! commit metric is recorded; a nested transaction's savepoint and rollback of the watchers'
 //! records.
 
-use crate::db::state::Shared;
 use crate::engine::{Code, ParentTxn, RawTxn};
 use crate::error::{At, Result};
+use crate::hub::{Mark, Pending};
+use crate::state::Shared;
 use crate::telemetry::{self, Labels};
-use crate::watch::hub::{Mark, Pending};
 
 /// Commits `raw` under the database's sync mode; `at` names the commit in an error.
 #[inline]
 pub(crate) fn commit(shared: &Shared, labels: &Labels, raw: RawTxn, at: At<'_>) -> Result<()> {
     // `None` (one relaxed load) unless someone watches; then it holds the watchers' lock until
     // the event is queued, so events come in commit order.
-    let watched = shared.watch.before_commit(&raw, &shared.dbis);
+    let watched = shared.watch().before_commit(&raw, shared.dbis());
     #[cfg(feature = "metrics")]
     let committed = raw.commit_timed();
     #[cfg(not(feature = "metrics"))]
@@ -30,7 +30,7 @@ pub(crate) fn checkpoint(
     raw: &mut RawTxn,
     at: At<'_>,
 ) -> Result<()> {
-    let watched = shared.watch.before_commit(raw, &shared.dbis);
+    let watched = shared.watch().before_commit(raw, shared.dbis());
     let committed = raw.checkpoint_nosync();
     ended(shared, labels, watched, committed, at)?;
     super::begin(shared);
@@ -75,7 +75,7 @@ pub(crate) fn nest(shared: &Shared, raw: &mut RawTxn) -> Result<Savepoint> {
         .map_err(|code| shared.fail(code, At::env("begin a nested transaction")))?;
     Ok(Savepoint {
         parent,
-        mark: shared.watch.mark(),
+        mark: shared.watch().mark(),
     })
 }
 
@@ -89,7 +89,7 @@ pub(crate) fn unnest(
 ) -> std::result::Result<(), Code> {
     let ended = savepoint.parent.resume(raw, commit);
     if !commit || ended.is_err() {
-        shared.watch.rollback(&savepoint.mark);
+        shared.watch().rollback(&savepoint.mark);
     }
     ended
 }

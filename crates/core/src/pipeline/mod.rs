@@ -8,7 +8,7 @@
 //!    checked (`index/write.rs`, [`index::prepare`]).
 //! 2. **Apply**: the row is written (a refusal by libmdbx mapped once, [`refused`]), then
 //!    [`applied`] carries out every effect of the change: the watchers' records
-//!    (`watch/hub.rs`) and the index entries of the plan.
+//!    (`hub.rs`) and the index entries of the plan.
 //!
 //! A new write form calls [`put`], [`delete`], [`delete_current`] or [`clear`]; a new effect
 //! goes into [`applied`] (and [`cleared`]) and reaches every form. Commits (and the metric they
@@ -22,10 +22,10 @@ mod refusal;
 pub(crate) use commit::{Savepoint, checkpoint, commit, nest, unnest};
 pub(crate) use refusal::refused;
 
-use crate::db::state::Shared;
 use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
 use crate::error::{At, Error, KeyHex, Result};
 use crate::index::{self, Changes, EntryChange, Store};
+use crate::state::Shared;
 use crate::stored::decode_value;
 use crate::table::Table;
 
@@ -72,7 +72,7 @@ pub(crate) enum Change<'a> {
 /// then copies the entry before it goes ([`delete_current`]). One relaxed load.
 #[inline(always)]
 fn sees_deleted_rows(shared: &Shared) -> bool {
-    shared.watch.recording()
+    shared.watch().recording()
 }
 
 /// Every effect of a change of table `T` whose row was just written: the watchers' records,
@@ -86,18 +86,18 @@ fn applied<T: Table>(
     plan: &Changes,
 ) -> Result<()> {
     match change {
-        Some(Change::Put { key, value }) => shared.watch.put::<T>(key, value),
-        Some(Change::Delete { key, dup }) => shared.watch.del::<T>(key, dup),
+        Some(Change::Put { key, value }) => shared.watch().put::<T>(key, value),
+        Some(Change::Delete { key, dup }) => shared.watch().del::<T>(key, dup),
         None => {}
     }
     if plan.is_empty() {
         return Ok(());
     }
     index::apply(store, shared, plan)?;
-    if shared.watch.recording() {
+    if shared.watch().recording() {
         plan.for_each_entry(|index, dupsort, entry| match entry {
-            EntryChange::Added(key, value) => shared.watch.put_in(index, dupsort, key, value),
-            EntryChange::Removed(key, value) => shared.watch.del_in(index, dupsort, key, value),
+            EntryChange::Added(key, value) => shared.watch().put_in(index, dupsort, key, value),
+            EntryChange::Removed(key, value) => shared.watch().del_in(index, dupsort, key, value),
         });
     }
     Ok(())
@@ -106,9 +106,9 @@ fn applied<T: Table>(
 /// The effects of emptying table `T`: the watchers' records, and when `indexed` every index
 /// on it emptied (and recorded). The one place a clear's effects are applied.
 fn cleared<T: Table>(raw: &mut RawTxn, shared: &Shared, indexed: bool) -> Result<()> {
-    shared.watch.clear::<T>();
+    shared.watch().clear::<T>();
     if indexed {
-        index::clear::<T>(raw, shared, |index| shared.watch.clear_in(index))?;
+        index::clear::<T>(raw, shared, |index| shared.watch().clear_in(index))?;
     }
     Ok(())
 }
@@ -117,7 +117,7 @@ fn cleared<T: Table>(raw: &mut RawTxn, shared: &Shared, indexed: bool) -> Result
 /// the first, [`checkpoint`]): whether the watchers record its changes is decided now.
 #[inline(always)]
 pub(crate) fn begin(shared: &Shared) {
-    shared.watch.begin();
+    shared.watch().begin();
 }
 
 /// A table of the write transaction as a [`Target`].
@@ -327,7 +327,7 @@ pub(crate) fn put_reserve<T: Table, R>(
     match target.raw.put_reserve(target.dbi, k, len, flags, fill) {
         Ok(filled) => {
             // The value is in the page only now: read back for a watcher of values.
-            let written = match shared.watch.wants_values() {
+            let written = match shared.watch().wants_values() {
                 true => target
                     .raw
                     .get(target.dbi, k)

@@ -2,9 +2,9 @@
 //! `MDBX_EKEYMISMATCH` means depends on the flags the write asked for.
 
 use super::Target;
-use crate::db::state::Shared;
 use crate::engine::{Code, put};
 use crate::error::{At, Error, KeyHex};
+use crate::state::Shared;
 use crate::table::Table;
 
 /// The error for the write of `(key, value_len bytes)` into table `T` with `flags` (named `op`)

@@ -4,20 +4,17 @@
 
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
-
-use crossbeam_queue::ArrayQueue;
 
 use crate::codec::DictionaryLease;
-use crate::db::state::{Db, Shared};
 use crate::diagnose::fail;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, KeyHex, MdbxCode, Result};
 use crate::files::open_env;
 use crate::options::{Options, RunConfig};
 #[cfg(feature = "compression")]
-use crate::schema::record::ZSTD_DICTIONARY_TABLE;
-use crate::schema::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
+use crate::record::ZSTD_DICTIONARY_TABLE;
+use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
+use crate::state::{Db, Shared};
 use crate::table::{Schema, Table, TableFlags};
 
 /// A table's handle in the startup transaction: valid for the [`Bootstrap`] that found or
@@ -90,7 +87,7 @@ pub struct Bootstrap {
     _stays_on_its_thread: PhantomData<*const ()>,
 }
 
-pub use crate::schema::record::META_TABLE;
+pub use crate::record::META_TABLE;
 
 /// The prefix of the scratch tables migration steps rewrite tables into.
 const SCRATCH_PREFIX: &str = "__tabula_tmp_";
@@ -928,7 +925,7 @@ impl Bootstrap {
     ///
     /// ```
     /// # use tabula::Options;
-    /// # use tabula_core::schema::record::SchemaRecord;
+    /// # use tabula_core::record::SchemaRecord;
     /// # use tabula_core::startup::Bootstrap;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
@@ -1114,44 +1111,15 @@ impl Bootstrap {
             .env
             .info()
             .map_err(|code| self.fail(code, At::env("read environment info")))?;
-        // Parked read txns each hold a reader slot: keep the pool well below the slot count so
-        // other processes and fresh begins still find one.
-        let parked = (info.max_readers as usize / 2).clamp(2, 256);
-        let slots = engine::TxnSlots::new((parked / 2).min(64));
-        let cursors = engine::CursorCache::new(slots.len());
-        let pool = parked - slots.len();
-        // libmdbx parks through the txn's reader slot; without a reader table (a read-only
-        // open on read-only media: libmdbx reports `u32::MAX` readers) a txn has none, so
-        // reset instead.
-        let limits: Box<[crate::db::state::Limits]> = S::TABLES
-            .iter()
-            .map(|t| crate::db::state::Limits::of(&self.env, t.flags))
-            .collect();
-        let index_limits = S::TABLES
-            .iter()
-            .zip(&limits)
-            .filter(|(t, _)| t.index.is_some())
-            .fold((usize::MAX, usize::MAX), |(k, v), (_, l)| {
-                (k.min(l.key), v.min(l.value))
-            });
-        let mut run = self.run;
-        run.reuse_snapshots &= info.max_readers != u32::MAX;
-        Ok(Db::publish(Shared {
-            slots,
-            cursors,
-            pool: ArrayQueue::new(pool),
+        Ok(Db::publish(Shared::new(
+            self.env,
+            self.path,
+            self.run,
+            S::TABLES,
             dbis,
-            names: S::TABLES.iter().map(|t| t.name).collect(),
-            tables: S::TABLES,
-            limits,
-            index_limits,
-            env: self.env,
-            path: self.path,
-            run,
-            parking: AtomicBool::new(run.reuse_snapshots),
-            watch: Default::default(),
-            _dictionaries: dictionaries,
-        }))
+            dictionaries,
+            info.max_readers,
+        )))
     }
 }
 

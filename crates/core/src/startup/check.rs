@@ -5,9 +5,9 @@
 //! same checks to list what `open` would refuse.
 
 use crate::error::{Error, MismatchDetail, Result};
+use crate::record::TableRecord;
 use crate::schema::ValueTrace;
 use crate::schema::identity::{self, Structure};
-use crate::schema::record::TableRecord;
 use crate::table::{TableFlags, TableInfo};
 
 use super::bootstrap::{Bootstrap, ExistingTable, not_reserved};
@@ -150,7 +150,7 @@ impl std::hash::Hasher for Fnv {
 ///
 /// ```
 /// use tabula::{Error, Options, Table, TableFlags, TableInfo};
-/// use tabula_core::schema::record::TableRecord;
+/// use tabula_core::record::TableRecord;
 /// use tabula_core::startup::{Bootstrap, check_table};
 ///
 /// #[derive(Table)]
@@ -369,7 +369,7 @@ fn recorded_structure(record: &TableRecord) -> std::result::Result<Option<Struct
 ///
 /// ```
 /// use tabula::{Error, Table, TableInfo};
-/// use tabula_core::schema::record::TableRecord;
+/// use tabula_core::record::TableRecord;
 /// use tabula_core::startup::check_record;
 ///
 /// #[derive(Table)]

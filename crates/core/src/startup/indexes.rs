@@ -6,7 +6,7 @@
 use super::bootstrap::{Bootstrap, TableHandle};
 use crate::error::{Error, KeyHex, Result};
 use crate::index;
-use crate::schema::record::SchemaRecord;
+use crate::record::SchemaRecord;
 use crate::table::{IndexInfo, RawEntry, TableInfo};
 
 /// Rows read per batch while an index is built.

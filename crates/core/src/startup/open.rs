@@ -8,11 +8,11 @@ use super::bootstrap::{Bootstrap, ExistingTable, TableHandle};
 use super::check::{check_table, declare_traces};
 use super::indexes;
 use crate::codec::DictionaryLease;
-use crate::db::state::Db;
 use crate::engine::DatabaseFiles;
 use crate::error::{Error, Result};
 use crate::options::Options;
-use crate::schema::record::{SchemaRecord, TableRecord};
+use crate::record::{SchemaRecord, TableRecord};
+use crate::state::Db;
 use crate::table::{Schema, TableInfo};
 
 /// What the startup path runs before it verifies the schema's tables: the migration steps of
@@ -25,7 +25,7 @@ use crate::table::{Schema, TableInfo};
 ///
 /// ```
 /// use tabula::{Options, Schema, Table, TableFlags};
-/// use tabula_core::schema::record::SchemaRecord;
+/// use tabula_core::record::SchemaRecord;
 /// use tabula_core::startup::{self, Bootstrap, Upgrade};
 ///
 /// #[derive(Table)]
@@ -95,7 +95,7 @@ pub trait Upgrade {
     ///
     /// ```
     /// # use tabula_core::startup::{Bootstrap, Upgrade};
-    /// # use tabula_core::schema::record::SchemaRecord;
+    /// # use tabula_core::record::SchemaRecord;
     /// struct Quiet;
     /// impl Upgrade for Quiet {
     ///     fn version(&self) -> u32 { 1 }

@@ -3,7 +3,7 @@
 //! in progress (filtered as they are recorded, and bounded by the watcher's queue capacity).
 //! Below the transactions: their write paths call the hooks here ([`Hub::put`], [`Hub::del`],
 //! [`Hub::clear`]), their commit [`Hub::before_commit`] and [`Pending::deliver`]. The typed
-//! receivers are in `watch/mod.rs`. `docs/design.md` ("Watching committed changes") explains
+//! receivers are in `watch/`. `docs/design.md` ("Watching committed changes") explains
 //! the design.
 
 use std::collections::VecDeque;

@@ -3,38 +3,40 @@
 //! Below the typed layer: transactions hold a `&Db` and reach their handles here.
 
 use std::marker::PhantomData;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossbeam_queue::ArrayQueue;
 
+use crate::codec::DictionaryLease;
 use crate::diagnose;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, Result};
+use crate::hub::Hub;
 use crate::options::RunConfig;
-use crate::table::Schema;
+use crate::table::{Schema, TableInfo};
 use crate::telemetry;
 
 pub(crate) struct Shared {
     // Field order is drop order: parked read txns are aborted before the env closes.
-    pub(crate) slots: engine::TxnSlots,
-    pub(crate) pool: ArrayQueue<RawTxn>,
+    slots: engine::TxnSlots,
+    pool: ArrayQueue<RawTxn>,
     /// Unbound cursor objects for reuse by read cursors (closed before the env).
-    pub(crate) cursors: engine::CursorCache,
-    pub(crate) dbis: Box<[Dbi]>,
-    pub(crate) names: Box<[&'static str]>,
+    cursors: engine::CursorCache,
+    dbis: Box<[Dbi]>,
+    names: Box<[&'static str]>,
     /// The schema's tables, in ID order (the write cursors find a table's indexes here).
-    pub(crate) tables: &'static [crate::table::TableInfo],
+    tables: &'static [TableInfo],
     /// libmdbx's size limits of each table, in ID order: what a write of an indexed table
     /// checks its index entries against before it writes anything (`index/write.rs`).
-    pub(crate) limits: Box<[Limits]>,
+    limits: Box<[Limits]>,
     /// The smallest key and value limits among the schema's index tables: a write whose index
     /// keys and row key are within them needs no check per entry.
-    pub(crate) index_limits: (usize, usize),
-    pub(crate) env: Env,
-    pub(crate) path: PathBuf,
+    index_limits: (usize, usize),
+    env: Env,
+    path: PathBuf,
     /// The options it keeps while it runs, converted once at open.
-    pub(crate) run: RunConfig,
+    run: RunConfig,
     /// Whether finished read txns are parked now: `reuse_snapshots` until a write runs out of
     /// space, `false` from then on (the parked ones were freed, finished ones are reset, so
     /// later writes reclaim every page no live reader needs). The one flag the read path loads
@@ -45,13 +47,13 @@ pub(crate) struct Shared {
     /// a thread slot or the pool (release/acquire). So a reader that takes a transaction and
     /// then loads `true` took a parked one: the reset one's `false` happened before its load
     /// and the flag never goes back to `true` (read-read coherence).
-    pub(crate) parking: AtomicBool,
+    parking: AtomicBool,
     /// The commit feed's subscribers, the key watchers and the write transaction's change
-    /// log (`watch/hub.rs`).
-    pub(crate) watch: crate::watch::hub::Hub,
+    /// log (`hub.rs`).
+    watch: Hub,
     /// The zstd dictionaries this database loaded into the process-wide registry (released
     /// when it closes).
-    pub(crate) _dictionaries: crate::codec::DictionaryLease,
+    _dictionaries: DictionaryLease,
 }
 
 /// libmdbx's size limits of one table at the database's page size.
@@ -78,6 +80,114 @@ impl Limits {
 }
 
 impl Shared {
+    /// What the database at `path` shares, once the startup transaction opened the handles
+    /// `dbis` of `tables` (in ID order) and committed: the pools sized by libmdbx's reader
+    /// table (`max_readers`), each table's size limits, the options kept while it runs.
+    pub(crate) fn new(
+        env: Env,
+        path: PathBuf,
+        mut run: RunConfig,
+        tables: &'static [TableInfo],
+        dbis: Box<[Dbi]>,
+        dictionaries: DictionaryLease,
+        max_readers: u32,
+    ) -> Shared {
+        // Parked read txns each hold a reader slot: keep the pool well below the slot count so
+        // other processes and fresh begins still find one.
+        let parked = (max_readers as usize / 2).clamp(2, 256);
+        let slots = engine::TxnSlots::new((parked / 2).min(64));
+        let cursors = engine::CursorCache::new(slots.len());
+        let pool = parked - slots.len();
+        let limits: Box<[Limits]> = tables.iter().map(|t| Limits::of(&env, t.flags)).collect();
+        let index_limits = tables
+            .iter()
+            .zip(&limits)
+            .filter(|(t, _)| t.index.is_some())
+            .fold((usize::MAX, usize::MAX), |(k, v), (_, l)| {
+                (k.min(l.key), v.min(l.value))
+            });
+        // libmdbx parks through the txn's reader slot; without a reader table (a read-only
+        // open on read-only media: libmdbx reports `u32::MAX` readers) a txn has none, so
+        // reset instead.
+        run.reuse_snapshots &= max_readers != u32::MAX;
+        Shared {
+            slots,
+            cursors,
+            pool: ArrayQueue::new(pool),
+            dbis,
+            names: tables.iter().map(|t| t.name).collect(),
+            tables,
+            limits,
+            index_limits,
+            env,
+            path,
+            run,
+            parking: AtomicBool::new(run.reuse_snapshots),
+            watch: Hub::default(),
+            _dictionaries: dictionaries,
+        }
+    }
+
+    /// Every table's handle, by table ID: what every typed call indexes.
+    #[inline]
+    pub(crate) fn dbis(&self) -> &[Dbi] {
+        &self.dbis
+    }
+
+    /// Every table's name, by table ID.
+    #[inline]
+    pub(crate) fn names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// The schema's tables, in ID order (a write finds a table's indexes here).
+    #[inline]
+    pub(crate) fn tables(&self) -> &'static [TableInfo] {
+        self.tables
+    }
+
+    /// libmdbx's size limits of each table, by table ID.
+    #[inline]
+    pub(crate) fn limits(&self) -> &[Limits] {
+        &self.limits
+    }
+
+    /// The smallest key and value limits among the schema's index tables.
+    #[inline]
+    pub(crate) fn index_limits(&self) -> (usize, usize) {
+        self.index_limits
+    }
+
+    /// The unbound cursor objects read cursors reuse.
+    #[inline]
+    pub(crate) fn cursors(&self) -> &engine::CursorCache {
+        &self.cursors
+    }
+
+    /// The environment.
+    #[inline]
+    pub(crate) fn env(&self) -> &Env {
+        &self.env
+    }
+
+    /// The database's directory.
+    #[inline]
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options it keeps while it runs.
+    #[inline]
+    pub(crate) fn run(&self) -> &RunConfig {
+        &self.run
+    }
+
+    /// The watchers' hub.
+    #[inline]
+    pub(crate) fn watch(&self) -> &Hub {
+        &self.watch
+    }
+
     /// `code` from the operation `at` as an [`Error`] ([`diagnose::fail`], the one conversion).
     ///
     /// A full map also frees the parked read transactions and stops parking for the rest of
@@ -211,26 +321,5 @@ pub struct Db<S: Schema> {
     pub(crate) shared: Shared,
     /// The labels of its metrics (nothing without the `metrics` feature).
     pub(crate) telemetry: telemetry::Labels,
-    _schema: PhantomData<fn() -> S>,
-}
-
-impl<S: Schema> Db<S> {
-    /// Publishes a database whose handles are all open (the startup path's last step).
-    pub(crate) fn publish(shared: Shared) -> Self {
-        Db {
-            telemetry: telemetry::Labels::new(&shared.path),
-            shared,
-            _schema: PhantomData,
-        }
-    }
-}
-
-impl<S: Schema> std::fmt::Debug for Db<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Db")
-            .field("path", &self.shared.path)
-            .field("tables", &self.shared.names)
-            .field("read_only", &self.shared.run.read_only)
-            .finish()
-    }
+    pub(crate) _schema: PhantomData<fn() -> S>,
 }

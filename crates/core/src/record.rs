@@ -225,7 +225,7 @@ impl TableRecord {
     ///
     /// ```
     /// use tabula::{Table, TableInfo, Value, ValueTrace};
-    /// use tabula_core::schema::record::TableRecord;
+    /// use tabula_core::record::TableRecord;
     ///
     /// #[derive(Table)]
     /// #[table(name = "notes", key = u64, value = String, value_version = 2)]
