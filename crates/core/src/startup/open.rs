@@ -12,6 +12,7 @@ use crate::engine::DatabaseFiles;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::record::{SchemaRecord, TableRecord};
+use crate::schema::ValueTrace;
 use crate::state::Db;
 use crate::table::{Schema, TableInfo};
 
@@ -161,212 +162,16 @@ pub fn open<S: Schema>(
     let started = Instant::now();
     let traces = declare_traces(S::TABLES)?;
     let traced_us = started.elapsed().as_micros() as u64;
-    // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
-    let dictionary_names = dictionary_names(S::TABLES);
-    let own_tables = 1 + usize::from(!dictionary_names.is_empty());
-    let mut boot = Bootstrap::begin_with(path, options, S::TABLES.len(), own_tables)?;
-    let stored = boot.read_record()?;
-    let mut record = stored.clone().unwrap_or_else(SchemaRecord::empty);
-    // Loaded before the migration steps (which may decode and encode such values), and again
-    // after them when they ran (a step may have trained a dictionary). A schema without
-    // `ZstdDict` tables loads them only when the record has some (a step may be moving a
-    // table off `ZstdDict`), in the room `extra_tables` leaves.
-    let uses_dictionaries = !dictionary_names.is_empty()
-        || record
-            .tables
-            .values()
-            .any(|t| t.value.starts_with("zstd_dict("));
-    let mut dictionaries = if uses_dictionaries {
-        boot.lease_dictionaries(&dictionary_names)?
-    } else {
-        DictionaryLease::default()
-    };
-    let mut report = Report {
-        applied: upgrade.upgrade(&mut boot, &mut record, stored.is_some())?,
-        ..Report::default()
-    };
-    if uses_dictionaries && !report.applied.is_empty() {
-        drop(dictionaries);
-        dictionaries = boot.lease_dictionaries(&dictionary_names)?;
-    }
-    let next_version = record.version.max(upgrade.version()) + 1;
-    if !boot.is_read_only() {
-        indexes::drop_undeclared(&mut boot, &mut record, S::TABLES)?;
-    }
-    // A step may have rewritten any table without its indexes: after one ran, every index is
-    // rebuilt from its table.
-    let steps_ran = !report.applied.is_empty();
-    let mut builds: Vec<usize> = Vec::new();
-    // Every table's handle first, in one pass that allocates nothing of Tabula's between
-    // libmdbx's handle opens: libmdbx copies each name into its own small allocation and
-    // compares the name being opened with every open handle's name, so at 10,000 tables that
-    // scan is most of the open, and it runs faster over names allocated next to each other
-    // than over names scattered between the schema records a mixed loop frees and allocates.
-    // The checks follow in table order; a table that could not be opened or created (`stop`)
-    // is reported after the checks of the tables before it, as a single pass would.
-    let mut found: Vec<Opened> = Vec::with_capacity(S::TABLES.len());
-    let mut stop = None;
-    for info in S::TABLES {
-        let index = info.index.is_some();
-        let existing = if index {
-            boot.find_index_table(info.name, info.flags)
-        } else {
-            boot.find_schema_table(info.name, info.flags)
-        };
-        let opened = match existing {
-            Ok(Some(existing)) => Ok(Opened::Existing(existing)),
-            Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
-                table: info.name.to_string(),
-                path: path.to_path_buf(),
-            }),
-            Ok(None) if index => boot
-                .create_index_table(info.name, info.flags)
-                .map(Opened::Created),
-            Ok(None) => boot
-                .create_table(info.name, info.flags)
-                .map(Opened::Created),
-            Err(e) => Err(e),
-        };
-        match opened {
-            Ok(f) => found.push(f),
-            Err(e) => {
-                stop = Some(e);
-                break;
-            }
-        }
-    }
-    let mut handles = Vec::with_capacity(found.len());
-    for (at, ((info, trace), found)) in S::TABLES.iter().zip(&traces).zip(found).enumerate() {
-        // One lookup per table: the record it is checked against is the one updated below.
-        let recorded = record.tables.get_mut(info.name);
-        // A record holding exactly what is declared (every open after the first, until the
-        // declaration changes) passes every comparison of `check_table` after the flags; it is
-        // recognised field by field without building the declared record. Any other record is
-        // compared with the declared one, built here.
-        let declared = match recorded.as_deref() {
-            Some(old) if old.is_traced(info, trace) => None,
-            _ => Some(TableRecord::traced(info, trace)),
-        };
-        // An index that is new to the record, redeclared (its `version`, source or
-        // uniqueness) or whose table a step rewrote is built again from its table, in this
-        // transaction, rather than checked against its record.
-        let rebuild = info.index.is_some()
-            && !boot.is_read_only()
-            && (matches!(found, Opened::Created(_))
-                || recorded.is_none()
-                || declared.is_some()
-                || steps_ran);
-        if rebuild {
-            builds.push(at);
-        }
-        let handle = match found {
-            Opened::Existing(existing) => {
-                let unrecorded = recorded.is_none();
-                let compared = recorded.as_deref().zip(declared.as_ref());
-                let compared = if rebuild { None } else { compared };
-                // An index a read-write open would build: say so, not which step to add. One
-                // with no record is a build that was interrupted (the commit that ends a
-                // build writes its record): its table holds the entries of some rows only.
-                let not_built = match (
-                    check_table(info, Some(&existing), compared, next_version),
-                    info.index,
-                ) {
-                    (
-                        Err(Error::SchemaMismatch {
-                            what,
-                            stored,
-                            declared,
-                            ..
-                        }),
-                        Some(index),
-                    ) if boot.is_read_only() => Some((
-                        index,
-                        format!("{what}: {stored} on file, {declared} declared"),
-                    )),
-                    (Ok(()), Some(index)) if boot.is_read_only() && unrecorded => Some((
-                        index,
-                        "its build was interrupted before it finished".to_string(),
-                    )),
-                    (checked, _) => {
-                        checked?;
-                        None
-                    }
-                };
-                if let Some((index, what)) = not_built {
-                    return Err(Error::IndexNotBuilt {
-                        index: info.name.to_string(),
-                        table: index.source.to_string(),
-                        what,
-                        path: path.to_path_buf(),
-                    });
-                }
-                tracing::debug!(
-                    table = info.name,
-                    entries = existing.entries,
-                    "verified table"
-                );
-                report.verified.push(info.name);
-                existing.handle
-            }
-            Opened::Created(handle) => {
-                tracing::info!(table = info.name, flags = %info.flags, "created table");
-                report.created.push(info.name);
-                handle
-            }
-        };
-        handles.push(handle);
-        // In place: a table recorded as declared allocates no new name and frees no record.
-        match (recorded, declared) {
-            (_, None) => {}
-            (Some(recorded), Some(declared)) => *recorded = declared,
-            (None, Some(declared)) => {
-                record.tables.insert(info.name.to_string(), declared);
-            }
-        }
-    }
+    let mut startup = Startup::open_environment(path, options, S::TABLES)?;
+    startup.upgrade(upgrade)?;
+    let (found, stop) = startup.open_handles();
+    let handles = startup.check_tables(&traces, found)?;
     if let Some(e) = stop {
         return Err(e);
     }
-    for at in builds {
-        let info = &S::TABLES[at];
-        let Some(index) = info.index else { continue };
-        let Some(source_at) = S::TABLES
-            .iter()
-            .position(|t| t.index.is_none() && t.name == index.source)
-        else {
-            return Err(Error::InvalidTable {
-                table: info.name.to_string(),
-                rust_name: info.rust_name,
-                problem: format!(
-                    "an index on table `{}`, which the schema does not list: list it",
-                    index.source
-                ),
-            });
-        };
-        let entries = indexes::build(
-            &mut boot,
-            info,
-            handles[at],
-            (S::TABLES[source_at].name, S::TABLES[source_at].debug_key),
-            handles[source_at],
-            steps_ran,
-            &|done, total| upgrade.index_progress(info.name, index.source, done, total),
-        )?;
-        tracing::info!(
-            index = info.name,
-            table = index.source,
-            entries,
-            "built index"
-        );
-        report.indexes_built.push(info.name);
-    }
-    report.version = record.version;
-    record.settle_format();
-    if !boot.is_read_only() && stored.as_ref() != Some(&record) {
-        boot.write_record(&mut record)?;
-        report.record_written = true;
-    }
-    let db = boot.publish::<S>(handles, dictionaries)?;
+    startup.build_indexes(&handles, upgrade)?;
+    startup.write_record()?;
+    let (db, report) = startup.publish::<S>(handles)?;
     tracing::info!(
         path = %path.display(),
         tables = S::TABLES.len(),
@@ -379,6 +184,301 @@ pub fn open<S: Schema>(
         "opened database"
     );
     Ok((db, report))
+}
+
+/// The startup transaction of [`open`] between its phases: the schema's tables, the record as
+/// stored and as it is being brought up to date, and what the open did so far.
+struct Startup<'a> {
+    path: &'a Path,
+    tables: &'static [TableInfo],
+    /// The record as the file held it (`None`: a new database).
+    stored: Option<SchemaRecord>,
+    /// The record this open writes.
+    record: SchemaRecord,
+    /// The zstd dictionaries the schema's codecs use.
+    dictionary_names: Vec<&'static str>,
+    /// Whether the schema or the record uses zstd dictionaries.
+    uses_dictionaries: bool,
+    dictionaries: DictionaryLease,
+    report: Report,
+    /// The schema version a step that would cover a changed table would migrate to.
+    next_version: u32,
+    /// The indexes to build from their tables (positions in `tables`).
+    builds: Vec<usize>,
+    /// The startup transaction (last: dropped after the dictionaries, on an error).
+    boot: Bootstrap,
+}
+
+impl<'a> Startup<'a> {
+    /// Opens the environment at `path` and begins the startup transaction, reads the schema
+    /// record, and loads the zstd dictionaries when the schema or the record uses some.
+    fn open_environment(
+        path: &'a Path,
+        options: &Options,
+        tables: &'static [TableInfo],
+    ) -> Result<Self> {
+        // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
+        let dictionary_names = dictionary_names(tables);
+        let own_tables = 1 + usize::from(!dictionary_names.is_empty());
+        let mut boot = Bootstrap::begin_with(path, options, tables.len(), own_tables)?;
+        let stored = boot.read_record()?;
+        let record = stored.clone().unwrap_or_else(SchemaRecord::empty);
+        // Loaded before the migration steps (which may decode and encode such values), and
+        // again after them when they ran (a step may have trained a dictionary). A schema
+        // without `ZstdDict` tables loads them only when the record has some (a step may be
+        // moving a table off `ZstdDict`), in the room `extra_tables` leaves.
+        let uses_dictionaries = !dictionary_names.is_empty()
+            || record
+                .tables
+                .values()
+                .any(|t| t.value.starts_with("zstd_dict("));
+        let dictionaries = if uses_dictionaries {
+            boot.lease_dictionaries(&dictionary_names)?
+        } else {
+            DictionaryLease::default()
+        };
+        Ok(Startup {
+            path,
+            tables,
+            boot,
+            stored,
+            record,
+            dictionary_names,
+            uses_dictionaries,
+            dictionaries,
+            report: Report::default(),
+            next_version: 0,
+            builds: Vec::new(),
+        })
+    }
+
+    /// Runs `upgrade` (the pending migration steps), reloads the dictionaries after steps,
+    /// and drops the index tables the schema no longer declares (read-write).
+    fn upgrade(&mut self, upgrade: &dyn Upgrade) -> Result<()> {
+        let stored = self.stored.is_some();
+        self.report.applied = upgrade.upgrade(&mut self.boot, &mut self.record, stored)?;
+        if self.uses_dictionaries && self.steps_ran() {
+            self.dictionaries = DictionaryLease::default(); // released before the reload
+            self.dictionaries = self.boot.lease_dictionaries(&self.dictionary_names)?;
+        }
+        self.next_version = self.record.version.max(upgrade.version()) + 1;
+        if !self.boot.is_read_only() {
+            indexes::drop_undeclared(&mut self.boot, &mut self.record, self.tables)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a migration step ran: a step may have rewritten any table without its
+    /// indexes, so after one every index is rebuilt from its table.
+    fn steps_ran(&self) -> bool {
+        !self.report.applied.is_empty()
+    }
+
+    /// Opens (or, read-write, creates) every table's handle, in ID order, and returns them
+    /// with the error that stopped the pass, if one did.
+    ///
+    /// One pass that allocates nothing of Tabula's between libmdbx's handle opens: libmdbx
+    /// copies each name into its own small allocation and compares the name being opened
+    /// with every open handle's name, so at 10,000 tables that scan is most of the open, and
+    /// it runs faster over names allocated next to each other than over names scattered
+    /// between the schema records a mixed loop frees and allocates. The checks follow in
+    /// table order ([`check_tables`](Self::check_tables)); a table that could not be opened
+    /// or created is reported after the checks of the tables before it, as a single pass
+    /// would.
+    fn open_handles(&mut self) -> (Vec<Opened>, Option<Error>) {
+        let boot = &mut self.boot;
+        let mut found: Vec<Opened> = Vec::with_capacity(self.tables.len());
+        for info in self.tables {
+            let index = info.index.is_some();
+            let existing = if index {
+                boot.find_index_table(info.name, info.flags)
+            } else {
+                boot.find_schema_table(info.name, info.flags)
+            };
+            let opened = match existing {
+                Ok(Some(existing)) => Ok(Opened::Existing(existing)),
+                Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
+                    table: info.name.to_string(),
+                    path: self.path.to_path_buf(),
+                }),
+                Ok(None) if index => boot
+                    .create_index_table(info.name, info.flags)
+                    .map(Opened::Created),
+                Ok(None) => boot
+                    .create_table(info.name, info.flags)
+                    .map(Opened::Created),
+                Err(e) => Err(e),
+            };
+            match opened {
+                Ok(f) => found.push(f),
+                Err(e) => return (found, Some(e)),
+            }
+        }
+        (found, None)
+    }
+
+    /// The plan: checks every table found against its declaration (`traces`: the value
+    /// types' structures), updates the record, and decides which indexes to build; returns
+    /// the handles, in ID order.
+    fn check_tables(
+        &mut self,
+        traces: &[ValueTrace],
+        found: Vec<Opened>,
+    ) -> Result<Vec<TableHandle>> {
+        let read_only = self.boot.is_read_only();
+        let steps_ran = self.steps_ran();
+        let record = &mut self.record;
+        let mut handles = Vec::with_capacity(found.len());
+        for (at, ((info, trace), found)) in self.tables.iter().zip(traces).zip(found).enumerate() {
+            // One lookup per table: the record it is checked against is the one updated below.
+            let recorded = record.tables.get_mut(info.name);
+            // A record holding exactly what is declared (every open after the first, until
+            // the declaration changes) passes every comparison of `check_table` after the
+            // flags; it is recognised field by field without building the declared record.
+            // Any other record is compared with the declared one, built here.
+            let declared = match recorded.as_deref() {
+                Some(old) if old.is_traced(info, trace) => None,
+                _ => Some(TableRecord::traced(info, trace)),
+            };
+            // An index that is new to the record, redeclared (its `version`, source or
+            // uniqueness) or whose table a step rewrote is built again from its table, in this
+            // transaction, rather than checked against its record.
+            let rebuild = info.index.is_some()
+                && !read_only
+                && (matches!(found, Opened::Created(_))
+                    || recorded.is_none()
+                    || declared.is_some()
+                    || steps_ran);
+            if rebuild {
+                self.builds.push(at);
+            }
+            let handle = match found {
+                Opened::Existing(existing) => {
+                    let unrecorded = recorded.is_none();
+                    let compared = recorded.as_deref().zip(declared.as_ref());
+                    let compared = if rebuild { None } else { compared };
+                    // An index a read-write open would build: say so, not which step to add.
+                    // One with no record is a build that was interrupted (the commit that ends
+                    // a build writes its record): its table holds the entries of some rows
+                    // only.
+                    let not_built = match (
+                        check_table(info, Some(&existing), compared, self.next_version),
+                        info.index,
+                    ) {
+                        (
+                            Err(Error::SchemaMismatch {
+                                what,
+                                stored,
+                                declared,
+                                ..
+                            }),
+                            Some(index),
+                        ) if read_only => Some((
+                            index,
+                            format!("{what}: {stored} on file, {declared} declared"),
+                        )),
+                        (Ok(()), Some(index)) if read_only && unrecorded => Some((
+                            index,
+                            "its build was interrupted before it finished".to_string(),
+                        )),
+                        (checked, _) => {
+                            checked?;
+                            None
+                        }
+                    };
+                    if let Some((index, what)) = not_built {
+                        return Err(Error::IndexNotBuilt {
+                            index: info.name.to_string(),
+                            table: index.source.to_string(),
+                            what,
+                            path: self.path.to_path_buf(),
+                        });
+                    }
+                    tracing::debug!(
+                        table = info.name,
+                        entries = existing.entries,
+                        "verified table"
+                    );
+                    self.report.verified.push(info.name);
+                    existing.handle
+                }
+                Opened::Created(handle) => {
+                    tracing::info!(table = info.name, flags = %info.flags, "created table");
+                    self.report.created.push(info.name);
+                    handle
+                }
+            };
+            handles.push(handle);
+            // In place: a table recorded as declared allocates no new name and frees no
+            // record.
+            match (recorded, declared) {
+                (_, None) => {}
+                (Some(recorded), Some(declared)) => *recorded = declared,
+                (None, Some(declared)) => {
+                    record.tables.insert(info.name.to_string(), declared);
+                }
+            }
+        }
+        Ok(handles)
+    }
+
+    /// Builds the indexes [`check_tables`](Self::check_tables) chose from their tables' rows,
+    /// reporting the progress to `upgrade`.
+    fn build_indexes(&mut self, handles: &[TableHandle], upgrade: &dyn Upgrade) -> Result<()> {
+        let tables = self.tables;
+        let steps_ran = self.steps_ran();
+        for &at in &self.builds {
+            let info = &tables[at];
+            let Some(index) = info.index else { continue };
+            let Some(source_at) = tables
+                .iter()
+                .position(|t| t.index.is_none() && t.name == index.source)
+            else {
+                return Err(Error::InvalidTable {
+                    table: info.name.to_string(),
+                    rust_name: info.rust_name,
+                    problem: format!(
+                        "an index on table `{}`, which the schema does not list: list it",
+                        index.source
+                    ),
+                });
+            };
+            let entries = indexes::build(
+                &mut self.boot,
+                info,
+                handles[at],
+                (tables[source_at].name, tables[source_at].debug_key),
+                handles[source_at],
+                steps_ran,
+                &|done, total| upgrade.index_progress(info.name, index.source, done, total),
+            )?;
+            tracing::info!(
+                index = info.name,
+                table = index.source,
+                entries,
+                "built index"
+            );
+            self.report.indexes_built.push(info.name);
+        }
+        Ok(())
+    }
+
+    /// Writes the schema record when this open changed it (read-write).
+    fn write_record(&mut self) -> Result<()> {
+        self.report.version = self.record.version;
+        self.record.settle_format();
+        if !self.boot.is_read_only() && self.stored.as_ref() != Some(&self.record) {
+            self.boot.write_record(&mut self.record)?;
+            self.report.record_written = true;
+        }
+        Ok(())
+    }
+
+    /// Commits the startup transaction and publishes the `Db` with its handle array filled.
+    fn publish<S: Schema>(self, handles: Vec<TableHandle>) -> Result<(Db<S>, Report)> {
+        let db = self.boot.publish::<S>(handles, self.dictionaries)?;
+        Ok((db, self.report))
+    }
 }
 
 /// A schema table as the startup step's first pass left it.
