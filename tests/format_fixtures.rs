@@ -434,7 +434,7 @@ fn write_all(out: &Path) {
         }
         UntypedDb::open(scratch.path().join(name))
             .unwrap()
-            .copy_to(&file, true)
+            .copy_to(&dest, true)
             .unwrap();
         println!(
             "{}: {} bytes",

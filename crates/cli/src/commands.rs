@@ -1079,7 +1079,7 @@ pub fn copy(out: &mut Out, path: &Path, dest: &Path, compact: bool, as_json: boo
     } else {
         "copying"
     });
-    let result = db.copy_to(&file, compact);
+    let result = db.copy_to(dest, compact);
     pb.finish_and_clear();
     result?;
     let after = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);

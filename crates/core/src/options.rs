@@ -973,9 +973,20 @@ impl Options {
         Ok(())
     }
 
+    /// The environment's configuration, once [`validate`](Self::validate) accepted the
+    /// options: what every open (a schema's startup, the schema-less `UntypedDb`) opens with.
+    pub(crate) fn checked_env_config(
+        &self,
+        schema_tables: usize,
+        own_tables: usize,
+    ) -> Result<EnvConfig> {
+        self.validate(schema_tables, own_tables)?;
+        Ok(self.env_config(schema_tables, own_tables))
+    }
+
     /// `own_tables`: Tabula's own tables the startup opens (the meta table, and the zstd
     /// dictionary table for a schema with `ZstdDict` tables).
-    pub(crate) fn env_config(&self, schema_tables: usize, own_tables: usize) -> EnvConfig {
+    fn env_config(&self, schema_tables: usize, own_tables: usize) -> EnvConfig {
         EnvConfig {
             max_tables: (schema_tables + own_tables) as u64 + u64::from(self.extra_tables),
             max_readers: self.max_readers.map(u64::from),

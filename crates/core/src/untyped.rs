@@ -318,7 +318,12 @@ pub struct UntypedDb {
 impl UntypedDb {
     /// Turns a libmdbx code from `op` into an [`Error`] ([`crate::diagnose::fail`]).
     fn err(&self, op: &'static str) -> impl Fn(Code) -> Error + Copy + '_ {
-        move |code| fail(code, At::env(op), &self.env, &self.path)
+        move |code| self.fail(code, At::env(op))
+    }
+
+    /// `code` from `at` as an [`Error`] ([`crate::diagnose::fail`]).
+    fn fail(&self, code: Code, at: At<'_>) -> Error {
+        fail(code, at, &self.env, &self.path)
     }
 
     /// Opens the database at `path` read-only and reads its schema record: a directory holding
@@ -368,7 +373,7 @@ impl UntypedDb {
             .no_sub_dir(is_file)
             .validation(true)
             .extra_tables(INSPECT_MAX_TABLES)
-            .env_config(0, 1);
+            .checked_env_config(0, 1)?;
         let env = open_env(open_path, path, &cfg, false)?;
         let mut db = UntypedDb {
             env,
@@ -439,16 +444,7 @@ impl UntypedDb {
     /// [`Error::Env`] when the check cannot run; damage is counted in
     /// [`CheckReport::problems`](crate::CheckReport), not returned as an error.
     pub fn check(&self) -> Result<crate::db::CheckReport> {
-        let r = self
-            .env
-            .check()
-            .map_err(self.err("integrity check (mdbx_env_chk)"))?;
-        Ok(crate::db::CheckReport {
-            problems: r.problems,
-            tables: r.tables,
-            pages: r.pages,
-            txn_id: r.txn_id,
-        })
+        crate::db::check(&self.env, |code, at| self.fail(code, at))
     }
 
     /// Runs libmdbx's integrity check as [`check`](UntypedDb::check) does, and returns, with
@@ -551,20 +547,36 @@ impl UntypedDb {
     ///
     /// [`Error::Env`] when libmdbx cannot list them.
     pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
-        let raw = self.env.readers().map_err(self.err("list the readers"))?;
-        Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
+        crate::db::readers(&self.env, |code, at| self.fail(code, at))
     }
 
-    /// Writes a copy of the database to the file `dest`, which must not exist; `compact` leaves
-    /// out free pages.
+    /// Writes a consistent copy of the database, as of the latest commit, to the directory
+    /// `dest` (created when missing) as `dest/mdbx.dat`, as [`Db::copy_to`](crate::Db::copy_to)
+    /// does; `compact` leaves out free pages and renumbers the rest.
+    ///
+    /// ```
+    /// # use tabula::{Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String)]
+    /// # struct Names;
+    /// # #[derive(Schema)]
+    /// # struct App(Names);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path().join("live"), Options::new())?);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path().join("live"))?;
+    /// db.copy_to(dir.path().join("backup"), true)?;
+    /// let copy = tabula::untyped::UntypedDb::open(dir.path().join("backup"))?;
+    /// assert_eq!(copy.record(), db.record());
+    /// assert!(db.copy_to(dir.path().join("backup"), true).is_err()); // never overwrites
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`Error::Env`] when `dest` exists or cannot be written.
-    pub fn copy_to(&self, dest: &Path, compact: bool) -> Result<()> {
-        self.env
-            .copy_to(dest, compact)
-            .map_err(self.err("copy the database"))
+    /// [`Error::Io`] naming both paths when `dest` is not a directory, already holds an
+    /// `mdbx.dat`, or the copy cannot be written; a partly written copy is removed.
+    pub fn copy_to(&self, dest: impl AsRef<Path>, compact: bool) -> Result<()> {
+        crate::db::copy_to(&self.env, &self.path, dest.as_ref(), compact)
     }
 
     /// Begins a read transaction on the latest snapshot.
@@ -700,18 +712,10 @@ impl UntypedTx<'_> {
     ///
     /// [`Error::Mdbx`] naming the table when libmdbx fails (`MDBX_CORRUPTED` for a damaged page).
     pub fn stat(&self, table: &UntypedTable) -> Result<TableStat> {
-        let s = self
-            .txn
+        self.txn
             .stat(table.dbi)
-            .map_err(self.table_err(&table.name, "read the table's statistics"))?;
-        Ok(TableStat {
-            entries: s.entries,
-            depth: s.depth,
-            branch_pages: s.branch_pages,
-            leaf_pages: s.leaf_pages,
-            overflow_pages: s.overflow_pages,
-            page_size: s.page_size,
-        })
+            .map(TableStat::from_raw)
+            .map_err(self.table_err(&table.name, "read the table's statistics"))
     }
 
     /// Every value stored under `key` (one for a plain table, all duplicates in order for a

@@ -14,7 +14,7 @@ pub(crate) mod watch;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use crate::engine::{self, RawTxn};
+use crate::engine::{self, Code, RawTxn};
 use crate::error::{At, Error, MdbxCode, Result};
 use crate::mode::{Ro, Rw};
 use crate::state::{Db, Shared};
@@ -387,16 +387,7 @@ impl<S: Schema> Db<S> {
     /// [`Error::Env`] when the check cannot run (e.g. no free reader slot); damage is reported
     /// in [`CheckReport::problems`], not as an error.
     pub fn check(&self) -> Result<CheckReport> {
-        let r = self.shared.env().check().map_err(|code| {
-            self.shared
-                .fail(code, At::env("integrity check (mdbx_env_chk)"))
-        })?;
-        Ok(CheckReport {
-            problems: r.problems,
-            tables: r.tables,
-            pages: r.pages,
-            txn_id: r.txn_id,
-        })
+        check(self.shared.env(), |code, at| self.shared.fail(code, at))
     }
 
     /// Checks that every index of the schema agrees with its table, in one read snapshot:
@@ -504,12 +495,7 @@ impl<S: Schema> Db<S> {
     ///
     /// [`Error::Env`] when libmdbx cannot list them.
     pub fn readers(&self) -> Result<Vec<ReaderInfo>> {
-        let raw = self
-            .shared
-            .env()
-            .readers()
-            .map_err(|code| self.shared.fail(code, At::env("list the readers")))?;
-        Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
+        readers(self.shared.env(), |code, at| self.shared.fail(code, at))
     }
 
     /// Writes a consistent copy of the database, as of the latest commit, to the directory
@@ -542,33 +528,12 @@ impl<S: Schema> Db<S> {
     /// `mdbx.dat`, or the copy cannot be written (the file system is full, no permission);
     /// a partly written copy is removed.
     pub fn copy_to(&self, dest: impl AsRef<Path>, compact: bool) -> Result<()> {
-        let dest = dest.as_ref();
-        let file = dest.join(crate::engine::DATA_FILE);
-        let io = |what: &str, source: std::io::Error| Error::Io {
-            context: format!(
-                "copying `{}` to `{}`: {what}",
-                self.shared.path().display(),
-                dest.display()
-            ),
-            source,
-        };
-        std::fs::create_dir_all(dest).map_err(|e| io("cannot create the directory", e))?;
-        if std::fs::symlink_metadata(&file).is_ok() {
-            return Err(io(
-                "it already holds `mdbx.dat`; remove it or choose another directory",
-                std::io::ErrorKind::AlreadyExists.into(),
-            ));
-        }
-        self.shared.env().copy_to(&file, compact).map_err(|code| {
-            // A failed copy can leave a partial file behind: it is not a database.
-            let _ = std::fs::remove_file(&file);
-            let source = if code.0 > 0 {
-                std::io::Error::from_raw_os_error(code.0)
-            } else {
-                std::io::Error::other(MdbxCode::from(code).to_string())
-            };
-            io("the copy failed", source)
-        })
+        copy_to(
+            self.shared.env(),
+            self.shared.path(),
+            dest.as_ref(),
+            compact,
+        )
     }
 
     /// Flushes every commit not yet on disk and writes a durable meta page
@@ -783,6 +748,66 @@ impl<S: Schema> Db<S> {
             .env()
             .max_key_size(engine::table_flags(flags.dupsort, flags.integer_key))
     }
+}
+
+// The environment's operations, written once for `Db` and the schema-less `UntypedDb`
+// (`untyped.rs`); `fail` turns a libmdbx code into an `Error` as the caller does.
+
+/// libmdbx's integrity check of `env` ([`Db::check`]).
+pub(crate) fn check(
+    env: &engine::Env,
+    fail: impl Fn(Code, At<'_>) -> Error,
+) -> Result<CheckReport> {
+    let r = env
+        .check()
+        .map_err(|code| fail(code, At::env("integrity check (mdbx_env_chk)")))?;
+    Ok(CheckReport {
+        problems: r.problems,
+        tables: r.tables,
+        pages: r.pages,
+        txn_id: r.txn_id,
+    })
+}
+
+/// The live readers of `env`, in every process ([`Db::readers`]).
+pub(crate) fn readers(
+    env: &engine::Env,
+    fail: impl Fn(Code, At<'_>) -> Error,
+) -> Result<Vec<ReaderInfo>> {
+    let raw = env
+        .readers()
+        .map_err(|code| fail(code, At::env("list the readers")))?;
+    Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
+}
+
+/// A copy of the database at `path` (`env`) into the directory `dest` ([`Db::copy_to`]).
+pub(crate) fn copy_to(env: &engine::Env, path: &Path, dest: &Path, compact: bool) -> Result<()> {
+    let file = dest.join(crate::engine::DATA_FILE);
+    let io = |what: &str, source: std::io::Error| Error::Io {
+        context: format!(
+            "copying `{}` to `{}`: {what}",
+            path.display(),
+            dest.display()
+        ),
+        source,
+    };
+    std::fs::create_dir_all(dest).map_err(|e| io("cannot create the directory", e))?;
+    if std::fs::symlink_metadata(&file).is_ok() {
+        return Err(io(
+            "it already holds `mdbx.dat`; remove it or choose another directory",
+            std::io::ErrorKind::AlreadyExists.into(),
+        ));
+    }
+    env.copy_to(&file, compact).map_err(|code| {
+        // A failed copy can leave a partial file behind: it is not a database.
+        let _ = std::fs::remove_file(&file);
+        let source = if code.0 > 0 {
+            std::io::Error::from_raw_os_error(code.0)
+        } else {
+            std::io::Error::other(MdbxCode::from(code).to_string())
+        };
+        io("the copy failed", source)
+    })
 }
 
 /// libmdbx's version, e.g. `0.14.4`.

@@ -165,8 +165,7 @@ impl Bootstrap {
         schema_tables: usize,
         own_tables: usize,
     ) -> Result<Self> {
-        options.validate(schema_tables, own_tables)?;
-        let mut cfg = options.env_config(schema_tables, own_tables);
+        let mut cfg = options.checked_env_config(schema_tables, own_tables)?;
         let run = options.run_config();
         // The startup reads what the file says (the schema record, the table directory, the
         // zstd dictionaries, the rows an index is built from) before anything could check it:
