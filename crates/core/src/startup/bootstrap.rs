@@ -5,17 +5,17 @@
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
+#[cfg(doc)]
+use super::{decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value};
 use crate::codec::DictionaryLease;
 use crate::diagnose::fail;
 use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, KeyHex, MdbxCode, Result};
 use crate::files::open_env;
 use crate::options::{Options, RunConfig};
-#[cfg(feature = "compression")]
-use crate::record::ZSTD_DICTIONARY_TABLE;
-use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
+
 use crate::state::{Db, Shared};
-use crate::table::{Schema, Table, TableFlags};
+use crate::table::{Schema, TableFlags};
 
 /// A table's handle in the startup transaction: valid for the [`Bootstrap`] that found or
 /// created it (and, once the startup commits, in every later transaction). The raw methods take
@@ -74,12 +74,13 @@ pub struct ExistingTable {
 /// It owns a write transaction (a read transaction for read-only opens), which libmdbx requires
 /// to end on the thread that began it, so it is neither `Send` nor `Sync`.
 pub struct Bootstrap {
-    txn: Option<RawTxn>,
+    pub(super) txn: Option<RawTxn>,
     /// The options the open database keeps while it runs (converted once, here).
-    run: RunConfig,
+    pub(super) run: RunConfig,
     env: Env,
-    path: PathBuf,
-    meta: Option<Dbi>,
+    pub(super) path: PathBuf,
+    /// The meta table (`meta.rs`).
+    pub(super) meta: Option<Dbi>,
     /// The environment checks every page (`MDBX_VALIDATION`) for the startup only: a writable
     /// open without `Options::validation`, switched off when the database is published.
     validating_startup: bool,
@@ -193,11 +194,11 @@ impl Bootstrap {
     }
 
     /// `code` from `at` as an [`Error`], in this environment ([`diagnose::fail`]).
-    fn fail(&self, code: Code, at: At<'_>) -> Error {
+    pub(super) fn fail(&self, code: Code, at: At<'_>) -> Error {
         fail(code, at, &self.env, &self.path)
     }
 
-    fn txn(&mut self) -> &mut RawTxn {
+    pub(super) fn txn(&mut self) -> &mut RawTxn {
         self.txn
             .as_mut()
             .expect("bootstrap transaction is live until finish")
@@ -288,7 +289,7 @@ impl Bootstrap {
         self.find_table_as(name, Some(declared))
     }
 
-    fn find_table_as(
+    pub(super) fn find_table_as(
         &mut self,
         name: &'static str,
         declared: Option<TableFlags>,
@@ -371,7 +372,11 @@ impl Bootstrap {
         self.create_any(name, flags)
     }
 
-    fn create_any(&mut self, name: &'static str, flags: TableFlags) -> Result<TableHandle> {
+    pub(super) fn create_any(
+        &mut self,
+        name: &'static str,
+        flags: TableFlags,
+    ) -> Result<TableHandle> {
         // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
         self.create_cmp(name, flags, !flags.integer_key)
     }
@@ -760,32 +765,6 @@ impl Bootstrap {
             .map_err(|c| self.fail(c, At::table(table, "delete")))
     }
 
-    /// Deletes a record of the meta table ([`META_TABLE`]); nothing happens when it is not
-    /// there.
-    ///
-    /// ```
-    /// # use tabula::Options;
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
-    /// boot.meta_put("note", b"remove me")?;
-    /// boot.meta_delete("note")?;
-    /// assert_eq!(boot.meta_get("note")?, None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] when libmdbx fails.
-    pub fn meta_delete(&mut self, key: &str) -> Result<()> {
-        if let Some(meta) = self.meta {
-            self.txn()
-                .del(meta, key.as_bytes(), None)
-                .map_err(|c| self.fail(c, At::table(META_TABLE, "delete")))?;
-        }
-        Ok(())
-    }
-
     /// Commits what the startup step did so far and begins a new write transaction: bounds the
     /// size of long migrations. Handles opened so far stay valid.
     ///
@@ -828,260 +807,6 @@ impl Bootstrap {
         Ok(())
     }
 
-    /// Reads a record from the meta table ([`META_TABLE`]); `None` when it is not there.
-    ///
-    /// ```
-    /// # use tabula::Options;
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
-    /// assert_eq!(boot.meta_get("note")?, None);
-    /// boot.meta_put("note", b"hello")?;
-    /// assert_eq!(boot.meta_get("note")?, Some(b"hello".to_vec()));
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] when libmdbx fails.
-    pub fn meta_get(&mut self, key: &str) -> Result<Option<Vec<u8>>> {
-        let Some(meta) = self.meta else {
-            return Ok(None);
-        };
-        let txn = self.txn.as_ref().expect("live");
-        txn.get(meta, key.as_bytes())
-            .map(|v| v.map(<[u8]>::to_vec))
-            .map_err(|c| self.fail(c, At::table(META_TABLE, "get")))
-    }
-
-    /// Writes a record to the meta table ([`META_TABLE`]), creating the table if needed.
-    ///
-    /// ```
-    /// # use tabula::Options;
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
-    /// boot.meta_put("note", b"one")?;
-    /// boot.meta_put("note", b"two")?;
-    /// assert_eq!(boot.meta_get("note")?, Some(b"two".to_vec()));
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] when libmdbx fails (or the open is read-only).
-    pub fn meta_put(&mut self, key: &str, value: &[u8]) -> Result<()> {
-        let meta = match self.meta {
-            Some(m) => m,
-            None => {
-                let m = self
-                    .txn()
-                    .open_table(Some(META_TABLE), 0, true)
-                    .map_err(|c| self.fail(c, At::table(META_TABLE, "create")))?
-                    .expect("MDBX_CREATE returns a handle");
-                self.meta = Some(m);
-                m
-            }
-        };
-        self.txn()
-            .put(meta, key.as_bytes(), value, engine::put::UPSERT)
-            .map_err(|c| self.fail(c, At::table(META_TABLE, "put")))
-    }
-
-    /// Reads the schema record; `None` for a database nothing has been recorded in.
-    ///
-    /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # use tabula_core::startup::Bootstrap;
-    /// # #[derive(Table)]
-    /// # #[table(name = "notes", key = u64, value = String)]
-    /// # struct Notes;
-    /// # #[derive(Schema)]
-    /// # struct App(Notes);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
-    /// assert!(boot.read_record()?.is_none());
-    /// drop(boot);
-    /// drop(tabula::open::<App>(dir.path(), Options::new())?);
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
-    /// let record = boot.read_record()?.expect("recorded by the open");
-    /// assert_eq!(record.tables["notes"].key, "u64");
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SchemaRecord`] when the record does not parse or was written by a newer
-    /// Tabula; [`Error::Mdbx`] when libmdbx fails.
-    pub fn read_record(&mut self) -> Result<Option<SchemaRecord>> {
-        let Some(bytes) = self.meta_get(SCHEMA_RECORD_KEY)? else {
-            return Ok(None);
-        };
-        parse_record(&bytes, &self.path).map(Some)
-    }
-
-    /// Writes the schema record (in the format [`SchemaRecord::settle_format`] picks).
-    ///
-    /// ```
-    /// # use tabula::Options;
-    /// # use tabula_core::record::SchemaRecord;
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
-    /// let mut record = SchemaRecord::empty();
-    /// record.version = 3;
-    /// boot.write_record(&mut record)?;
-    /// assert_eq!(boot.read_record()?.map(|r| r.version), Some(3));
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Mdbx`] when libmdbx fails (or the open is read-only).
-    pub fn write_record(&mut self, record: &mut SchemaRecord) -> Result<()> {
-        let bytes = record.encode();
-        self.meta_put(SCHEMA_RECORD_KEY, &bytes)
-    }
-
-    /// The zstd dictionaries this database stores for [`ZstdDict`](crate::codec::ZstdDict)
-    /// tables (in the reserved table [`ZSTD_DICTIONARY_TABLE`]): every one trained, and each
-    /// name's current one.
-    ///
-    /// ```
-    /// # use tabula::Options;
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
-    /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), None);
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ZstdDictionary`] when the table is damaged; [`Error::Mdbx`] when libmdbx fails.
-    #[cfg(feature = "compression")]
-    pub fn zstd_dictionaries(&mut self) -> Result<crate::codec::StoredDictionaries> {
-        let Some(table) = self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(TableFlags::default()))?
-        else {
-            return Ok(crate::codec::StoredDictionaries::default());
-        };
-        let mut entries = Vec::new();
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let batch =
-                self.read_batch(ZSTD_DICTIONARY_TABLE, table.handle, after.as_deref(), 64)?;
-            let Some((last, _)) = batch.last() else {
-                break;
-            };
-            after = Some(last.clone());
-            entries.extend(batch);
-        }
-        crate::codec::StoredDictionaries::parse(&entries).map_err(|problem| Error::ZstdDictionary {
-            path: self.path.clone(),
-            message: format!(
-                "the `{ZSTD_DICTIONARY_TABLE}` table is unusable: {problem}; restore the \
-                     database from a backup"
-            ),
-        })
-    }
-
-    /// Stores `dictionary`, trained for the dictionary name `name` (e.g. with
-    /// [`train_zstd_dictionary`](crate::codec::train_zstd_dictionary)), and makes it the
-    /// current one of `name`; returns its ID. Dictionaries stored before stay, so values
-    /// written with them keep decoding. The registry of the process sees it when the database
-    /// is next published (the startup path loads the dictionaries after the migration steps).
-    ///
-    /// ```
-    /// # use tabula::Options;
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let samples: Vec<Vec<u8>> = (0..1000)
-    ///     .map(|i| format!("{{\"id\":{i},\"status\":\"settled\"}}").into_bytes())
-    ///     .collect();
-    /// let dictionary = tabula_core::codec::train_zstd_dictionary(&samples, 2048)?;
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
-    /// let id = boot.add_zstd_dictionary("receipts", &dictionary)?;
-    /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), Some(id));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::ZstdDictionary`] for a name that is not 1–64 ASCII letters, digits, `_`, `-`
-    /// or `.`, bytes that are not a trained zstd dictionary, or an ID the database already
-    /// stores for another dictionary (train again); [`Error::Mdbx`] when libmdbx fails (or the
-    /// open is read-only).
-    #[cfg(feature = "compression")]
-    pub fn add_zstd_dictionary(&mut self, name: &str, dictionary: &[u8]) -> Result<u32> {
-        let path = self.path.clone();
-        let bad = |message: String| Error::ZstdDictionary {
-            path: path.clone(),
-            message,
-        };
-        crate::codec::check_dictionary_name(name).map_err(bad)?;
-        let Some(id) = crate::codec::dictionary_id(dictionary) else {
-            return Err(bad(format!(
-                "the dictionary given for `{name}` ({} bytes) is not a trained zstd dictionary \
-                 (it carries no dictionary ID); train it with `train_zstd_dictionary`",
-                dictionary.len()
-            )));
-        };
-        let stored = self.zstd_dictionaries()?;
-        if let Some(other) = stored.name_of(id)
-            && (other != name || stored.bytes(id) != Some(dictionary))
-        {
-            return Err(bad(format!(
-                "the new dictionary for `{name}` has ID {id}, which the database already \
-                 stores for another dictionary (of `{other}`); train again with other samples \
-                 or another size"
-            )));
-        }
-        let flags = TableFlags::default();
-        let handle = match self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(flags))? {
-            Some(table) => table.handle,
-            None => self.create_any(ZSTD_DICTIONARY_TABLE, flags)?,
-        };
-        let key = crate::codec::dictionary_key(name, id);
-        self.put_raw(ZSTD_DICTIONARY_TABLE, handle, &key, dictionary, false)?;
-        let key = crate::codec::dictionary_current_key(name);
-        self.put_raw(
-            ZSTD_DICTIONARY_TABLE,
-            handle,
-            &key,
-            &id.to_be_bytes(),
-            false,
-        )?;
-        tracing::info!(
-            name,
-            id,
-            bytes = dictionary.len(),
-            "stored a zstd dictionary"
-        );
-        Ok(id)
-    }
-
-    /// Loads this database's zstd dictionaries into the process-wide registry for the
-    /// dictionary names of the schema's tables (`names`; the current ones only for a
-    /// read-write open, which may encode).
-    pub(super) fn lease_dictionaries(&mut self, names: &[&'static str]) -> Result<DictionaryLease> {
-        #[cfg(feature = "compression")]
-        {
-            let stored = self.zstd_dictionaries()?;
-            let names = if self.run.read_only { &[][..] } else { names };
-            crate::codec::lease_dictionaries(&stored, names, &self.path).map_err(|message| {
-                Error::ZstdDictionary {
-                    path: self.path.clone(),
-                    message,
-                }
-            })
-        }
-        #[cfg(not(feature = "compression"))]
-        {
-            let _ = names;
-            Ok(DictionaryLease::default())
-        }
-    }
-
     /// Commits the startup transaction and publishes the database with `handles` (the schema's
     /// tables in ID order).
     ///
@@ -1120,118 +845,4 @@ impl Bootstrap {
             info.max_readers,
         )))
     }
-}
-
-/// Parses stored schema-record bytes of the database at `path`.
-pub(crate) fn parse_record(bytes: &[u8], path: &Path) -> Result<SchemaRecord> {
-    SchemaRecord::parse(bytes).map_err(|problem| Error::SchemaRecord {
-        path: path.to_path_buf(),
-        message: match problem {
-            RecordProblem::Damaged(e) => {
-                format!("it does not parse ({e}); the `{META_TABLE}` table may be damaged")
-            }
-            RecordProblem::Newer(format) => format!(
-                "it has format {format} but this Tabula reads format {RECORD_FORMAT} at most: \
-                 the database was written by a newer Tabula; upgrade the application"
-            ),
-        },
-    })
-}
-
-// The stored form of a typed table's keys and values: what the raw methods of a `Bootstrap`
-// take and return, for code that knows the table's type (the typed operations of migration
-// steps).
-
-/// The bytes table `T` stores for `key`: its key encoding ([`Key`](crate::codec::Key)), or the
-/// native-endian integer of an `integer_key` table.
-///
-/// ```
-/// use tabula::Table;
-/// use tabula_core::startup::{decode_stored_key, encode_stored_key};
-///
-/// #[derive(Table)]
-/// #[table(key = u32, value = String)]
-/// struct Names;
-/// #[derive(Table)]
-/// #[table(key = u32, value = String, integer_key)]
-/// struct Ids;
-///
-/// assert_eq!(encode_stored_key::<Names>(&1), [0, 0, 0, 1]); // big-endian: sorts as bytes
-/// assert_eq!(encode_stored_key::<Ids>(&1), 1u32.to_ne_bytes());
-/// assert_eq!(decode_stored_key::<Ids>(&1u32.to_ne_bytes())?, 1);
-/// # Ok::<(), tabula::Error>(())
-/// ```
-pub fn encode_stored_key<T: Table>(key: &T::Key) -> Vec<u8> {
-    crate::stored::with_key::<T, _, _>(key, <[u8]>::to_vec)
-}
-
-/// Decodes a key of table `T` from the bytes the table stores ([`encode_stored_key`]).
-///
-/// ```
-/// use tabula::Table;
-/// use tabula_core::startup::decode_stored_key;
-///
-/// #[derive(Table)]
-/// #[table(key = u32, value = String)]
-/// struct Names;
-///
-/// assert_eq!(decode_stored_key::<Names>(&[0, 0, 0, 7])?, 7);
-/// assert!(decode_stored_key::<Names>(&[7]).is_err());
-/// # Ok::<(), tabula::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// [`Error::Decode`] naming the table and key when the bytes are not a key of `T`.
-pub fn decode_stored_key<T: Table>(stored: &[u8]) -> Result<T::Key> {
-    crate::stored::decode_key::<T>(stored)
-}
-
-/// The bytes table `T` stores for `value` under the stored key `key` (which errors name): the
-/// value encoded with the table's codec.
-///
-/// ```
-/// use tabula::Table;
-/// use tabula_core::startup::{decode_stored_value, encode_stored_key, encode_stored_value};
-///
-/// #[derive(Table)]
-/// #[table(key = u32, value = String)]
-/// struct Names;
-///
-/// let key = encode_stored_key::<Names>(&1);
-/// let bytes = encode_stored_value::<Names>(&key, &"ada".to_string())?;
-/// assert_eq!(decode_stored_value::<Names>(&key, &bytes)?, "ada");
-/// # Ok::<(), tabula::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// [`Error::Encode`] naming the table and key when the codec refuses the value.
-pub fn encode_stored_value<T: Table>(key: &[u8], value: &T::Value) -> Result<Vec<u8>> {
-    let mut scratch = Vec::new();
-    crate::stored::encode_value::<T, _>(key, value, &mut scratch).map(<[u8]>::to_vec)
-}
-
-/// Decodes a value of table `T`, stored under the stored key `key` (which errors name), from
-/// the bytes the table stores ([`encode_stored_value`]).
-///
-/// ```
-/// use tabula::Table;
-/// use tabula_core::startup::decode_stored_value;
-///
-/// #[derive(Table)]
-/// #[table(key = u32, value = String)]
-/// struct Names;
-///
-/// // bincode: the length, then the bytes.
-/// assert_eq!(decode_stored_value::<Names>(b"k", &[2, b'h', b'i'])?, "hi");
-/// assert!(decode_stored_value::<Names>(b"k", &[5, b'h']).is_err());
-/// # Ok::<(), tabula::Error>(())
-/// ```
-///
-/// # Errors
-///
-/// [`Error::Decode`] naming the table and key when the bytes are not a value of `T`.
-pub fn decode_stored_value<T: Table>(key: &[u8], stored: &[u8]) -> Result<T::Value> {
-    crate::stored::decode_value::<T>(key, stored)
 }
