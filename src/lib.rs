@@ -709,6 +709,7 @@ extern crate self as tabula;
 pub use tabula_core::{
     CheckReport, Db, DbInfo, DbStat, Options, SyncMode, TableUsage, libmdbx_version,
     DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING,
+    open, open_with, open_with_report,
 };
 // Tables and schemas.
 #[rustfmt::skip]
@@ -762,7 +763,7 @@ pub use tabula_core::{
 pub use tabula_derive::{Index, Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedIndex, PlannedStep, Progress, Report,
-    Step, open, open_with, open_with_report, plan,
+    Step, plan,
 };
 
 /// What the doc examples share, so that each shows only the call it documents: the tables most

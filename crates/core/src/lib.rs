@@ -61,6 +61,7 @@ pub use options::{
 };
 pub use read::{Handle, Reads, TableStat};
 pub use schema::{Descriptor, ValueTrace};
+pub use startup::entry::{open, open_with, open_with_report};
 pub use state::Db;
 pub use table::{Contains, Schema, Table, TableFlags, TableInfo};
 pub use table::{DupSort, HasSubKey};

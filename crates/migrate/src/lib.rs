@@ -90,7 +90,6 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod history;
 mod run;
 mod steps;
 mod tx;
@@ -101,64 +100,16 @@ use std::path::Path;
 pub use steps::{DEFAULT_BATCH, Migrations, Progress, Step};
 use tabula_core::record::{SchemaRecord, TableRecord};
 pub use tabula_core::startup::Report;
+// The ways in live in core (`tabula_core::open` and the like); re-exported here for code that
+// names them through this crate.
 use tabula_core::startup::{self, Bootstrap, Upgrade, check_table, data_file, is_reserved};
-use tabula_core::{Db, Error, Options, Result, Schema};
+#[cfg(doc)]
+use tabula_core::{Db, Error};
+use tabula_core::{Options, Result, Schema};
+pub use tabula_core::{open, open_with, open_with_report};
 pub use tx::MigrationTx;
 
-use crate::history::{pending_steps, read_legacy_progress, resume_state};
 use crate::steps::Op;
-
-/// Opens the database at `path` with schema `S` and no migration steps (schema version 1).
-///
-/// Creates missing tables (read-write opens), checks every existing table's stored flags and
-/// codec descriptors against the declaration, records the schema in the meta table, commits,
-/// and then returns the [`Db`] whose table handles are all open. No table is opened after this.
-///
-/// # Errors
-///
-/// - [`Error::Open`] when the path is not a database, is damaged, or cannot be created;
-/// - [`Error::SchemaMismatch`] naming the table, what is stored and what is declared;
-/// - [`Error::TableMissing`] when a read-only open lacks a declared table;
-/// - [`Error::IndexNotBuilt`] when a read-only open finds an index built for another declaration
-///   or one whose build was interrupted;
-/// - [`Error::SchemaRecord`] when the record is unreadable or from a newer Tabula;
-/// - [`Error::Migration`] when the database was migrated past version 1, or a migration step
-///   is in progress (interrupted) in it: only the release that declares the step may open it.
-///
-/// Nothing is written when an error is returned.
-pub fn open<S: Schema>(path: impl AsRef<Path>, options: Options) -> Result<Db<S>> {
-    open_with::<S>(path, options, &Migrations::new()).map(|(db, _)| db)
-}
-
-/// [`open`], also returning what the step did.
-///
-/// # Errors
-///
-/// As [`open`].
-pub fn open_with_report<S: Schema>(
-    path: impl AsRef<Path>,
-    options: Options,
-) -> Result<(Db<S>, Report)> {
-    open_with::<S>(path, options, &Migrations::new())
-}
-
-/// Opens the database at `path` with schema `S`, first applying the pending steps of
-/// `migrations`; returns the database and what was done.
-///
-/// # Errors
-///
-/// As [`open`], plus [`Error::Migration`] when the database is newer than the code, a recorded
-/// step differs from the code, a step cannot run, or steps are pending on a read-only open. A
-/// step interrupted by an error (or a crash) keeps the batches it committed and resumes at the
-/// next open by code that declares it unchanged; code that declares it differently, or not at
-/// all, gets [`Error::Migration`] naming the step and what to do, and opens nothing.
-pub fn open_with<S: Schema>(
-    path: impl AsRef<Path>,
-    options: Options,
-    migrations: &Migrations,
-) -> Result<(Db<S>, Report)> {
-    startup::open::<S>(path.as_ref(), &options, migrations)
-}
 
 /// The migration steps run by the startup path, before it verifies the schema's tables.
 impl Upgrade for Migrations {
@@ -187,51 +138,15 @@ impl Upgrade for Migrations {
         record: &mut SchemaRecord,
         stored: bool,
     ) -> Result<Vec<(u32, &'static str)>> {
-        if !stored {
-            // A new database starts at the latest version: there is nothing to migrate.
-            record.version = self.version();
-            return Ok(Vec::new());
-        }
-        if record.version > self.version() && boot.is_read_only() {
-            // A newer file, opened read-only by a program that does not carry its steps (a
-            // tool, a sidecar): nothing is written, and the open goes on to compare every
-            // table this program declares with the record, so it succeeds only where they all
-            // match as they are now.
-            return Ok(Vec::new());
-        }
-        let pending = pending_steps(record, self)?;
-        let legacy = read_legacy_progress(boot)?;
-        let mut resume = resume_state(record, legacy, &pending, self)?;
-        if let Some(first) = pending.first()
-            && boot.is_read_only()
-        {
-            let interrupted = match &resume {
-                Some(p) => format!(
-                    " (step {} `{}` was interrupted after {} entries of operation {} and \
-                     resumes there)",
-                    p.version,
-                    p.name,
-                    p.done,
-                    p.op + 1
-                ),
-                None => String::new(),
-            };
-            return Err(Error::Migration {
-                version: first.version,
-                step: first.name.to_string(),
-                message: format!(
-                    "{} migration step(s) are pending{interrupted} and a read-only open cannot \
-                     apply them; open the database read-write once",
-                    pending.len()
-                ),
-            });
-        }
-        let mut applied = Vec::with_capacity(pending.len());
-        for step in pending {
-            run::apply_step(boot, step, record, resume.take(), self)?;
-            applied.push((step.version, step.name));
-        }
-        Ok(applied)
+        startup::upgrade(
+            boot,
+            record,
+            stored,
+            &self.steps,
+            |boot, step, record, resume| {
+                run::apply_step(boot, step, record, resume, self).map(|_| ())
+            },
+        )
     }
 }
 
@@ -371,9 +286,9 @@ pub fn plan<S: Schema>(path: impl AsRef<Path>, migrations: &Migrations) -> Resul
         return Ok(plan);
     };
     plan.version = record.version;
-    let pending = pending_steps(&record, migrations)?;
-    let legacy = read_legacy_progress(&mut boot)?;
-    plan.resumes = resume_state(&record, legacy, &pending, migrations)?.is_some();
+    let pending = startup::pending_steps(&record, &migrations.steps)?;
+    let legacy = startup::read_legacy_progress(&mut boot)?;
+    plan.resumes = startup::resume_state(&record, legacy, &pending, &migrations.steps)?.is_some();
     // Simulate the steps on table names and records.
     let mut names: BTreeSet<String> = record.tables.keys().cloned().collect();
     for info in S::TABLES {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use tabula_core::startup::{
-    decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
+    DeclaredStep, decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
 };
 use tabula_core::{
     Bincode, DupSort, Error, Key, KeyHex, Part, Result, Table, TableFlags, TableInfo, Value,
@@ -280,6 +280,25 @@ impl Migrations {
     /// ```
     pub fn version(&self) -> u32 {
         self.steps.last().map_or(1, |s| s.version)
+    }
+}
+
+/// What the startup path's history check needs of a step.
+impl DeclaredStep for Step {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn checksum(&self) -> String {
+        Step::checksum(self)
+    }
+    fn checksum_matches(&self, recorded: &str) -> bool {
+        Step::checksum_matches(self, recorded)
+    }
+    fn operations(&self) -> usize {
+        self.ops.len()
     }
 }
 

@@ -9,7 +9,10 @@
 //!   in `conversions.rs`.
 //! - [`open`] (`open.rs`): the startup path itself, in named phases, with the [`Upgrade`] hook
 //!   through which `tabula-migrate` runs its steps, and [`data_file`], where a database keeps
-//!   its data; the index builds it runs are in `indexes.rs`.
+//!   its data; the index builds it runs are in `indexes.rs`. The application's ways in
+//!   (`tabula::open`, `open_with_report`, `open_with`) are in `entry.rs`, and the migration
+//!   history check and upgrade protocol every hook runs ([`upgrade`], [`NoSteps`]) in
+//!   `history.rs`.
 //! - The schema checks (`check.rs`): [`declare`] before the file is opened, then
 //!   [`check_table`] ([`check_flags`], [`check_record`]) for every table that exists.
 //!   `tabula-migrate`'s `plan` runs the same checks to list what an open would refuse.
@@ -18,6 +21,8 @@ mod bootstrap;
 mod check;
 mod conversions;
 mod dictionaries;
+pub(crate) mod entry;
+mod history;
 mod indexes;
 mod meta;
 mod open;
@@ -26,6 +31,10 @@ pub use bootstrap::{Bootstrap, ExistingTable, META_TABLE, TableHandle, is_reserv
 pub use check::{check_flags, check_record, check_table, declare, describe_flag_bits};
 pub use conversions::{
     decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
+};
+pub use history::{
+    DeclaredStep, NoSteps, pending_steps, read_legacy_progress, resume_state, target_version,
+    upgrade,
 };
 pub(crate) use meta::parse_record;
 pub use open::{Report, Upgrade, data_file, open};

@@ -20,9 +20,12 @@ use crate::table::{Schema, TableInfo};
 /// `tabula-migrate` (`Migrations` implements it). [`open`] calls [`upgrade`](Upgrade::upgrade)
 /// once, in the startup transaction, with the stored schema record.
 ///
-/// Control goes from the application to `tabula_migrate::open_with`, which calls [`open`] with
-/// its `Migrations` as the hook; [`open`] begins the [`Bootstrap`], reads the record and hands
-/// both to the hook, then checks and opens the schema's tables in the same transaction.
+/// Control goes from the application to [`tabula::open_with`](crate::open_with) (in this
+/// crate), which calls [`open`] with its `Migrations` as the hook ([`NoSteps`](super::NoSteps)
+/// for [`tabula::open`](crate::open)); [`open`] begins the [`Bootstrap`], reads the record and
+/// hands both to the hook, then checks and opens the schema's tables in the same transaction.
+/// The hook runs the history check and the steps' protocol through
+/// [`startup::upgrade`](super::upgrade), so `tabula-migrate` only declares and runs steps.
 ///
 /// ```
 /// use tabula::{Options, Schema, Table, TableFlags};
@@ -141,9 +144,9 @@ pub struct Report {
 /// Before the file is opened, every declaration is checked ([`declare`](super::declare)): names,
 /// and the value types' structures, traced here.
 ///
-/// Applications open through `tabula::open` / `tabula::open_with` (`tabula-migrate`), which
-/// call this with their migration steps; a hook of one's own implements [`Upgrade`] (see its
-/// example).
+/// Applications open through [`tabula::open`](crate::open) /
+/// [`tabula::open_with`](crate::open_with), which call this with no steps or with their
+/// migration steps; a hook of one's own implements [`Upgrade`] (see its example).
 ///
 /// # Errors
 ///
