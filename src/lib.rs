@@ -747,7 +747,7 @@ pub use tabula_core::{
 // Services and long jobs: owned read transactions, long-reader control, metrics.
 #[rustfmt::skip]
 pub use tabula_core::{
-    OwnedHandle, OwnedIter, OwnedTx, ReaderInfo, ReaderPin, SlowReader, SlowReaderAction,
+    OwnedHandle, OwnedIter, OwnedTx, ReaderInfo, SlowReader, SlowReaderAction,
     telemetry,
 };
 // Errors.

@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
+use crate::engine::ReaderInfo;
 use crate::engine::{self, Code, Env};
-use crate::error::{At, Error, KeyHex, Part, ReaderPin};
+use crate::error::{At, Error, KeyHex, Part};
 
 /// Below this many bytes available, an `EIO` from a write is taken for a full file system
 /// (libmdbx reports a write cut short as `EIO`: `osal_pwritev` has no errno for it).
@@ -83,22 +84,13 @@ fn disk_full(code: Code, at: At<'_>, path: &Path) -> Option<Error> {
 
 /// The read transaction with the oldest snapshot among those that keep freed pages from being
 /// reused, in any process.
-fn oldest_pinning_reader(env: &Env) -> Option<ReaderPin> {
+fn oldest_pinning_reader(env: &Env) -> Option<ReaderInfo> {
     let _ = env.reader_check();
-    let me = std::process::id();
     env.readers()
         .ok()?
         .into_iter()
-        .filter(|r| r.txnid != 0 && r.lag > 0 && r.bytes_retained > 0)
+        .filter(|r| r.txn != 0 && r.lag > 0 && r.bytes_retained > 0)
         .max_by_key(|r| r.lag)
-        .map(|r| ReaderPin {
-            pid: r.pid as u32,
-            this_process: r.pid as u32 == me,
-            thread: r.thread,
-            txn_id: r.txnid,
-            lag: r.lag,
-            retained_bytes: r.bytes_retained as u64,
-        })
 }
 
 /// [`Error::TooLarge`] for an entry libmdbx refused as too large, with the page size that

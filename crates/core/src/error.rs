@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::codec::{DecodeError, EncodeError};
-use crate::engine::{self, Code};
+use crate::engine::{self, Code, ReaderInfo};
 
 /// A `Result` whose error is Tabula's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -384,7 +384,7 @@ pub enum Error {
         /// there is one: libmdbx cannot reuse the pages freed since that snapshot while it
         /// lives, and that, not the size limit, is what to fix. `None`: the data fills the
         /// limit.
-        pinned_by: Option<ReaderPin>,
+        pinned_by: Option<ReaderInfo>,
     },
 
     /// The file system holding the database has no space left for a write.
@@ -604,50 +604,20 @@ pub enum Error {
     },
 }
 
-/// A read transaction that keeps an old snapshot alive; see [`Error::MapFull`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReaderPin {
-    /// The process holding it.
-    pub pid: u32,
-    /// Whether that is this process.
-    pub this_process: bool,
-    /// The thread that holds it, as libmdbx records it (0 when the environment does not
-    /// track threads, as Tabula's does not: `MDBX_NOSTICKYTHREADS`).
-    pub thread: u64,
-    /// The snapshot (transaction ID) it reads.
-    pub txn_id: u64,
-    /// How many transactions have committed since that snapshot.
-    pub lag: u64,
-    /// Bytes freed since that snapshot, which libmdbx cannot reuse while it lives.
-    pub retained_bytes: u64,
-}
-
-impl fmt::Display for ReaderPin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.this_process {
-            write!(
-                f,
-                "A read transaction of this process (process {})",
-                self.pid
-            )?;
-        } else {
-            write!(f, "A read transaction of process {}", self.pid)?;
-        }
-        write!(
-            f,
-            " still reads snapshot {}, {} commits old: libmdbx cannot reuse the {} bytes freed \
-             since",
-            self.txn_id, self.lag, self.retained_bytes
-        )
-    }
-}
-
-fn map_full_advice(pin: &Option<ReaderPin>) -> String {
+fn map_full_advice(pin: &Option<ReaderInfo>) -> String {
     match pin {
         Some(pin) => format!(
-            "{pin}. End that read transaction (keep read transactions short) and retry; a \
-             larger size limit would only postpone this"
+            "{} still reads snapshot {}, {} commits old: libmdbx cannot reuse the {} bytes freed \
+             since. End that read transaction (keep read transactions short) and retry; a \
+             larger size limit would only postpone this",
+            if pin.this_process {
+                format!("A read transaction of this process (process {})", pin.pid)
+            } else {
+                format!("A read transaction of process {}", pin.pid)
+            },
+            pin.txn,
+            pin.lag,
+            pin.bytes_retained
         ),
         None => "The data fills the limit: reopen with a larger `Options::max_size` (the file \
                  grows on demand up to that bound)"
@@ -846,6 +816,45 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reader that pins freed pages is named as the error always named it (the message
+    /// came from `ReaderPin`'s `Display` before `ReaderInfo` took its place).
+    #[test]
+    fn map_full_names_the_pinning_reader() {
+        let pin = |this_process| ReaderInfo {
+            slot: 3,
+            pid: 4242,
+            this_process,
+            thread: 0,
+            txn: 17,
+            lag: 5,
+            bytes_used: 1 << 20,
+            bytes_retained: 65536,
+        };
+        let e = Error::MapFull {
+            table: Some("blocks"),
+            upper: 1 << 30,
+            pinned_by: Some(pin(false)),
+        };
+        let msg = e.to_string();
+        assert!(
+            msg.contains(
+                "A read transaction of process 4242 still reads snapshot 17, 5 commits old: \
+                 libmdbx cannot reuse the 65536 bytes freed since. End that read transaction"
+            ),
+            "{msg}"
+        );
+        let e = Error::MapFull {
+            table: None,
+            upper: 1 << 30,
+            pinned_by: Some(pin(true)),
+        };
+        let msg = e.to_string();
+        assert!(
+            msg.contains("A read transaction of this process (process 4242) still reads"),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn messages_name_table_key_and_code() {

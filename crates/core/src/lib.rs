@@ -49,9 +49,9 @@ pub use db::bulk::{
 };
 pub use db::owned::{OwnedHandle, OwnedIter, OwnedTx};
 pub use db::watch::{Followed, Follower};
-pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
-pub use engine::{DATA_FILE, LOCK_FILE, Room};
-pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
+pub use db::{CheckReport, DbInfo, DbStat, TableUsage, libmdbx_version};
+pub use engine::{DATA_FILE, LOCK_FILE, ReaderInfo, Room};
+pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, Result};
 pub use index::{IndexCheck, IndexProblem};
 pub use iter::{Iter, Lazy};
 pub use mode::{Mode, Ro, Rw};

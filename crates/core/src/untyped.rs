@@ -160,7 +160,7 @@ impl PageUse {
 }
 
 /// One live reader (an occupied slot of the reader table): the typed API's reader record.
-pub use crate::db::ReaderInfo;
+pub use crate::engine::ReaderInfo;
 
 /// libmdbx's integrity check in full: its counts, its own report and what it found in each
 /// tree of the file; see [`UntypedDb::check_report`].

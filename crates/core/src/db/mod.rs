@@ -14,7 +14,7 @@ pub(crate) mod watch;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use crate::engine::{self, Code, RawTxn};
+use crate::engine::{self, Code, RawTxn, ReaderInfo};
 use crate::error::{At, Error, MdbxCode, Result};
 use crate::mode::{Ro, Rw};
 use crate::state::{Db, Shared};
@@ -85,53 +85,6 @@ pub struct DbInfo {
     /// [`SyncMode::Durable`](crate::SyncMode::Durable); in the other modes what a system crash
     /// could lose until [`Db::sync`] (or libmdbx's own flush) runs.
     pub unsynced_bytes: u64,
-}
-
-/// One occupied slot of libmdbx's reader table: a read transaction of some process, or a slot
-/// kept for reuse. See [`Db::readers`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReaderInfo {
-    /// The slot number.
-    pub slot: i32,
-    /// The reading process.
-    pub pid: i32,
-    /// Whether that is this process.
-    pub this_process: bool,
-    /// The reading thread (`pthread_t`), 0 when the slot is not bound to a thread (Tabula's
-    /// are not: its environments do not tie transactions to threads);
-    /// [`ReaderInfo::PARKED`] for a transaction parked on its snapshot (`mdbx_txn_park`, what
-    /// a Tabula `Db` does with finished reads), [`ReaderInfo::OUSTED`] for one a writer ousted.
-    pub thread: u64,
-    /// The snapshot (transaction ID) it reads; 0 for a reset slot (kept for reuse, pinning
-    /// nothing).
-    pub txn: u64,
-    /// How many transactions behind the latest commit it is.
-    pub lag: u64,
-    /// Bytes of the database as of its snapshot.
-    pub bytes_used: usize,
-    /// Bytes freed since its snapshot that no write can reuse while it reads.
-    pub bytes_retained: usize,
-}
-
-impl ReaderInfo {
-    /// [`thread`](Self::thread) of a read transaction parked on its snapshot.
-    pub const PARKED: u64 = u64::MAX;
-    /// [`thread`](Self::thread) of a parked read transaction a writer ousted.
-    pub const OUSTED: u64 = u64::MAX - 1;
-
-    pub(crate) fn from_raw(r: engine::RawReader) -> Self {
-        ReaderInfo {
-            slot: r.slot,
-            pid: r.pid,
-            this_process: r.pid as u32 == std::process::id(),
-            thread: r.thread,
-            txn: r.txnid,
-            lag: r.lag,
-            bytes_used: r.bytes_used,
-            bytes_retained: r.bytes_retained,
-        }
-    }
 }
 
 /// Space use of a database; see [`Db::stat`]. Byte counts are page counts times the page size.
@@ -774,10 +727,8 @@ pub(crate) fn readers(
     env: &engine::Env,
     fail: impl Fn(Code, At<'_>) -> Error,
 ) -> Result<Vec<ReaderInfo>> {
-    let raw = env
-        .readers()
-        .map_err(|code| fail(code, At::env("list the readers")))?;
-    Ok(raw.into_iter().map(ReaderInfo::from_raw).collect())
+    env.readers()
+        .map_err(|code| fail(code, At::env("list the readers")))
 }
 
 /// A copy of the database at `path` (`env`) into the directory `dest` ([`Db::copy_to`]).

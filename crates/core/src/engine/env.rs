@@ -258,19 +258,43 @@ pub(crate) struct EnvInfo {
     pub unsynced: u64,
 }
 
-/// One slot of the reader table (`mdbx_reader_list`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RawReader {
+/// One occupied slot of libmdbx's reader table: a read transaction of some process, or a slot
+/// kept for reuse. See [`Db::readers`](crate::Db::readers); [`Error::MapFull`](crate::Error::MapFull)
+/// names the one that pins freed pages. The engine's own description of a reader (what
+/// `mdbx_reader_list` reports), so it is the only one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReaderInfo {
+    /// The slot number.
     pub slot: i32,
+    /// The reading process.
     pub pid: i32,
+    /// Whether that is this process.
+    pub this_process: bool,
+    /// The reading thread (`pthread_t`), 0 when the slot is not bound to a thread (Tabula's
+    /// are not: its environments do not tie transactions to threads);
+    /// [`ReaderInfo::PARKED`] for a transaction parked on its snapshot (`mdbx_txn_park`, what
+    /// a Tabula `Db` does with finished reads), [`ReaderInfo::OUSTED`] for one a writer ousted.
     pub thread: u64,
-    pub txnid: u64,
+    /// The snapshot (transaction ID) it reads; 0 for a reset slot (kept for reuse, pinning
+    /// nothing).
+    pub txn: u64,
+    /// How many transactions behind the latest commit it is.
     pub lag: u64,
+    /// Bytes of the database as of its snapshot.
     pub bytes_used: usize,
+    /// Bytes freed since its snapshot that no write can reuse while it reads.
     pub bytes_retained: usize,
 }
 
-/// `mdbx_reader_list`'s callback: appends one slot to the `Vec<RawReader>` behind `ctx`.
+impl ReaderInfo {
+    /// [`thread`](Self::thread) of a read transaction parked on its snapshot.
+    pub const PARKED: u64 = u64::MAX;
+    /// [`thread`](Self::thread) of a parked read transaction a writer ousted.
+    pub const OUSTED: u64 = u64::MAX - 1;
+}
+
+/// `mdbx_reader_list`'s callback: appends one slot to the `Vec<ReaderInfo>` behind `ctx`.
 unsafe extern "C" fn collect_reader(
     ctx: *mut c_void,
     _num: c_int,
@@ -282,17 +306,18 @@ unsafe extern "C" fn collect_reader(
     bytes_used: usize,
     bytes_retained: usize,
 ) -> c_int {
-    // SAFETY: `Env::readers` passes a `&mut Vec<RawReader>` as `ctx`, exclusively borrowed for
+    // SAFETY: `Env::readers` passes a `&mut Vec<ReaderInfo>` as `ctx`, exclusively borrowed for
     // the duration of `mdbx_reader_list`, which calls this synchronously on the same thread.
-    let out = unsafe { &mut *ctx.cast::<Vec<RawReader>>() };
+    let out = unsafe { &mut *ctx.cast::<Vec<ReaderInfo>>() };
     // `pthread_t` is `u64` on 64-bit Linux but not everywhere.
     #[allow(clippy::unnecessary_cast)]
     let thread = thread as u64;
-    out.push(RawReader {
+    out.push(ReaderInfo {
         slot,
         pid,
+        this_process: pid as u32 == std::process::id(),
         thread,
-        txnid,
+        txn: txnid,
         lag,
         bytes_used,
         bytes_retained,
@@ -765,15 +790,15 @@ impl Env {
     }
 
     /// The occupied slots of the reader table, in every process using the file.
-    pub fn readers(&self) -> Result<Vec<RawReader>, Code> {
-        let mut out: Vec<RawReader> = Vec::new();
+    pub fn readers(&self) -> Result<Vec<ReaderInfo>, Code> {
+        let mut out: Vec<ReaderInfo> = Vec::new();
         // SAFETY: the env is open; `collect_reader` matches `MDBX_reader_list_func` and only
         // touches `out`, which outlives the call and is not otherwise used during it.
         let rc = unsafe {
             sys::mdbx_reader_list(
                 self.ptr.as_ptr(),
                 Some(collect_reader),
-                (&mut out as *mut Vec<RawReader>).cast(),
+                (&mut out as *mut Vec<ReaderInfo>).cast(),
             )
         };
         // MDBX_RESULT_TRUE: the reader table is empty.

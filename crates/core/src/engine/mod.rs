@@ -57,7 +57,7 @@ pub use cmp::{branchy_key_order, default_key_order};
 pub(crate) use code::*;
 pub(crate) use cursor::*;
 pub(crate) use env::*;
-pub use env::{DATA_FILE, LOCK_FILE};
+pub use env::{DATA_FILE, LOCK_FILE, ReaderInfo};
 pub(crate) use flags::*;
 pub(crate) use limits::{MAX_PAGE_SIZE, limits_at_page_size};
 pub(crate) use log::*;
