@@ -43,6 +43,12 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// `#[table(.., indexed)]`: the table may have indexes (the write cursors and the appender
     /// then look for them in the schema; for any other table that costs nothing).
     const INDEXED: bool = false;
+    /// `#[table(.., history)]`: every change of the table's rows is recorded in its history
+    /// (`#[derive(History)]`), which as-of reads and unwinds read.
+    const HISTORY: bool = false;
+    /// For a history (`#[derive(History)]`): the name of the table whose changes it records;
+    /// `None` for any other table.
+    const HISTORY_OF: Option<&'static str> = None;
     /// A stored key's `Debug` form, for errors that name a key; `None` when the key type has
     /// no `Debug` or the bytes do not decode. The derives fill it in.
     #[doc(hidden)]
@@ -98,6 +104,8 @@ pub struct TableInfo {
     pub value_trace: fn() -> ValueTrace,
     /// For an index: what it indexes ([`Table::INDEX`]); `None` for a table.
     pub index: Option<IndexInfo>,
+    /// For a history: the name of the table whose changes it records ([`Table::HISTORY_OF`]).
+    pub history_of: Option<&'static str>,
     /// A stored key's `Debug` form, for errors; `None` when not known.
     #[doc(hidden)]
     pub debug_key: fn(&[u8]) -> Option<String>,
@@ -115,6 +123,7 @@ impl PartialEq for TableInfo {
             && self.value_version == other.value_version
             && self.rust_name == other.rust_name
             && self.index == other.index
+            && self.history_of == other.history_of
     }
 }
 
@@ -141,6 +150,7 @@ impl TableInfo {
             rust_name: T::RUST_NAME,
             value_trace: <T::Codec as Value>::trace,
             index: T::INDEX,
+            history_of: T::HISTORY_OF,
         }
     }
 
@@ -299,6 +309,30 @@ pub trait Unindexed: Writable {}
     note = "add `indexed` to the table's `#[table(..)]`: its write paths then keep its indexes exact, and those that cannot are refused at compile time"
 )]
 pub trait Indexed: Writable {}
+
+/// A table declared `#[table(.., history)]`: its changes are recorded, version by version, in
+/// the history listed beside it in the schema ([`History`]), so it can be read as of a version
+/// and unwound. Implemented by the table derive; never by hand.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` is not declared `history`",
+    label = "a history needs a table declared `history`",
+    note = "add `history` to the table's `#[table(..)]` and list its `#[derive(History)]` struct in the schema"
+)]
+pub trait HasHistory: Writable {}
+
+/// The history of table [`Source`](History::Source) (`#[derive(History)]`): every change of a
+/// row, with the version of the transaction that made it and the value before it. A table of
+/// the schema (created, opened and checked by the startup step), written only by the writes of
+/// its source table: writing it directly does not compile. Implemented only by the derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a history",
+    label = "not a history",
+    note = "declare a table's history with `#[derive(History)]` and `#[history(on = Table)]`"
+)]
+pub trait History: Table {
+    /// The table whose changes it records.
+    type Source: HasHistory;
+}
 
 /// What an index function may return for one row: `K` (one entry), `Option<K>` (`None`: no
 /// entry) or `Vec<K>` (several; a key repeated counts once).

@@ -1,0 +1,507 @@
+//! Tables declared `history` (issue 36; docs/design.md, "History and unwind"): every change of
+//! such a table's rows is recorded, with the version of the write transaction that made it and
+//! the value before it, in the table's history (`#[derive(History)]`), one plain table of the
+//! schema with three key spaces:
+//!
+//! - `00 ‖ version (u64 BE) ‖ stored key` → the value before the version (`00`: absent;
+//!   `01 ‖ stored value`): the changes, in version order;
+//! - `01 ‖ stored key as an escaped byte-string part ‖ version (u64 BE)` → empty: the history
+//!   index, in (key, version) order (the escaped form keeps the keys' byte order);
+//! - `02` → the horizon (the first version whose changes are kept), `03` → the last version
+//!   recorded.
+//!
+//! The write pipeline plans a change of a history table ([`plan`]: the version checked, the
+//! value before read) and records it after the row is written ([`record`]); the reads as of a
+//! version and the unwind are here too.
+
+mod read;
+
+pub(crate) use read::{AsOf, as_of, changes_at, check_horizon, versions};
+
+use std::sync::Mutex;
+
+use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
+use crate::db::state::Shared;
+use crate::engine::{self, Dbi, RawTxn, op};
+use crate::error::{At, Error, Result};
+use crate::index::Store;
+use crate::table::{Table, TableInfo};
+
+/// The first byte of a change's key.
+const CHANGE: u8 = 0;
+/// The first byte of a history index entry's key.
+const INDEX: u8 = 1;
+/// The key of the horizon.
+const HORIZON: [u8; 1] = [2];
+/// The key of the last version recorded.
+const LAST: [u8; 1] = [3];
+/// A change's value when the key held no value before it.
+const ABSENT: u8 = 0;
+/// The tag before the stored value a key held before a change.
+const PRESENT: u8 = 1;
+
+/// The key of the change of `key` at `version`.
+fn change_key(version: u64, key: &[u8]) -> KeyBuf {
+    let mut out = KeyBuf::new();
+    out.push(CHANGE);
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(key);
+    out
+}
+
+/// The first key of the changes of `version`.
+fn changes_from(version: u64) -> [u8; 9] {
+    let mut out = [CHANGE; 9];
+    out[1..].copy_from_slice(&version.to_be_bytes());
+    out
+}
+
+/// The version and stored key of a change's key; `None` for a key of another space.
+fn parse_change(key: &[u8]) -> Option<(u64, &[u8])> {
+    match key {
+        [CHANGE, rest @ ..] if rest.len() >= 8 => {
+            let (version, key) = rest.split_at(8);
+            Some((u64::from_be_bytes(version.try_into().ok()?), key))
+        }
+        _ => None,
+    }
+}
+
+/// Every history index key of `key` begins with this.
+fn index_prefix(key: &[u8]) -> KeyBuf {
+    let mut out = KeyBuf::new();
+    out.push(INDEX);
+    encode_bytes_part(key, &mut out, false);
+    out
+}
+
+/// The history index key of `key` at `version`.
+fn index_key(key: &[u8], version: u64) -> KeyBuf {
+    let mut out = index_prefix(key);
+    out.extend_from_slice(&version.to_be_bytes());
+    out
+}
+
+/// The stored key and version of a history index key; `None` for a key of another space.
+fn parse_index(key: &[u8]) -> Option<(Vec<u8>, u64)> {
+    let [INDEX, rest @ ..] = key else {
+        return None;
+    };
+    let mut input = rest;
+    let stored = decode_bytes_part(&mut input, false, "history index").ok()?;
+    let version = u64::from_be_bytes(input.try_into().ok()?);
+    Some((stored, version))
+}
+
+/// The value a change records: the stored value before it, or none.
+fn before_of(value: &[u8]) -> Option<Option<&[u8]>> {
+    match value {
+        [ABSENT] => Some(None),
+        [PRESENT, rest @ ..] => Some(Some(rest)),
+        _ => None,
+    }
+}
+
+/// A version stored under [`HORIZON`] or [`LAST`].
+fn version_of(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+/// The handle of the history of table `source` in the open database: the schema lists it
+/// (`#[derive(Schema)]` asserts so at compile time for every table declared `history`).
+pub(crate) fn dbi_of(shared: &Shared, source: &'static str) -> Result<Dbi> {
+    history_id(shared.tables, source)
+        .map(|id| shared.dbis[id])
+        .ok_or_else(|| Error::InvalidTable {
+            table: source.to_string(),
+            rust_name: "",
+            problem: "it is declared `history` but the schema lists no history of it: list its \
+                      `#[derive(History)]` struct in the schema"
+                .to_string(),
+        })
+}
+
+/// The position of the history of table `source` among `tables`.
+pub(crate) fn history_id(tables: &[TableInfo], source: &str) -> Option<usize> {
+    tables.iter().position(|t| t.history_of == Some(source))
+}
+
+/// The damage of a history entry that does not have its format.
+fn damaged(history: &'static str, what: &str, key: &[u8]) -> Error {
+    Error::Decode {
+        table: history,
+        part: crate::error::Part::Value,
+        key: crate::error::KeyHex::new(key),
+        source: crate::codec::DecodeError::new(format!(
+            "{what} does not have the format of a history entry"
+        )),
+    }
+}
+
+/// The write transaction's version and what it knows of its history tables: one write
+/// transaction at a time holds it (the writer lock), so the lock is never contended.
+#[derive(Default)]
+pub(crate) struct State(Mutex<Writer>);
+
+/// What [`State`] holds for the write transaction in progress; also what a nested transaction
+/// takes back when it aborts.
+#[derive(Default, Clone)]
+pub(crate) struct Writer {
+    /// The version `Tx::set_version` named.
+    version: Option<u64>,
+    /// Each history table whose last version this transaction has written: its source's name
+    /// and that version.
+    raised: Vec<(&'static str, u64)>,
+    /// An unwind writes the rows back without recording them.
+    replaying: bool,
+}
+
+impl State {
+    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A write transaction began: no version yet.
+    pub(crate) fn begin(&self) {
+        *self.writer() = Writer::default();
+    }
+
+    /// The write transaction's version is `version`.
+    pub(crate) fn set_version(&self, version: u64) {
+        self.writer().version = Some(version);
+    }
+
+    /// The write transaction's version.
+    pub(crate) fn version(&self) -> Option<u64> {
+        self.writer().version
+    }
+
+    /// What a nested transaction beginning now takes back if it aborts.
+    pub(crate) fn mark(&self) -> Writer {
+        self.writer().clone()
+    }
+
+    /// A nested transaction aborted: back to `mark`.
+    pub(crate) fn rollback(&self, mark: Writer) {
+        *self.writer() = mark;
+    }
+
+    /// Whether an unwind is writing rows back (which are not recorded).
+    fn replaying(&self) -> bool {
+        self.writer().replaying
+    }
+
+    /// Rows written until the guard drops are not recorded: an unwind writes them back.
+    pub(crate) fn replay(&self) -> Replay<'_> {
+        self.writer().replaying = true;
+        Replay(self)
+    }
+
+    /// Forgets that this transaction wrote `source`'s last version (an unwind lowered it).
+    fn forget_raised(&self, source: &str) {
+        self.writer().raised.retain(|(name, _)| *name != source);
+    }
+
+    /// The version this transaction last wrote as `source`'s last version, if any.
+    fn raised(&self, source: &str) -> Option<u64> {
+        let writer = self.writer();
+        writer
+            .raised
+            .iter()
+            .find(|(name, _)| *name == source)
+            .map(|(_, v)| *v)
+    }
+
+    fn note_raised(&self, source: &'static str, version: u64) {
+        let mut writer = self.writer();
+        match writer.raised.iter_mut().find(|(name, _)| *name == source) {
+            Some(entry) => entry.1 = version,
+            None => writer.raised.push((source, version)),
+        }
+    }
+}
+
+/// While it lives, rows written are not recorded ([`State::replay`]).
+pub(crate) struct Replay<'a>(&'a State);
+
+impl Drop for Replay<'_> {
+    fn drop(&mut self) {
+        self.0.writer().replaying = false;
+    }
+}
+
+/// A change of a history table, planned before the row is written: where it is recorded, at
+/// which version, and the value before it.
+pub(crate) struct Planned {
+    source: &'static str,
+    dbi: Dbi,
+    version: u64,
+    before: Option<Vec<u8>>,
+    raise_last: bool,
+}
+
+/// Plans a change of the row under `k` of table `T` (declared `history`), stored in `dbi`,
+/// written with libmdbx's put `flags` (`None` for a delete): the transaction's version checked
+/// against the last one recorded, and the value before the change read. `Ok(None)` while an
+/// unwind writes rows back. Nothing is written.
+#[inline(never)]
+pub(crate) fn plan<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    dbi: Dbi,
+    k: &[u8],
+    flags: Option<u32>,
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let Some(planned) = versioned::<T>(store, shared, k, op)? else {
+        return Ok(None);
+    };
+    // An append's key is above every key of the table, so it held nothing.
+    let before = match flags {
+        Some(flags) if flags & engine::put::APPEND != 0 => None,
+        _ => store
+            .store_get_with(dbi, k, <[u8]>::to_vec)
+            .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?,
+    };
+    Ok(Some(Planned { before, ..planned }))
+}
+
+/// Plans the delete of the stored row `(k, v)` (under a cursor, or walked by a clear): as
+/// [`plan`], with the value before in hand.
+pub(crate) fn plan_removal<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    k: &[u8],
+    v: Vec<u8>,
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let planned = versioned::<T>(store, shared, k, op)?;
+    Ok(planned.map(|p| Planned {
+        before: Some(v),
+        ..p
+    }))
+}
+
+/// The version part of a plan: the transaction's version checked against the last version
+/// `T`'s history recorded; the value before left out.
+fn versioned<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    k: &[u8],
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    if shared.history.replaying() {
+        return Ok(None);
+    }
+    let history = dbi_of(shared, T::NAME)?;
+    let Some(version) = shared.history.version() else {
+        return Err(Error::NoVersion { table: T::NAME });
+    };
+    let raise_last = match shared.history.raised(T::NAME) {
+        Some(last) if last == version => false,
+        _ => {
+            let last = store
+                .store_get_with(history, &LAST, version_of)
+                .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
+            match last {
+                None => true,
+                Some(Some(last)) if version < last => {
+                    return Err(Error::VersionBelow {
+                        table: T::NAME,
+                        version,
+                        last,
+                    });
+                }
+                Some(Some(last)) => version > last,
+                Some(None) => return Err(damaged(T::NAME, "the last version recorded", &LAST)),
+            }
+        }
+    };
+    Ok(Some(Planned {
+        source: T::NAME,
+        dbi: history,
+        version,
+        before: None,
+        raise_last,
+    }))
+}
+
+/// Records the change of the row under `k` that `planned` planned, after the row was written:
+/// the change (unless the key already changed in this version: the first change of a version
+/// holds the value before it), the history index entry, and the last version.
+pub(crate) fn record(
+    store: &mut impl Store,
+    shared: &Shared,
+    planned: &Planned,
+    k: &[u8],
+) -> Result<()> {
+    let fail = |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
+    let change = change_key(planned.version, k);
+    let recorded = store
+        .store_get_with(planned.dbi, change.as_slice(), |_| ())
+        .map_err(|code| fail(code, k))?;
+    if recorded.is_none() {
+        let mut value = Vec::with_capacity(1 + planned.before.as_ref().map_or(0, Vec::len));
+        match &planned.before {
+            Some(before) => {
+                value.push(PRESENT);
+                value.extend_from_slice(before);
+            }
+            None => value.push(ABSENT),
+        }
+        store
+            .store_put(planned.dbi, change.as_slice(), &value)
+            .map_err(|code| fail(code, k))?;
+    }
+    store
+        .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
+        .map_err(|code| fail(code, k))?;
+    if planned.raise_last {
+        store
+            .store_put(planned.dbi, &LAST, &planned.version.to_be_bytes())
+            .map_err(|code| fail(code, &LAST))?;
+        shared.history.note_raised(planned.source, planned.version);
+    }
+    Ok(())
+}
+
+/// The last change recorded in a history (`dbi`) of table `source`, when its version is
+/// above `version`: its version, stored key and value before. What an unwind reverts next.
+pub(crate) fn last_change_above(
+    raw: &RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<Option<(u64, Vec<u8>, Option<Vec<u8>>)>> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind"));
+    let mut cursor = raw.cursor(history).map_err(fail)?;
+    // The changes come first: the last one is just before the first index entry.
+    let entry = match cursor.get(op::SET_RANGE, Some(&[INDEX]), None).map_err(fail)? {
+        Some(_) => cursor.get(op::PREV, None, None).map_err(fail)?,
+        None => cursor.get(op::LAST, None, None).map_err(fail)?,
+    };
+    let Some((key, value)) = entry else {
+        return Ok(None);
+    };
+    let Some((changed, k)) = parse_change(key) else {
+        return Ok(None);
+    };
+    if changed <= version {
+        return Ok(None);
+    }
+    let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+    Ok(Some((changed, k.to_vec(), before.map(<[u8]>::to_vec))))
+}
+
+/// Removes the change of the stored key `k` at `version` and its history index entry.
+pub(crate) fn forget(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    (version, k): (u64, &[u8]),
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind").key(k));
+    raw.del(history, change_key(version, k).as_slice(), None)
+        .map_err(fail)?;
+    raw.del(history, index_key(k, version).as_slice(), None)
+        .map_err(fail)?;
+    Ok(())
+}
+
+/// After an unwind to `version`: the last version recorded is at most `version`.
+pub(crate) fn lower_last(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind"));
+    let last = raw.get(history, &LAST).map_err(fail)?.map(version_of);
+    match last {
+        Some(Some(last)) if last > version => raw
+            .put(history, &LAST, &version.to_be_bytes(), engine::put::UPSERT)
+            .map_err(fail)?,
+        Some(None) => return Err(damaged(source, "the last version recorded", &LAST)),
+        _ => {}
+    }
+    shared.history.forget_raised(source);
+    Ok(())
+}
+
+/// One batch of a prune of the history (`dbi`) of table `source` below `below`: the horizon
+/// raised to `below` first (so no reader's snapshot holds pruned versions without it), then
+/// up to `limit` changes of versions below it deleted with their index entries. Returns how
+/// many were deleted (fewer than `limit`: the prune is complete).
+pub(crate) fn prune_batch(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    below: u64,
+    limit: usize,
+) -> Result<usize> {
+    let fail = |code| shared.fail(code, At::table(source, "prune history"));
+    let horizon = raw.get(history, &HORIZON).map_err(fail)?.map(version_of);
+    match horizon {
+        Some(None) => return Err(damaged(source, "the horizon", &HORIZON)),
+        Some(Some(horizon)) if horizon >= below => {}
+        _ => raw
+            .put(history, &HORIZON, &below.to_be_bytes(), engine::put::UPSERT)
+            .map_err(fail)?,
+    }
+    let mut doomed = Vec::new();
+    {
+        let mut cursor = raw.cursor(history).map_err(fail)?;
+        let mut at = cursor.get(op::FIRST, None, None).map_err(fail)?;
+        while let Some((key, _)) = at {
+            match parse_change(key) {
+                Some((version, k)) if version < below && doomed.len() < limit => {
+                    doomed.push((version, k.to_vec()));
+                }
+                _ => break,
+            }
+            at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+        }
+    }
+    for (version, k) in &doomed {
+        forget(raw, shared, source, history, (*version, k))?;
+    }
+    Ok(doomed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_back_and_index_keys_sort_by_key_then_version() {
+        let change = change_key(7, b"a\0b");
+        assert_eq!(parse_change(change.as_slice()), Some((7, &b"a\0b"[..])));
+        let index = index_key(b"a\0b", 9);
+        assert_eq!(parse_index(index.as_slice()), Some((b"a\0b".to_vec(), 9)));
+        let mut keys = [
+            index_key(b"b", 1),
+            index_key(b"a", 2),
+            index_key(b"a\0", 0),
+            index_key(b"a", 1),
+            index_key(b"", 5),
+        ]
+        .map(|k| k.as_slice().to_vec());
+        keys.sort();
+        let parsed: Vec<_> = keys.iter().map(|k| parse_index(k).unwrap()).collect();
+        assert_eq!(
+            parsed,
+            [
+                (b"".to_vec(), 5),
+                (b"a".to_vec(), 1),
+                (b"a".to_vec(), 2),
+                (b"a\0".to_vec(), 0),
+                (b"b".to_vec(), 1)
+            ]
+        );
+        assert_eq!(&changes_from(3)[..], change_key(3, b"").as_slice());
+    }
+}

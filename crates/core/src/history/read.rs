@@ -1,0 +1,135 @@
+//! Reads of a history table as of a version, on the stored bytes: one value ([`as_of`]), a
+//! key's versions ([`versions`]) and one version's changes ([`changes_at`]). Their typed forms
+//! are `versions.rs`'s.
+
+use crate::db::state::Shared;
+use crate::engine::{Dbi, RawTxn, op};
+use crate::error::{At, Error, Result};
+
+use super::{
+    HORIZON, before_of, change_key, changes_from, damaged, index_key, index_prefix,
+    parse_change, parse_index, version_of,
+};
+
+/// What a key held at the end of a version.
+pub(crate) enum AsOf<'t> {
+    /// What it holds now: it has not changed since.
+    Current,
+    /// This, the value before its first change after the version (`None`: no value).
+    Held(Option<&'t [u8]>),
+}
+
+/// Refuses a read as of `version` when the history no longer holds every change after it.
+pub(crate) fn check_horizon(
+    raw: &RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<()> {
+    let horizon = raw
+        .get(history, &HORIZON)
+        .map_err(|code| shared.fail(code, At::table(source, "read as of a version")))?;
+    let Some(horizon) = horizon else {
+        return Ok(());
+    };
+    let horizon = version_of(horizon).ok_or_else(|| damaged(source, "the horizon", &HORIZON))?;
+    if version.saturating_add(1) < horizon {
+        return Err(Error::BelowHorizon {
+            table: source,
+            version,
+            horizon,
+        });
+    }
+    Ok(())
+}
+
+/// What the stored key `k` of table `source` held at the end of `version`.
+pub(crate) fn as_of<'t>(
+    raw: &'t RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    k: &[u8],
+    version: u64,
+) -> Result<AsOf<'t>> {
+    check_horizon(raw, shared, source, history, version)?;
+    let Some(after) = version.checked_add(1) else {
+        return Ok(AsOf::Current);
+    };
+    let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
+    let prefix = index_prefix(k);
+    let seek = index_key(k, after);
+    let mut cursor = raw.cursor(history).map_err(fail)?;
+    let found = cursor
+        .get(op::SET_RANGE, Some(seek.as_slice()), None)
+        .map_err(fail)?;
+    let Some((entry, _)) = found else {
+        return Ok(AsOf::Current);
+    };
+    if !entry.starts_with(prefix.as_slice()) {
+        return Ok(AsOf::Current);
+    }
+    let (_, changed) = parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+    drop(cursor);
+    let change = change_key(changed, k);
+    let before = raw.get(history, change.as_slice()).map_err(fail)?;
+    let before = before.ok_or_else(|| damaged(source, "a missing change", change.as_slice()))?;
+    let held = before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
+    Ok(AsOf::Held(held))
+}
+
+/// The versions at which the stored key `k` of table `source` changed, in increasing order.
+pub(crate) fn versions(
+    raw: &RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    k: &[u8],
+) -> Result<Vec<u64>> {
+    let fail = |code| shared.fail(code, At::table(source, "versions").key(k));
+    let prefix = index_prefix(k);
+    let mut cursor = raw.cursor(history).map_err(fail)?;
+    let mut out = Vec::new();
+    let mut at = cursor
+        .get(op::SET_RANGE, Some(prefix.as_slice()), None)
+        .map_err(fail)?;
+    while let Some((entry, _)) = at {
+        if !entry.starts_with(prefix.as_slice()) {
+            break;
+        }
+        let (_, version) =
+            parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+        out.push(version);
+        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(out)
+}
+
+/// The changes of `version` in table `source`: each stored key changed and the value it held
+/// before, in key order.
+pub(crate) fn changes_at(
+    raw: &RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+    let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
+    let from = changes_from(version);
+    let mut cursor = raw.cursor(history).map_err(fail)?;
+    let mut out = Vec::new();
+    let mut at = cursor.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
+    while let Some((key, value)) = at {
+        match parse_change(key) {
+            Some((v, k)) if v == version => {
+                let before =
+                    before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+                out.push((k.to_vec(), before.map(<[u8]>::to_vec)));
+            }
+            _ => break,
+        }
+        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(out)
+}
