@@ -233,8 +233,7 @@ pub enum Error {
     /// (`Tx::set_version`). Nothing of the change was written.
     #[error(
         "table `{table}` records its history, so a write transaction that changes it names its \
-         version first: call `tx.set_version(v)` (a block number, say) before the write; \
-         nothing was written"
+         version first (`Tx::set_version`, with a block number, say); nothing was written"
     )]
     NoVersion {
         /// The table.

@@ -30,8 +30,9 @@ mod stored;
 pub mod table;
 pub mod telemetry;
 mod txn;
-mod versions;
 pub mod untyped;
+mod version;
+mod versions;
 mod watch;
 
 pub use codec::{
@@ -66,8 +67,8 @@ pub use table::{
     Unique, ValueOf, Writable,
 };
 pub use table::{HasHistory, History};
-pub use versions::VersionChange;
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
+pub use versions::VersionChange;
 pub use watch::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
     Received, TableSet,

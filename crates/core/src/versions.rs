@@ -181,12 +181,16 @@ impl<H: Handle> Reads<H> {
             for (k, before) in history::changes_at(raw, shared, T::NAME, history, version)? {
                 let after = match history::as_of(raw, shared, T::NAME, history, &k, version)? {
                     AsOf::Held(held) => held,
-                    AsOf::Current => raw.get(dbi, &k).map_err(|code| {
-                        shared.fail(code, At::of::<T>("changes_at").key(&k))
-                    })?,
+                    AsOf::Current => raw
+                        .get(dbi, &k)
+                        .map_err(|code| shared.fail(code, At::of::<T>("changes_at").key(&k)))?,
                 };
                 let decode = |v: Option<&[u8]>| v.map(|v| decode_value::<T>(&k, v)).transpose();
-                out.push((decode_key::<T>(&k)?, decode(before.as_deref())?, decode(after)?));
+                out.push((
+                    decode_key::<T>(&k)?,
+                    decode(before.as_deref())?,
+                    decode(after)?,
+                ));
             }
             Ok(out)
         })
@@ -280,9 +284,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// # Errors
     ///
-    /// What the writes back can fail with ([`Error::MapFull`](crate::Error::MapFull), ..);
-    /// [`Error::Decode`](crate::Error::Decode) for a damaged history. Abort the transaction
-    /// then: part of the unwind may be written.
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon), before anything is written, when
+    /// a table's history was pruned above `version`. What the writes back can fail with
+    /// ([`Error::MapFull`](crate::Error::MapFull), ..); [`Error::Decode`](crate::Error::Decode)
+    /// for a damaged history: abort the transaction then, as part of the unwind may be written.
     pub fn unwind(&mut self, version: u64) -> Result<u64>
     where
         S: Unwinding,
@@ -291,9 +296,11 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// [`unwind`](Tx::unwind) of table `T` alone (nothing when `T` is not declared
-    /// `history`): what `#[derive(Schema)]`'s [`Unwinding`] calls for each table.
+    /// `history`): what `#[derive(Schema)]`'s [`Unwinding`] calls for each table, first with
+    /// `check` (the unwind is refused, before anything is written, when a table's history was
+    /// pruned above `version`), then without.
     #[doc(hidden)]
-    pub fn __unwind_table<T: Table>(&mut self, version: u64) -> Result<u64>
+    pub fn __unwind_table<T: Table>(&mut self, version: u64, check: bool) -> Result<u64>
     where
         S: Contains<T>,
     {
@@ -306,9 +313,13 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let indexed = index::On::<S, T>::ANY;
         let history = history::dbi_of(shared, T::NAME)?;
         let raw = self.raw_mut();
+        if check {
+            history::check_horizon(raw, shared, T::NAME, history, version)?;
+            return Ok(0);
+        }
         let _replay = shared.history.replay();
         let mut undone = 0;
-        while let Some((changed, k, before)) =
+        while let Some((changed, (k, before))) =
             history::last_change_above(raw, shared, T::NAME, history, version)?
         {
             let mut target = InTxn { raw, dbi };

@@ -251,9 +251,12 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
             );
         }
     });
-    let unwind_tables = tables.iter().map(|ty| {
-        quote!(undone += tx.__unwind_table::<#ty>(version)?;)
-    });
+    let check_tables = tables
+        .iter()
+        .map(|ty| quote!(tx.__unwind_table::<#ty>(version, true)?;));
+    let unwind_tables = tables
+        .iter()
+        .map(|ty| quote!(undone += tx.__unwind_table::<#ty>(version, false)?;));
 
     quote! {
         const _: () = {
@@ -268,6 +271,7 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
                     tx: &mut #krate::Tx<'_, Self, #krate::Rw>,
                     version: ::core::primitive::u64,
                 ) -> #krate::Result<::core::primitive::u64> {
+                    #(#check_tables)*
                     let mut undone = 0;
                     #(#unwind_tables)*
                     ::core::result::Result::Ok(undone)

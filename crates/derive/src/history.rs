@@ -69,7 +69,10 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Attrs {
         Data::Struct(data) if matches!(data.fields, Fields::Unit) => {}
         _ => cx.error_spanned_by(
             &input.ident,
-            format!("a history is a unit struct: write `struct {};`", input.ident),
+            format!(
+                "a history is a unit struct: write `struct {};`",
+                input.ident
+            ),
         ),
     }
     if !input.generics.params.is_empty() {
@@ -140,8 +143,14 @@ mod tests {
     #[test]
     fn a_history_is_a_table_of_bytes_naming_its_source() {
         let out = expand("#[history(on = Accounts)] struct AccountsHistory;");
-        assert!(out.contains("impl :: tabula :: Table for AccountsHistory"), "{out}");
-        assert!(out.contains("impl :: tabula :: History for AccountsHistory"), "{out}");
+        assert!(
+            out.contains("impl :: tabula :: Table for AccountsHistory"),
+            "{out}"
+        );
+        assert!(
+            out.contains("impl :: tabula :: History for AccountsHistory"),
+            "{out}"
+        );
         assert!(out.contains("type Source = Accounts"), "{out}");
         assert!(out.contains("HISTORY_OF"), "{out}");
         assert!(!out.contains("Writable"), "{out}");

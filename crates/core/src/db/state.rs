@@ -50,7 +50,7 @@ pub(crate) struct Shared {
     /// log (`watch/hub.rs`).
     pub(crate) watch: crate::watch::hub::Hub,
     /// The write transaction's version, for tables declared `history` (`history/`).
-    pub(crate) history: crate::history::State,
+    pub(crate) history: crate::version::State,
     /// The zstd dictionaries this database loaded into the process-wide registry (released
     /// when it closes).
     pub(crate) _dictionaries: crate::codec::DictionaryLease,

@@ -18,8 +18,6 @@ mod read;
 
 pub(crate) use read::{AsOf, as_of, changes_at, check_horizon, versions};
 
-use std::sync::Mutex;
-
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::db::state::Shared;
 use crate::engine::{self, Dbi, RawTxn, op};
@@ -39,6 +37,9 @@ const LAST: [u8; 1] = [3];
 const ABSENT: u8 = 0;
 /// The tag before the stored value a key held before a change.
 const PRESENT: u8 = 1;
+
+/// A change read back, as stored: the key and the value it held before (`None`: none).
+pub(crate) type StoredChange = (Vec<u8>, Option<Vec<u8>>);
 
 /// The key of the change of `key` at `version`.
 fn change_key(version: u64, key: &[u8]) -> KeyBuf {
@@ -135,98 +136,6 @@ fn damaged(history: &'static str, what: &str, key: &[u8]) -> Error {
         source: crate::codec::DecodeError::new(format!(
             "{what} does not have the format of a history entry"
         )),
-    }
-}
-
-/// The write transaction's version and what it knows of its history tables: one write
-/// transaction at a time holds it (the writer lock), so the lock is never contended.
-#[derive(Default)]
-pub(crate) struct State(Mutex<Writer>);
-
-/// What [`State`] holds for the write transaction in progress; also what a nested transaction
-/// takes back when it aborts.
-#[derive(Default, Clone)]
-pub(crate) struct Writer {
-    /// The version `Tx::set_version` named.
-    version: Option<u64>,
-    /// Each history table whose last version this transaction has written: its source's name
-    /// and that version.
-    raised: Vec<(&'static str, u64)>,
-    /// An unwind writes the rows back without recording them.
-    replaying: bool,
-}
-
-impl State {
-    fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// A write transaction began: no version yet.
-    pub(crate) fn begin(&self) {
-        *self.writer() = Writer::default();
-    }
-
-    /// The write transaction's version is `version`.
-    pub(crate) fn set_version(&self, version: u64) {
-        self.writer().version = Some(version);
-    }
-
-    /// The write transaction's version.
-    pub(crate) fn version(&self) -> Option<u64> {
-        self.writer().version
-    }
-
-    /// What a nested transaction beginning now takes back if it aborts.
-    pub(crate) fn mark(&self) -> Writer {
-        self.writer().clone()
-    }
-
-    /// A nested transaction aborted: back to `mark`.
-    pub(crate) fn rollback(&self, mark: Writer) {
-        *self.writer() = mark;
-    }
-
-    /// Whether an unwind is writing rows back (which are not recorded).
-    fn replaying(&self) -> bool {
-        self.writer().replaying
-    }
-
-    /// Rows written until the guard drops are not recorded: an unwind writes them back.
-    pub(crate) fn replay(&self) -> Replay<'_> {
-        self.writer().replaying = true;
-        Replay(self)
-    }
-
-    /// Forgets that this transaction wrote `source`'s last version (an unwind lowered it).
-    fn forget_raised(&self, source: &str) {
-        self.writer().raised.retain(|(name, _)| *name != source);
-    }
-
-    /// The version this transaction last wrote as `source`'s last version, if any.
-    fn raised(&self, source: &str) -> Option<u64> {
-        let writer = self.writer();
-        writer
-            .raised
-            .iter()
-            .find(|(name, _)| *name == source)
-            .map(|(_, v)| *v)
-    }
-
-    fn note_raised(&self, source: &'static str, version: u64) {
-        let mut writer = self.writer();
-        match writer.raised.iter_mut().find(|(name, _)| *name == source) {
-            Some(entry) => entry.1 = version,
-            None => writer.raised.push((source, version)),
-        }
-    }
-}
-
-/// While it lives, rows written are not recorded ([`State::replay`]).
-pub(crate) struct Replay<'a>(&'a State);
-
-impl Drop for Replay<'_> {
-    fn drop(&mut self) {
-        self.0.writer().replaying = false;
     }
 }
 
@@ -335,7 +244,8 @@ pub(crate) fn record(
     planned: &Planned,
     k: &[u8],
 ) -> Result<()> {
-    let fail = |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
+    let fail =
+        |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
     let change = change_key(planned.version, k);
     let recorded = store
         .store_get_with(planned.dbi, change.as_slice(), |_| ())
@@ -373,11 +283,14 @@ pub(crate) fn last_change_above(
     source: &'static str,
     history: Dbi,
     version: u64,
-) -> Result<Option<(u64, Vec<u8>, Option<Vec<u8>>)>> {
+) -> Result<Option<(u64, StoredChange)>> {
     let fail = |code| shared.fail(code, At::table(source, "unwind"));
     let mut cursor = raw.cursor(history).map_err(fail)?;
     // The changes come first: the last one is just before the first index entry.
-    let entry = match cursor.get(op::SET_RANGE, Some(&[INDEX]), None).map_err(fail)? {
+    let entry = match cursor
+        .get(op::SET_RANGE, Some(&[INDEX]), None)
+        .map_err(fail)?
+    {
         Some(_) => cursor.get(op::PREV, None, None).map_err(fail)?,
         None => cursor.get(op::LAST, None, None).map_err(fail)?,
     };
@@ -391,7 +304,7 @@ pub(crate) fn last_change_above(
         return Ok(None);
     }
     let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
-    Ok(Some((changed, k.to_vec(), before.map(<[u8]>::to_vec))))
+    Ok(Some((changed, (k.to_vec(), before.map(<[u8]>::to_vec)))))
 }
 
 /// Removes the change of the stored key `k` at `version` and its history index entry.

@@ -7,7 +7,7 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    HORIZON, before_of, change_key, changes_from, damaged, index_key, index_prefix,
+    HORIZON, StoredChange, before_of, change_key, changes_from, damaged, index_key, index_prefix,
     parse_change, parse_index, version_of,
 };
 
@@ -70,7 +70,8 @@ pub(crate) fn as_of<'t>(
     if !entry.starts_with(prefix.as_slice()) {
         return Ok(AsOf::Current);
     }
-    let (_, changed) = parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+    let (_, changed) =
+        parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
     drop(cursor);
     let change = change_key(changed, k);
     let before = raw.get(history, change.as_slice()).map_err(fail)?;
@@ -114,7 +115,7 @@ pub(crate) fn changes_at(
     source: &'static str,
     history: Dbi,
     version: u64,
-) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+) -> Result<Vec<StoredChange>> {
     let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
     let from = changes_from(version);
     let mut cursor = raw.cursor(history).map_err(fail)?;
@@ -123,8 +124,7 @@ pub(crate) fn changes_at(
     while let Some((key, value)) = at {
         match parse_change(key) {
             Some((v, k)) if v == version => {
-                let before =
-                    before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+                let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
                 out.push((k.to_vec(), before.map(<[u8]>::to_vec)));
             }
             _ => break,

@@ -66,7 +66,7 @@ fn ended(
 pub(crate) struct Savepoint {
     parent: ParentTxn,
     mark: Mark,
-    versions: crate::history::Writer,
+    versions: crate::version::Writer,
 }
 
 /// Begins a transaction nested in `raw`.
