@@ -232,16 +232,16 @@ pub mod __private {
         false
     }
 
-    /// Whether table `T`, declared `history` or not, has its history listed in `tables` when
-    /// it needs one.
-    pub const fn history_listed<T: crate::Table>(tables: &[crate::TableInfo]) -> bool {
-        if !T::HISTORY {
+    /// Whether the table at `at`, declared `history` or not, has its history listed in
+    /// `tables` when it needs one.
+    pub const fn history_listed(tables: &[crate::TableInfo], at: usize) -> bool {
+        if !tables[at].history {
             return true;
         }
         let mut i = 0;
         while i < tables.len() {
             if let Some(source) = tables[i].history_of
-                && str_eq(source, T::NAME)
+                && str_eq(source, tables[at].name)
             {
                 return true;
             }
@@ -318,6 +318,7 @@ mod tests {
             value_trace: || crate::ValueTrace::Opaque,
             debug_key: crate::__private::no_debug_key,
             index: None,
+            history: false,
             history_of: None,
         };
         let tables = [info("a"), info("b"), info("a")];

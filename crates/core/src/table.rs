@@ -104,6 +104,8 @@ pub struct TableInfo {
     pub value_trace: fn() -> ValueTrace,
     /// For an index: what it indexes ([`Table::INDEX`]); `None` for a table.
     pub index: Option<IndexInfo>,
+    /// Declared `history` ([`Table::HISTORY`]): its changes are recorded in its history.
+    pub history: bool,
     /// For a history: the name of the table whose changes it records ([`Table::HISTORY_OF`]).
     pub history_of: Option<&'static str>,
     /// A stored key's `Debug` form, for errors; `None` when not known.
@@ -123,6 +125,7 @@ impl PartialEq for TableInfo {
             && self.value_version == other.value_version
             && self.rust_name == other.rust_name
             && self.index == other.index
+            && self.history == other.history
             && self.history_of == other.history_of
     }
 }
@@ -150,6 +153,7 @@ impl TableInfo {
             rust_name: T::RUST_NAME,
             value_trace: <T::Codec as Value>::trace,
             index: T::INDEX,
+            history: T::HISTORY,
             history_of: T::HISTORY_OF,
         }
     }
@@ -283,22 +287,23 @@ pub trait ValueOf<T: Table, V: ?Sized = <T as Table>::Value>: AsValue<T::Codec> 
 impl<T: Table, Q: AsValue<T::Codec> + ?Sized> ValueOf<T> for Q {}
 
 /// A table whose rows the application writes: every `#[derive(Table)]` table, never an index
-/// (`#[derive(Index)]`), whose entries Tabula writes when their source table is written. Every
-/// write path requires it, so writing an index table directly does not compile.
+/// (`#[derive(Index)]`) nor a history (`#[derive(History)]`), whose entries Tabula writes when
+/// their source table is written. Every write path requires it, so writing an index or a
+/// history directly does not compile.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a writable table (an index cannot be written directly)",
+    message = "`{Self}` is not a writable table (an index or a history cannot be written directly)",
     label = "not known to be writable",
-    note = "an index's entries follow its source table: write the source table's rows and Tabula keeps the index exact; in generic code, bound the table by `tabula::Writable`"
+    note = "an index's entries and a history's records follow their source table: write the source table's rows and Tabula keeps them exact; in generic code, bound the table by `tabula::Writable`"
 )]
 pub trait Writable: Table {}
 
-/// A writable table declared without `indexed`: the write paths that do not keep indexes
-/// exact (`put_reserve`, and the dup operations) require it, so on an indexed table they do
-/// not compile.
+/// A writable table declared without `indexed` or `history`: the write paths that do not keep
+/// indexes exact nor record history (`put_reserve`, and the dup operations) require it, so on
+/// an indexed or history table they do not compile.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a table without indexes: this write path does not keep indexes exact",
-    label = "declared `indexed`, an index, or not known to be neither",
-    note = "write an indexed table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, `put_bytes`, `retain_bytes`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact; in generic code, bound the table by `tabula::Unindexed`"
+    message = "`{Self}` is not a table without indexes or history: this write path does not keep indexes exact or record history",
+    label = "declared `indexed` or `history`, an index, or not known to be neither",
+    note = "write an indexed or history table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, `put_bytes`, `retain_bytes`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact and record its history; in generic code, bound the table by `tabula::Unindexed`"
 )]
 pub trait Unindexed: Writable {}
 

@@ -246,17 +246,16 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
                 #source_message
             );
             const _: () = ::core::assert!(
-                #krate::__private::history_listed::<#ty>(<#ident as #krate::Schema>::TABLES),
+                #krate::__private::history_listed(<#ident as #krate::Schema>::TABLES, #at),
                 #history_message
             );
         }
     });
-    let check_tables = tables
-        .iter()
-        .map(|ty| quote!(tx.__unwind_table::<#ty>(version, true)?;));
+    // One call per table (first every check, then every unwind), so a listed type that is not
+    // a table adds one error here, not two.
     let unwind_tables = tables
         .iter()
-        .map(|ty| quote!(undone += tx.__unwind_table::<#ty>(version, false)?;));
+        .map(|ty| quote!(undone += tx.__unwind_table::<#ty>(version, check)?;));
 
     quote! {
         const _: () = {
@@ -271,9 +270,10 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
                     tx: &mut #krate::Tx<'_, Self, #krate::Rw>,
                     version: ::core::primitive::u64,
                 ) -> #krate::Result<::core::primitive::u64> {
-                    #(#check_tables)*
                     let mut undone = 0;
-                    #(#unwind_tables)*
+                    for check in [true, false] {
+                        #(#unwind_tables)*
+                    }
                     ::core::result::Result::Ok(undone)
                 }
             }

@@ -377,6 +377,7 @@ mod tests {
             value_trace: || ValueTrace::Opaque,
             debug_key: crate::__private::no_debug_key,
             index: None,
+            history: false,
             history_of: None,
         };
         let record = TableRecord::traced(&info, &ValueTrace::Opaque);
@@ -405,6 +406,7 @@ mod tests {
             value_trace: || ValueTrace::Opaque,
             debug_key: crate::__private::no_debug_key,
             index: None,
+            history: false,
             history_of: None,
         };
         let traces = [
