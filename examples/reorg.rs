@@ -138,7 +138,11 @@ fn check_as_of(
     let mut reads = 0;
     for address in state.accounts.keys().chain(now.accounts.keys()) {
         let got = tx.get_as_of::<Accounts>(address, block)?;
-        assert_eq!(got.as_ref(), state.accounts.get(address), "account as of {block}");
+        assert_eq!(
+            got.as_ref(),
+            state.accounts.get(address),
+            "account as of {block}"
+        );
         reads += 1;
     }
     for key in state.storage.keys().chain(now.storage.keys()) {

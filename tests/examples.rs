@@ -99,7 +99,10 @@ fn reorg_applies_unwinds_and_applies_the_other_branch_against_its_model() {
     // The example checks every step against its in-memory model and panics on a mismatch.
     let out = run("reorg");
     assert!(out.contains("applied 1000 blocks"), "{out}");
-    assert!(out.contains("as of 6 earlier blocks: all match the model"), "{out}");
+    assert!(
+        out.contains("as of 6 earlier blocks: all match the model"),
+        "{out}"
+    );
     assert!(
         out.contains("unwound 64 blocks to block 936")
             && out.contains("the state matches the model at block 936"),
