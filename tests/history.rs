@@ -4,9 +4,8 @@
 //! at non-decreasing versions, with unwinds and prunes among them; after each step every
 //! as-of read at every retained version, every key's versions and every version's changes are
 //! compared with the model, the secondary index is checked, and a key watcher's changes,
-//! replayed, give the table. (A prune drops the changes below its version; an unwind to the
-//! version just below the horizon, which reads may still ask for, lets later writes record
-//! changes there.)
+//! replayed, give the table. (A prune drops the changes below its version; a read as of an
+//! earlier version than a key's highest pruned change is refused, any other read is exact.)
 
 #[path = "support/random.rs"]
 mod random;
@@ -80,6 +79,9 @@ struct Model {
     touched_names: BTreeMap<String, BTreeSet<u64>>,
     horizon_accounts: u64,
     horizon_names: u64,
+    /// Each key's highest pruned change: reads as of an earlier version are refused.
+    pruned_accounts: BTreeMap<u64, u64>,
+    pruned_names: BTreeMap<String, u64>,
     /// The last version each table's history recorded (an unwind lowers it).
     last_accounts: Option<u64>,
     last_names: Option<u64>,
@@ -267,7 +269,7 @@ fn check(db: &Db<App>, m: &Model, last: u64, sample: &[u64]) {
         let (accts, nmap) = m.state(version);
         for k in 0..KEYS {
             let got = tx.get_as_of::<Accounts>(&k, version);
-            if version + 1 < m.horizon_accounts {
+            if m.pruned_accounts.get(&k).is_some_and(|p| version < *p) {
                 assert!(
                     matches!(got, Err(Error::BelowHorizon { .. })),
                     "accounts {k} as of {version} below horizon {}: {got:?}",
@@ -282,7 +284,7 @@ fn check(db: &Db<App>, m: &Model, last: u64, sample: &[u64]) {
             }
             let key = name(k);
             let got = tx.get_as_of::<Names>(key.as_str(), version);
-            if version + 1 < m.horizon_names {
+            if m.pruned_names.get(&key).is_some_and(|p| version < *p) {
                 assert!(matches!(got, Err(Error::BelowHorizon { .. })), "{got:?}");
             } else {
                 assert_eq!(
@@ -388,7 +390,8 @@ fn run(seed: u64) {
                 }
                 m.last_accounts = m.last_accounts.map(|l| l.min(to));
                 m.last_names = m.last_names.map(|l| l.min(to));
-                version = to;
+                // Writes below a horizon are refused: the next ones are at or above both.
+                version = to.max(m.horizon_accounts).max(m.horizon_names);
             }
             // A prune of one table's history.
             2 if version > 1 => {
@@ -397,13 +400,21 @@ fn run(seed: u64) {
                 if rng.chance(50) {
                     while tx.prune_history::<Accounts>(below, 3).unwrap() == 3 {}
                     m.horizon_accounts = m.horizon_accounts.max(below);
-                    for vs in m.touched_accounts.values_mut() {
+                    for (k, vs) in m.touched_accounts.iter_mut() {
+                        if let Some(&p) = vs.range(..below).next_back() {
+                            let mark = m.pruned_accounts.entry(*k).or_default();
+                            *mark = (*mark).max(p);
+                        }
                         vs.retain(|v| *v >= below);
                     }
                 } else {
                     while tx.prune_history::<Names>(below, 3).unwrap() == 3 {}
                     m.horizon_names = m.horizon_names.max(below);
-                    for vs in m.touched_names.values_mut() {
+                    for (k, vs) in m.touched_names.iter_mut() {
+                        if let Some(&p) = vs.range(..below).next_back() {
+                            let mark = m.pruned_names.entry(k.clone()).or_default();
+                            *mark = (*mark).max(p);
+                        }
                         vs.retain(|v| *v >= below);
                     }
                 }

@@ -8,7 +8,8 @@ use crate::error::{At, Result};
 use crate::history::{self, AsOf};
 use crate::index;
 use crate::mode::Rw;
-use crate::pipeline::{self, InTxn, Landing};
+use crate::engine::CursorNav;
+use crate::pipeline::{self, Landing};
 use crate::read::{Handle, Reads};
 use crate::stored::{dbi_of, decode_key, decode_value, with_key};
 use crate::table::{Contains, HasHistory, Schema, Table};
@@ -76,7 +77,7 @@ impl<H: Handle> Reads<H> {
         let db = self.h.db();
         let shared = &db.shared;
         let dbi = dbi_of::<H::Schema, T>(db);
-        let history = history::dbi_of(shared, T::NAME)?;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 let held = match history::as_of(raw, shared, T::NAME, history, k, version)? {
@@ -124,7 +125,7 @@ impl<H: Handle> Reads<H> {
         H::Schema: Contains<T>,
     {
         let shared = &self.h.db().shared;
-        let history = history::dbi_of(shared, T::NAME)?;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| history::versions(raw, shared, T::NAME, history, k))
         })
@@ -174,7 +175,7 @@ impl<H: Handle> Reads<H> {
         let db = self.h.db();
         let shared = &db.shared;
         let dbi = dbi_of::<H::Schema, T>(db);
-        let history = history::dbi_of(shared, T::NAME)?;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
         self.h.with_txn(|raw| {
             history::check_horizon(raw, shared, T::NAME, history, version.saturating_sub(1))?;
             let mut out = Vec::new();
@@ -311,7 +312,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let shared = &db.shared;
         let dbi = dbi_of::<S, T>(db);
         let indexed = index::On::<S, T>::ANY;
-        let history = history::dbi_of(shared, T::NAME)?;
+        let history = history::Of::<S, T>::dbi(shared)?;
         let raw = self.raw_mut();
         if check {
             history::check_horizon(raw, shared, T::NAME, history, version)?;
@@ -319,30 +320,53 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         }
         let _replay = shared.history.replay();
         let mut undone = 0;
-        while let Some((changed, (k, before))) =
-            history::last_change_above(raw, shared, T::NAME, history, version)?
         {
-            let mut target = InTxn { raw, dbi };
-            match &before {
-                Some(v) => {
-                    let mut landing = Landing::Unmoved;
-                    pipeline::put::<T>(
-                        &mut target,
+            // Two cursors of the transaction: one walks the history down from its last change,
+            // the other writes the rows back through the pipeline.
+            let lent = raw.lend();
+            let fail = |code| shared.fail(code, At::of::<T>("unwind"));
+            let mut changes = lent.cursor(history, &shared.cursors).map_err(fail)?;
+            let mut rows = lent.cursor(dbi, &shared.cursors).map_err(fail)?;
+            let mut at = history::last_change_above(&mut changes, shared, T::NAME, version)?;
+            while let Some(unwound) = at {
+                let (_, (k, before)) = &unwound;
+                let mut landing = Landing::Unmoved;
+                match before {
+                    Some(v) => pipeline::put::<T>(
+                        &mut rows,
                         shared,
                         indexed,
-                        (&k, v),
+                        (k, v),
                         None,
                         engine::put::UPSERT,
                         "unwind",
                         &mut landing,
-                    )?;
+                    )?,
+                    None => {
+                        let found = rows
+                            .get_with(engine::op::SET_KEY, Some(k), None, |_, _| ())
+                            .map_err(fail)?;
+                        if found.is_some() {
+                            pipeline::delete_current::<T>(
+                                &mut rows,
+                                shared,
+                                indexed,
+                                engine::del::CURRENT,
+                                ("unwind", Some(k)),
+                                &mut landing,
+                            )?;
+                        }
+                    }
                 }
-                None => {
-                    pipeline::delete::<T>(&mut target, shared, indexed, &k, None, "unwind")?;
-                }
+                undone += 1;
+                at = history::next_change_above(
+                    &mut changes,
+                    shared,
+                    (T::NAME, history),
+                    &unwound,
+                    version,
+                )?;
             }
-            history::forget(raw, shared, T::NAME, history, (changed, &k))?;
-            undone += 1;
         }
         history::lower_last(raw, shared, T::NAME, history, version)?;
         Ok(undone)
@@ -396,7 +420,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         S: Contains<T>,
     {
         let shared = &self.db().shared;
-        let history = history::dbi_of(shared, T::NAME)?;
+        let history = history::Of::<S, T>::dbi(shared)?;
         history::prune_batch(self.raw_mut(), shared, T::NAME, history, below, limit)
     }
 }

@@ -20,7 +20,7 @@ pub(crate) use read::{AsOf, as_of, changes_at, check_horizon, versions};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::db::state::Shared;
-use crate::engine::{self, Dbi, RawTxn, op};
+use crate::engine::{self, CursorNav, Dbi, RawCursorMut, RawTxn, op};
 use crate::error::{At, Error, Result};
 use crate::index::Store;
 use crate::table::{Table, TableInfo};
@@ -122,9 +122,36 @@ pub(crate) fn dbi_of(shared: &Shared, source: &'static str) -> Result<Dbi> {
         })
 }
 
-/// The position of the history of table `source` among `tables`.
-pub(crate) fn history_id(tables: &[TableInfo], source: &str) -> Option<usize> {
-    tables.iter().position(|t| t.history_of == Some(source))
+/// The position of the history of table `source` among `tables` (a constant for a schema's
+/// tables: `Of`).
+pub(crate) const fn history_id(tables: &[TableInfo], source: &str) -> Option<usize> {
+    let mut i = 0;
+    while i < tables.len() {
+        if let Some(of) = tables[i].history_of
+            && crate::__private::str_eq(of, source)
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The handle of the history of table `T` in a database of schema `S`: its position found at
+/// compile time.
+pub(crate) struct Of<S, T>(std::marker::PhantomData<(S, T)>);
+
+impl<S: crate::table::Schema, T: Table> Of<S, T> {
+    const ID: Option<usize> = history_id(S::TABLES, T::NAME);
+
+    /// The history's handle.
+    #[inline]
+    pub(crate) fn dbi(shared: &Shared) -> Result<Dbi> {
+        match Self::ID {
+            Some(id) => Ok(shared.dbis[id]),
+            None => dbi_of(shared, T::NAME),
+        }
+    }
 }
 
 /// The damage of a history entry that does not have its format.
@@ -209,10 +236,11 @@ fn versioned<T: Table>(
     let raise_last = match shared.history.raised(T::NAME) {
         Some(last) if last == version => false,
         _ => {
+            let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
             let last = store
                 .store_get_with(history, &LAST, version_of)
-                .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
-            match last {
+                .map_err(fail)?;
+            let raise = match last {
                 None => true,
                 Some(Some(last)) if version < last => {
                     return Err(Error::VersionBelow {
@@ -223,7 +251,23 @@ fn versioned<T: Table>(
                 }
                 Some(Some(last)) => version > last,
                 Some(None) => return Err(damaged(T::NAME, "the last version recorded", &LAST)),
+            };
+            // Versions below the horizon were pruned: a change there would hide that.
+            let horizon = store
+                .store_get_with(history, &HORIZON, version_of)
+                .map_err(fail)?;
+            match horizon {
+                Some(Some(horizon)) if version < horizon => {
+                    return Err(Error::BelowHorizon {
+                        table: T::NAME,
+                        version,
+                        horizon,
+                    });
+                }
+                Some(None) => return Err(damaged(T::NAME, "the horizon", &HORIZON)),
+                _ => {}
             }
+            raise
         }
     };
     Ok(Some(Planned {
@@ -275,52 +319,69 @@ pub(crate) fn record(
     Ok(())
 }
 
-/// The last change recorded in a history (`dbi`) of table `source`, when its version is
-/// above `version`: its version, stored key and value before. What an unwind reverts next.
-pub(crate) fn last_change_above(
-    raw: &RawTxn,
+/// The change an unwind's walk is on: its version, stored key and value before.
+pub(crate) type Unwound = (u64, StoredChange);
+
+/// The change under `cursor` (on a history of table `source`) when it is one above `version`,
+/// copied; `None` when the walk is done.
+fn unwound_at(
+    cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
     source: &'static str,
-    history: Dbi,
+    op: engine::op::Op,
+    key: Option<&[u8]>,
     version: u64,
-) -> Result<Option<(u64, StoredChange)>> {
-    let fail = |code| shared.fail(code, At::table(source, "unwind"));
-    let mut cursor = raw.cursor(history).map_err(fail)?;
-    // The changes come first: the last one is just before the first index entry.
-    let entry = match cursor
-        .get(op::SET_RANGE, Some(&[INDEX]), None)
-        .map_err(fail)?
-    {
-        Some(_) => cursor.get(op::PREV, None, None).map_err(fail)?,
-        None => cursor.get(op::LAST, None, None).map_err(fail)?,
-    };
-    let Some((key, value)) = entry else {
-        return Ok(None);
-    };
-    let Some((changed, k)) = parse_change(key) else {
-        return Ok(None);
-    };
-    if changed <= version {
-        return Ok(None);
-    }
-    let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
-    Ok(Some((changed, (k.to_vec(), before.map(<[u8]>::to_vec)))))
+) -> Result<Option<Unwound>> {
+    let found = cursor
+        .get_with(op, key, None, |key, value| {
+            let Some((changed, k)) = parse_change(key) else {
+                return Ok(None);
+            };
+            if changed <= version {
+                return Ok(None);
+            }
+            let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+            Ok(Some((changed, (k.to_vec(), before.map(<[u8]>::to_vec)))))
+        })
+        .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
+    found.unwrap_or(Ok(None))
 }
 
-/// Removes the change of the stored key `k` at `version` and its history index entry.
-pub(crate) fn forget(
-    raw: &mut RawTxn,
+/// An unwind's first step: `cursor` (on a history of table `source`) moved to the last change,
+/// which is returned when its version is above `version`.
+pub(crate) fn last_change_above(
+    cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
     source: &'static str,
-    history: Dbi,
-    (version, k): (u64, &[u8]),
-) -> Result<()> {
+    version: u64,
+) -> Result<Option<Unwound>> {
+    // The changes come first: the last one is just before the first index entry.
+    let index = cursor
+        .get_with(op::SET_RANGE, Some(&[INDEX]), None, |_, _| ())
+        .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
+    match index {
+        Some(()) => unwound_at(cursor, shared, source, op::PREV, None, version),
+        None => unwound_at(cursor, shared, source, op::LAST, None, version),
+    }
+}
+
+/// An unwind's next step: the change under `cursor` (`unwound`, just written back) and its
+/// index entry removed, and the change before it returned when its version is above
+/// `version`.
+pub(crate) fn next_change_above(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    (source, history): (&'static str, Dbi),
+    unwound: &Unwound,
+    version: u64,
+) -> Result<Option<Unwound>> {
+    let (changed, (k, _)) = unwound;
     let fail = |code| shared.fail(code, At::table(source, "unwind").key(k));
-    raw.del(history, change_key(version, k).as_slice(), None)
+    cursor.del(engine::del::CURRENT).map_err(fail)?;
+    cursor
+        .txn_del(history, index_key(k, *changed).as_slice(), None)
         .map_err(fail)?;
-    raw.del(history, index_key(k, version).as_slice(), None)
-        .map_err(fail)?;
-    Ok(())
+    unwound_at(cursor, shared, source, op::PREV, None, version)
 }
 
 /// After an unwind to `version`: the last version recorded is at most `version`.
@@ -345,9 +406,11 @@ pub(crate) fn lower_last(
 }
 
 /// One batch of a prune of the history (`dbi`) of table `source` below `below`: the horizon
-/// raised to `below` first (so no reader's snapshot holds pruned versions without it), then
-/// up to `limit` changes of versions below it deleted with their index entries. Returns how
-/// many were deleted (fewer than `limit`: the prune is complete).
+/// raised to `below` first, then up to `limit` changes of versions below it deleted. Each key
+/// keeps the index entry of its highest pruned change, whose change is gone: its mark, which a
+/// read as of an earlier version finds first and refuses ([`as_of`]), while a read as of a
+/// later one never meets it. Returns how many changes were deleted (fewer than `limit`: the
+/// prune is complete).
 pub(crate) fn prune_batch(
     raw: &mut RawTxn,
     shared: &Shared,
@@ -379,8 +442,30 @@ pub(crate) fn prune_batch(
             at = cursor.get(op::NEXT, None, None).map_err(fail)?;
         }
     }
+    // Changes go in version order, so a key's index entries below a pruned change are earlier
+    // pruned changes: the one left of them (the key's mark) goes, the new one stays.
     for (version, k) in &doomed {
-        forget(raw, shared, source, history, (*version, k))?;
+        let fail = |code| shared.fail(code, At::table(source, "prune history").key(k));
+        raw.del(history, change_key(*version, k).as_slice(), None)
+            .map_err(fail)?;
+        let prefix = index_prefix(k);
+        let mark = {
+            let mut cursor = raw.cursor(history).map_err(fail)?;
+            match cursor
+                .get(op::SET_RANGE, Some(prefix.as_slice()), None)
+                .map_err(fail)?
+            {
+                Some((entry, _)) if entry.starts_with(prefix.as_slice()) => {
+                    let (_, marked) = parse_index(entry)
+                        .ok_or_else(|| damaged(source, "an index entry", entry))?;
+                    (marked < *version).then(|| entry.to_vec())
+                }
+                _ => None,
+            }
+        };
+        if let Some(mark) = mark {
+            raw.del(history, &mark, None).map_err(fail)?;
+        }
     }
     Ok(doomed.len())
 }

@@ -44,7 +44,11 @@ pub(crate) fn check_horizon(
     Ok(())
 }
 
-/// What the stored key `k` of table `source` held at the end of `version`.
+/// What the stored key `k` of table `source` held at the end of `version`. The first index
+/// entry of `k` above `version` names the change that holds it; one whose change was pruned
+/// (the key's mark, `prune_batch`) means a change of `k` after `version` is gone, and the read
+/// is refused. No other read is made: a key none of whose changes were pruned reads exactly at
+/// any version.
 pub(crate) fn as_of<'t>(
     raw: &'t RawTxn,
     shared: &Shared,
@@ -53,14 +57,13 @@ pub(crate) fn as_of<'t>(
     k: &[u8],
     version: u64,
 ) -> Result<AsOf<'t>> {
-    check_horizon(raw, shared, source, history, version)?;
     let Some(after) = version.checked_add(1) else {
         return Ok(AsOf::Current);
     };
     let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
     let prefix = index_prefix(k);
     let seek = index_key(k, after);
-    let mut cursor = raw.cursor(history).map_err(fail)?;
+    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
     let found = cursor
         .get(op::SET_RANGE, Some(seek.as_slice()), None)
         .map_err(fail)?;
@@ -74,8 +77,11 @@ pub(crate) fn as_of<'t>(
         parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
     drop(cursor);
     let change = change_key(changed, k);
-    let before = raw.get(history, change.as_slice()).map_err(fail)?;
-    let before = before.ok_or_else(|| damaged(source, "a missing change", change.as_slice()))?;
+    let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {
+        // The key's mark: a change after `version` was pruned.
+        check_horizon(raw, shared, source, history, version)?;
+        return Err(damaged(source, "a missing change", change.as_slice()));
+    };
     let held = before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
     Ok(AsOf::Held(held))
 }
@@ -89,8 +95,13 @@ pub(crate) fn versions(
     k: &[u8],
 ) -> Result<Vec<u64>> {
     let fail = |code| shared.fail(code, At::table(source, "versions").key(k));
+    // A key's mark (its highest pruned change, `prune_batch`) is below the horizon.
+    let horizon = match raw.get(history, &HORIZON).map_err(fail)? {
+        Some(bytes) => version_of(bytes).ok_or_else(|| damaged(source, "the horizon", &HORIZON))?,
+        None => 0,
+    };
     let prefix = index_prefix(k);
-    let mut cursor = raw.cursor(history).map_err(fail)?;
+    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
     let mut out = Vec::new();
     let mut at = cursor
         .get(op::SET_RANGE, Some(prefix.as_slice()), None)
@@ -101,7 +112,9 @@ pub(crate) fn versions(
         }
         let (_, version) =
             parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
-        out.push(version);
+        if version >= horizon {
+            out.push(version);
+        }
         at = cursor.get(op::NEXT, None, None).map_err(fail)?;
     }
     Ok(out)
@@ -118,7 +131,7 @@ pub(crate) fn changes_at(
 ) -> Result<Vec<StoredChange>> {
     let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
     let from = changes_from(version);
-    let mut cursor = raw.cursor(history).map_err(fail)?;
+    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
     let mut out = Vec::new();
     let mut at = cursor.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
     while let Some((key, value)) = at {
