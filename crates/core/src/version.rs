@@ -4,11 +4,16 @@
 //! changes).
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The write transaction's version and what it knows of its history tables: one write
 /// transaction at a time holds it (the writer lock), so the lock is never contended.
 #[derive(Default)]
-pub(crate) struct State(Mutex<Writer>);
+pub(crate) struct State {
+    writer: Mutex<Writer>,
+    /// An unwind writes the rows back without recording them.
+    replaying: AtomicBool,
+}
 
 /// What [`State`] holds for the write transaction in progress; also what a nested transaction
 /// takes back when it aborts.
@@ -19,13 +24,11 @@ pub(crate) struct Writer {
     /// Each history table whose last version this transaction has written: its source's name
     /// and that version.
     raised: Vec<(&'static str, u64)>,
-    /// An unwind writes the rows back without recording them.
-    replaying: bool,
 }
 
 impl State {
     fn writer(&self) -> std::sync::MutexGuard<'_, Writer> {
-        self.0
+        self.writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -56,13 +59,14 @@ impl State {
     }
 
     /// Whether an unwind is writing rows back (which are not recorded).
+    #[inline]
     pub(crate) fn replaying(&self) -> bool {
-        self.writer().replaying
+        self.replaying.load(Ordering::Relaxed)
     }
 
     /// Rows written until the guard drops are not recorded: an unwind writes them back.
     pub(crate) fn replay(&self) -> Replay<'_> {
-        self.writer().replaying = true;
+        self.replaying.store(true, Ordering::Relaxed);
         Replay(self)
     }
 
@@ -95,6 +99,6 @@ pub(crate) struct Replay<'a>(&'a State);
 
 impl Drop for Replay<'_> {
     fn drop(&mut self) {
-        self.0.writer().replaying = false;
+        self.0.replaying.store(false, Ordering::Relaxed);
     }
 }

@@ -61,20 +61,20 @@ pub(crate) fn as_of<'t>(
         return Ok(AsOf::Current);
     };
     let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
-    let prefix = index_prefix(k);
     let seek = index_key(k, after);
+    let prefix = &seek.as_slice()[..seek.len() - 8];
     let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
     let found = cursor
         .get(op::SET_RANGE, Some(seek.as_slice()), None)
         .map_err(fail)?;
-    let Some((entry, _)) = found else {
-        return Ok(AsOf::Current);
+    // The key's first entry above `version`: its prefix, then the version.
+    let changed = match found {
+        Some((entry, _)) if entry.len() == prefix.len() + 8 && entry.starts_with(prefix) => {
+            version_of(&entry[prefix.len()..])
+                .ok_or_else(|| damaged(source, "an index entry", entry))?
+        }
+        _ => return Ok(AsOf::Current),
     };
-    if !entry.starts_with(prefix.as_slice()) {
-        return Ok(AsOf::Current);
-    }
-    let (_, changed) =
-        parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
     drop(cursor);
     let change = change_key(changed, k);
     let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {

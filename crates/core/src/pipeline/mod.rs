@@ -568,6 +568,9 @@ fn plan_current_history<T: Table>(
     shared: &Shared,
     op: &'static str,
 ) -> Result<Option<(Planned, Vec<u8>)>> {
+    if shared.history.replaying() {
+        return Ok(None);
+    }
     let row = cursor
         .get_with(engine::op::GET_CURRENT, None, None, |k, v| {
             (k.to_vec(), v.to_vec())
