@@ -327,11 +327,13 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             let fail = |code| shared.fail(code, At::of::<T>("unwind"));
             let mut changes = lent.cursor(history, &shared.cursors).map_err(fail)?;
             let mut rows = lent.cursor(dbi, &shared.cursors).map_err(fail)?;
-            let mut at = history::last_change_above(&mut changes, shared, T::NAME, version)?;
-            while let Some(unwound) = at {
-                let (_, (k, before)) = &unwound;
+            let mut at = history::Unwound::default();
+            let mut more =
+                history::last_change_above(&mut changes, shared, T::NAME, version, &mut at)?;
+            while more {
+                let k = at.key();
                 let mut landing = Landing::Unmoved;
-                match before {
+                match at.before() {
                     Some(v) => pipeline::put::<T>(
                         &mut rows,
                         shared,
@@ -359,11 +361,11 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                     }
                 }
                 undone += 1;
-                at = history::next_change_above(
+                more = history::next_change_above(
                     &mut changes,
                     shared,
                     (T::NAME, history),
-                    &unwound,
+                    &mut at,
                     version,
                 )?;
             }

@@ -319,69 +319,92 @@ pub(crate) fn record(
     Ok(())
 }
 
-/// The change an unwind's walk is on: its version, stored key and value before.
-pub(crate) type Unwound = (u64, StoredChange);
+/// The change an unwind's walk is on: its version, stored key and value before, in buffers
+/// the walk reuses.
+#[derive(Default)]
+pub(crate) struct Unwound {
+    version: u64,
+    key: Vec<u8>,
+    before: Vec<u8>,
+    present: bool,
+}
 
-/// The change under `cursor` (on a history of table `source`) when it is one above `version`,
-/// copied; `None` when the walk is done.
+impl Unwound {
+    /// The row's stored key.
+    pub(crate) fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The stored value the row held before the change; `None`: none.
+    pub(crate) fn before(&self) -> Option<&[u8]> {
+        self.present.then_some(&self.before[..])
+    }
+}
+
+/// Copies the change under `cursor` (on a history of table `source`, moved with `op`) into
+/// `into` when it is one above `version`; `false` when the walk is done.
 fn unwound_at(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
     source: &'static str,
     op: engine::op::Op,
-    key: Option<&[u8]>,
     version: u64,
-) -> Result<Option<Unwound>> {
+    into: &mut Unwound,
+) -> Result<bool> {
     let found = cursor
-        .get_with(op, key, None, |key, value| {
+        .get_with(op, None, None, |key, value| {
             let Some((changed, k)) = parse_change(key) else {
-                return Ok(None);
+                return Ok(false);
             };
             if changed <= version {
-                return Ok(None);
+                return Ok(false);
             }
             let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
-            Ok(Some((changed, (k.to_vec(), before.map(<[u8]>::to_vec)))))
+            into.version = changed;
+            into.key.clear();
+            into.key.extend_from_slice(k);
+            into.before.clear();
+            into.before.extend_from_slice(before.unwrap_or_default());
+            into.present = before.is_some();
+            Ok(true)
         })
         .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
-    found.unwrap_or(Ok(None))
+    found.unwrap_or(Ok(false))
 }
 
 /// An unwind's first step: `cursor` (on a history of table `source`) moved to the last change,
-/// which is returned when its version is above `version`.
+/// copied into `into` when its version is above `version`.
 pub(crate) fn last_change_above(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
     source: &'static str,
     version: u64,
-) -> Result<Option<Unwound>> {
+    into: &mut Unwound,
+) -> Result<bool> {
     // The changes come first: the last one is just before the first index entry.
     let index = cursor
         .get_with(op::SET_RANGE, Some(&[INDEX]), None, |_, _| ())
         .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
-    match index {
-        Some(()) => unwound_at(cursor, shared, source, op::PREV, None, version),
-        None => unwound_at(cursor, shared, source, op::LAST, None, version),
-    }
+    let op = if index.is_some() { op::PREV } else { op::LAST };
+    unwound_at(cursor, shared, source, op, version, into)
 }
 
-/// An unwind's next step: the change under `cursor` (`unwound`, just written back) and its
-/// index entry removed, and the change before it returned when its version is above
+/// An unwind's next step: the change under `cursor` (`at`, just written back) and its index
+/// entry removed, and the change before it copied into `at` when its version is above
 /// `version`.
 pub(crate) fn next_change_above(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
     (source, history): (&'static str, Dbi),
-    unwound: &Unwound,
+    at: &mut Unwound,
     version: u64,
-) -> Result<Option<Unwound>> {
-    let (changed, (k, _)) = unwound;
-    let fail = |code| shared.fail(code, At::table(source, "unwind").key(k));
+) -> Result<bool> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind").key(&at.key));
     cursor.del(engine::del::CURRENT).map_err(fail)?;
     cursor
-        .txn_del(history, index_key(k, *changed).as_slice(), None)
+        .txn_del(history, index_key(&at.key, at.version).as_slice(), None)
         .map_err(fail)?;
-    unwound_at(cursor, shared, source, op::PREV, None, version)
+    unwound_at(cursor, shared, source, op::PREV, version, at)
 }
 
 /// After an unwind to `version`: the last version recorded is at most `version`.
