@@ -4,11 +4,11 @@
 
 use crate::codec::AsKey;
 use crate::engine;
+use crate::engine::CursorNav;
 use crate::error::{At, Result};
 use crate::history::{self, AsOf};
 use crate::index;
 use crate::mode::Rw;
-use crate::engine::CursorNav;
 use crate::pipeline::{self, Landing};
 use crate::read::{Handle, Reads};
 use crate::stored::{dbi_of, decode_key, decode_value, with_key};
