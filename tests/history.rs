@@ -613,3 +613,48 @@ fn an_unwind_below_the_horizon_is_refused_before_anything_is_written() {
     assert_eq!(tx.get::<Accounts>(&1).unwrap().unwrap().balance, 3);
     assert_eq!(tx.get::<Names>("n").unwrap(), Some(3));
 }
+
+mod before {
+    use tabula::{Schema, Table};
+
+    /// `Names` before its history was declared.
+    #[derive(Table)]
+    #[table(name = "Names", key = String, value = u64)]
+    pub struct Names;
+
+    #[derive(Schema)]
+    pub struct App(Names);
+}
+
+#[test]
+fn a_history_added_to_a_populated_table_is_refused_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<before::App>(dir.path(), tempdb::options()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<before::Names>("a", &1).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    #[derive(Schema)]
+    struct WithHistory(Names, NamesHistory);
+    let refused = tabula::open::<WithHistory>(dir.path(), tempdb::options());
+    let Err(Error::InvalidTable { table, problem, .. }) = refused else {
+        panic!("{:?}", refused.map(|_| ()));
+    };
+    assert_eq!(table, "Names");
+    assert!(
+        problem.contains("holds 1 rows and its history `names_history` is empty"),
+        "{problem}"
+    );
+    // The refused open created nothing: the file opens as before, without the history.
+    let db = tabula::open::<before::App>(dir.path(), tempdb::options()).unwrap();
+    assert_eq!(
+        db.read().unwrap().get::<before::Names>("a").unwrap(),
+        Some(1)
+    );
+    drop(db);
+    let untyped = tabula_core::untyped::UntypedDb::open(dir.path()).unwrap();
+    let names = untyped.read().unwrap().table_names().unwrap();
+    assert!(names.contains(&"Names".to_string()), "{names:?}");
+    assert!(!names.contains(&"names_history".to_string()), "{names:?}");
+}
