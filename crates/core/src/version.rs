@@ -13,6 +13,9 @@ pub(crate) struct State {
     writer: Mutex<Writer>,
     /// An unwind writes the rows back without recording them.
     replaying: AtomicBool,
+    /// Whether a write transaction named a version since the last [`begin`](State::begin):
+    /// a begin of a database without history tables costs one relaxed load.
+    used: AtomicBool,
 }
 
 /// What [`State`] holds for the write transaction in progress; also what a nested transaction
@@ -34,12 +37,17 @@ impl State {
     }
 
     /// A write transaction began: no version yet.
+    #[inline]
     pub(crate) fn begin(&self) {
-        *self.writer() = Writer::default();
+        if self.used.load(Ordering::Relaxed) {
+            *self.writer() = Writer::default();
+            self.used.store(false, Ordering::Relaxed);
+        }
     }
 
     /// The write transaction's version is `version`.
     pub(crate) fn set_version(&self, version: u64) {
+        self.used.store(true, Ordering::Relaxed);
         self.writer().version = Some(version);
     }
 
