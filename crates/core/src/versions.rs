@@ -2,12 +2,16 @@
 //! (`Tx::set_version`), reads as of a version on every transaction's reads, the unwind and the
 //! prune. What is recorded, and how, is `history/`'s; docs/design.md, "History and unwind".
 
-use crate::codec::AsKey;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use crate::codec::{AsKey, AsPrefix, KeyRange};
 use crate::engine;
 use crate::engine::CursorNav;
 use crate::error::{At, Result};
 use crate::history::{self, AsOf};
 use crate::index;
+use crate::iter::Positions;
 use crate::mode::Rw;
 use crate::pipeline::{self, Landing};
 use crate::read::{Handle, Reads};
@@ -129,6 +133,144 @@ impl<H: Handle> Reads<H> {
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| history::versions(raw, shared, T::NAME, history, k))
         })
+    }
+
+    /// The rows of `range` at the end of `version`, in key order: those that have not changed
+    /// since as they are, those that changed after it (deleted since included) as its history
+    /// recorded them. Collected (not a lazy iterator): it merges the table's range with the
+    /// history's.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Balances>(&1, "a")?;
+    /// tx.put::<Balances>(&2, "b")?;
+    /// tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(2);
+    /// tx.delete::<Balances>(&1)?;
+    /// tx.put::<Balances>(&3, "c")?;
+    /// tx.commit()?;
+    /// let tx = db.read()?;
+    /// let s = |v: &str| v.to_string();
+    /// assert_eq!(tx.range_as_of::<Balances>(.., 1)?, [(1, s("a")), (2, s("b"))]);
+    /// assert_eq!(tx.range_as_of::<Balances>(2.., 2)?, [(2, s("b")), (3, s("c"))]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when a row of the range had a change
+    /// after `version` pruned; [`Error::Decode`](crate::Error::Decode),
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn range_as_of<T: HasHistory>(
+        &self,
+        range: impl KeyRange<T::Key>,
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        self.rows_as_of::<T>(Positions::range::<T>(&range), version)
+    }
+
+    /// The rows whose composite key starts with `prefix` ([`prefix`](Reads::prefix)) at the
+    /// end of `version`, in key order, as [`range_as_of`](Reads::range_as_of) reads them.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = (String, u64), value = u64, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for (version, amount) in [(1, 10), (2, 20)] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&("alice", 1), &amount)?;
+    ///     tx.put::<Balances>(&("bob", 1), &amount)?;
+    ///     tx.commit()?;
+    /// }
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.prefix_as_of::<Balances>("alice", 1)?, [(("alice".to_string(), 1), 10)]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`range_as_of`](Reads::range_as_of).
+    pub fn prefix_as_of<T: HasHistory>(
+        &self,
+        prefix: &(impl AsPrefix<T::Key> + ?Sized),
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        self.rows_as_of::<T>(Positions::prefix::<T::Key>(prefix), version)
+    }
+
+    /// The rows between `bounds` at the end of `version`: the table's rows, then every key of
+    /// the range that changed after `version` set to what it held then.
+    fn rows_as_of<T: HasHistory>(
+        &self,
+        bounds: Positions,
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let shared = &self.h.db().shared;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        let mut rows: BTreeMap<T::Key, T::Value> = self
+            .iter_between::<T>(bounds.clone())
+            .collect::<Result<_>>()?;
+        // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
+        // whole history index is walked for them.
+        let from = match (&bounds.lower, T::FLAGS.integer_key) {
+            (Bound::Included(k) | Bound::Excluded(k), false) => Some(k.as_slice().to_vec()),
+            _ => None,
+        };
+        self.h.with_txn(|raw| {
+            history::changed_after(
+                raw,
+                shared,
+                (T::NAME, history),
+                (from.as_deref(), version),
+                |k| {
+                    if !bounds.below_upper::<T>(k) {
+                        // Past the range, unless integer keys' bytes do not sort as they do.
+                        return T::FLAGS.integer_key.then_some(false);
+                    }
+                    Some(bounds.above_lower::<T>((k, &[])))
+                },
+                |k, held| {
+                    let key = decode_key::<T>(k)?;
+                    match held {
+                        Some(v) => rows.insert(key, decode_value::<T>(k, v)?),
+                        None => rows.remove(&key),
+                    };
+                    Ok(())
+                },
+            )
+        })?;
+        Ok(rows.into_iter().collect())
     }
 
     /// The changes of `version`: every key it changed, in key order, with the value before

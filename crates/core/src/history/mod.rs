@@ -16,7 +16,7 @@
 
 mod read;
 
-pub(crate) use read::{AsOf, as_of, changes_at, check_horizon, versions};
+pub(crate) use read::{AsOf, as_of, changed_after, changes_at, check_horizon, versions};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::db::state::Shared;

@@ -146,3 +146,62 @@ pub(crate) fn changes_at(
     }
     Ok(out)
 }
+
+/// Walks the history index of table `source` from the stored key `from` (the first key when
+/// `None`), in byte order of the keys, and hands `each` every key that changed after `version`
+/// and that `wanted` takes (`Some(true)`; `Some(false)` skips the key, `None` ends the walk)
+/// with what it held at the end of `version` (`None`: no value). A wanted key whose first entry
+/// above `version` is its mark (a pruned change) is refused.
+pub(crate) fn changed_after(
+    raw: &RawTxn,
+    shared: &Shared,
+    (source, history): (&'static str, Dbi),
+    (from, version): (Option<&[u8]>, u64),
+    wanted: impl Fn(&[u8]) -> Option<bool>,
+    mut each: impl FnMut(&[u8], Option<&[u8]>) -> Result<()>,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::table(source, "read a range as of a version"));
+    let start = match from {
+        Some(k) => index_prefix(k),
+        None => {
+            let mut start = crate::codec::KeyBuf::new();
+            start.push(super::INDEX);
+            start
+        }
+    };
+    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
+    let mut at = cursor
+        .get(op::SET_RANGE, Some(start.as_slice()), None)
+        .map_err(fail)?;
+    // The key whose value as of `version` was handed over (its later entries are skipped).
+    let mut done: Option<Vec<u8>> = None;
+    while let Some((entry, _)) = at {
+        if entry.first() != Some(&super::INDEX) {
+            break;
+        }
+        let (k, changed) =
+            parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+        if changed > version && done.as_deref() != Some(&k[..]) {
+            match wanted(&k) {
+                None => return Ok(()),
+                Some(false) => {
+                    done = Some(k);
+                    at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+                    continue;
+                }
+                Some(true) => {}
+            }
+            let change = change_key(changed, &k);
+            let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {
+                check_horizon(raw, shared, source, history, version)?;
+                return Err(damaged(source, "a missing change", change.as_slice()));
+            };
+            let held =
+                before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
+            each(&k, held)?;
+            done = Some(k);
+        }
+        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(())
+}
