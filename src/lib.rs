@@ -721,7 +721,7 @@ pub use tabula_core::{
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
 // Tables declared `history`: versions, reads as of a version, unwind.
-pub use tabula_core::{HasHistory, History, VersionChange};
+pub use tabula_core::{HasHistory, History, HistoryCheck, VersionChange};
 // Watching committed changes (`Db::subscribe`, `Db::watch`, `Db::follow`).
 pub use tabula_core::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,

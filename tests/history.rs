@@ -353,6 +353,12 @@ fn check(db: &Db<App>, m: &Model, last: u64, sample: &[u64]) {
             "versions of {key:?}"
         );
     }
+    for check in [
+        tx.check_history::<Accounts>(10).unwrap(),
+        tx.check_history::<Names>(10).unwrap(),
+    ] {
+        assert!(check.is_ok(), "{:?}", check.problems);
+    }
     drop(tx);
     let report = db.check_indexes(10).unwrap();
     assert!(report.is_ok(), "{report:?}");
@@ -720,6 +726,108 @@ fn a_range_of_integer_keys_reads_as_of_a_version() {
             tx.range_as_of::<Counters>(2..=300, version).unwrap(),
             want,
             "as of {version}"
+        );
+    }
+}
+
+#[test]
+fn the_history_check_finds_each_kind_of_damage() {
+    use tabula_core::startup::Bootstrap;
+    let (dir, db) = tempdb::open::<App>();
+    for version in 1..=4u64 {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Names>("a", &version).unwrap();
+        tx.put::<Names>("b", &version).unwrap();
+        tx.commit().unwrap();
+    }
+    let mut tx = db.write().unwrap();
+    tx.prune_history::<Names>(2, 100).unwrap();
+    tx.commit().unwrap();
+    let check = db.read().unwrap().check_history::<Names>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    // 3 versions kept of each key; each key's mark of version 1.
+    assert_eq!((check.changes, check.entries), (6, 8));
+    drop(db);
+
+    // Each damage, written by hand into the history, is a problem of its own.
+    let history = "names_history";
+    /// A stored string key as the history index writes it (escaped, terminated).
+    fn key(k: &str) -> Vec<u8> {
+        let mut stored = k.as_bytes().to_vec();
+        stored.extend_from_slice(&[0, 0]);
+        stored
+    }
+    fn change(v: u64, k: &str) -> Vec<u8> {
+        [&[0][..], &v.to_be_bytes(), k.as_bytes()].concat()
+    }
+    fn index(k: &str, v: u64) -> Vec<u8> {
+        [&[1][..], &key(k), &v.to_be_bytes()].concat()
+    }
+    type Damage = Box<dyn Fn(&mut Bootstrap, tabula_core::startup::TableHandle)>;
+    let damages: Vec<(&str, Damage)> = vec![
+        (
+            "no index entry",
+            Box::new(move |b, h| {
+                b.delete_raw(history, h, &index("a", 3)).unwrap();
+            }),
+        ),
+        (
+            "no change",
+            Box::new(move |b, h| {
+                b.delete_raw(history, h, &change(4, "b")).unwrap();
+            }),
+        ),
+        (
+            "below the horizon",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change(1, "a"), &[0], false).unwrap();
+            }),
+        ),
+        (
+            "no tag",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change(3, "a"), &[7], false).unwrap();
+            }),
+        ),
+        (
+            "above the last version",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change(9, "a"), &[0], false).unwrap();
+                b.put_raw(history, h, &index("a", 9), &[], false).unwrap();
+            }),
+        ),
+        (
+            "two marks",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &index("a", 0), &[], false).unwrap();
+            }),
+        ),
+    ];
+    let copy = tempfile::tempdir().unwrap();
+    for (what, damage) in damages {
+        // A fresh copy of the good file for each damage.
+        let _ = std::fs::remove_dir_all(copy.path());
+        std::fs::create_dir_all(copy.path()).unwrap();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copy.path().join(entry.file_name())).unwrap();
+        }
+        let mut boot = Bootstrap::begin(copy.path(), &tempdb::options(), 8).unwrap();
+        let handle = boot
+            .find_table(history)
+            .unwrap()
+            .expect("the history")
+            .handle;
+        damage(&mut boot, handle);
+        boot.checkpoint().unwrap();
+        drop(boot);
+        let db = tabula::open::<App>(copy.path(), tempdb::options()).unwrap();
+        let check = db.read().unwrap().check_history::<Names>(10).unwrap();
+        assert!(
+            check.problems.iter().any(|p| p.contains(what)),
+            "{what}: {:?}",
+            check.problems
         );
     }
 }

@@ -173,6 +173,8 @@ fn verify(db: &Db<HistorySchema>, sim: &Sim, cycle: u32) {
         "cycle {cycle}: the state at version {}",
         sim.version
     );
+    let check = tx.check_history::<State>(10).unwrap();
+    assert!(check.is_ok(), "cycle {cycle}: {:?}", check.problems);
     let first = sim.horizon.max(1);
     for version in (first..=sim.version).rev().take(12) {
         let rows: BTreeMap<u64, u64> = tx

@@ -226,6 +226,54 @@ impl<H: Handle> Reads<H> {
         self.rows_as_of::<T>(Positions::prefix::<T::Key>(prefix), version)
     }
 
+    /// Checks table `T`'s history against its layout: every change with its index entry and
+    /// every index entry above the horizon with its change, at most one mark a key below it,
+    /// no change below the horizon or above the last version recorded, every key and value
+    /// before decoding as `T`'s. Reports up to `limit` problems.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Balances>(&1, "one")?;
+    /// tx.commit()?;
+    /// let check = db.read()?.check_history::<Balances>(10)?;
+    /// assert!(check.is_ok(), "{:?}", check.problems);
+    /// assert_eq!((check.changes, check.entries), (1, 1));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`](crate::Error::Mdbx) when libmdbx fails; what the history holds is a
+    /// problem of the check, not an error.
+    pub fn check_history<T: HasHistory>(&self, limit: usize) -> Result<history::HistoryCheck>
+    where
+        H::Schema: Contains<T>,
+    {
+        let shared = &self.h.db().shared;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        self.h.with_txn(|raw| {
+            history::check(raw, shared, (T::NAME, history), limit, |k, before| {
+                if let Err(e) = decode_key::<T>(k) {
+                    return Some(e.to_string());
+                }
+                let before = before?;
+                decode_value::<T>(k, before).err().map(|e| e.to_string())
+            })
+        })
+    }
+
     /// The rows between `bounds` at the end of `version`: the table's rows, then every key of
     /// the range that changed after `version` set to what it held then.
     fn rows_as_of<T: HasHistory>(

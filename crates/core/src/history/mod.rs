@@ -14,8 +14,11 @@
 //! value before read) and records it after the row is written ([`record`]); the reads as of a
 //! version and the unwind are here too.
 
+mod check;
 mod read;
 
+pub use check::HistoryCheck;
+pub(crate) use check::check;
 pub(crate) use read::{AsOf, as_of, changed_after, changes_at, check_horizon, versions};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
