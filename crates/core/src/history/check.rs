@@ -3,12 +3,12 @@
 //! keeps at most one entry, its mark, whose change is gone; no change is below the horizon or
 //! above the last version recorded; every stored key and value before decodes.
 
-use crate::db::state::Shared;
 use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Result};
 
 use super::{
-    HORIZON, INDEX, LAST, before_of, change_key, index_key, parse_change, parse_index, version_of,
+    Cx, HORIZON, INDEX, LAST, before_of, change_key, index_key, parse_change, parse_index,
+    version_of,
 };
 
 /// What a check of one history found.
@@ -59,7 +59,7 @@ impl HistoryCheck {
 /// change does not decode as the table's key and value types.
 pub(crate) fn check(
     raw: &RawTxn,
-    shared: &Shared,
+    shared: &impl Cx,
     (source, history): (&'static str, Dbi),
     limit: usize,
     decodes: impl Fn(&[u8], Option<&[u8]>) -> Option<String>,
@@ -88,7 +88,7 @@ pub(crate) fn check(
         }
         None => None,
     };
-    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut at = cursor.get(op::FIRST, None, None).map_err(fail)?;
     // The key of the previous index entry below the horizon: a key keeps one mark.
     let mut marked: Option<Vec<u8>> = None;

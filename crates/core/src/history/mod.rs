@@ -111,6 +111,34 @@ fn version_of(bytes: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(bytes.try_into().ok()?))
 }
 
+/// What the reads of a history need of whoever reads it: a libmdbx failure turned into an
+/// error, and cursors (the open database's cache, or new ones).
+pub(crate) trait Cx {
+    /// The error of `code` from the operation `at`.
+    fn fail(&self, code: engine::Code, at: At<'_>) -> Error;
+    /// A cursor on `dbi` in `raw`.
+    fn cursor<'t>(
+        &'t self,
+        raw: &'t RawTxn,
+        dbi: Dbi,
+    ) -> std::result::Result<engine::RawCursor<'t>, engine::Code>;
+}
+
+impl Cx for Shared {
+    fn fail(&self, code: engine::Code, at: At<'_>) -> Error {
+        Shared::fail(self, code, at)
+    }
+
+    #[inline]
+    fn cursor<'t>(
+        &'t self,
+        raw: &'t RawTxn,
+        dbi: Dbi,
+    ) -> std::result::Result<engine::RawCursor<'t>, engine::Code> {
+        raw.cursor_cached(dbi, &self.cursors)
+    }
+}
+
 /// The handle of the history of table `source` in the open database: the schema lists it
 /// (`#[derive(Schema)]` asserts so at compile time for every table declared `history`).
 pub(crate) fn dbi_of(shared: &Shared, source: &'static str) -> Result<Dbi> {

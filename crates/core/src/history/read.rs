@@ -2,13 +2,12 @@
 //! key's versions ([`versions`]) and one version's changes ([`changes_at`]). Their typed forms
 //! are `versions.rs`'s.
 
-use crate::db::state::Shared;
 use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    HORIZON, StoredChange, before_of, change_key, changes_from, damaged, index_key, index_prefix,
-    parse_change, parse_index, version_of,
+    Cx, HORIZON, StoredChange, before_of, change_key, changes_from, damaged, index_key,
+    index_prefix, parse_change, parse_index, version_of,
 };
 
 /// What a key held at the end of a version.
@@ -22,7 +21,7 @@ pub(crate) enum AsOf<'t> {
 /// Refuses a read as of `version` when the history no longer holds every change after it.
 pub(crate) fn check_horizon(
     raw: &RawTxn,
-    shared: &Shared,
+    shared: &impl Cx,
     source: &'static str,
     history: Dbi,
     version: u64,
@@ -51,7 +50,7 @@ pub(crate) fn check_horizon(
 /// any version.
 pub(crate) fn as_of<'t>(
     raw: &'t RawTxn,
-    shared: &Shared,
+    shared: &impl Cx,
     source: &'static str,
     history: Dbi,
     k: &[u8],
@@ -63,7 +62,7 @@ pub(crate) fn as_of<'t>(
     let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
     let seek = index_key(k, after);
     let prefix = &seek.as_slice()[..seek.len() - 8];
-    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let found = cursor
         .get(op::SET_RANGE, Some(seek.as_slice()), None)
         .map_err(fail)?;
@@ -89,7 +88,7 @@ pub(crate) fn as_of<'t>(
 /// The versions at which the stored key `k` of table `source` changed, in increasing order.
 pub(crate) fn versions(
     raw: &RawTxn,
-    shared: &Shared,
+    shared: &impl Cx,
     source: &'static str,
     history: Dbi,
     k: &[u8],
@@ -101,7 +100,7 @@ pub(crate) fn versions(
         None => 0,
     };
     let prefix = index_prefix(k);
-    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut out = Vec::new();
     let mut at = cursor
         .get(op::SET_RANGE, Some(prefix.as_slice()), None)
@@ -124,14 +123,14 @@ pub(crate) fn versions(
 /// before, in key order.
 pub(crate) fn changes_at(
     raw: &RawTxn,
-    shared: &Shared,
+    shared: &impl Cx,
     source: &'static str,
     history: Dbi,
     version: u64,
 ) -> Result<Vec<StoredChange>> {
     let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
     let from = changes_from(version);
-    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut out = Vec::new();
     let mut at = cursor.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
     while let Some((key, value)) = at {
@@ -154,7 +153,7 @@ pub(crate) fn changes_at(
 /// above `version` is its mark (a pruned change) is refused.
 pub(crate) fn changed_after(
     raw: &RawTxn,
-    shared: &Shared,
+    shared: &impl Cx,
     (source, history): (&'static str, Dbi),
     (from, version): (Option<&[u8]>, u64),
     wanted: impl Fn(&[u8]) -> Option<bool>,
@@ -169,7 +168,7 @@ pub(crate) fn changed_after(
             start
         }
     };
-    let mut cursor = raw.cursor_cached(history, &shared.cursors).map_err(fail)?;
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut at = cursor
         .get(op::SET_RANGE, Some(start.as_slice()), None)
         .map_err(fail)?;
