@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     /// The commit feed's subscribers, the key watchers and the write transaction's change
     /// log (`hub.rs`).
     watch: Hub,
+    /// The write transaction's version, for tables declared `history` (`history/`).
+    history: crate::version::State,
     /// The zstd dictionaries this database loaded into the process-wide registry (released
     /// when it closes).
     _dictionaries: DictionaryLease,
@@ -124,6 +126,7 @@ impl Shared {
             run,
             parking: AtomicBool::new(run.reuse_snapshots),
             watch: Hub::default(),
+            history: Default::default(),
             _dictionaries: dictionaries,
         }
     }
@@ -186,6 +189,12 @@ impl Shared {
     #[inline]
     pub(crate) fn watch(&self) -> &Hub {
         &self.watch
+    }
+
+    /// The write transaction's version, for tables declared `history`.
+    #[inline]
+    pub(crate) fn history(&self) -> &crate::version::State {
+        &self.history
     }
 
     /// `code` from the operation `at` as an [`Error`] ([`diagnose::fail`], the one conversion).

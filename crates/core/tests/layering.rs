@@ -36,6 +36,8 @@ const LAYERS: &[(&str, u32)] = &[
     // which `Shared` holds and the write paths feed.
     ("hub", 3),
     ("options", 3),
+    // The write transaction's version (`version.rs`), which `Shared` holds.
+    ("version", 3),
     ("files", 4),
     // `Db` and what its transactions share (`state.rs`): below the transactions, which hold a
     // `&Db`; `Db`'s methods are in `db/`, above them (they make them).
@@ -48,24 +50,32 @@ const LAYERS: &[(&str, u32)] = &[
     // The receivers of the commit feed and key watches (`watch/`); `Db`'s watching methods are
     // in `db/`.
     ("watch", 6),
+    // Recording the changes of tables declared `history`, and reading them back as stored
+    // bytes (`history/`): it keeps its entries through the indexes' `Store`, and the pipeline
+    // records through it.
+    ("history", 7),
     // The write pipeline (`pipeline/`): every write form's plan and effects, the refusals, the
-    // commit path; over the indexes, under the write cursors and the transaction.
-    ("pipeline", 7),
+    // commit path; over the indexes and the history, under the write cursors and the
+    // transaction.
+    ("pipeline", 8),
     // One cursor for reads and writes (`cursor/`); its writes go through the pipeline.
-    ("cursor", 8),
+    ("cursor", 9),
     // Every read, once (`Reads`), on the cursors and iterators.
-    ("read", 9),
+    ("read", 10),
     // The transaction: it dereferences to the reads and adds the writes.
-    ("txn", 10),
+    ("txn", 11),
     // The queries by index key (`query.rs`), on the reads they extend.
-    ("query", 10),
+    ("query", 11),
     // Per-table sequences (`sequence.rs`): on the transaction and the reads.
-    ("sequence", 11),
+    ("sequence", 12),
+    // Versions on the transactions (`versions.rs`): set_version, reads as of a version,
+    // unwind and prune.
+    ("versions", 12),
     // The database's methods, its owned read transactions, its bulk load and watching (`db/`).
-    ("db", 11),
+    ("db", 12),
     // The startup path (`startup/`: its transaction, `open`, and the schema checks).
-    ("startup", 12),
-    ("untyped", 13),
+    ("startup", 13),
+    ("untyped", 14),
 ];
 
 /// Same-layer dependencies allowed, as (user, used): only in the foundation, where the

@@ -173,6 +173,7 @@ pub fn open<S: Schema>(
         return Err(e);
     }
     startup.build_indexes(&handles, upgrade)?;
+    startup.check_histories(&handles)?;
     startup.write_record()?;
     let (db, report) = startup.publish::<S>(handles)?;
     tracing::info!(
@@ -462,6 +463,39 @@ impl<'a> Startup<'a> {
                 "built index"
             );
             self.report.indexes_built.push(info.name);
+        }
+        Ok(())
+    }
+
+    /// Refuses a history added beside a table that already holds rows (before anything of
+    /// this open is committed): a history records from its first write, so it would read those
+    /// rows' earlier versions as their current values.
+    fn check_histories(&mut self, handles: &[TableHandle]) -> Result<()> {
+        let tables = self.tables;
+        for (at, info) in tables.iter().enumerate() {
+            let Some(source) = info.history_of else {
+                continue;
+            };
+            let Some(source_at) = tables.iter().position(|t| t.name == source) else {
+                continue;
+            };
+            if self.boot.row_count(info.name, handles[at])? == 0 {
+                let rows = self.boot.row_count(source, handles[source_at])?;
+                if rows > 0 {
+                    return Err(Error::InvalidTable {
+                        table: source.to_string(),
+                        rust_name: tables[source_at].rust_name,
+                        problem: format!(
+                            "it holds {rows} rows and its history `{}` is empty: a history added \
+                             to a populated table cannot know the rows' earlier values, which \
+                             Tabula does not support yet; declare the history on an empty table \
+                             (or copy the rows into a new table declared `history`, writing them \
+                             at a version)",
+                            info.name
+                        ),
+                    });
+                }
+            }
         }
         Ok(())
     }
