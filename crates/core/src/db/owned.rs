@@ -367,6 +367,8 @@ impl<S: Schema> Drop for OwnedHandle<S> {
                 cuttable.into_txn()
             }
         };
+        let mut raw = raw;
+        raw.release_kept_cursor(&self.db.shared.cursors);
         self.db.shared.park(raw);
     }
 }
