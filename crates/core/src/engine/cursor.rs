@@ -65,8 +65,8 @@ impl<R, F: for<'a> FnOnce(&'a [u8], &'a [u8]) -> R> Visit for F {
 pub struct RawCursor<'t> {
     pub(super) ptr: NonNull<sys::MDBX_cursor>,
     pub(super) cache: Option<&'t CursorCache>,
-    /// The slot it goes back to and the table it is bound to there.
-    pub(super) kept: Option<(&'t KeptCursor, Dbi)>,
+    /// The slot it goes back to.
+    pub(super) kept: Option<&'t KeptCursor>,
     pub(super) _txn: PhantomData<&'t RawTxn>,
 }
 
@@ -82,54 +82,43 @@ pub struct RawCursor<'t> {
 /// aborted (`RawTxn::release_kept_cursor`, and the transaction's own methods as a fallback),
 /// and it unbinds it before a nested transaction begins or ends and before a table is dropped
 /// or renamed, since libmdbx refuses to bind a cursor of a parent transaction in its child.
-///
-/// It also records the table the cursor is bound to (`UNBOUND` when it is not), so that a range
-/// read on that table takes it without a call: libmdbx unbinds a transaction's cursors only
-/// when its snapshot ends or a nested transaction ends, and each of those goes through a
-/// method of the transaction that empties or unbinds the slot first.
-pub(crate) struct KeptCursor {
-    cursor: Cell<Option<NonNull<sys::MDBX_cursor>>>,
-    dbi: Cell<Dbi>,
-}
+pub(crate) struct KeptCursor(Cell<Option<NonNull<sys::MDBX_cursor>>>);
 
 impl KeptCursor {
-    pub(super) const EMPTY: KeptCursor = KeptCursor {
-        cursor: Cell::new(None),
-        dbi: Cell::new(Self::UNBOUND),
-    };
+    pub(super) const EMPTY: KeptCursor = KeptCursor(Cell::new(None));
 
-    /// The table of a kept cursor that is bound to none.
-    const UNBOUND: Dbi = Dbi::MAX;
-
-    /// The kept cursor, and whether it is bound to `dbi` in the transaction already.
+    /// The kept cursor, and whether it is bound to `dbi` (in the transaction that owns the
+    /// slot: the only one it is ever bound to). `mdbx_cursor_dbi` answers for a bound cursor
+    /// only, so one that libmdbx unbound when a snapshot ended reads as unbound.
     #[inline]
     pub(super) fn take(&self, dbi: Dbi) -> Option<(NonNull<sys::MDBX_cursor>, bool)> {
-        let c = self.cursor.take()?;
-        Some((c, self.dbi.get() == dbi))
+        let c = self.0.take()?;
+        // SAFETY: `c` is a cursor object owned by the slot; reading its table has no other
+        // requirement (an unbound one gives `UINT_MAX`).
+        let bound = unsafe { sys::mdbx_cursor_dbi(c.as_ptr()) } == dbi;
+        Some((c, bound))
     }
 
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
-        self.cursor.get().is_none()
+        self.0.get().is_none()
     }
 
-    /// Keeps `c`, bound to `dbi` in the transaction that owns the slot.
+    /// Keeps `c`, a cursor object bound to the transaction that owns the slot, or unbound.
     #[inline]
-    fn keep(&self, c: NonNull<sys::MDBX_cursor>, dbi: Dbi) {
-        self.cursor.set(Some(c));
-        self.dbi.set(dbi);
+    fn keep(&self, c: NonNull<sys::MDBX_cursor>) {
+        self.0.set(Some(c));
     }
 
     /// Unbinds the kept cursor (if any) and keeps it, unbound.
     pub(super) fn unbind(&self) {
-        self.dbi.set(Self::UNBOUND);
-        if let Some(c) = self.cursor.take() {
+        if let Some(c) = self.0.take() {
             // SAFETY: `c` is a cursor object owned by the slot, unbound or bound to the
             // transaction that owns the slot, which is alive (the slot is one of its fields) and
             // has no nested transaction (callers unbind before nesting, and the child's own
             // slot before it ends). Unbinding an unbound cursor does nothing.
             if unsafe { sys::mdbx_cursor_unbind(c.as_ptr()) } == sys::MDBX_SUCCESS {
-                self.cursor.set(Some(c));
+                self.0.set(Some(c));
             } else {
                 // SAFETY: owned here; a cursor that cannot be unbound is closed (freed).
                 unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
@@ -139,9 +128,10 @@ impl KeptCursor {
 
     /// Unbinds the kept cursor (if any) and gives it to `cache`, or closes it when the
     /// cache's slot for this thread is taken.
+    #[inline(never)]
     pub(super) fn release(&self, cache: &CursorCache) {
         self.unbind();
-        if let Some(c) = self.cursor.take()
+        if let Some(c) = self.0.take()
             && !cache.put(c)
         {
             // SAFETY: an unbound cursor object owned here.
@@ -149,10 +139,18 @@ impl KeptCursor {
         }
     }
 
-    /// Closes the kept cursor, if any.
+    /// Closes the kept cursor, if any: one load when there is none.
+    #[inline(always)]
     pub(super) fn close(&self) {
-        self.dbi.set(Self::UNBOUND);
-        if let Some(c) = self.cursor.take() {
+        if !self.is_empty() {
+            self.close_now();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn close_now(&self) {
+        if let Some(c) = self.0.take() {
             // SAFETY: a cursor object owned by the slot, unbound or bound to the live
             // transaction that owns the slot; closing unlinks it from that transaction and
             // frees it.
@@ -214,12 +212,12 @@ impl CursorNav for RawCursor<'_> {
 impl Drop for RawCursor<'_> {
     #[inline]
     fn drop(&mut self) {
-        if let Some((kept, dbi)) = self.kept
+        if let Some(kept) = self.kept
             && kept.is_empty()
         {
-            // Still bound to `dbi` in the transaction that owns `kept`, which outlives this
-            // cursor ('t); the transaction empties the slot before it ends.
-            kept.keep(self.ptr, dbi);
+            // Still bound to the transaction that owns `kept`, which outlives this cursor
+            // ('t); the transaction empties the slot before it ends.
+            kept.keep(self.ptr);
             return;
         }
         if let Some(cache) = self.cache {

@@ -138,7 +138,6 @@ impl TxnSlots {
     /// Parks `txn` in this thread's slot; gives it back when the slot is taken.
     #[inline]
     pub fn put(&self, txn: RawTxn) -> Result<(), RawTxn> {
-        txn.kept.close(); // a pooled transaction keeps no cursor
         if self.slots.put(txn.ptr) {
             // Ownership moved into the slot.
             std::mem::forget(txn);

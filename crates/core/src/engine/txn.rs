@@ -65,8 +65,12 @@ impl RawTxn {
     /// first write that needs its pages (see `tests/read_snapshots.rs`).
     #[inline]
     pub fn park_latest(&mut self) -> Result<(), Code> {
-        // Normally released to the cursor cache already; a pooled transaction keeps none.
-        self.kept.close();
+        // Released to the cursor cache before parking (`release_kept_cursor`, by every owner
+        // that parks): a pooled transaction keeps no cursor.
+        debug_assert!(
+            self.kept.is_empty(),
+            "a read transaction parked with its cursor"
+        );
         let ptr = self.ptr.as_ptr();
         // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
         // other requirement.
@@ -690,8 +694,8 @@ impl RawTxn {
 
     /// [`cursor_cached`](Self::cursor_cached) for a walk that places the cursor before it reads
     /// (a range read: `MDBX_FIRST`, `MDBX_LAST`, `MDBX_SET_RANGE`, `MDBX_GET_BOTH_RANGE`):
-    /// the cursor this transaction keeps, when it holds one, rebound to `dbi` (no call at all when
-    /// it is bound to `dbi` in this transaction already, wherever its last walk left it); on drop
+    /// the cursor this transaction keeps, when it holds one, rebound to `dbi` (only
+    /// `mdbx_cursor_dbi` when it is bound to `dbi` already, wherever its last walk left it); on drop
     /// the cursor goes back there, still bound, when the slot is empty. A cursor from here
     /// must be placed before its first relative move (`MDBX_NEXT` on it does not start from
     /// the first entry).
@@ -703,11 +707,11 @@ impl RawTxn {
     ) -> Result<RawCursor<'t>, Code> {
         if let Some((c, bound)) = self.kept.take(dbi) {
             if bound {
-                // Bound to `dbi` in this transaction since it was kept (the slot says so).
+                // Bound to `dbi`, in this transaction (the slot's cursor is bound to no other).
                 return Ok(RawCursor {
                     ptr: c,
                     cache: Some(cache),
-                    kept: Some((&self.kept, dbi)),
+                    kept: Some(&self.kept),
                     _txn: PhantomData,
                 });
             }
@@ -719,7 +723,7 @@ impl RawTxn {
                 return Ok(RawCursor {
                     ptr: c,
                     cache: Some(cache),
-                    kept: Some((&self.kept, dbi)),
+                    kept: Some(&self.kept),
                     _txn: PhantomData,
                 });
             }
@@ -728,7 +732,7 @@ impl RawTxn {
             return Err(Code(rc));
         }
         let mut cursor = self.cursor_cached(dbi, cache)?;
-        cursor.kept = Some((&self.kept, dbi));
+        cursor.kept = Some(&self.kept);
         Ok(cursor)
     }
 
