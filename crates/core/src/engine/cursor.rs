@@ -84,8 +84,18 @@ pub struct RawCursor<'t> {
 /// or renamed, since libmdbx refuses to bind a cursor of a parent transaction in its child.
 pub(crate) struct KeptCursor(Cell<Option<NonNull<sys::MDBX_cursor>>>);
 
+// Every state of the slot is valid at every moment (empty, or holding a cursor bound to its
+// transaction or to none), so a panic cannot leave it broken: a walk that unwinds gives its
+// cursor back from its drop, and one taken out and lost is only not reused.
+impl std::panic::UnwindSafe for KeptCursor {}
+impl std::panic::RefUnwindSafe for KeptCursor {}
+
 impl KeptCursor {
-    pub(super) const EMPTY: KeptCursor = KeptCursor(Cell::new(None));
+    /// An empty slot.
+    #[inline]
+    pub(super) fn empty() -> KeptCursor {
+        KeptCursor(Cell::new(None))
+    }
 
     /// The kept cursor, and whether it is bound to `dbi` (in the transaction that owns the
     /// slot: the only one it is ever bound to). `mdbx_cursor_dbi` answers for a bound cursor

@@ -27,7 +27,7 @@ impl RawTxn {
     pub(super) fn from_ptr(ptr: NonNull<sys::MDBX_txn>) -> Self {
         RawTxn {
             ptr,
-            kept: KeptCursor::EMPTY,
+            kept: KeptCursor::empty(),
         }
     }
 
