@@ -720,6 +720,8 @@ pub use tabula_core::{
 // Transactions and their reads, written once for `Tx` and `OwnedTx` (`Reads`).
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
+// Tables declared `history`: versions, reads as of a version, unwind.
+pub use tabula_core::{HasHistory, History, HistoryCheck, VersionChange};
 // Watching committed changes (`Db::subscribe`, `Db::watch`, `Db::follow`).
 pub use tabula_core::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
@@ -759,7 +761,7 @@ pub use tabula_core::untyped;
 pub use tabula_core::{
     ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheThreadThatBeganIt,
 };
-pub use tabula_derive::{Index, Key, Schema, Table};
+pub use tabula_derive::{History, Index, Key, Schema, Table};
 pub use tabula_migrate::{
     DEFAULT_BATCH, MigrationTx, Migrations, Plan, PlannedIndex, PlannedStep, Progress, Report,
     Step, open, open_with, open_with_report, plan,

@@ -143,6 +143,8 @@ fn schema_tables_in_id_order() {
             rust_name: "derive::Storage",
             value_trace: || tabula::ValueTrace::Opaque, // not compared
             index: None,
+            history: false,
+            history_of: None,
             debug_key: tabula::__private::no_debug_key, // not compared
         }
     );

@@ -95,6 +95,26 @@ fn chain_state_imports_looks_up_and_unwinds_against_its_model() {
 }
 
 #[test]
+fn reorg_applies_unwinds_and_applies_the_other_branch_against_its_model() {
+    // The example checks every step against its in-memory model and panics on a mismatch.
+    let out = run("reorg");
+    assert!(out.contains("applied 1000 blocks"), "{out}");
+    assert!(
+        out.contains("as of 6 earlier blocks: all match the model"),
+        "{out}"
+    );
+    assert!(
+        out.contains("unwound 64 blocks to block 936")
+            && out.contains("the state matches the model at block 936"),
+        "{out}"
+    );
+    assert!(
+        out.contains("applied the other branch, blocks 937 to 1000"),
+        "{out}"
+    );
+}
+
+#[test]
 fn server_example_serves_consistent_reads_while_writing() {
     let out = run("server");
     assert!(out.contains("requests: 5000 ok, 0 inconsistent"), "{out}");

@@ -9,6 +9,8 @@
 //!   written, which replayed give the table's keys and values exactly;
 //! - the commit feed reported a commit naming each table that changed;
 //! - the indexes are exact (`check_indexes`);
+//! - the indexed table is declared `history`: read as of the seed's version it is the seed
+//!   again, and an unwind to that version gives back the seed's rows (and exact indexes);
 //! - with the `metrics` feature, one commit metric was recorded per commit the form made.
 //!
 //! A write form that skips an effect fails here.
@@ -19,7 +21,7 @@ mod tempdb;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
-use tabula::{Change, Db, Index, KeyReceiver, Options, Raw, Received, Schema, Table};
+use tabula::{Change, Db, History, Index, KeyReceiver, Options, Raw, Received, Schema, Table};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Item {
@@ -43,8 +45,12 @@ struct Subs;
 struct Blobs;
 
 #[derive(Table)]
-#[table(name = "items", key = u64, value = Item, indexed)]
+#[table(name = "items", key = u64, value = Item, indexed, history)]
 struct Items;
+
+#[derive(History)]
+#[history(on = Items, name = "items_history")]
+struct ItemsHistory;
 
 #[derive(Index)]
 #[index(on = Items, key = String, by = group)]
@@ -55,7 +61,7 @@ fn group(_: &u64, item: &Item) -> String {
 }
 
 #[derive(Schema)]
-struct App(Plain, Topics, Subs, Blobs, Items, ByGroup);
+struct App(Plain, Topics, Subs, Blobs, Items, ByGroup, ItemsHistory);
 
 fn s(text: &str) -> String {
     text.to_string()
@@ -70,6 +76,7 @@ fn item(group: &str) -> Item {
 /// Keys 10, 20, .. 50 in every table (two values a key in the dupsort tables).
 fn seed(db: &Db<App>) {
     let mut tx = db.write().unwrap();
+    tx.set_version(SEEDED);
     for k in (10..=50u64).step_by(10) {
         tx.put::<Plain>(&k, &format!("p{k}")).unwrap();
         tx.put::<Topics>(&k, &format!("a{k}")).unwrap();
@@ -116,9 +123,14 @@ impl From<tabula::Error> for Undo {
     }
 }
 
+/// The version of the seed's transaction, and of every form's (`Items` records its history).
+const SEEDED: u64 = 1;
+const WRITTEN: u64 = 2;
+
 /// Runs `f` in a write transaction and commits.
 fn write(db: &Db<App>, f: impl FnOnce(&mut tabula::RwTx<'_, App>) -> tabula::Result<()>) {
     let mut tx = db.write().unwrap();
+    tx.set_version(WRITTEN);
     f(&mut tx).unwrap();
     tx.commit().unwrap();
 }
@@ -306,7 +318,7 @@ fn every_form() -> Vec<Form> {
         }
         "indexed bulk load" commits 2 => |db| {
             let entries = (100..120u64).map(|k| (k, item(if k % 2 == 0 { "b0" } else { "b1" })));
-            db.bulk_loader::<Items>().batch_entries(10).load(entries).unwrap();
+            db.bulk_loader::<Items>().batch_entries(10).version(WRITTEN).load(entries).unwrap();
         }
     }
 }
@@ -503,6 +515,7 @@ fn every_write_form_has_every_effect() {
     for form in &forms {
         let (_dir, db) = tempdb::open_with::<App>(Options::new());
         seed(&db);
+        let seeded = contents::<Items>(&db);
         let feed = db.subscribe(64);
         let plain = Watched::<Plain>::new(&db);
         let topics = Watched::<Topics>::new(&db);
@@ -572,6 +585,46 @@ fn every_write_form_has_every_effect() {
         }
         let check = db.check_indexes(10).unwrap();
         assert!(check.is_ok(), "{}: {:?}", form.name, check.problems);
+
+        // The history of `Items`: as of the seed's version, the seed; unwound, the seed again.
+        let now = contents::<Items>(&db);
+        let tx = db.read().unwrap();
+        let keys: BTreeSet<u64> = (0..=200).collect();
+        let as_of: BTreeSet<(String, String)> = keys
+            .iter()
+            .filter_map(|k| {
+                let row = tx.get_as_of::<Items>(k, SEEDED).unwrap()?;
+                Some((format!("{k:?}"), format!("{row:?}")))
+            })
+            .collect();
+        drop(tx);
+        assert_eq!(
+            as_of, seeded,
+            "{}: items as of the seed's version",
+            form.name
+        );
+        let mut tx = db.write().unwrap();
+        let undone = tx.unwind(SEEDED).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(
+            contents::<Items>(&db),
+            seeded,
+            "{}: items unwound",
+            form.name
+        );
+        assert_eq!(
+            undone == 0,
+            now == seeded,
+            "{}: {undone} changes undone",
+            form.name
+        );
+        let check = db.check_indexes(10).unwrap();
+        assert!(
+            check.is_ok(),
+            "{}: after the unwind: {:?}",
+            form.name,
+            check.problems
+        );
     }
     assert!(forms.len() >= 50, "{} forms", forms.len());
 }

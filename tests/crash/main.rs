@@ -2,14 +2,16 @@
 //! `TABULA_CRASH_CHILD=<kind>`) writes and reports each commit on its stdout; the parent
 //! SIGKILLs it at a random point, reopens the database and checks that it holds exactly what the
 //! child reported committed (or one commit more: committed, killed before it reported), never a
-//! partial commit, and that libmdbx's integrity check (`mdbx_env_chk`) finds no problem. Five
+//! partial commit, and that libmdbx's integrity check (`mdbx_env_chk`) finds no problem. Six
 //! kinds of writes, each killed at least 50 times per run:
 //!
 //! - `commits`: numbered write transactions, under each `SyncMode` ([`commits`]);
 //! - `bulk`: `Db::bulk_load` batches ([`bulk`]);
 //! - `migration`: migration steps committing batches at startup ([`migration`]);
 //! - `index-writes` and `index-build`: writes that keep indexes exact, and the startup step
-//!   building a new index ([`indexes`]).
+//!   building a new index ([`indexes`]);
+//! - `history`: versions applied to a table declared `history`, unwinds and prunes
+//!   ([`history`]).
 //!
 //! Every kill point is drawn from a seed, printed per test; `TABULA_SEED=<seed>` replays
 //! it, `TABULA_CRASH_KILLS=<n>` changes the number of kills per test (the valgrind script lowers
@@ -25,6 +27,7 @@ mod random;
 mod bulk;
 mod child;
 mod commits;
+mod history;
 mod indexes;
 mod migration;
 
@@ -37,6 +40,7 @@ fn main() {
             "migration" => migration::child(&dir),
             "index-writes" => indexes::writes_child(&dir),
             "index-build" => indexes::build_child(&dir),
+            "history" => history::child(&dir),
             other => panic!("unknown {} kind {other:?}", child::KIND_VAR),
         }
         return;
@@ -50,6 +54,7 @@ fn main() {
         migration::migration_steps_survive_process_kills,
         indexes::index_writes_survive_process_kills,
         indexes::index_builds_survive_process_kills,
+        history::history_survives_process_kills,
     );
 }
 

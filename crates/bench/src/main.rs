@@ -24,6 +24,7 @@ use tabula_bench::workloads::big_txn::BigTxnSizes;
 use tabula_bench::workloads::big_values::BigSizes;
 use tabula_bench::workloads::dup_seek::DupSeekSizes;
 use tabula_bench::workloads::get::GetSizes;
+use tabula_bench::workloads::history::HistorySizes;
 use tabula_bench::workloads::indexed::IndexedSizes;
 use tabula_bench::workloads::many_tables::ManySizes;
 use tabula_bench::workloads::mixed::MixedSizes;
@@ -56,6 +57,7 @@ struct Sizes {
     small_commits: SmallCommitsSizes,
     watch: WatchSizes,
     indexed: IndexedSizes,
+    history: HistorySizes,
 }
 
 impl Sizes {
@@ -144,6 +146,15 @@ impl Sizes {
                 queries: 10_000,
                 reps: 3,
             },
+            history: HistorySizes {
+                keys: 100_000,
+                versions: 2_000,
+                changes: 50,
+                puts: 5_000,
+                queries: 100_000,
+                unwound: 1_000,
+                reps: 5,
+            },
         }
     }
 
@@ -228,6 +239,15 @@ impl Sizes {
                 queries: 1_000,
                 ..full.indexed
             },
+            history: HistorySizes {
+                keys: 10_000,
+                versions: 1_100,
+                changes: 20,
+                puts: 1_000,
+                queries: 10_000,
+                unwound: 1_000,
+                reps: 3,
+            },
         }
     }
 }
@@ -251,11 +271,12 @@ impl Sizes {
         self.watch.commits = s(self.watch.commits).max(10);
         self.watch.samples = s(self.watch.samples).max(10);
         self.indexed.queries = s(self.indexed.queries).max(1);
+        self.history.queries = s(self.history.queries as usize).max(1) as u64;
         self
     }
 }
 
-const WORKLOADS: [&str; 17] = [
+const WORKLOADS: [&str; 18] = [
     "get_hot",
     "get_cold",
     "append",
@@ -273,6 +294,7 @@ const WORKLOADS: [&str; 17] = [
     "small_commits",
     "watch",
     "indexed",
+    "history",
 ];
 
 struct Args {
@@ -438,6 +460,9 @@ fn main() -> ExitCode {
     }
     if wanted("indexed") {
         finish(workloads::indexed::run(sizes.indexed));
+    }
+    if wanted("history") {
+        finish(workloads::history::run(sizes.history));
     }
     println!("\n== targets");
     let targets = targets::targets(&done);

@@ -182,6 +182,17 @@ pub fn specs() -> Vec<Spec> {
             &format!("native_db_{op}"),
         ));
     }
+    // history (issue 36): a history table against reth's layout kept by hand on raw libmdbx:
+    // a put at most 1.10x, an as-of read and an unwind at most 1.0x.
+    for (op, limit) in [("put", 1.10), ("get_as_of", 1.0), ("unwind", 1.0)] {
+        s.push(Spec::new(
+            "history",
+            &format!("tabula_{op}"),
+            AtMost,
+            limit,
+            &format!("hand_{op}"),
+        ));
+    }
     for n in crate::workloads::open::COUNTS {
         s.push(Spec::new(
             "open",

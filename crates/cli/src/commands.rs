@@ -743,7 +743,7 @@ pub fn get(
     path: &Path,
     table: &str,
     key: &str,
-    subkey: Option<&str>,
+    (subkey, as_of): (Option<&str>, Option<u64>),
     format: Format,
 ) -> Outcome {
     let as_json = format != Format::Text;
@@ -751,6 +751,29 @@ pub fn get(
     let mut snap = db.read()?;
     let v = view(&mut snap, &db, path, table)?;
     let stored = v.parse_key(key)?;
+    if let Some(version) = as_of {
+        let history = history_of(&mut snap, &v, table)?;
+        let Some(value) = snap.get_as_of(&v.found, &history, &stored, version)? else {
+            return Err(Failure::Problem(format!(
+                "key {key} had no value in table `{table}` at the end of version {version}"
+            )));
+        };
+        let key_json = v.key_json(&stored).unwrap_or(Json::String(hex(&stored)));
+        let value = v.value_entry(&value);
+        if as_json {
+            let mut m = serde_json::Map::new();
+            m.insert("key".into(), key_json);
+            m.insert("as_of".into(), json!(version));
+            if let Json::Object(fields) = value {
+                m.extend(fields);
+            }
+            return print_document(out, &Json::Object(m), format);
+        }
+        return match &value {
+            Json::Object(m) if !m.contains_key("error") => print_json(out, &m["value"]),
+            _ => print_json(out, &value),
+        };
+    }
     let values = match subkey {
         Some(text) => {
             let prefix = v.parse_subkey(text)?;
@@ -1261,6 +1284,26 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
         if let Some(e) = &read_error {
             read_errors.push((v.name.clone(), e.clone()));
         }
+        // A history (its record says whose): its changes and index agree with its layout.
+        let history_of = v.found.record.as_ref().and_then(|r| r.history_of.as_ref());
+        if read_error.is_none()
+            && let Some(source) = history_of.and_then(|s| views.iter().find(|w| &w.name == s))
+        {
+            match snap.check_history(&source.found, &v.found, SHOWN) {
+                Ok(found) => {
+                    bad += found.problem_count;
+                    for p in found.problems {
+                        if problems.len() < SHOWN {
+                            problems.push(json!({"table": v.name, "error": p}));
+                        }
+                    }
+                }
+                Err(e) => {
+                    snap = db.read()?;
+                    read_errors.push((v.name.clone(), e.to_string()));
+                }
+            }
+        }
         if bad > 0 {
             undecodable.push(v.name.clone());
         }
@@ -1516,6 +1559,87 @@ pub fn train_dict(
              values keep theirs (the migration step `train_zstd_dictionary` re-encodes them)",
             size(trained.len() as u64),
             plain.len()
+        )?;
+    }
+    Ok(())
+}
+
+/// The history of the table `v` shows, or the problem that it has none.
+fn history_of(snap: &mut UntypedTx<'_>, v: &View, table: &str) -> Result<UntypedTable, Failure> {
+    snap.history_of(&v.found)?.ok_or_else(|| {
+        Failure::Problem(format!(
+            "table `{table}` records no history (it is not declared `history`, or its history \
+             is not in the file's schema record)"
+        ))
+    })
+}
+
+/// `tabula history`: the versions of a key, or the changes of a version.
+pub fn history(
+    out: &mut Out,
+    path: &Path,
+    table: &str,
+    key: Option<&str>,
+    version: Option<u64>,
+    as_json: bool,
+) -> Outcome {
+    let db = open(path)?;
+    let mut snap = db.read()?;
+    let v = view(&mut snap, &db, path, table)?;
+    let history = history_of(&mut snap, &v, table)?;
+    if let Some(key) = key {
+        let stored = v.parse_key(key)?;
+        let versions = snap.versions(&v.found, &history, &stored)?;
+        let key_json = v.key_json(&stored).unwrap_or(Json::String(hex(&stored)));
+        if as_json {
+            return print_json(out, &json!({"key": key_json, "versions": versions}));
+        }
+        let list: Vec<String> = versions.iter().map(u64::to_string).collect();
+        writeln!(
+            out,
+            "key {key_json} of `{table}` changed at {} version{}: {}",
+            versions.len(),
+            if versions.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )?;
+        return Ok(());
+    }
+    let Some(version) = version else {
+        return Err(Failure::Usage(
+            "give `--key KEY` or `--version V`".to_string(),
+        ));
+    };
+    let changes = snap.changes_at(&v.found, &history, version)?;
+    let value = |value: &Option<Vec<u8>>| match value {
+        Some(bytes) => match v.value_entry(bytes) {
+            Json::Object(mut m) if !m.contains_key("error") => {
+                m.remove("value").unwrap_or(Json::Null)
+            }
+            other => other,
+        },
+        None => Json::Null,
+    };
+    let rows: Vec<Json> = changes
+        .iter()
+        .map(|(k, before, after)| {
+            let key = v.key_json(k).unwrap_or(Json::String(hex(k)));
+            json!({"key": key, "before": value(before), "after": value(after)})
+        })
+        .collect();
+    if as_json {
+        return print_json(out, &json!({"version": version, "changes": rows}));
+    }
+    writeln!(
+        out,
+        "{} change{} of `{table}` at version {version} (null: no value):",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    )?;
+    for row in &rows {
+        writeln!(
+            out,
+            "  {}: {} -> {}",
+            row["key"], row["before"], row["after"]
         )?;
     }
     Ok(())

@@ -89,6 +89,25 @@ enum Command {
         /// and shell loops).
         #[arg(long)]
         line: bool,
+        /// The value at the end of this version, read through the table's history (a table
+        /// declared `history`).
+        #[arg(long)]
+        as_of: Option<u64>,
+    },
+    /// A table's history (a table declared `history`): the versions at which a key changed
+    /// (`--key`), or the changes of one version (`--version`: each key, its value before and
+    /// at the end of the version).
+    History {
+        /// The database directory (or its `mdbx.dat` file).
+        path: PathBuf,
+        /// The table name (the table declared `history`, not its history's).
+        table: String,
+        /// The key, as `get` takes it: its versions.
+        #[arg(long, allow_hyphen_values = true, conflicts_with = "version")]
+        key: Option<String>,
+        /// A version: its changes.
+        #[arg(long, required_unless_present = "key")]
+        version: Option<u64>,
     },
     /// Entries of a table in key order. The `jsonl` and `hex` formats begin with a header line
     /// describing the table, so that `tabula load` can restore them.
@@ -256,6 +275,7 @@ fn run(cli: Cli, out: &mut Out) -> Outcome {
             key,
             subkey,
             line,
+            as_of,
         } => {
             let format = if line {
                 commands::Format::Line
@@ -264,8 +284,14 @@ fn run(cli: Cli, out: &mut Out) -> Outcome {
             } else {
                 commands::Format::Text
             };
-            commands::get(out, &path, &table, &key, subkey.as_deref(), format)
+            commands::get(out, &path, &table, &key, (subkey.as_deref(), as_of), format)
         }
+        Command::History {
+            path,
+            table,
+            key,
+            version,
+        } => commands::history(out, &path, &table, key.as_deref(), version, as_json),
         Command::Dump {
             path,
             table,

@@ -229,6 +229,50 @@ pub enum Error {
         key: KeyHex,
     },
 
+    /// A change of a table declared `history` in a write transaction that named no version
+    /// (`Tx::set_version`). Nothing of the change was written.
+    #[error(
+        "table `{table}` records its history, so a write transaction that changes it names its \
+         version first (`Tx::set_version`, with a block number, say); nothing was written"
+    )]
+    NoVersion {
+        /// The table.
+        table: &'static str,
+    },
+
+    /// A change of a table declared `history` at a version below the last one its history
+    /// recorded: versions never decrease. Nothing of the change was written.
+    #[error(
+        "table `{table}`: version {version} is below version {last}, the last its history \
+         recorded; versions never decrease (unwind to a lower version first to write there); \
+         nothing was written"
+    )]
+    VersionBelow {
+        /// The table.
+        table: &'static str,
+        /// The transaction's version.
+        version: u64,
+        /// The last version the table's history recorded.
+        last: u64,
+    },
+
+    /// A read as of a version whose changes were pruned from the table's history: the value
+    /// there is no longer known.
+    #[error(
+        "table `{table}`: version {version} is below the history's horizon: versions before \
+         {horizon} were pruned, so a read as of {version} cannot be answered; read as of \
+         {horizon_read} or later",
+        horizon_read = horizon.saturating_sub(1)
+    )]
+    BelowHorizon {
+        /// The table.
+        table: &'static str,
+        /// The version asked for.
+        version: u64,
+        /// The first version whose changes are kept.
+        horizon: u64,
+    },
+
     /// A write would give a unique index's key a second row. Nothing of the write was done.
     #[error(
         "table `{table}`: unique index `{index}`: key {key} already belongs to the row {}, so \

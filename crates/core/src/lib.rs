@@ -16,6 +16,7 @@ mod diagnose;
 mod engine;
 mod error;
 mod files;
+mod history;
 mod index;
 mod iter;
 mod mode;
@@ -30,6 +31,8 @@ pub mod table;
 pub mod telemetry;
 mod txn;
 pub mod untyped;
+mod version;
+mod versions;
 mod watch;
 
 pub use codec::{
@@ -48,6 +51,7 @@ pub use db::state::Db;
 pub use db::{CheckReport, DbInfo, DbStat, ReaderInfo, TableUsage, libmdbx_version};
 pub use engine::{DATA_FILE, LOCK_FILE, Room};
 pub use error::{Error, KeyHex, MdbxCode, MismatchDetail, Part, ReaderPin, Result};
+pub use history::HistoryCheck;
 pub use index::{IndexCheck, IndexProblem};
 pub use iter::{Iter, Lazy};
 pub use mode::{Mode, Ro, Rw};
@@ -63,7 +67,9 @@ pub use table::{
     EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, KeysFn, RawEntry, Unindexed,
     Unique, ValueOf, Writable,
 };
+pub use table::{HasHistory, History};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
+pub use versions::VersionChange;
 pub use watch::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
     Received, TableSet,
@@ -81,6 +87,8 @@ pub use mode::{ATransactionIsUsedByOneThreadAtATime, AWriteTransactionEndsOnTheT
 /// home: `tabula-migrate` works through [`startup`].
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::versions::Unwinding;
+
     /// Implemented only by `#[derive(Table)]`; seals [`Table`](crate::Table). Its name is what
     /// a hand-written `impl Table` has to write out, so that no one bypasses the derive by
     /// accident (the derive is what checks names, key types and codecs at compile time).
@@ -206,6 +214,43 @@ pub mod __private {
         false
     }
 
+    /// Whether the table at `at` is not a history, or a history whose source table is listed
+    /// too (a table declared `history`, checked by the history's bound).
+    pub const fn history_source_listed(tables: &[crate::TableInfo], at: usize) -> bool {
+        let Some(source) = tables[at].history_of else {
+            return true;
+        };
+        let mut i = 0;
+        while i < tables.len() {
+            if tables[i].index.is_none()
+                && tables[i].history_of.is_none()
+                && str_eq(tables[i].name, source)
+            {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
+    /// Whether the table at `at`, declared `history` or not, has its history listed in
+    /// `tables` when it needs one.
+    pub const fn history_listed(tables: &[crate::TableInfo], at: usize) -> bool {
+        if !tables[at].history {
+            return true;
+        }
+        let mut i = 0;
+        while i < tables.len() {
+            if let Some(source) = tables[i].history_of
+                && str_eq(source, tables[at].name)
+            {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+
     /// The sum of the sizes, or `None` if any is `None` (or the sum overflows): a composite key's
     /// `FIXED_SIZE` from its fields'.
     pub const fn sum_fixed_sizes(sizes: &[Option<usize>]) -> Option<usize> {
@@ -274,6 +319,8 @@ mod tests {
             value_trace: || crate::ValueTrace::Opaque,
             debug_key: crate::__private::no_debug_key,
             index: None,
+            history: false,
+            history_of: None,
         };
         let tables = [info("a"), info("b"), info("a")];
         assert!(!name_repeats_earlier(&tables, 0));

@@ -619,7 +619,7 @@ impl<H: Handle> Reads<H> {
         })
     }
 
-    fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
+    pub(crate) fn iter_between<T: Table>(&self, positions: Positions) -> Iter<'_, T>
     where
         H::Schema: Contains<T>,
     {

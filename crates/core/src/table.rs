@@ -43,6 +43,12 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// `#[table(.., indexed)]`: the table may have indexes (the write cursors and the appender
     /// then look for them in the schema; for any other table that costs nothing).
     const INDEXED: bool = false;
+    /// `#[table(.., history)]`: every change of the table's rows is recorded in its history
+    /// (`#[derive(History)]`), which as-of reads and unwinds read.
+    const HISTORY: bool = false;
+    /// For a history (`#[derive(History)]`): the name of the table whose changes it records;
+    /// `None` for any other table.
+    const HISTORY_OF: Option<&'static str> = None;
     /// A stored key's `Debug` form, for errors that name a key; `None` when the key type has
     /// no `Debug` or the bytes do not decode. The derives fill it in.
     #[doc(hidden)]
@@ -98,6 +104,10 @@ pub struct TableInfo {
     pub value_trace: fn() -> ValueTrace,
     /// For an index: what it indexes ([`Table::INDEX`]); `None` for a table.
     pub index: Option<IndexInfo>,
+    /// Declared `history` ([`Table::HISTORY`]): its changes are recorded in its history.
+    pub history: bool,
+    /// For a history: the name of the table whose changes it records ([`Table::HISTORY_OF`]).
+    pub history_of: Option<&'static str>,
     /// A stored key's `Debug` form, for errors; `None` when not known.
     #[doc(hidden)]
     pub debug_key: fn(&[u8]) -> Option<String>,
@@ -115,6 +125,8 @@ impl PartialEq for TableInfo {
             && self.value_version == other.value_version
             && self.rust_name == other.rust_name
             && self.index == other.index
+            && self.history == other.history
+            && self.history_of == other.history_of
     }
 }
 
@@ -141,6 +153,8 @@ impl TableInfo {
             rust_name: T::RUST_NAME,
             value_trace: <T::Codec as Value>::trace,
             index: T::INDEX,
+            history: T::HISTORY,
+            history_of: T::HISTORY_OF,
         }
     }
 
@@ -273,22 +287,23 @@ pub trait ValueOf<T: Table, V: ?Sized = <T as Table>::Value>: AsValue<T::Codec> 
 impl<T: Table, Q: AsValue<T::Codec> + ?Sized> ValueOf<T> for Q {}
 
 /// A table whose rows the application writes: every `#[derive(Table)]` table, never an index
-/// (`#[derive(Index)]`), whose entries Tabula writes when their source table is written. Every
-/// write path requires it, so writing an index table directly does not compile.
+/// (`#[derive(Index)]`) nor a history (`#[derive(History)]`), whose entries Tabula writes when
+/// their source table is written. Every write path requires it, so writing an index or a
+/// history directly does not compile.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a writable table (an index cannot be written directly)",
+    message = "`{Self}` is not a writable table (an index or a history cannot be written directly)",
     label = "not known to be writable",
-    note = "an index's entries follow its source table: write the source table's rows and Tabula keeps the index exact; in generic code, bound the table by `tabula::Writable`"
+    note = "an index's entries and a history's records follow their source table: write the source table's rows and Tabula keeps them exact; in generic code, bound the table by `tabula::Writable`"
 )]
 pub trait Writable: Table {}
 
-/// A writable table declared without `indexed`: the write paths that do not keep indexes
-/// exact (`put_reserve`, and the dup operations) require it, so on an indexed table they do
-/// not compile.
+/// A writable table declared without `indexed` or `history`: the write paths that do not keep
+/// indexes exact nor record history (`put_reserve`, and the dup operations) require it, so on
+/// an indexed or history table they do not compile.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a table without indexes: this write path does not keep indexes exact",
-    label = "declared `indexed`, an index, or not known to be neither",
-    note = "write an indexed table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, `put_bytes`, `retain_bytes`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact; in generic code, bound the table by `tabula::Unindexed`"
+    message = "`{Self}` is not a table without indexes or history: this write path does not keep indexes exact or record history",
+    label = "declared `indexed` or `history`, an index, or not known to be neither",
+    note = "write an indexed or history table through `put`, `insert`, `append`, `delete`, `delete_range`, `retain`, `pop_first`/`pop_last`, `clear`, `put_bytes`, `retain_bytes`, a write cursor, the appender or `Db::bulk_load`, which keep its indexes exact and record its history; in generic code, bound the table by `tabula::Unindexed`"
 )]
 pub trait Unindexed: Writable {}
 
@@ -299,6 +314,30 @@ pub trait Unindexed: Writable {}
     note = "add `indexed` to the table's `#[table(..)]`: its write paths then keep its indexes exact, and those that cannot are refused at compile time"
 )]
 pub trait Indexed: Writable {}
+
+/// A table declared `#[table(.., history)]`: its changes are recorded, version by version, in
+/// the history listed beside it in the schema ([`History`]), so it can be read as of a version
+/// and unwound. Implemented by the table derive; never by hand.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` is not declared `history`",
+    label = "a history needs a table declared `history`",
+    note = "add `history` to the table's `#[table(..)]` and list its `#[derive(History)]` struct in the schema"
+)]
+pub trait HasHistory: Writable {}
+
+/// The history of table [`Source`](History::Source) (`#[derive(History)]`): every change of a
+/// row, with the version of the transaction that made it and the value before it. A table of
+/// the schema (created, opened and checked by the startup step), written only by the writes of
+/// its source table: writing it directly does not compile. Implemented only by the derive.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a history",
+    label = "not a history",
+    note = "declare a table's history with `#[derive(History)]` and `#[history(on = Table)]`"
+)]
+pub trait History: Table {
+    /// The table whose changes it records.
+    type Source: HasHistory;
+}
 
 /// What an index function may return for one row: `K` (one entry), `Option<K>` (`None`: no
 /// entry) or `Vec<K>` (several; a key repeated counts once).

@@ -177,6 +177,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             // cannot reserve room in a dupsort table). For the shipped codecs `encoded_len` is
             // a constant `None` and this folds away.
             if !indexed
+                && !T::HISTORY
                 && !T::FLAGS.dupsort
                 && let Some(item) = value.as_item()
                 && let Some(len) = <T::Codec as Value>::encoded_len(item)

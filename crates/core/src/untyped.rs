@@ -55,7 +55,10 @@ pub use crate::schema::record::{
 };
 use crate::startup::{META_TABLE, parse_record};
 
+mod history;
 pub mod json;
+
+pub use history::StoredVersionChange;
 
 /// Table slots for an inspection open: libmdbx reserves per-transaction state for each, and a
 /// file with more named tables than this reports `MDBX_DBS_FULL` when they are listed.

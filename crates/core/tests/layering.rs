@@ -36,6 +36,8 @@ const LAYERS: &[(&str, u32)] = &[
     // log, which `Shared` holds and the write paths feed.
     ("watch::hub", 3),
     ("options", 3),
+    // The write transaction's version (`version.rs`), which `Shared` holds.
+    ("version", 3),
     ("files", 4),
     // `Db` and what its transactions share (`db/state.rs`): below the transactions, which hold
     // a `&Db`; the rest of `db/` sits above them (it makes them).
@@ -51,9 +53,15 @@ const LAYERS: &[(&str, u32)] = &[
     // The write pipeline (`pipeline/`): every write form's plan and effects, the refusals, the
     // commit path; under the write cursors and the transaction, over the indexes.
     ("pipeline", 6),
+    // Recording the changes of tables declared `history`, and reading them back as stored
+    // bytes (`history/`): under the pipeline, which records through it.
+    ("history", 6),
     ("index::query", 7),
     // Per-table sequences (`sequence.rs`): on the transaction and the reads.
     ("sequence", 7),
+    // Versions on the transactions (`versions.rs`): set_version, reads as of a version,
+    // unwind and prune.
+    ("versions", 7),
     // Every read, once (`Reads`); the transaction dereferences to it and adds the writes.
     ("read", 7),
     ("txn", 7),
@@ -80,6 +88,11 @@ const SAME_LAYER: &[(&str, &str)] = &[
     ("pipeline", "index"),
     ("sequence", "read"),
     ("sequence", "txn"),
+    // The pipeline records history, which keeps its entries through the indexes' `Store`.
+    ("pipeline", "history"),
+    ("history", "index"),
+    ("versions", "read"),
+    ("versions", "txn"),
 ];
 
 fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -37,6 +37,8 @@ pub const VALUE_VERSION: Symbol = Symbol("value_version");
 pub const SUBKEY: Symbol = Symbol("subkey");
 /// `indexed`: the table has secondary indexes (`#[derive(Index)]`).
 pub const INDEXED: Symbol = Symbol("indexed");
+/// `history`: the table's changes are recorded in its history (`#[derive(History)]`).
+pub const HISTORY: Symbol = Symbol("history");
 
 /// `#[tabula(..)]`: what every derive of this crate reads, whatever it declares.
 pub const TABULA: Symbol = Symbol("tabula");
@@ -44,7 +46,7 @@ pub const TABULA: Symbol = Symbol("tabula");
 pub const CRATE: Symbol = Symbol("crate");
 
 /// Every key `#[table(..)]` accepts, in the order the error message lists them.
-const TABLE_KEYS: [Symbol; 9] = [
+const TABLE_KEYS: [Symbol; 10] = [
     KEY,
     SUBKEY,
     VALUE,
@@ -54,6 +56,7 @@ const TABLE_KEYS: [Symbol; 9] = [
     INTEGER_KEY,
     VALUE_VERSION,
     INDEXED,
+    HISTORY,
 ];
 
 impl PartialEq<Symbol> for Path {
@@ -84,6 +87,8 @@ pub struct Table<'a> {
     pub subkey: Option<(Path, Type)>,
     /// `indexed`, with the keyword where errors about it point.
     pub indexed: Option<Path>,
+    /// `history`, with the keyword where errors about it point.
+    pub history: Option<Path>,
 }
 
 impl<'a> Table<'a> {
@@ -98,6 +103,7 @@ impl<'a> Table<'a> {
         let mut value_version = Attr::none(cx, VALUE_VERSION);
         let mut subkey = Attr::none(cx, SUBKEY);
         let mut indexed = Attr::none(cx, INDEXED);
+        let mut history = Attr::none(cx, HISTORY);
         let mut first = None;
 
         for attr in attrs.iter().filter(|attr| *attr.path() == TABLE) {
@@ -128,6 +134,9 @@ impl<'a> Table<'a> {
                 } else if meta.path == INDEXED {
                     parse_flag(cx, &meta, INDEXED)?;
                     indexed.set(&meta.path, meta.path.clone());
+                } else if meta.path == HISTORY {
+                    parse_flag(cx, &meta, HISTORY)?;
+                    history.set(&meta.path, meta.path.clone());
                 } else {
                     let expected = TABLE_KEYS.map(|k| format!("`{k}`")).join(", ");
                     // The crate path belongs to every derive, so it has an attribute of its own.
@@ -163,6 +172,7 @@ impl<'a> Table<'a> {
             value_version: value_version.get(),
             subkey: subkey.get(),
             indexed: indexed.get(),
+            history: history.get(),
         }
     }
 }

@@ -89,11 +89,28 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     // Every table is written by the application; one declared `indexed` only through the
     // write paths that keep its indexes exact (`Unindexed` bounds the others).
     let indexed = attrs.indexed.is_some();
+    // A table declared `history` records every change: the paths that cannot (`Unindexed`)
+    // are refused on it too.
+    let history = attrs.history.is_some();
     let write_marker = if indexed {
-        quote!(#krate::Indexed)
+        Some(quote!(#krate::Indexed))
+    } else if history {
+        None
     } else {
-        quote!(#krate::Unindexed)
+        Some(quote!(#krate::Unindexed))
     };
+    let write_marker = write_marker.map(|marker| {
+        quote! {
+            #[automatically_derived]
+            impl #marker for #ident {}
+        }
+    });
+    let history_impl = history.then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #krate::HasHistory for #ident {}
+        }
+    });
 
     // `type Key = K` and `type Codec = C` in the impl are the bound checks for `K: Key` and
     // `C: Value<Item = V>`: they carry the user's tokens (the default codec is spanned on the value
@@ -136,14 +153,15 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                 const RUST_NAME: &'static ::core::primitive::str =
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
                 const INDEXED: ::core::primitive::bool = #indexed;
+                const HISTORY: ::core::primitive::bool = #history;
                 #debug_key
             }
 
             #[automatically_derived]
             impl #krate::Writable for #ident {}
 
-            #[automatically_derived]
-            impl #write_marker for #ident {}
+            #write_marker
+            #history_impl
 
             #dup_impls
             #assert_integer_key
@@ -209,6 +227,36 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
         }
     });
 
+    // A history's source table must be listed, and a table declared `history` its history:
+    // its writes record there.
+    let assert_histories_listed = tables.iter().enumerate().map(|(at, ty)| {
+        let name = ast::type_to_string(ty);
+        let source_message = format_literal(&format!(
+            "`{name}` is the history of a table that is not in schema `{ident}`: list its \
+             source table (`#[history(on = ..)]`) in the schema too"
+        ));
+        let history_message = format_literal(&format!(
+            "`{name}` is declared `history` but schema `{ident}` does not list its history: \
+             list its `#[derive(History)]` struct in the schema too"
+        ));
+        let krate = krate_at(krate, ty.span());
+        quote_spanned! {ty.span()=>
+            const _: () = ::core::assert!(
+                #krate::__private::history_source_listed(<#ident as #krate::Schema>::TABLES, #at),
+                #source_message
+            );
+            const _: () = ::core::assert!(
+                #krate::__private::history_listed(<#ident as #krate::Schema>::TABLES, #at),
+                #history_message
+            );
+        }
+    });
+    // One call per table (first every check, then every unwind), so a listed type that is not
+    // a table adds one error here, not two.
+    let unwind_tables = tables
+        .iter()
+        .map(|ty| quote!(undone += tx.__unwind_table::<#ty>(version, check)?;));
+
     quote! {
         const _: () = {
             #[automatically_derived]
@@ -216,9 +264,24 @@ fn schema_impl(schema: &ast::Schema) -> TokenStream {
                 const TABLES: &'static [#krate::TableInfo] = &[#(#infos),*];
             }
 
+            #[automatically_derived]
+            impl #krate::__private::Unwinding for #ident {
+                fn unwind_tables(
+                    tx: &mut #krate::Tx<'_, Self, #krate::Rw>,
+                    version: ::core::primitive::u64,
+                ) -> #krate::Result<::core::primitive::u64> {
+                    let mut undone = 0;
+                    for check in [true, false] {
+                        #(#unwind_tables)*
+                    }
+                    ::core::result::Result::Ok(undone)
+                }
+            }
+
             #(#contains)*
             #(#assert_unique_names)*
             #(#assert_sources_listed)*
+            #(#assert_histories_listed)*
         };
     }
 }

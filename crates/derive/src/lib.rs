@@ -38,6 +38,7 @@ mod ctxt;
 mod dupsort;
 mod expand;
 mod fallback;
+mod history;
 mod index;
 
 use proc_macro::TokenStream;
@@ -152,6 +153,41 @@ pub fn derive_schema(input: TokenStream) -> TokenStream {
 pub fn derive_index(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     index::derive(&input).into()
+}
+
+/// Declares the history of a table declared `#[table(.., history)]`: a unit struct whose
+/// `#[history(on = T)]` attribute names the table. Every change of `T`'s rows is recorded in it,
+/// with the version of the write transaction that made it (`Tx::set_version`) and the value
+/// before it, so `T` can be read as of a version and unwound.
+///
+/// ```text
+/// use tabula::{History, Table};
+///
+/// #[derive(Table)]
+/// #[table(key = Address, value = Account, history)]
+/// pub struct Accounts;
+///
+/// #[derive(History)]
+/// #[history(on = Accounts)]
+/// pub struct AccountsHistory;
+/// ```
+///
+/// Keys of `#[history(..)]`:
+///
+/// | key | meaning |
+/// |---|---|
+/// | `on = T` | the table; `T` must be declared `history` (required) |
+/// | `name = "..."` | the history table's name in the file (default: the struct's name) |
+///
+/// The derive implements `tabula::Table` for the history (a table of stored bytes whose layout
+/// Tabula owns: not writable, read through the as-of reads) and `tabula::History`. List it in
+/// `#[derive(Schema)]` next to its table.
+///
+/// `#[tabula(crate = path)]` names Tabula by another path (see the crate docs).
+#[proc_macro_derive(History, attributes(history, tabula))]
+pub fn derive_history(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    history::derive(&input).into()
 }
 
 /// Declares a composite key: a struct whose fields, in declaration order, are the key's parts.

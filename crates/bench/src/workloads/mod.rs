@@ -8,6 +8,7 @@ pub mod big_txn;
 pub mod big_values;
 pub mod dup_seek;
 pub mod get;
+pub mod history;
 pub mod indexed;
 pub mod load;
 pub mod many_tables;

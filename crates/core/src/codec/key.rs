@@ -20,7 +20,7 @@ pub(crate) use prefix::encode_prefix;
 pub use range::KeyRange;
 
 // The parts the schema-less key codec (`codec/untyped/key.rs`) writes the same way.
-pub(super) use bytes::{decode_bytes_part, encode_bytes_part};
+pub(crate) use bytes::{decode_bytes_part, encode_bytes_part};
 pub(super) use composite::{NONE, SOME};
 
 /// Bytes of an encoded key: on the stack up to 64 bytes, on the heap beyond.

@@ -25,8 +25,8 @@ mod zstd_dict;
 pub use borrowed::{AnyBytes, Pod, ValueRef};
 pub(crate) use dup::encode_subkeyed;
 pub use dup::{Ordered, OrderedValue, SubKeyed};
-pub(crate) use key::encode_prefix;
 pub use key::{AsKey, AsPrefix, IntegerKey, Key, KeyBuf, KeyRange};
+pub(crate) use key::{decode_bytes_part, encode_bytes_part, encode_prefix};
 pub use value::{AsValue, Bincode, Raw, Value};
 #[cfg(feature = "compression")]
 pub use zstd::Zstd;

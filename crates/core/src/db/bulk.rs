@@ -111,6 +111,7 @@ pub struct BulkLoad<'db, 'f, S: Schema, T: Table> {
     batch_bytes: usize,
     sync: bool,
     on_batch: Option<BatchCallback<'f>>,
+    version: Option<u64>,
     _table: PhantomData<fn() -> T>,
 }
 
@@ -214,6 +215,7 @@ impl<S: Schema> Db<S> {
             batch_bytes: DEFAULT_BULK_BATCH_BYTES,
             sync: true,
             on_batch: None,
+            version: None,
             _table: PhantomData,
         }
     }
@@ -304,8 +306,38 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             batch_bytes: self.batch_bytes,
             sync: self.sync,
             on_batch: Some(Box::new(f)),
+            version: self.version,
             _table: PhantomData,
         }
+    }
+
+    /// The version of the load's changes, for a table declared `history`
+    /// ([`Tx::set_version`](crate::Tx::set_version)): every batch records its rows at it.
+    /// Without one a load into such a table is refused
+    /// ([`Error::NoVersion`](crate::Error::NoVersion)).
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
+    /// db.bulk_loader::<Balances>().batch_entries(2).version(7).load(entries)?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.versions::<Balances>(&5)?, [7]);
+    /// assert_eq!(tx.get_as_of::<Balances>(&5, 6)?, None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn version(mut self, version: u64) -> Self {
+        self.version = Some(version);
+        self
     }
 
     /// Runs the load. See [`Db::bulk_load`] for the order rules, crash semantics and errors.
@@ -381,6 +413,9 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             Err(code) => return Err(db.shared.fail(code, At::env("begin a bulk load"))),
         };
         pipeline::begin(&db.shared);
+        if let Some(version) = self.version {
+            db.shared.history.set_version(version);
+        }
         // Declared after `txn`, so dropped before it on every return.
         let _no_growth_flush = NoGrowthFlush::set(&db.shared.env);
         let mut scratch = Vec::new();
@@ -414,6 +449,9 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
             if more {
                 // The next batch is a transaction that begins now.
                 pipeline::checkpoint(&db.shared, &db.telemetry, &mut txn, at)?;
+                if let Some(version) = self.version {
+                    db.shared.history.set_version(version);
+                }
             } else {
                 // The last batch: a plain commit, under the database's sync mode.
                 pipeline::commit(&db.shared, &db.telemetry, txn, at)?;

@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     /// The commit feed's subscribers, the key watchers and the write transaction's change
     /// log (`watch/hub.rs`).
     pub(crate) watch: crate::watch::hub::Hub,
+    /// The write transaction's version, for tables declared `history` (`history/`).
+    pub(crate) history: crate::version::State,
     /// The zstd dictionaries this database loaded into the process-wide registry (released
     /// when it closes).
     pub(crate) _dictionaries: crate::codec::DictionaryLease,

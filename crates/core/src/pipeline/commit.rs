@@ -66,6 +66,7 @@ fn ended(
 pub(crate) struct Savepoint {
     parent: ParentTxn,
     mark: Mark,
+    versions: crate::version::Writer,
 }
 
 /// Begins a transaction nested in `raw`.
@@ -76,6 +77,7 @@ pub(crate) fn nest(shared: &Shared, raw: &mut RawTxn) -> Result<Savepoint> {
     Ok(Savepoint {
         parent,
         mark: shared.watch.mark(),
+        versions: shared.history.mark(),
     })
 }
 
@@ -90,6 +92,7 @@ pub(crate) fn unnest(
     let ended = savepoint.parent.resume(raw, commit);
     if !commit || ended.is_err() {
         shared.watch.rollback(&savepoint.mark);
+        shared.history.rollback(savepoint.versions);
     }
     ended
 }

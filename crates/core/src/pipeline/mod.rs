@@ -25,6 +25,7 @@ pub(crate) use refusal::refused;
 use crate::db::state::Shared;
 use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
 use crate::error::{At, Error, KeyHex, Result};
+use crate::history::{self, Planned};
 use crate::index::{self, Changes, EntryChange, Store};
 use crate::stored::decode_value;
 use crate::table::Table;
@@ -76,19 +77,27 @@ fn sees_deleted_rows(shared: &Shared) -> bool {
 }
 
 /// Every effect of a change of table `T` whose row was just written: the watchers' records,
-/// then the index entries of `plan`. The one place a write's effects are applied. `change` is
-/// `None` for a delete at a cursor when no effect needs its bytes ([`sees_deleted_rows`]).
+/// the change recorded in `T`'s history (`recorded`: its plan and the row's key, for a table
+/// declared `history`), then the index entries of `plan`. The one place a write's effects are
+/// applied. `change` is `None` for a delete at a cursor when no effect needs its bytes
+/// ([`sees_deleted_rows`]).
 #[inline(always)]
 fn applied<T: Table>(
     store: &mut impl Store,
     shared: &Shared,
     change: Option<Change<'_>>,
     plan: &Changes,
+    recorded: Option<(&Planned, &[u8])>,
 ) -> Result<()> {
     match change {
         Some(Change::Put { key, value }) => shared.watch.put::<T>(key, value),
         Some(Change::Delete { key, dup }) => shared.watch.del::<T>(key, dup),
         None => {}
+    }
+    if T::HISTORY
+        && let Some((planned, key)) = recorded
+    {
+        history::record(store, shared, planned, key)?;
     }
     if plan.is_empty() {
         return Ok(());
@@ -118,6 +127,7 @@ fn cleared<T: Table>(raw: &mut RawTxn, shared: &Shared, indexed: bool) -> Result
 #[inline(always)]
 pub(crate) fn begin(shared: &Shared) {
     shared.watch.begin();
+    shared.history.begin();
 }
 
 /// A table of the write transaction as a [`Target`].
@@ -243,8 +253,8 @@ pub(crate) fn put<T: Table>(
     op: &'static str,
     landing: &mut Landing,
 ) -> Result<()> {
-    if indexed {
-        return put_indexed::<T>(target, shared, (k, v), row, flags, op, landing);
+    if indexed || T::HISTORY {
+        return put_planned::<T>(target, shared, indexed, (k, v), row, flags, op, landing);
     }
     match target.put_row(k, v, flags) {
         Ok(()) => {
@@ -254,6 +264,7 @@ pub(crate) fn put<T: Table>(
                 shared,
                 Some(Change::Put { key: k, value: v }),
                 &Changes::default(),
+                None,
             )
         }
         Err(code) => {
@@ -272,19 +283,27 @@ pub(crate) fn put<T: Table>(
     }
 }
 
-/// [`put`] into a table with indexes: planned first.
+/// [`put`] into a table with indexes (`indexed`) or declared `history`: planned first.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn put_indexed<T: Table>(
+fn put_planned<T: Table>(
     target: &mut impl Target,
     shared: &Shared,
+    indexed: bool,
     (k, v): (&[u8], &[u8]),
     row: Option<&T::Value>,
     flags: u32,
     op: &'static str,
     landing: &mut Landing,
 ) -> Result<()> {
-    let plan = index::prepare::<T>(target, shared, target.dbi(), k, v, row, flags, op)?;
+    let plan = match indexed {
+        true => index::prepare::<T>(target, shared, target.dbi(), k, v, row, flags, op)?,
+        false => Changes::default(),
+    };
+    let recorded = match T::HISTORY {
+        true => history::plan::<T>(target, shared, target.dbi(), k, Some(flags), op)?,
+        false => None,
+    };
     match target.put_row(k, v, flags) {
         Ok(()) => {
             *landing = Landing::Written;
@@ -293,6 +312,7 @@ fn put_indexed<T: Table>(
                 shared,
                 Some(Change::Put { key: k, value: v }),
                 &plan,
+                recorded.as_ref().map(|p| (p, k)),
             )
         }
         Err(code) => {
@@ -338,7 +358,7 @@ pub(crate) fn put_reserve<T: Table, R>(
             };
             let value = written.as_deref().unwrap_or_default();
             let change = Change::Put { key: k, value };
-            applied::<T>(target, shared, Some(change), &Changes::default())?;
+            applied::<T>(target, shared, Some(change), &Changes::default(), None)?;
             Ok(filled)
         }
         Err(code) => Err(refused::<T>(target, shared, code, flags, op, k, None, len)),
@@ -390,8 +410,8 @@ pub(crate) fn delete<T: Table>(
     dup: Option<&[u8]>,
     op: &'static str,
 ) -> Result<bool> {
-    if indexed {
-        return delete_indexed::<T>(target, shared, k, op);
+    if indexed || T::HISTORY {
+        return delete_planned::<T>(target, shared, indexed, k, op);
     }
     let fail = |code| match dup {
         Some(v) => shared.fail(code, At::of::<T>(op).entry(k, v.len())),
@@ -404,27 +424,42 @@ pub(crate) fn delete<T: Table>(
             shared,
             Some(Change::Delete { key: k, dup }),
             &Changes::default(),
+            None,
         )?;
     }
     Ok(found)
 }
 
-/// [`delete`] of a row of a table with indexes (never dupsort): its old row read and its index
-/// entries worked out first.
+/// [`delete`] of a row of a table with indexes (`indexed`) or declared `history` (never
+/// dupsort): its old row read and its index entries and history worked out first.
 #[inline]
-fn delete_indexed<T: Table>(
+fn delete_planned<T: Table>(
     target: &mut InTxn<'_>,
     shared: &Shared,
+    indexed: bool,
     k: &[u8],
     op: &'static str,
 ) -> Result<bool> {
+    let mut before = None;
     let old = target
-        .store_get_with(target.dbi, k, |old| decode_value::<T>(k, old))
+        .store_get_with(target.dbi, k, |old| {
+            if T::HISTORY {
+                before = Some(old.to_vec());
+            }
+            indexed.then(|| decode_value::<T>(k, old))
+        })
         .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
     let Some(old) = old else {
         return Ok(false);
     };
-    let plan = index::removal::<T>(shared, &crate::stored::decode_key::<T>(k)?, &old?)?;
+    let plan = match old {
+        Some(old) => index::removal::<T>(shared, &crate::stored::decode_key::<T>(k)?, &old?)?,
+        None => Changes::default(),
+    };
+    let recorded = match before {
+        Some(before) => history::plan_removal::<T>(target, shared, k, before, op)?,
+        None => None,
+    };
     target
         .raw
         .del(target.dbi, k, None)
@@ -434,6 +469,7 @@ fn delete_indexed<T: Table>(
         shared,
         Some(Change::Delete { key: k, dup: None }),
         &plan,
+        recorded.as_ref().map(|p| (p, k)),
     )?;
     Ok(true)
 }
@@ -505,6 +541,10 @@ pub(crate) fn delete_current<T: Table>(
     landing: &mut Landing,
 ) -> Result<()> {
     let plan = plan_delete_current::<T>(cursor, shared, indexed, op)?;
+    let recorded = match T::HISTORY {
+        true => plan_current_history::<T>(cursor, shared, op)?,
+        false => None,
+    };
     let watched = watched_entry(cursor, shared, flags);
     if let Err(code) = cursor.del(flags) {
         *landing = Landing::Refused;
@@ -516,7 +556,30 @@ pub(crate) fn delete_current<T: Table>(
         key,
         dup: dup.as_deref(),
     });
-    applied::<T>(cursor, shared, change, &plan)
+    let recorded = recorded.as_ref().map(|(p, k)| (p, k.as_slice()));
+    applied::<T>(cursor, shared, change, &plan, recorded)
+}
+
+/// The history of deleting the row under `cursor` of table `T` (declared `history`): the
+/// change planned, with the row's key.
+#[inline(never)]
+fn plan_current_history<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    op: &'static str,
+) -> Result<Option<(Planned, Vec<u8>)>> {
+    if shared.history.replaying() {
+        return Ok(None);
+    }
+    let row = cursor
+        .get_with(engine::op::GET_CURRENT, None, None, |k, v| {
+            (k.to_vec(), v.to_vec())
+        })
+        .map_err(|code| crate::stored::cursor_error::<T>(op, code))?;
+    let Some((k, v)) = row else {
+        return Ok(None);
+    };
+    Ok(history::plan_removal::<T>(cursor, shared, &k, v, op)?.map(|p| (p, k)))
 }
 
 /// The entry under the cursor, copied, when an effect needs it ([`sees_deleted_rows`]):
@@ -555,7 +618,32 @@ pub(crate) fn clear<T: Table>(
     dbi: Dbi,
     indexed: bool,
 ) -> Result<()> {
+    if T::HISTORY {
+        record_clear::<T>(raw, shared, dbi)?;
+    }
     raw.drop_table(dbi, false)
         .map_err(|code| shared.fail(code, At::of::<T>("clear")))?;
     cleared::<T>(raw, shared, indexed)
+}
+
+/// Records the delete of every row of table `T` (declared `history`), which a clear is about
+/// to empty: the history holds each row as the value before the version.
+#[inline(never)]
+fn record_clear<T: Table>(raw: &mut RawTxn, shared: &Shared, dbi: Dbi) -> Result<()> {
+    let fail = |code| shared.fail(code, At::of::<T>("clear"));
+    let mut cursor = raw.write_cursor(dbi).map_err(fail)?;
+    let mut at = cursor
+        .get(engine::op::FIRST)
+        .map_err(fail)?
+        .map(|(k, v)| (k.to_vec(), v.to_vec()));
+    while let Some((k, v)) = at {
+        if let Some(planned) = history::plan_removal::<T>(&cursor, shared, &k, v, "clear")? {
+            history::record(&mut cursor, shared, &planned, &k)?;
+        }
+        at = cursor
+            .get(engine::op::NEXT)
+            .map_err(fail)?
+            .map(|(k, v)| (k.to_vec(), v.to_vec()));
+    }
+    Ok(())
 }

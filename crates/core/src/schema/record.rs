@@ -204,6 +204,10 @@ pub struct TableRecord {
     /// For an index (`#[derive(Index)]`): what it indexes. Absent for a table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<IndexRecord>,
+    /// For a history (`#[derive(History)]`): the name of the table whose changes it records.
+    /// Absent for any other table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_of: Option<String>,
 }
 
 /// What the [`SchemaRecord`] keeps of an index: its source table and whether it is unique.
@@ -266,6 +270,7 @@ impl TableRecord {
                 source: index.source.to_string(),
                 unique: index.unique,
             }),
+            history_of: info.history_of.map(str::to_string),
         }
     }
 }
@@ -300,6 +305,7 @@ impl TableRecord {
                 }
                 _ => false,
             }
+            && self.history_of.as_deref() == info.history_of
     }
 }
 
@@ -371,6 +377,8 @@ mod tests {
             value_trace: || ValueTrace::Opaque,
             debug_key: crate::__private::no_debug_key,
             index: None,
+            history: false,
+            history_of: None,
         };
         let record = TableRecord::traced(&info, &ValueTrace::Opaque);
         assert_eq!(record.key, info.key_descriptor());
@@ -398,6 +406,8 @@ mod tests {
             value_trace: || ValueTrace::Opaque,
             debug_key: crate::__private::no_debug_key,
             index: None,
+            history: false,
+            history_of: None,
         };
         let traces = [
             ValueTrace::Opaque,

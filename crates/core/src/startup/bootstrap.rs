@@ -1150,6 +1150,7 @@ impl Bootstrap {
             run,
             parking: AtomicBool::new(run.reuse_snapshots),
             watch: Default::default(),
+            history: Default::default(),
             _dictionaries: dictionaries,
         }))
     }

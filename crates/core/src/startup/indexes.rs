@@ -217,6 +217,8 @@ mod tests {
                 entries: |_, _, _| Ok(()),
                 keys: |_, _, _| false,
             }),
+            history: false,
+            history_of: None,
         };
         let declared = declared("by_sender", &info, &info.index.unwrap());
         let p = progress(&declared, 258, b"k");

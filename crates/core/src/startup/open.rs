@@ -360,6 +360,33 @@ pub fn open<S: Schema>(
         );
         report.indexes_built.push(info.name);
     }
+    // A history records from its first write: one added beside a table that already holds
+    // rows would read those rows' earlier versions as their current values. Refused (before
+    // anything of this open is committed) until that is supported.
+    for (at, info) in S::TABLES.iter().enumerate() {
+        let Some(source) = info.history_of else {
+            continue;
+        };
+        let Some(source_at) = S::TABLES.iter().position(|t| t.name == source) else {
+            continue;
+        };
+        if boot.row_count(info.name, handles[at])? == 0 {
+            let rows = boot.row_count(source, handles[source_at])?;
+            if rows > 0 {
+                return Err(Error::InvalidTable {
+                    table: source.to_string(),
+                    rust_name: S::TABLES[source_at].rust_name,
+                    problem: format!(
+                        "it holds {rows} rows and its history `{}` is empty: a history added to a \
+                         populated table cannot know the rows' earlier values, which Tabula does \
+                         not support yet; declare the history on an empty table (or copy the \
+                         rows into a new table declared `history`, writing them at a version)",
+                        info.name
+                    ),
+                });
+            }
+        }
+    }
     report.version = record.version;
     record.settle_format();
     if !boot.is_read_only() && stored.as_ref() != Some(&record) {

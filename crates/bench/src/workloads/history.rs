@@ -1,0 +1,529 @@
+//! history (issue 36): a table of `u64 -> u64` accounts declared `history` against raw libmdbx
+//! keeping reth's layout by hand, per operation:
+//!
+//! - `put`: one write transaction at a new version puts [`HistorySizes::puts`] random keys
+//!   (timed: the puts and, by hand, the history index updates the transaction needs at its
+//!   end), then aborts;
+//! - `get_as_of`: [`HistorySizes::queries`] reads of a random key as of a random version;
+//! - `unwind`: one write transaction unwinds the last [`HistorySizes::unwound`] versions
+//!   (timed, ns per change undone), then aborts.
+//!
+//! By hand (`hand_*`), as reth keeps account history: a `dupsort` changeset keyed by version
+//! (big-endian) whose values are `key ‖ value before` (a tag byte `0`/`1` for absent/present
+//! before the bincode bytes), only a key's first change of a version recorded; a history index
+//! of sharded version lists keyed `key ‖ highest version in the shard` (`u64::MAX` for the open
+//! shard, [`SHARD`] versions a shard, big-endian versions packed), updated once per key at the
+//! end of each transaction; an as-of read seeks the shard, finds the first version above the
+//! one asked for and looks up that version's changeset value of the key (or reads the current
+//! row). Tabula: `#[table(.., history)]` with `Tx::set_version`, `get_as_of` and `Tx::unwind`.
+//!
+//! Both stores get the same history first (untimed): every key at version 1, then
+//! [`HistorySizes::versions`] versions of [`HistorySizes::changes`] random puts each. Every
+//! read is checked against a model (each key's values by version), and every unwind leaves the
+//! state of the model at the version unwound to.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hint::black_box;
+use std::time::Duration;
+
+use tabula::{History, Schema, Table};
+
+use crate::data::{BINCODE2, mix, verify};
+use crate::raw::{self, EnvFlags};
+use crate::report::{Unit, Workload, variant_wanted};
+use crate::util::{Pass, XorShift, interleaved, ns_per, time};
+
+use super::{scratch_dir, tabula_options};
+
+/// The operations, each a pair of rows `tabula_{op}` and `hand_{op}`.
+pub const OPS: [&str; 3] = ["put", "get_as_of", "unwind"];
+
+/// Versions a history index shard holds (reth's `NUM_OF_INDICES_IN_SHARD`).
+pub const SHARD: usize = 2000;
+
+/// Sizes of the history workload.
+#[derive(Clone, Copy, Debug)]
+pub struct HistorySizes {
+    /// Accounts (keys `0..keys`).
+    pub keys: u64,
+    /// Versions after the first.
+    pub versions: u64,
+    /// Puts per version.
+    pub changes: u64,
+    /// Puts in the timed write transaction.
+    pub puts: u64,
+    /// As-of reads timed.
+    pub queries: u64,
+    /// Versions unwound.
+    pub unwound: u64,
+    /// Interleaved rounds (median taken).
+    pub reps: usize,
+}
+
+/// The accounts, declared `history`.
+#[derive(Table)]
+#[table(name = "accounts", key = u64, value = u64, history)]
+pub struct Accounts;
+
+/// Their history.
+#[derive(History)]
+#[history(on = Accounts, name = "accounts_history")]
+pub struct AccountsHistory;
+
+#[derive(Schema)]
+pub struct HistorySchema(Accounts, AccountsHistory);
+
+/// The value of the `n`-th put.
+fn value(n: u64) -> u64 {
+    mix(n) | 1
+}
+
+/// The puts of version `v` (`v >= 2`): `changes` random keys, each with a value.
+fn puts_of(sizes: &HistorySizes, v: u64) -> Vec<(u64, u64)> {
+    let mut rng = XorShift::new(mix(v));
+    (0..sizes.changes)
+        .map(|i| (rng.below(sizes.keys), value(v * 1_000_003 + i)))
+        .collect()
+}
+
+/// Each key's values by version: what every as-of read is checked against.
+struct Model {
+    values: Vec<Vec<(u64, u64)>>,
+}
+
+impl Model {
+    fn build(sizes: &HistorySizes) -> Model {
+        let mut values: Vec<Vec<(u64, u64)>> =
+            (0..sizes.keys).map(|k| vec![(1, value(k))]).collect();
+        for v in 2..=sizes.versions + 1 {
+            for (k, x) in puts_of(sizes, v) {
+                let at = &mut values[k as usize];
+                match at.last_mut() {
+                    Some(last) if last.0 == v => last.1 = x,
+                    _ => at.push((v, x)),
+                }
+            }
+        }
+        Model { values }
+    }
+
+    /// The value of `k` at the end of `v`.
+    fn at(&self, k: u64, v: u64) -> Option<u64> {
+        let values = &self.values[k as usize];
+        let i = values.partition_point(|(w, _)| *w <= v);
+        (i > 0).then(|| values[i - 1].1)
+    }
+
+    /// A checksum of the whole state at the end of `v`.
+    fn state_sum(&self, v: u64) -> u64 {
+        (0..self.values.len() as u64).fold(0, |s, k| {
+            s.wrapping_add(self.at(k, v).map_or(0, |x| mix(k ^ x)))
+        })
+    }
+}
+
+/// The queries: (key, version) pairs.
+fn queries(sizes: &HistorySizes) -> Vec<(u64, u64)> {
+    let mut rng = XorShift::new(7);
+    (0..sizes.queries)
+        .map(|_| (rng.below(sizes.keys), 1 + rng.below(sizes.versions + 1)))
+        .collect()
+}
+
+/// What a query adds to a checksum.
+fn query_sum(k: u64, v: u64, x: Option<u64>) -> u64 {
+    x.map_or(mix(k ^ v), |x| mix(k ^ v ^ x))
+}
+
+fn encode(x: u64) -> Vec<u8> {
+    bincode::encode_to_vec(x, BINCODE2).expect("encode")
+}
+
+fn decode(bytes: &[u8]) -> u64 {
+    bincode::decode_from_slice(bytes, BINCODE2)
+        .expect("decode")
+        .0
+}
+
+/// The hand-kept store: the state, the changesets and the history index.
+struct Hand {
+    env: raw::Env,
+    state: raw::Dbi,
+    changes: raw::Dbi,
+    index: raw::Dbi,
+}
+
+/// The open shard's key of `k`.
+fn shard_key(k: u64, highest: u64) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&k.to_be_bytes());
+    out[8..].copy_from_slice(&highest.to_be_bytes());
+    out
+}
+
+impl Hand {
+    fn open(dir: &std::path::Path) -> Hand {
+        let env = raw::Env::open(dir, 8, EnvFlags::DEFAULT);
+        let txn = env.begin(true);
+        let state = txn.open_table(c"state", raw::NO_FLAGS, true);
+        let changes = txn.open_table(c"changes", raw::DUPSORT, true);
+        let index = txn.open_table(c"index", raw::NO_FLAGS, true);
+        txn.commit();
+        Hand {
+            env,
+            state,
+            changes,
+            index,
+        }
+    }
+
+    /// Puts `(k, x)` at version `v`: the value before recorded once per key and version
+    /// (`seen`), the row written.
+    fn put(&self, txn: &mut raw::Txn, seen: &mut BTreeSet<u64>, v: u64, k: u64, x: u64) {
+        let key = k.to_be_bytes();
+        if seen.insert(k) {
+            let mut change = Vec::with_capacity(24);
+            change.extend_from_slice(&key);
+            match txn.get(self.state, &key) {
+                Some(before) => {
+                    change.push(1);
+                    change.extend_from_slice(before);
+                }
+                None => change.push(0),
+            }
+            txn.put(self.changes, &v.to_be_bytes(), &change, 0);
+        }
+        txn.put(self.state, &key, &encode(x), 0);
+    }
+
+    /// The end of a transaction at version `v`: each key it changed gets `v` in its open shard
+    /// (a full shard is closed under its highest version first).
+    fn index(&self, txn: &mut raw::Txn, seen: &BTreeSet<u64>, v: u64) {
+        for &k in seen {
+            let open = shard_key(k, u64::MAX);
+            let mut list = txn
+                .get(self.index, &open)
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
+            if list.ends_with(&v.to_be_bytes()) {
+                continue;
+            }
+            if list.len() / 8 >= SHARD {
+                let highest = u64::from_be_bytes(list[list.len() - 8..].try_into().unwrap());
+                txn.put(self.index, &shard_key(k, highest), &list, 0);
+                list.clear();
+            }
+            list.extend_from_slice(&v.to_be_bytes());
+            txn.put(self.index, &open, &list, 0);
+        }
+    }
+
+    /// The value of `k` at the end of `v`.
+    fn get_as_of(&self, txn: &raw::Txn, k: u64, v: u64) -> Option<u64> {
+        let key = k.to_be_bytes();
+        let mut cursor = txn.cursor(self.index);
+        let changed = match cursor.get(raw::SET_RANGE, Some(&shard_key(k, v + 1))) {
+            Some((shard, list)) if shard[..8] == key => list
+                .chunks_exact(8)
+                .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+                .find(|w| *w > v),
+            _ => None,
+        };
+        cursor.close();
+        let Some(w) = changed else {
+            return txn.get(self.state, &key).map(decode);
+        };
+        let mut cursor = txn.cursor(self.changes);
+        let found = cursor.get_both_range(&w.to_be_bytes(), &key).map(|change| {
+            assert_eq!(change[..8], key, "hand: the change of {k} at {w}");
+            match change[8] {
+                0 => None,
+                _ => Some(decode(&change[9..])),
+            }
+        });
+        cursor.close();
+        found.expect("hand: a change the index names")
+    }
+
+    /// Unwinds every version above `to`: the changesets walked from the last, each value
+    /// before written back, each entry deleted; then each key's open shard cut at `to`.
+    fn unwind(&self, txn: &mut raw::Txn, to: u64) -> u64 {
+        let mut undone = 0;
+        let mut keys = BTreeSet::new();
+        loop {
+            let mut cursor = txn.cursor(self.changes);
+            let Some((version, change)) = cursor.get(raw::LAST, None) else {
+                cursor.close();
+                break;
+            };
+            let v = u64::from_be_bytes(version.try_into().unwrap());
+            if v <= to {
+                cursor.close();
+                break;
+            }
+            let key: [u8; 8] = change[..8].try_into().unwrap();
+            let before = (change[8] == 1).then(|| change[9..].to_vec());
+            cursor.del_current();
+            cursor.close();
+            match before {
+                Some(before) => txn.put(self.state, &key, &before, 0),
+                None => {
+                    txn.del(self.state, &key);
+                }
+            }
+            keys.insert(u64::from_be_bytes(key));
+            undone += 1;
+        }
+        for k in keys {
+            let open = shard_key(k, u64::MAX);
+            let list = txn
+                .get(self.index, &open)
+                .map(<[u8]>::to_vec)
+                .unwrap_or_default();
+            let keep = list
+                .chunks_exact(8)
+                .take_while(|c| u64::from_be_bytes((*c).try_into().unwrap()) <= to)
+                .count();
+            if keep == 0 {
+                txn.del(self.index, &open);
+            } else {
+                txn.put(self.index, &open, &list[..keep * 8], 0);
+            }
+        }
+        undone
+    }
+
+    fn state_sum(&self, txn: &raw::Txn) -> u64 {
+        let mut cursor = txn.cursor(self.state);
+        let mut sum = 0u64;
+        let mut first = true;
+        while let Some((k, x)) = cursor.step(first) {
+            first = false;
+            let k = u64::from_be_bytes(k.try_into().unwrap());
+            sum = sum.wrapping_add(mix(k ^ decode(x)));
+        }
+        cursor.close();
+        sum
+    }
+}
+
+/// Loads both stores with the same history: every key at version 1, then the versions.
+fn load(sizes: &HistorySizes, tabula: Option<&tabula::Db<HistorySchema>>, hand: Option<&Hand>) {
+    if let Some(db) = tabula {
+        let mut tx = db.write().expect("write");
+        tx.set_version(1);
+        for k in 0..sizes.keys {
+            tx.put::<Accounts>(&k, &value(k)).expect("put");
+        }
+        tx.commit().expect("commit");
+        for v in 2..=sizes.versions + 1 {
+            let mut tx = db.write().expect("write");
+            tx.set_version(v);
+            for (k, x) in puts_of(sizes, v) {
+                tx.put::<Accounts>(&k, &x).expect("put");
+            }
+            tx.commit().expect("commit");
+        }
+    }
+    if let Some(h) = hand {
+        let mut txn = h.env.begin(true);
+        let mut seen = BTreeSet::new();
+        for k in 0..sizes.keys {
+            h.put(&mut txn, &mut seen, 1, k, value(k));
+        }
+        h.index(&mut txn, &seen, 1);
+        txn.commit();
+        for v in 2..=sizes.versions + 1 {
+            let mut txn = h.env.begin(true);
+            let mut seen = BTreeSet::new();
+            for (k, x) in puts_of(sizes, v) {
+                h.put(&mut txn, &mut seen, v, k, x);
+            }
+            h.index(&mut txn, &seen, v);
+            txn.commit();
+        }
+    }
+}
+
+/// Runs the workload: both stores loaded, then each operation's passes interleaved.
+pub fn run(sizes: HistorySizes) -> Workload {
+    let last = sizes.versions + 1;
+    let title = format!(
+        "{} accounts (u64 -> u64) with a history of {} versions of {} puts: a write txn of {} \
+         puts at a new version, as-of reads at random versions, an unwind of {} versions \
+         (history table vs reth's changesets and sharded history index kept by hand on raw \
+         libmdbx)",
+        sizes.keys, sizes.versions, sizes.changes, sizes.puts, sizes.unwound
+    );
+    let mut w = Workload::new("history", title, Unit::Ns);
+    let model = Model::build(&sizes);
+    let want = |op: &str, who: &str| variant_wanted(&format!("{who}_{op}"));
+    let any = |who: &str| OPS.iter().any(|op| want(op, who));
+
+    let tabula_dir = scratch_dir("history-tabula");
+    let tabula_db = any("tabula")
+        .then(|| tabula::open::<HistorySchema>(tabula_dir.path(), tabula_options()).expect("open"));
+    let hand_dir = scratch_dir("history-hand");
+    let hand = any("hand").then(|| Hand::open(hand_dir.path()));
+    load(&sizes, tabula_db.as_ref(), hand.as_ref());
+
+    let new_puts: Vec<(u64, u64)> = {
+        let mut rng = XorShift::new(11);
+        (0..sizes.puts)
+            .map(|i| (rng.below(sizes.keys), value(u64::MAX / 2 + i)))
+            .collect()
+    };
+    let queries = queries(&sizes);
+    let query_want = queries.iter().fold(0u64, |s, &(k, v)| {
+        s.wrapping_add(query_sum(k, v, model.at(k, v)))
+    });
+    let to = last - sizes.unwound.min(last - 1);
+    let unwound_sum = model.state_sum(to);
+    let changes_above: u64 = model
+        .values
+        .iter()
+        .map(|vs| vs.iter().filter(|(w, _)| *w > to).count() as u64)
+        .sum();
+
+    type Timed<'a> = Box<dyn FnMut() -> Duration + 'a>;
+    let mut passes: Vec<(String, String, usize, Timed<'_>)> = Vec::new();
+    if let Some(db) = &tabula_db {
+        let new_puts = &new_puts;
+        passes.push((
+            "tabula_put".into(),
+            "hand_put".into(),
+            new_puts.len(),
+            Box::new(move || {
+                let mut tx = db.write().expect("write");
+                let t = time(|| {
+                    tx.set_version(last + 1);
+                    for (k, x) in new_puts {
+                        tx.put::<Accounts>(k, x).expect("put");
+                    }
+                });
+                let (k, x) = new_puts[new_puts.len() - 1];
+                assert_eq!(tx.get::<Accounts>(&k).expect("get"), Some(x), "tabula_put");
+                drop(tx);
+                t
+            }),
+        ));
+        let queries = &queries;
+        passes.push((
+            "tabula_get_as_of".into(),
+            "hand_get_as_of".into(),
+            queries.len(),
+            Box::new(move || {
+                let tx = db.read().expect("read");
+                let mut sum = 0u64;
+                let t = time(|| {
+                    for &(k, v) in queries {
+                        let x = tx.get_as_of::<Accounts>(&k, v).expect("get_as_of");
+                        sum = sum.wrapping_add(query_sum(k, v, x));
+                    }
+                });
+                verify("tabula_get_as_of", black_box(sum), query_want);
+                t
+            }),
+        ));
+        passes.push((
+            "tabula_unwind".into(),
+            "hand_unwind".into(),
+            changes_above as usize,
+            Box::new(move || {
+                let mut tx = db.write().expect("write");
+                let mut undone = 0;
+                let t = time(|| undone = tx.unwind(to).expect("unwind"));
+                assert_eq!(undone, changes_above, "tabula_unwind: changes undone");
+                let sum = tx.iter::<Accounts>().fold(0u64, |s, e| {
+                    let (k, x) = e.expect("iter");
+                    s.wrapping_add(mix(k ^ x))
+                });
+                verify("tabula_unwind (state after)", sum, unwound_sum);
+                drop(tx);
+                t
+            }),
+        ));
+    }
+    if let Some(h) = &hand {
+        let new_puts = &new_puts;
+        passes.push((
+            "hand_put".into(),
+            "hand_put".into(),
+            new_puts.len(),
+            Box::new(move || {
+                let mut txn = h.env.begin(true);
+                let t = time(|| {
+                    let mut seen = BTreeSet::new();
+                    for &(k, x) in new_puts {
+                        h.put(&mut txn, &mut seen, last + 1, k, x);
+                    }
+                    h.index(&mut txn, &seen, last + 1);
+                });
+                let (k, x) = new_puts[new_puts.len() - 1];
+                assert_eq!(
+                    txn.get(h.state, &k.to_be_bytes()).map(decode),
+                    Some(x),
+                    "hand_put"
+                );
+                txn.abort();
+                t
+            }),
+        ));
+        let queries = &queries;
+        passes.push((
+            "hand_get_as_of".into(),
+            "hand_get_as_of".into(),
+            queries.len(),
+            Box::new(move || {
+                let txn = h.env.begin(false);
+                let mut sum = 0u64;
+                let t = time(|| {
+                    for &(k, v) in queries {
+                        sum = sum.wrapping_add(query_sum(k, v, h.get_as_of(&txn, k, v)));
+                    }
+                });
+                verify("hand_get_as_of", black_box(sum), query_want);
+                txn.abort();
+                t
+            }),
+        ));
+        passes.push((
+            "hand_unwind".into(),
+            "hand_unwind".into(),
+            changes_above as usize,
+            Box::new(move || {
+                let mut txn = h.env.begin(true);
+                let mut undone = 0;
+                let t = time(|| undone = h.unwind(&mut txn, to));
+                assert_eq!(undone, changes_above, "hand_unwind: changes undone");
+                verify("hand_unwind (state after)", h.state_sum(&txn), unwound_sum);
+                txn.abort();
+                t
+            }),
+        ));
+    }
+    passes.retain(|(name, ..)| variant_wanted(name));
+    let labels: Vec<(String, String, usize)> = passes
+        .iter()
+        .map(|(n, b, ops, _)| (n.clone(), b.clone(), *ops))
+        .collect();
+    let mut passes: Vec<Pass<'_>> = passes
+        .into_iter()
+        .map(|(name, _, _, p)| (name, p))
+        .collect();
+    let medians = interleaved(sizes.reps, &mut passes);
+    drop(passes);
+    let mut rows: BTreeMap<usize, (String, String, f64)> = BTreeMap::new();
+    for (i, ((name, base, ops), t)) in labels.into_iter().zip(medians).enumerate() {
+        rows.insert(i, (name, base, ns_per(t, ops)));
+    }
+    for op in OPS {
+        for who in ["tabula", "hand"] {
+            let name = format!("{who}_{op}");
+            if let Some((_, (name, base, ns))) = rows.iter().find(|(_, (n, ..))| *n == name) {
+                w.add(name, || *ns, Some(base));
+            }
+        }
+    }
+    w
+}

@@ -1,0 +1,156 @@
+//! The `tabula` tool on a table declared `history`: `get --as-of` reads a value at the end of a
+//! version, `history --key` lists a key's versions, `history --version` a version's changes,
+//! and `check` checks the history (and names the damage written into it by hand).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value as Json;
+use tabula::{History, Options, Schema, Table};
+use tabula_core::startup::Bootstrap;
+
+#[derive(Table)]
+#[table(name = "balances", key = String, value = u64, history)]
+struct Balances;
+
+#[derive(History)]
+#[history(on = Balances, name = "balances_history")]
+struct BalancesHistory;
+
+#[derive(Schema)]
+struct App(Balances, BalancesHistory);
+
+/// Version 1: alice 10, bob 5; version 2: alice 20, bob deleted; version 3: carol 1.
+fn write(path: &Path) {
+    let db = tabula::open::<App>(path, Options::new()).unwrap();
+    let steps: [&[(&str, Option<u64>)]; 3] = [
+        &[("alice", Some(10)), ("bob", Some(5))],
+        &[("alice", Some(20)), ("bob", None)],
+        &[("carol", Some(1))],
+    ];
+    for (i, writes) in steps.iter().enumerate() {
+        let mut tx = db.write().unwrap();
+        tx.set_version(i as u64 + 1);
+        for (k, v) in writes.iter() {
+            match v {
+                Some(v) => tx.put::<Balances>(*k, v).unwrap(),
+                None => {
+                    tx.delete::<Balances>(*k).unwrap();
+                }
+            }
+        }
+        tx.commit().unwrap();
+    }
+}
+
+fn tabula(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tabula"))
+        .args(args)
+        .output()
+        .expect("the tabula binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json(out: &Output) -> Json {
+    serde_json::from_str(&stdout(out)).unwrap()
+}
+
+#[test]
+fn values_as_of_a_version_versions_and_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path());
+    let p = dir.path().to_str().unwrap();
+    assert_eq!(
+        stdout(&tabula(&["get", p, "balances", "alice", "--as-of", "1"])).trim(),
+        "10"
+    );
+    assert_eq!(
+        stdout(&tabula(&["get", p, "balances", "alice", "--as-of", "2"])).trim(),
+        "20"
+    );
+    let doc = json(&tabula(&[
+        "--json", "get", p, "balances", "bob", "--as-of", "1",
+    ]));
+    assert_eq!(
+        (doc["key"].clone(), doc["value"].clone()),
+        (Json::from("bob"), Json::from(5))
+    );
+    // No value then: exit 1, saying so.
+    let gone = tabula(&["get", p, "balances", "bob", "--as-of", "2"]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&gone.stderr)
+            .contains("had no value in table `balances` at the end of version 2"),
+        "{}",
+        String::from_utf8_lossy(&gone.stderr)
+    );
+
+    let doc = json(&tabula(&[
+        "--json", "history", p, "balances", "--key", "alice",
+    ]));
+    assert_eq!(doc["versions"], serde_json::json!([1, 2]));
+    let text = stdout(&tabula(&["history", p, "balances", "--key", "bob"]));
+    assert!(text.contains("changed at 2 versions: 1, 2"), "{text}");
+
+    let doc = json(&tabula(&[
+        "--json",
+        "history",
+        p,
+        "balances",
+        "--version",
+        "2",
+    ]));
+    assert_eq!(
+        doc["changes"],
+        serde_json::json!([
+            {"key": "alice", "before": 10, "after": 20},
+            {"key": "bob", "before": 5, "after": null},
+        ])
+    );
+
+    // A table without a history.
+    let none = tabula(&["history", p, "balances_history", "--version", "1"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("records no history"));
+}
+
+#[test]
+fn check_checks_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path());
+    let p = dir.path().to_str().unwrap();
+    let out = tabula(&["check", p]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // The index entry of alice's change at version 2, deleted by hand.
+    let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 2).unwrap();
+    let history = boot.find_table("balances_history").unwrap().unwrap().handle;
+    let mut entry = vec![1u8];
+    entry.extend_from_slice(b"alice\0\0");
+    entry.extend_from_slice(&2u64.to_be_bytes());
+    assert!(
+        boot.delete_raw("balances_history", history, &entry)
+            .unwrap()
+    );
+    boot.checkpoint().unwrap();
+    drop(boot);
+
+    let out = tabula(&["check", p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("no index entry"), "{text}");
+    assert!(text.contains("balances_history"), "{text}");
+}

@@ -1,0 +1,559 @@
+//! Tables declared `history` (issue 36; docs/design.md, "History and unwind"): every change of
+//! such a table's rows is recorded, with the version of the write transaction that made it and
+//! the value before it, in the table's history (`#[derive(History)]`), one plain table of the
+//! schema with three key spaces:
+//!
+//! - `00 ‖ version (u64 BE) ‖ stored key` → the value before the version (`00`: absent;
+//!   `01 ‖ stored value`): the changes, in version order;
+//! - `01 ‖ stored key as an escaped byte-string part ‖ version (u64 BE)` → empty: the history
+//!   index, in (key, version) order (the escaped form keeps the keys' byte order);
+//! - `02` → the horizon (the first version whose changes are kept), `03` → the last version
+//!   recorded.
+//!
+//! The write pipeline plans a change of a history table ([`plan`]: the version checked, the
+//! value before read) and records it after the row is written ([`record`]); the reads as of a
+//! version and the unwind are here too.
+
+mod check;
+mod read;
+
+pub use check::HistoryCheck;
+pub(crate) use check::check;
+pub(crate) use read::{AsOf, as_of, changed_after, changes_at, check_horizon, versions};
+
+use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
+use crate::db::state::Shared;
+use crate::engine::{self, CursorNav, Dbi, RawCursorMut, RawTxn, op};
+use crate::error::{At, Error, Result};
+use crate::index::Store;
+use crate::table::{Table, TableInfo};
+
+/// The first byte of a change's key.
+const CHANGE: u8 = 0;
+/// The first byte of a history index entry's key.
+const INDEX: u8 = 1;
+/// The key of the horizon.
+const HORIZON: [u8; 1] = [2];
+/// The key of the last version recorded.
+const LAST: [u8; 1] = [3];
+/// A change's value when the key held no value before it.
+const ABSENT: u8 = 0;
+/// The tag before the stored value a key held before a change.
+const PRESENT: u8 = 1;
+
+/// A change read back, as stored: the key and the value it held before (`None`: none).
+pub(crate) type StoredChange = (Vec<u8>, Option<Vec<u8>>);
+
+/// The key of the change of `key` at `version`.
+fn change_key(version: u64, key: &[u8]) -> KeyBuf {
+    let mut out = KeyBuf::new();
+    out.push(CHANGE);
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(key);
+    out
+}
+
+/// The first key of the changes of `version`.
+fn changes_from(version: u64) -> [u8; 9] {
+    let mut out = [CHANGE; 9];
+    out[1..].copy_from_slice(&version.to_be_bytes());
+    out
+}
+
+/// The version and stored key of a change's key; `None` for a key of another space.
+fn parse_change(key: &[u8]) -> Option<(u64, &[u8])> {
+    match key {
+        [CHANGE, rest @ ..] if rest.len() >= 8 => {
+            let (version, key) = rest.split_at(8);
+            Some((u64::from_be_bytes(version.try_into().ok()?), key))
+        }
+        _ => None,
+    }
+}
+
+/// Every history index key of `key` begins with this.
+fn index_prefix(key: &[u8]) -> KeyBuf {
+    let mut out = KeyBuf::new();
+    out.push(INDEX);
+    encode_bytes_part(key, &mut out, false);
+    out
+}
+
+/// The history index key of `key` at `version`.
+fn index_key(key: &[u8], version: u64) -> KeyBuf {
+    let mut out = index_prefix(key);
+    out.extend_from_slice(&version.to_be_bytes());
+    out
+}
+
+/// The stored key and version of a history index key; `None` for a key of another space.
+fn parse_index(key: &[u8]) -> Option<(Vec<u8>, u64)> {
+    let [INDEX, rest @ ..] = key else {
+        return None;
+    };
+    let mut input = rest;
+    let stored = decode_bytes_part(&mut input, false, "history index").ok()?;
+    let version = u64::from_be_bytes(input.try_into().ok()?);
+    Some((stored, version))
+}
+
+/// The value a change records: the stored value before it, or none.
+fn before_of(value: &[u8]) -> Option<Option<&[u8]>> {
+    match value {
+        [ABSENT] => Some(None),
+        [PRESENT, rest @ ..] => Some(Some(rest)),
+        _ => None,
+    }
+}
+
+/// A version stored under [`HORIZON`] or [`LAST`].
+fn version_of(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+/// What the reads of a history need of whoever reads it: a libmdbx failure turned into an
+/// error, and cursors (the open database's cache, or new ones).
+pub(crate) trait Cx {
+    /// The error of `code` from the operation `at`.
+    fn fail(&self, code: engine::Code, at: At<'_>) -> Error;
+    /// A cursor on `dbi` in `raw`.
+    fn cursor<'t>(
+        &'t self,
+        raw: &'t RawTxn,
+        dbi: Dbi,
+    ) -> std::result::Result<engine::RawCursor<'t>, engine::Code>;
+}
+
+impl Cx for Shared {
+    fn fail(&self, code: engine::Code, at: At<'_>) -> Error {
+        Shared::fail(self, code, at)
+    }
+
+    #[inline]
+    fn cursor<'t>(
+        &'t self,
+        raw: &'t RawTxn,
+        dbi: Dbi,
+    ) -> std::result::Result<engine::RawCursor<'t>, engine::Code> {
+        raw.cursor_cached(dbi, &self.cursors)
+    }
+}
+
+/// The handle of the history of table `source` in the open database: the schema lists it
+/// (`#[derive(Schema)]` asserts so at compile time for every table declared `history`).
+pub(crate) fn dbi_of(shared: &Shared, source: &'static str) -> Result<Dbi> {
+    history_id(shared.tables, source)
+        .map(|id| shared.dbis[id])
+        .ok_or_else(|| Error::InvalidTable {
+            table: source.to_string(),
+            rust_name: "",
+            problem: "it is declared `history` but the schema lists no history of it: list its \
+                      `#[derive(History)]` struct in the schema"
+                .to_string(),
+        })
+}
+
+/// The position of the history of table `source` among `tables` (a constant for a schema's
+/// tables: `Of`).
+pub(crate) const fn history_id(tables: &[TableInfo], source: &str) -> Option<usize> {
+    let mut i = 0;
+    while i < tables.len() {
+        if let Some(of) = tables[i].history_of
+            && crate::__private::str_eq(of, source)
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The handle of the history of table `T` in a database of schema `S`: its position found at
+/// compile time.
+pub(crate) struct Of<S, T>(std::marker::PhantomData<(S, T)>);
+
+impl<S: crate::table::Schema, T: Table> Of<S, T> {
+    const ID: Option<usize> = history_id(S::TABLES, T::NAME);
+
+    /// The history's handle.
+    #[inline]
+    pub(crate) fn dbi(shared: &Shared) -> Result<Dbi> {
+        match Self::ID {
+            Some(id) => Ok(shared.dbis[id]),
+            None => dbi_of(shared, T::NAME),
+        }
+    }
+}
+
+/// The damage of a history entry that does not have its format.
+fn damaged(history: &'static str, what: &str, key: &[u8]) -> Error {
+    Error::Decode {
+        table: history,
+        part: crate::error::Part::Value,
+        key: crate::error::KeyHex::new(key),
+        source: crate::codec::DecodeError::new(format!(
+            "{what} does not have the format of a history entry"
+        )),
+    }
+}
+
+/// A change of a history table, planned before the row is written: where it is recorded, at
+/// which version, and the value before it.
+pub(crate) struct Planned {
+    source: &'static str,
+    dbi: Dbi,
+    version: u64,
+    before: Option<Vec<u8>>,
+    raise_last: bool,
+}
+
+/// Plans a change of the row under `k` of table `T` (declared `history`), stored in `dbi`,
+/// written with libmdbx's put `flags` (`None` for a delete): the transaction's version checked
+/// against the last one recorded, and the value before the change read. `Ok(None)` while an
+/// unwind writes rows back. Nothing is written.
+#[inline(never)]
+pub(crate) fn plan<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    dbi: Dbi,
+    k: &[u8],
+    flags: Option<u32>,
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let Some(planned) = versioned::<T>(store, shared, k, op)? else {
+        return Ok(None);
+    };
+    // An append's key is above every key of the table, so it held nothing.
+    let before = match flags {
+        Some(flags) if flags & engine::put::APPEND != 0 => None,
+        _ => store
+            .store_get_with(dbi, k, <[u8]>::to_vec)
+            .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?,
+    };
+    Ok(Some(Planned { before, ..planned }))
+}
+
+/// Plans the delete of the stored row `(k, v)` (under a cursor, or walked by a clear): as
+/// [`plan`], with the value before in hand.
+pub(crate) fn plan_removal<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    k: &[u8],
+    v: Vec<u8>,
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let planned = versioned::<T>(store, shared, k, op)?;
+    Ok(planned.map(|p| Planned {
+        before: Some(v),
+        ..p
+    }))
+}
+
+/// The version part of a plan: the transaction's version checked against the last version
+/// `T`'s history recorded; the value before left out.
+fn versioned<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    k: &[u8],
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    if shared.history.replaying() {
+        return Ok(None);
+    }
+    let history = dbi_of(shared, T::NAME)?;
+    let Some(version) = shared.history.version() else {
+        return Err(Error::NoVersion { table: T::NAME });
+    };
+    let raise_last = match shared.history.raised(T::NAME) {
+        Some(last) if last == version => false,
+        _ => {
+            let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
+            let last = store
+                .store_get_with(history, &LAST, version_of)
+                .map_err(fail)?;
+            let raise = match last {
+                None => true,
+                Some(Some(last)) if version < last => {
+                    return Err(Error::VersionBelow {
+                        table: T::NAME,
+                        version,
+                        last,
+                    });
+                }
+                Some(Some(last)) => version > last,
+                Some(None) => return Err(damaged(T::NAME, "the last version recorded", &LAST)),
+            };
+            // Versions below the horizon were pruned: a change there would hide that.
+            let horizon = store
+                .store_get_with(history, &HORIZON, version_of)
+                .map_err(fail)?;
+            match horizon {
+                Some(Some(horizon)) if version < horizon => {
+                    return Err(Error::BelowHorizon {
+                        table: T::NAME,
+                        version,
+                        horizon,
+                    });
+                }
+                Some(None) => return Err(damaged(T::NAME, "the horizon", &HORIZON)),
+                _ => {}
+            }
+            raise
+        }
+    };
+    Ok(Some(Planned {
+        source: T::NAME,
+        dbi: history,
+        version,
+        before: None,
+        raise_last,
+    }))
+}
+
+/// Records the change of the row under `k` that `planned` planned, after the row was written:
+/// the change (unless the key already changed in this version: the first change of a version
+/// holds the value before it), the history index entry, and the last version.
+pub(crate) fn record(
+    store: &mut impl Store,
+    shared: &Shared,
+    planned: &Planned,
+    k: &[u8],
+) -> Result<()> {
+    let fail =
+        |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
+    let change = change_key(planned.version, k);
+    let recorded = store
+        .store_get_with(planned.dbi, change.as_slice(), |_| ())
+        .map_err(|code| fail(code, k))?;
+    if recorded.is_none() {
+        let mut value = Vec::with_capacity(1 + planned.before.as_ref().map_or(0, Vec::len));
+        match &planned.before {
+            Some(before) => {
+                value.push(PRESENT);
+                value.extend_from_slice(before);
+            }
+            None => value.push(ABSENT),
+        }
+        store
+            .store_put(planned.dbi, change.as_slice(), &value)
+            .map_err(|code| fail(code, k))?;
+    }
+    store
+        .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
+        .map_err(|code| fail(code, k))?;
+    if planned.raise_last {
+        store
+            .store_put(planned.dbi, &LAST, &planned.version.to_be_bytes())
+            .map_err(|code| fail(code, &LAST))?;
+        shared.history.note_raised(planned.source, planned.version);
+    }
+    Ok(())
+}
+
+/// The change an unwind's walk is on: its version, stored key and value before, in buffers
+/// the walk reuses.
+#[derive(Default)]
+pub(crate) struct Unwound {
+    version: u64,
+    key: Vec<u8>,
+    before: Vec<u8>,
+    present: bool,
+}
+
+impl Unwound {
+    /// The row's stored key.
+    pub(crate) fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The stored value the row held before the change; `None`: none.
+    pub(crate) fn before(&self) -> Option<&[u8]> {
+        self.present.then_some(&self.before[..])
+    }
+}
+
+/// Copies the change under `cursor` (on a history of table `source`, moved with `op`) into
+/// `into` when it is one above `version`; `false` when the walk is done.
+fn unwound_at(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    source: &'static str,
+    op: engine::op::Op,
+    version: u64,
+    into: &mut Unwound,
+) -> Result<bool> {
+    let found = cursor
+        .get_with(op, None, None, |key, value| {
+            let Some((changed, k)) = parse_change(key) else {
+                return Ok(false);
+            };
+            if changed <= version {
+                return Ok(false);
+            }
+            let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+            into.version = changed;
+            into.key.clear();
+            into.key.extend_from_slice(k);
+            into.before.clear();
+            into.before.extend_from_slice(before.unwrap_or_default());
+            into.present = before.is_some();
+            Ok(true)
+        })
+        .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
+    found.unwrap_or(Ok(false))
+}
+
+/// An unwind's first step: `cursor` (on a history of table `source`) moved to the last change,
+/// copied into `into` when its version is above `version`.
+pub(crate) fn last_change_above(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    source: &'static str,
+    version: u64,
+    into: &mut Unwound,
+) -> Result<bool> {
+    // The changes come first: the last one is just before the first index entry.
+    let index = cursor
+        .get_with(op::SET_RANGE, Some(&[INDEX]), None, |_, _| ())
+        .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
+    let op = if index.is_some() { op::PREV } else { op::LAST };
+    unwound_at(cursor, shared, source, op, version, into)
+}
+
+/// An unwind's next step: the change under `cursor` (`at`, just written back) and its index
+/// entry removed, and the change before it copied into `at` when its version is above
+/// `version`.
+pub(crate) fn next_change_above(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    (source, history): (&'static str, Dbi),
+    at: &mut Unwound,
+    version: u64,
+) -> Result<bool> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind").key(&at.key));
+    cursor.del(engine::del::CURRENT).map_err(fail)?;
+    cursor
+        .txn_del(history, index_key(&at.key, at.version).as_slice(), None)
+        .map_err(fail)?;
+    unwound_at(cursor, shared, source, op::PREV, version, at)
+}
+
+/// After an unwind to `version`: the last version recorded is at most `version`.
+pub(crate) fn lower_last(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind"));
+    let last = raw.get(history, &LAST).map_err(fail)?.map(version_of);
+    match last {
+        Some(Some(last)) if last > version => raw
+            .put(history, &LAST, &version.to_be_bytes(), engine::put::UPSERT)
+            .map_err(fail)?,
+        Some(None) => return Err(damaged(source, "the last version recorded", &LAST)),
+        _ => {}
+    }
+    shared.history.forget_raised(source);
+    Ok(())
+}
+
+/// One batch of a prune of the history (`dbi`) of table `source` below `below`: the horizon
+/// raised to `below` first, then up to `limit` changes of versions below it deleted. Each key
+/// keeps the index entry of its highest pruned change, whose change is gone: its mark, which a
+/// read as of an earlier version finds first and refuses ([`as_of`]), while a read as of a
+/// later one never meets it. Returns how many changes were deleted (fewer than `limit`: the
+/// prune is complete).
+pub(crate) fn prune_batch(
+    raw: &mut RawTxn,
+    shared: &Shared,
+    source: &'static str,
+    history: Dbi,
+    below: u64,
+    limit: usize,
+) -> Result<usize> {
+    let fail = |code| shared.fail(code, At::table(source, "prune history"));
+    let horizon = raw.get(history, &HORIZON).map_err(fail)?.map(version_of);
+    match horizon {
+        Some(None) => return Err(damaged(source, "the horizon", &HORIZON)),
+        Some(Some(horizon)) if horizon >= below => {}
+        _ => raw
+            .put(history, &HORIZON, &below.to_be_bytes(), engine::put::UPSERT)
+            .map_err(fail)?,
+    }
+    let mut doomed = Vec::new();
+    {
+        let mut cursor = raw.cursor(history).map_err(fail)?;
+        let mut at = cursor.get(op::FIRST, None, None).map_err(fail)?;
+        while let Some((key, _)) = at {
+            match parse_change(key) {
+                Some((version, k)) if version < below && doomed.len() < limit => {
+                    doomed.push((version, k.to_vec()));
+                }
+                _ => break,
+            }
+            at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+        }
+    }
+    // Changes go in version order, so a key's index entries below a pruned change are earlier
+    // pruned changes: the one left of them (the key's mark) goes, the new one stays.
+    for (version, k) in &doomed {
+        let fail = |code| shared.fail(code, At::table(source, "prune history").key(k));
+        raw.del(history, change_key(*version, k).as_slice(), None)
+            .map_err(fail)?;
+        let prefix = index_prefix(k);
+        let mark = {
+            let mut cursor = raw.cursor(history).map_err(fail)?;
+            match cursor
+                .get(op::SET_RANGE, Some(prefix.as_slice()), None)
+                .map_err(fail)?
+            {
+                Some((entry, _)) if entry.starts_with(prefix.as_slice()) => {
+                    let (_, marked) = parse_index(entry)
+                        .ok_or_else(|| damaged(source, "an index entry", entry))?;
+                    (marked < *version).then(|| entry.to_vec())
+                }
+                _ => None,
+            }
+        };
+        if let Some(mark) = mark {
+            raw.del(history, &mark, None).map_err(fail)?;
+        }
+    }
+    Ok(doomed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_back_and_index_keys_sort_by_key_then_version() {
+        let change = change_key(7, b"a\0b");
+        assert_eq!(parse_change(change.as_slice()), Some((7, &b"a\0b"[..])));
+        let index = index_key(b"a\0b", 9);
+        assert_eq!(parse_index(index.as_slice()), Some((b"a\0b".to_vec(), 9)));
+        let mut keys = [
+            index_key(b"b", 1),
+            index_key(b"a", 2),
+            index_key(b"a\0", 0),
+            index_key(b"a", 1),
+            index_key(b"", 5),
+        ]
+        .map(|k| k.as_slice().to_vec());
+        keys.sort();
+        let parsed: Vec<_> = keys.iter().map(|k| parse_index(k).unwrap()).collect();
+        assert_eq!(
+            parsed,
+            [
+                (b"".to_vec(), 5),
+                (b"a".to_vec(), 1),
+                (b"a".to_vec(), 2),
+                (b"a\0".to_vec(), 0),
+                (b"b".to_vec(), 1)
+            ]
+        );
+        assert_eq!(&changes_from(3)[..], change_key(3, b"").as_slice());
+    }
+}

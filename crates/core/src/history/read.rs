@@ -1,0 +1,206 @@
+//! Reads of a history table as of a version, on the stored bytes: one value ([`as_of`]), a
+//! key's versions ([`versions`]) and one version's changes ([`changes_at`]). Their typed forms
+//! are `versions.rs`'s.
+
+use crate::engine::{Dbi, RawTxn, op};
+use crate::error::{At, Error, Result};
+
+use super::{
+    Cx, HORIZON, StoredChange, before_of, change_key, changes_from, damaged, index_key,
+    index_prefix, parse_change, parse_index, version_of,
+};
+
+/// What a key held at the end of a version.
+pub(crate) enum AsOf<'t> {
+    /// What it holds now: it has not changed since.
+    Current,
+    /// This, the value before its first change after the version (`None`: no value).
+    Held(Option<&'t [u8]>),
+}
+
+/// Refuses a read as of `version` when the history no longer holds every change after it.
+pub(crate) fn check_horizon(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<()> {
+    let horizon = raw
+        .get(history, &HORIZON)
+        .map_err(|code| shared.fail(code, At::table(source, "read as of a version")))?;
+    let Some(horizon) = horizon else {
+        return Ok(());
+    };
+    let horizon = version_of(horizon).ok_or_else(|| damaged(source, "the horizon", &HORIZON))?;
+    if version.saturating_add(1) < horizon {
+        return Err(Error::BelowHorizon {
+            table: source,
+            version,
+            horizon,
+        });
+    }
+    Ok(())
+}
+
+/// What the stored key `k` of table `source` held at the end of `version`. The first index
+/// entry of `k` above `version` names the change that holds it; one whose change was pruned
+/// (the key's mark, `prune_batch`) means a change of `k` after `version` is gone, and the read
+/// is refused. No other read is made: a key none of whose changes were pruned reads exactly at
+/// any version.
+pub(crate) fn as_of<'t>(
+    raw: &'t RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    k: &[u8],
+    version: u64,
+) -> Result<AsOf<'t>> {
+    let Some(after) = version.checked_add(1) else {
+        return Ok(AsOf::Current);
+    };
+    let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
+    let seek = index_key(k, after);
+    let prefix = &seek.as_slice()[..seek.len() - 8];
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
+    let found = cursor
+        .get(op::SET_RANGE, Some(seek.as_slice()), None)
+        .map_err(fail)?;
+    // The key's first entry above `version`: its prefix, then the version.
+    let changed = match found {
+        Some((entry, _)) if entry.len() == prefix.len() + 8 && entry.starts_with(prefix) => {
+            version_of(&entry[prefix.len()..])
+                .ok_or_else(|| damaged(source, "an index entry", entry))?
+        }
+        _ => return Ok(AsOf::Current),
+    };
+    drop(cursor);
+    let change = change_key(changed, k);
+    let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {
+        // The key's mark: a change after `version` was pruned.
+        check_horizon(raw, shared, source, history, version)?;
+        return Err(damaged(source, "a missing change", change.as_slice()));
+    };
+    let held = before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
+    Ok(AsOf::Held(held))
+}
+
+/// The versions at which the stored key `k` of table `source` changed, in increasing order.
+pub(crate) fn versions(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    k: &[u8],
+) -> Result<Vec<u64>> {
+    let fail = |code| shared.fail(code, At::table(source, "versions").key(k));
+    // A key's mark (its highest pruned change, `prune_batch`) is below the horizon.
+    let horizon = match raw.get(history, &HORIZON).map_err(fail)? {
+        Some(bytes) => version_of(bytes).ok_or_else(|| damaged(source, "the horizon", &HORIZON))?,
+        None => 0,
+    };
+    let prefix = index_prefix(k);
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
+    let mut out = Vec::new();
+    let mut at = cursor
+        .get(op::SET_RANGE, Some(prefix.as_slice()), None)
+        .map_err(fail)?;
+    while let Some((entry, _)) = at {
+        if !entry.starts_with(prefix.as_slice()) {
+            break;
+        }
+        let (_, version) =
+            parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+        if version >= horizon {
+            out.push(version);
+        }
+        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(out)
+}
+
+/// The changes of `version` in table `source`: each stored key changed and the value it held
+/// before, in key order.
+pub(crate) fn changes_at(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<Vec<StoredChange>> {
+    let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
+    let from = changes_from(version);
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
+    let mut out = Vec::new();
+    let mut at = cursor.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
+    while let Some((key, value)) = at {
+        match parse_change(key) {
+            Some((v, k)) if v == version => {
+                let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+                out.push((k.to_vec(), before.map(<[u8]>::to_vec)));
+            }
+            _ => break,
+        }
+        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(out)
+}
+
+/// Walks the history index of table `source` from the stored key `from` (the first key when
+/// `None`), in byte order of the keys, and hands `each` every key that changed after `version`
+/// and that `wanted` takes (`Some(true)`; `Some(false)` skips the key, `None` ends the walk)
+/// with what it held at the end of `version` (`None`: no value). A wanted key whose first entry
+/// above `version` is its mark (a pruned change) is refused.
+pub(crate) fn changed_after(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    (source, history): (&'static str, Dbi),
+    (from, version): (Option<&[u8]>, u64),
+    wanted: impl Fn(&[u8]) -> Option<bool>,
+    mut each: impl FnMut(&[u8], Option<&[u8]>) -> Result<()>,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::table(source, "read a range as of a version"));
+    let start = match from {
+        Some(k) => index_prefix(k),
+        None => {
+            let mut start = crate::codec::KeyBuf::new();
+            start.push(super::INDEX);
+            start
+        }
+    };
+    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
+    let mut at = cursor
+        .get(op::SET_RANGE, Some(start.as_slice()), None)
+        .map_err(fail)?;
+    // The key whose value as of `version` was handed over (its later entries are skipped).
+    let mut done: Option<Vec<u8>> = None;
+    while let Some((entry, _)) = at {
+        if entry.first() != Some(&super::INDEX) {
+            break;
+        }
+        let (k, changed) =
+            parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+        if changed > version && done.as_deref() != Some(&k[..]) {
+            match wanted(&k) {
+                None => return Ok(()),
+                Some(false) => {
+                    done = Some(k);
+                    at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+                    continue;
+                }
+                Some(true) => {}
+            }
+            let change = change_key(changed, &k);
+            let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {
+                check_horizon(raw, shared, source, history, version)?;
+                return Err(damaged(source, "a missing change", change.as_slice()));
+            };
+            let held =
+                before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
+            each(&k, held)?;
+            done = Some(k);
+        }
+        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! Reads of tables declared `history` without the schema's types, for the `tabula` command:
+//! a stored key's value as of a version, its versions, a version's changes, and the check of
+//! a history, on [`UntypedTx`]. The layout is `history/`'s.
+
+use crate::engine::{Code, Dbi, RawCursor, RawTxn};
+use crate::error::{At, Error, Result};
+use crate::history::{self, AsOf, Cx, HistoryCheck};
+
+use super::{UntypedTable, UntypedTx, fail};
+
+impl Cx for super::UntypedDb {
+    fn fail(&self, code: Code, at: At<'_>) -> Error {
+        fail(code, at, &self.env, &self.path)
+    }
+
+    fn cursor<'t>(&'t self, raw: &'t RawTxn, dbi: Dbi) -> std::result::Result<RawCursor<'t>, Code> {
+        raw.cursor(dbi)
+    }
+}
+
+/// A changed key of a version, as stored: the key, the value before, the value at the end.
+pub type StoredVersionChange = (Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
+
+impl UntypedTx<'_> {
+    /// The history of `table` (the table its schema record names as recording `table`'s
+    /// changes); `None` when it has none.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let balances = tx.table("Balances")?.expect("a table");
+    /// assert_eq!(tx.history_of(&balances)?.map(|h| h.name), Some("BalancesHistory".to_string()));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`] naming the table when libmdbx fails.
+    pub fn history_of(&mut self, table: &UntypedTable) -> Result<Option<UntypedTable>> {
+        let name = self.db.record.as_ref().and_then(|r| {
+            r.tables
+                .iter()
+                .find(|(_, t)| t.history_of.as_deref() == Some(table.name.as_str()))
+                .map(|(name, _)| name.clone())
+        });
+        match name {
+            Some(name) => self.table(&name),
+            None => Ok(None),
+        }
+    }
+
+    /// The stored value under the stored key `key` of `table` at the end of `version`, read
+    /// through its history `history` ([`history_of`](UntypedTx::history_of)).
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # for (version, value) in [(1, "one"), (2, "two")] {
+    /// #     let mut tx = db.write()?;
+    /// #     tx.set_version(version);
+    /// #     tx.put::<Balances>(&7, value)?;
+    /// #     tx.commit()?;
+    /// # }
+    /// # drop(db);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let balances = tx.table("Balances")?.expect("a table");
+    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let key = 7u64.to_be_bytes(); // the stored key
+    /// let one = tx.get_as_of(&balances, &history, &key, 1)?.expect("a value");
+    /// assert_eq!(one, [3, b'o', b'n', b'e']); // bincode's length, then the bytes
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`] when a change of the key after `version` was pruned;
+    /// [`Error::Mdbx`].
+    pub fn get_as_of(
+        &self,
+        table: &UntypedTable,
+        history: &UntypedTable,
+        key: &[u8],
+        version: u64,
+    ) -> Result<Option<Vec<u8>>> {
+        let source = super::intern(&table.name);
+        match history::as_of(&self.txn, self.db, source, history.dbi, key, version)? {
+            AsOf::Held(held) => Ok(held.map(<[u8]>::to_vec)),
+            AsOf::Current => Ok(self.get_raw(table, key)?.into_iter().next()),
+        }
+    }
+
+    /// The versions at which the stored key `key` changed, in increasing order.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # for (version, value) in [(1, "one"), (2, "two")] {
+    /// #     let mut tx = db.write()?;
+    /// #     tx.set_version(version);
+    /// #     tx.put::<Balances>(&7, value)?;
+    /// #     tx.commit()?;
+    /// # }
+    /// # drop(db);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let balances = tx.table("Balances")?.expect("a table");
+    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let key = 7u64.to_be_bytes(); // the stored key
+    /// assert_eq!(tx.versions(&balances, &history, &key)?, [1, 2]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`].
+    pub fn versions(
+        &self,
+        table: &UntypedTable,
+        history: &UntypedTable,
+        key: &[u8],
+    ) -> Result<Vec<u64>> {
+        let source = super::intern(&table.name);
+        history::versions(&self.txn, self.db, source, history.dbi, key)
+    }
+
+    /// The changes of `version`, in key order: each stored key, its value before the version
+    /// and at its end.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # for (version, value) in [(1, "one"), (2, "two")] {
+    /// #     let mut tx = db.write()?;
+    /// #     tx.set_version(version);
+    /// #     tx.put::<Balances>(&7, value)?;
+    /// #     tx.commit()?;
+    /// # }
+    /// # drop(db);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let balances = tx.table("Balances")?.expect("a table");
+    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let key = 7u64.to_be_bytes(); // the stored key
+    /// let changes = tx.changes_at(&balances, &history, 2)?;
+    /// assert_eq!(changes.len(), 1);
+    /// assert_eq!(changes[0].0, key);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`] when the version was pruned; [`Error::Mdbx`].
+    pub fn changes_at(
+        &self,
+        table: &UntypedTable,
+        history: &UntypedTable,
+        version: u64,
+    ) -> Result<Vec<StoredVersionChange>> {
+        let source = super::intern(&table.name);
+        history::check_horizon(
+            &self.txn,
+            self.db,
+            source,
+            history.dbi,
+            version.saturating_sub(1),
+        )?;
+        let mut out = Vec::new();
+        for (k, before) in history::changes_at(&self.txn, self.db, source, history.dbi, version)? {
+            let after = self.get_as_of(table, history, &k, version)?;
+            out.push((k, before, after));
+        }
+        Ok(out)
+    }
+
+    /// Checks `history` against its layout ([`Reads::check_history`](crate::Reads::check_history)),
+    /// without decoding the keys and values (which `tabula check` decodes with the table's).
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # for (version, value) in [(1, "one"), (2, "two")] {
+    /// #     let mut tx = db.write()?;
+    /// #     tx.set_version(version);
+    /// #     tx.put::<Balances>(&7, value)?;
+    /// #     tx.commit()?;
+    /// # }
+    /// # drop(db);
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let balances = tx.table("Balances")?.expect("a table");
+    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let key = 7u64.to_be_bytes(); // the stored key
+    /// assert!(tx.check_history(&balances, &history, 10)?.is_ok());
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`].
+    pub fn check_history(
+        &self,
+        table: &UntypedTable,
+        history: &UntypedTable,
+        limit: usize,
+    ) -> Result<HistoryCheck> {
+        let source = super::intern(&table.name);
+        history::check(&self.txn, self.db, (source, history.dbi), limit, |_, _| {
+            None
+        })
+    }
+}

@@ -1,0 +1,618 @@
+//! Tables declared `history`, on the transactions: the version a write transaction names
+//! (`Tx::set_version`), reads as of a version on every transaction's reads, the unwind and the
+//! prune. What is recorded, and how, is `history/`'s; docs/design.md, "History and unwind".
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use crate::codec::{AsKey, AsPrefix, KeyRange};
+use crate::engine;
+use crate::engine::CursorNav;
+use crate::error::{At, Result};
+use crate::history::{self, AsOf};
+use crate::index;
+use crate::iter::Positions;
+use crate::mode::Rw;
+use crate::pipeline::{self, Landing};
+use crate::read::{Handle, Reads};
+use crate::stored::{dbi_of, decode_key, decode_value, with_key};
+use crate::table::{Contains, HasHistory, Schema, Table};
+use crate::txn::Tx;
+
+/// One change of a version ([`Reads::changes_at`]): the key, its value before the version and
+/// its value at the version's end (`None`: no value).
+pub type VersionChange<T> = (
+    <T as Table>::Key,
+    Option<<T as Table>::Value>,
+    Option<<T as Table>::Value>,
+);
+
+/// Unwinds every table of a schema declared `history`: implemented by `#[derive(Schema)]`,
+/// which lists the tables. Not public API.
+#[doc(hidden)]
+pub trait Unwinding: Schema + Sized {
+    /// Reverts every table of the schema declared `history` to the end of `version`; returns
+    /// how many changes were reverted.
+    fn unwind_tables(tx: &mut Tx<'_, Self, Rw>, version: u64) -> Result<u64>;
+}
+/// Reads of a table declared `history` as of a version.
+impl<H: Handle> Reads<H> {
+    /// The value under `key` at the end of `version` (after every write transaction of that
+    /// version committed): what it holds now if it has not changed since, else the value its
+    /// history recorded before its first change after `version`.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// #[derive(Table)]
+    /// #[table(key = u64, value = String, history)]
+    /// struct Balances;
+    /// #[derive(History)]
+    /// #[history(on = Balances)]
+    /// struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for (version, value) in [(1, "one"), (2, "two")] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&7, value)?;
+    ///     tx.commit()?;
+    /// }
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.get_as_of::<Balances>(&7, 0)?, None);
+    /// assert_eq!(tx.get_as_of::<Balances>(&7, 1)?.as_deref(), Some("one"));
+    /// assert_eq!(tx.get_as_of::<Balances>(&7, 2)?.as_deref(), Some("two"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the changes after `version` were
+    /// pruned; [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn get_as_of<T: HasHistory>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        version: u64,
+    ) -> Result<Option<T::Value>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbi = dbi_of::<H::Schema, T>(db);
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        self.h.with_txn(|raw| {
+            with_key::<T, _, _>(key, |k| {
+                let held = match history::as_of(raw, shared, T::NAME, history, k, version)? {
+                    AsOf::Held(held) => held,
+                    AsOf::Current => raw
+                        .get(dbi, k)
+                        .map_err(|code| shared.fail(code, At::of::<T>("get_as_of").key(k)))?,
+                };
+                held.map(|v| decode_value::<T>(k, v)).transpose()
+            })
+        })
+    }
+
+    /// The versions at which `key` changed, in increasing order (those its history still
+    /// holds: pruning drops the older ones).
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for version in [3, 5, 8] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&1, &format!("at {version}"))?;
+    ///     tx.commit()?;
+    /// }
+    /// assert_eq!(db.read()?.versions::<Balances>(&1)?, [3, 5, 8]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) for a damaged history,
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn versions<T: HasHistory>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Vec<u64>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let shared = &self.h.db().shared;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        self.h.with_txn(|raw| {
+            with_key::<T, _, _>(key, |k| history::versions(raw, shared, T::NAME, history, k))
+        })
+    }
+
+    /// The rows of `range` at the end of `version`, in key order: those that have not changed
+    /// since as they are, those that changed after it (deleted since included) as its history
+    /// recorded them. Collected (not a lazy iterator): it merges the table's range with the
+    /// history's.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Balances>(&1, "a")?;
+    /// tx.put::<Balances>(&2, "b")?;
+    /// tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(2);
+    /// tx.delete::<Balances>(&1)?;
+    /// tx.put::<Balances>(&3, "c")?;
+    /// tx.commit()?;
+    /// let tx = db.read()?;
+    /// let s = |v: &str| v.to_string();
+    /// assert_eq!(tx.range_as_of::<Balances>(.., 1)?, [(1, s("a")), (2, s("b"))]);
+    /// assert_eq!(tx.range_as_of::<Balances>(2.., 2)?, [(2, s("b")), (3, s("c"))]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when a row of the range had a change
+    /// after `version` pruned; [`Error::Decode`](crate::Error::Decode),
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn range_as_of<T: HasHistory>(
+        &self,
+        range: impl KeyRange<T::Key>,
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        self.rows_as_of::<T>(Positions::range::<T>(&range), version)
+    }
+
+    /// The rows whose composite key starts with `prefix` ([`prefix`](Reads::prefix)) at the
+    /// end of `version`, in key order, as [`range_as_of`](Reads::range_as_of) reads them.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = (String, u64), value = u64, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for (version, amount) in [(1, 10), (2, 20)] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&("alice", 1), &amount)?;
+    ///     tx.put::<Balances>(&("bob", 1), &amount)?;
+    ///     tx.commit()?;
+    /// }
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.prefix_as_of::<Balances>("alice", 1)?, [(("alice".to_string(), 1), 10)]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`range_as_of`](Reads::range_as_of).
+    pub fn prefix_as_of<T: HasHistory>(
+        &self,
+        prefix: &(impl AsPrefix<T::Key> + ?Sized),
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        self.rows_as_of::<T>(Positions::prefix::<T::Key>(prefix), version)
+    }
+
+    /// Checks table `T`'s history against its layout: every change with its index entry and
+    /// every index entry above the horizon with its change, at most one mark a key below it,
+    /// no change below the horizon or above the last version recorded, every key and value
+    /// before decoding as `T`'s. Reports up to `limit` problems.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Balances>(&1, "one")?;
+    /// tx.commit()?;
+    /// let check = db.read()?.check_history::<Balances>(10)?;
+    /// assert!(check.is_ok(), "{:?}", check.problems);
+    /// assert_eq!((check.changes, check.entries), (1, 1));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Mdbx`](crate::Error::Mdbx) when libmdbx fails; what the history holds is a
+    /// problem of the check, not an error.
+    pub fn check_history<T: HasHistory>(&self, limit: usize) -> Result<history::HistoryCheck>
+    where
+        H::Schema: Contains<T>,
+    {
+        let shared = &self.h.db().shared;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        self.h.with_txn(|raw| {
+            history::check(raw, shared, (T::NAME, history), limit, |k, before| {
+                if let Err(e) = decode_key::<T>(k) {
+                    return Some(e.to_string());
+                }
+                let before = before?;
+                decode_value::<T>(k, before).err().map(|e| e.to_string())
+            })
+        })
+    }
+
+    /// The rows between `bounds` at the end of `version`: the table's rows, then every key of
+    /// the range that changed after `version` set to what it held then.
+    fn rows_as_of<T: HasHistory>(
+        &self,
+        bounds: Positions,
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let shared = &self.h.db().shared;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        let mut rows: BTreeMap<T::Key, T::Value> = self
+            .iter_between::<T>(bounds.clone())
+            .collect::<Result<_>>()?;
+        // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
+        // whole history index is walked for them.
+        let from = match (&bounds.lower, T::FLAGS.integer_key) {
+            (Bound::Included(k) | Bound::Excluded(k), false) => Some(k.as_slice().to_vec()),
+            _ => None,
+        };
+        self.h.with_txn(|raw| {
+            history::changed_after(
+                raw,
+                shared,
+                (T::NAME, history),
+                (from.as_deref(), version),
+                |k| {
+                    if !bounds.below_upper::<T>(k) {
+                        // Past the range, unless integer keys' bytes do not sort as they do.
+                        return T::FLAGS.integer_key.then_some(false);
+                    }
+                    Some(bounds.above_lower::<T>((k, &[])))
+                },
+                |k, held| {
+                    let key = decode_key::<T>(k)?;
+                    match held {
+                        Some(v) => rows.insert(key, decode_value::<T>(k, v)?),
+                        None => rows.remove(&key),
+                    };
+                    Ok(())
+                },
+            )
+        })?;
+        Ok(rows.into_iter().collect())
+    }
+
+    /// The changes of `version`: every key it changed, in key order, with the value before
+    /// the version and the value at its end (`None`: no value).
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Balances>(&1, "a")?;
+    /// tx.put::<Balances>(&2, "b")?;
+    /// tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(2);
+    /// tx.put::<Balances>(&1, "A")?;
+    /// tx.delete::<Balances>(&2)?;
+    /// tx.commit()?;
+    /// let changes = db.read()?.changes_at::<Balances>(2)?;
+    /// assert_eq!(changes, [
+    ///     (1, Some("a".to_string()), Some("A".to_string())),
+    ///     (2, Some("b".to_string()), None),
+    /// ]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the version was pruned;
+    /// [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn changes_at<T: HasHistory>(&self, version: u64) -> Result<Vec<VersionChange<T>>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbi = dbi_of::<H::Schema, T>(db);
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        self.h.with_txn(|raw| {
+            history::check_horizon(raw, shared, T::NAME, history, version.saturating_sub(1))?;
+            let mut out = Vec::new();
+            for (k, before) in history::changes_at(raw, shared, T::NAME, history, version)? {
+                let after = match history::as_of(raw, shared, T::NAME, history, &k, version)? {
+                    AsOf::Held(held) => held,
+                    AsOf::Current => raw
+                        .get(dbi, &k)
+                        .map_err(|code| shared.fail(code, At::of::<T>("changes_at").key(&k)))?,
+                };
+                let decode = |v: Option<&[u8]>| v.map(|v| decode_value::<T>(&k, v)).transpose();
+                out.push((
+                    decode_key::<T>(&k)?,
+                    decode(before.as_deref())?,
+                    decode(after)?,
+                ));
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl<'db, S: Schema> Tx<'db, S, Rw> {
+    /// Names the version of this transaction's changes to tables declared `history` (a block
+    /// number, say): each change is recorded at it. Versions never decrease: a change at a
+    /// version below the last one a table's history recorded is refused, as is a change of such
+    /// a table before a version is named. Several transactions may share a version. A nested
+    /// transaction shares its parent's.
+    ///
+    /// ```
+    /// # use tabula::{Error, History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// let mut tx = db.write()?;
+    /// let refused = tx.put::<Balances>(&1, "a");
+    /// assert!(matches!(refused, Err(Error::NoVersion { table: "Balances" })));
+    /// tx.set_version(10);
+    /// tx.put::<Balances>(&1, "a")?;
+    /// tx.commit()?;
+    ///
+    /// let mut tx = db.write()?;
+    /// tx.set_version(9);
+    /// let refused = tx.put::<Balances>(&1, "b");
+    /// assert!(matches!(refused, Err(Error::VersionBelow { version: 9, last: 10, .. })));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn set_version(&mut self, version: u64) {
+        self.db().shared.history.set_version(version);
+    }
+
+    /// The version [`set_version`](Tx::set_version) named, if any.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// let mut tx = db.write()?;
+    /// assert_eq!(tx.version(), None);
+    /// tx.set_version(3);
+    /// assert_eq!(tx.version(), Some(3));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn version(&self) -> Option<u64> {
+        self.db().shared.history.version()
+    }
+
+    /// Reverts every table declared `history` to the end of `version`: each change recorded
+    /// at a higher version is undone — the row written back (or deleted) with its secondary
+    /// index entries, the key watchers told — and removed from the history, in this
+    /// transaction, so the unwind commits or aborts as one. Returns how many changes were
+    /// undone. Writes after it name a version of at least `version`.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for (version, value) in [(1, "one"), (2, "two"), (3, "three")] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&7, value)?;
+    ///     tx.put::<Balances>(&version, "new")?;
+    ///     tx.commit()?;
+    /// }
+    /// let mut tx = db.write()?;
+    /// assert_eq!(tx.unwind(1)?, 4); // two changes at each of versions 2 and 3
+    /// assert_eq!(tx.get::<Balances>(&7)?.as_deref(), Some("one"));
+    /// assert_eq!(tx.get::<Balances>(&3)?, None);
+    /// assert_eq!(tx.versions::<Balances>(&7)?, [1]);
+    /// tx.commit()?;
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon), before anything is written, when
+    /// a table's history was pruned above `version`. What the writes back can fail with
+    /// ([`Error::MapFull`](crate::Error::MapFull), ..); [`Error::Decode`](crate::Error::Decode)
+    /// for a damaged history: abort the transaction then, as part of the unwind may be written.
+    pub fn unwind(&mut self, version: u64) -> Result<u64>
+    where
+        S: Unwinding,
+    {
+        S::unwind_tables(self, version)
+    }
+
+    /// [`unwind`](Tx::unwind) of table `T` alone (nothing when `T` is not declared
+    /// `history`): what `#[derive(Schema)]`'s [`Unwinding`] calls for each table, first with
+    /// `check` (the unwind is refused, before anything is written, when a table's history was
+    /// pruned above `version`), then without.
+    #[doc(hidden)]
+    pub fn __unwind_table<T: Table>(&mut self, version: u64, check: bool) -> Result<u64>
+    where
+        S: Contains<T>,
+    {
+        if !T::HISTORY {
+            return Ok(0);
+        }
+        let db = self.db();
+        let shared = &db.shared;
+        let dbi = dbi_of::<S, T>(db);
+        let indexed = index::On::<S, T>::ANY;
+        let history = history::Of::<S, T>::dbi(shared)?;
+        let raw = self.raw_mut();
+        if check {
+            history::check_horizon(raw, shared, T::NAME, history, version)?;
+            return Ok(0);
+        }
+        let _replay = shared.history.replay();
+        let mut undone = 0;
+        {
+            // Two cursors of the transaction: one walks the history down from its last change,
+            // the other writes the rows back through the pipeline.
+            let lent = raw.lend();
+            let fail = |code| shared.fail(code, At::of::<T>("unwind"));
+            let mut changes = lent.cursor(history, &shared.cursors).map_err(fail)?;
+            let mut rows = lent.cursor(dbi, &shared.cursors).map_err(fail)?;
+            let mut at = history::Unwound::default();
+            let mut more =
+                history::last_change_above(&mut changes, shared, T::NAME, version, &mut at)?;
+            while more {
+                let k = at.key();
+                let mut landing = Landing::Unmoved;
+                match at.before() {
+                    Some(v) => pipeline::put::<T>(
+                        &mut rows,
+                        shared,
+                        indexed,
+                        (k, v),
+                        None,
+                        engine::put::UPSERT,
+                        "unwind",
+                        &mut landing,
+                    )?,
+                    None => {
+                        let found = rows
+                            .get_with(engine::op::SET_KEY, Some(k), None, |_, _| ())
+                            .map_err(fail)?;
+                        if found.is_some() {
+                            pipeline::delete_current::<T>(
+                                &mut rows,
+                                shared,
+                                indexed,
+                                engine::del::CURRENT,
+                                ("unwind", Some(k)),
+                                &mut landing,
+                            )?;
+                        }
+                    }
+                }
+                undone += 1;
+                more = history::next_change_above(
+                    &mut changes,
+                    shared,
+                    (T::NAME, history),
+                    &mut at,
+                    version,
+                )?;
+            }
+        }
+        history::lower_last(raw, shared, T::NAME, history, version)?;
+        Ok(undone)
+    }
+
+    /// Drops from table `T`'s history the changes of versions below `below`, at most `limit`
+    /// of them, and raises its horizon to `below`: reads as of `below - 1` and later stay
+    /// exact, earlier ones are refused ([`Error::BelowHorizon`](crate::Error::BelowHorizon)).
+    /// Returns how many changes were dropped: fewer than `limit` means none is left below
+    /// `below`. A prune of a long history runs in several transactions of `limit` changes.
+    ///
+    /// ```
+    /// # use tabula::{Error, History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for version in 1..=5 {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&1, &format!("v{version}"))?;
+    ///     tx.commit()?;
+    /// }
+    /// loop {
+    ///     let mut tx = db.write()?;
+    ///     let dropped = tx.prune_history::<Balances>(4, 2)?;
+    ///     tx.commit()?;
+    ///     if dropped < 2 {
+    ///         break;
+    ///     }
+    /// }
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.versions::<Balances>(&1)?, [4, 5]);
+    /// assert_eq!(tx.get_as_of::<Balances>(&1, 3)?.as_deref(), Some("v3"));
+    /// assert!(matches!(tx.get_as_of::<Balances>(&1, 2), Err(Error::BelowHorizon { horizon: 4, .. })));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) for a damaged history;
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn prune_history<T: HasHistory>(&mut self, below: u64, limit: usize) -> Result<usize>
+    where
+        S: Contains<T>,
+    {
+        let shared = &self.db().shared;
+        let history = history::Of::<S, T>::dbi(shared)?;
+        history::prune_batch(self.raw_mut(), shared, T::NAME, history, below, limit)
+    }
+}

@@ -1,0 +1,833 @@
+//! Tables declared `history` against a model: a map from each version to the whole state.
+//! Random write transactions (several forms: put, insert, delete, a write cursor, delete_range,
+//! retain, pop_first, clear, nested transactions committed or aborted, aborted transactions)
+//! at non-decreasing versions, with unwinds and prunes among them; after each step every
+//! as-of read at every retained version, every key's versions and every version's changes are
+//! compared with the model, the secondary index is checked, and a key watcher's changes,
+//! replayed, give the table. (A prune drops the changes below its version; a read as of an
+//! earlier version than a key's highest pruned change is refused, any other read is exact.)
+
+#[path = "support/random.rs"]
+mod random;
+#[path = "support/tempdb.rs"]
+mod tempdb;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use random::Rng;
+use serde::{Deserialize, Serialize};
+use tabula::{Change, Db, Error, History, Index, Received, Schema, Table};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Acct {
+    owner: u32,
+    balance: u64,
+}
+
+#[derive(Table)]
+#[table(key = u64, value = Acct, indexed, history)]
+struct Accounts;
+
+#[derive(Index)]
+#[index(on = Accounts, key = u32, by = owner)]
+struct ByOwner;
+
+fn owner(_: &u64, a: &Acct) -> u32 {
+    a.owner
+}
+
+#[derive(History)]
+#[history(on = Accounts)]
+struct AccountsHistory;
+
+/// String keys: their history index entries escape the key.
+#[derive(Table)]
+#[table(key = String, value = u64, history)]
+struct Names;
+
+#[derive(History)]
+#[history(on = Names, name = "names_history")]
+struct NamesHistory;
+
+/// Not declared `history`: an unwind leaves it alone.
+#[derive(Table)]
+#[table(key = u64, value = u64)]
+struct Plain;
+
+#[derive(Schema)]
+struct App(
+    Accounts,
+    ByOwner,
+    AccountsHistory,
+    Names,
+    NamesHistory,
+    Plain,
+);
+
+type Accts = BTreeMap<u64, Acct>;
+type NameMap = BTreeMap<String, u64>;
+
+/// The model: the tables now, at the end of each version written, and which versions changed
+/// each key.
+#[derive(Default, Clone)]
+struct Model {
+    accounts: Accts,
+    names: NameMap,
+    plain: BTreeMap<u64, u64>,
+    at: BTreeMap<u64, (Accts, NameMap)>,
+    touched_accounts: BTreeMap<u64, BTreeSet<u64>>,
+    touched_names: BTreeMap<String, BTreeSet<u64>>,
+    horizon_accounts: u64,
+    horizon_names: u64,
+    /// Each key's highest pruned change: reads as of an earlier version are refused.
+    pruned_accounts: BTreeMap<u64, u64>,
+    pruned_names: BTreeMap<String, u64>,
+    /// The last version each table's history recorded (an unwind lowers it).
+    last_accounts: Option<u64>,
+    last_names: Option<u64>,
+}
+
+impl Model {
+    /// The state at the end of `version`.
+    fn state(&self, version: u64) -> (Accts, NameMap) {
+        self.at
+            .range(..=version)
+            .next_back()
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default()
+    }
+
+    fn touch_account(&mut self, key: u64, version: u64) {
+        self.touched_accounts
+            .entry(key)
+            .or_default()
+            .insert(version);
+        self.last_accounts = self.last_accounts.max(Some(version));
+    }
+
+    fn touch_name(&mut self, key: &str, version: u64) {
+        self.touched_names
+            .entry(key.to_string())
+            .or_default()
+            .insert(version);
+        self.last_names = self.last_names.max(Some(version));
+    }
+}
+
+const KEYS: u64 = 24;
+
+fn name(i: u64) -> String {
+    // Some names hold a zero byte and some are prefixes of others, as escaping must handle.
+    match i % 4 {
+        0 => format!("n{i}"),
+        1 => format!("n{}", i - 1),
+        2 => format!("n{i}\0x"),
+        _ => "a".repeat((i % 7) as usize),
+    }
+    .chars()
+    .chain(std::iter::once(char::from(b'0' + (i % 10) as u8)))
+    .collect()
+}
+
+fn acct(rng: &mut Rng) -> Acct {
+    Acct {
+        owner: rng.below(5) as u32,
+        balance: rng.below(1000),
+    }
+}
+
+/// One write of a transaction at `version`, on the transaction and the model.
+fn write(
+    tx: &mut tabula::Tx<'_, App, tabula::Rw>,
+    m: &mut Model,
+    rng: &mut Rng,
+    version: u64,
+) -> tabula::Result<()> {
+    let k = rng.below(KEYS);
+    match rng.below(12) {
+        0..=2 => {
+            let a = acct(rng);
+            tx.put::<Accounts>(&k, &a)?;
+            m.accounts.insert(k, a);
+            m.touch_account(k, version);
+        }
+        3 => {
+            let a = acct(rng);
+            match tx.insert::<Accounts>(&k, &a) {
+                Ok(()) => {
+                    assert!(!m.accounts.contains_key(&k));
+                    m.accounts.insert(k, a);
+                    m.touch_account(k, version);
+                }
+                Err(Error::KeyExists { .. }) => assert!(m.accounts.contains_key(&k)),
+                Err(e) => return Err(e),
+            }
+        }
+        4 => {
+            let found = tx.delete::<Accounts>(&k)?;
+            assert_eq!(found, m.accounts.remove(&k).is_some());
+            if found {
+                m.touch_account(k, version);
+            }
+        }
+        5 => {
+            // A write cursor: upsert one key, delete the row at another.
+            let a = acct(rng);
+            let mut cursor = tx.cursor_mut::<Accounts>()?;
+            cursor.upsert(&k, &a)?;
+            m.accounts.insert(k, a);
+            m.touch_account(k, version);
+            let other = rng.below(KEYS);
+            if cursor.seek_exact(&other)?.is_some() {
+                cursor.delete_current()?;
+                m.accounts.remove(&other);
+                m.touch_account(other, version);
+            }
+        }
+        6 => {
+            let end = k + rng.below(4);
+            let n = tx.delete_range::<Accounts>(k..end)?;
+            let doomed: Vec<u64> = m.accounts.range(k..end).map(|(k, _)| *k).collect();
+            assert_eq!(n, doomed.len() as u64);
+            for d in doomed {
+                m.accounts.remove(&d);
+                m.touch_account(d, version);
+            }
+        }
+        7 => {
+            let limit = rng.below(1000);
+            tx.retain::<Accounts>(|_, a| a.balance < limit)?;
+            let doomed: Vec<u64> = m
+                .accounts
+                .iter()
+                .filter(|(_, a)| a.balance >= limit)
+                .map(|(k, _)| *k)
+                .collect();
+            for d in doomed {
+                m.accounts.remove(&d);
+                m.touch_account(d, version);
+            }
+        }
+        8 => {
+            let popped = tx.pop_first::<Names>()?;
+            let expected = m.names.pop_first();
+            assert_eq!(popped, expected);
+            if let Some((key, _)) = popped {
+                m.touch_name(&key, version);
+            }
+        }
+        9 => {
+            if rng.chance(20) {
+                tx.clear::<Names>()?;
+                let keys: Vec<String> = m.names.keys().cloned().collect();
+                for key in keys {
+                    m.touch_name(&key, version);
+                }
+                m.names.clear();
+            } else {
+                let key = name(k);
+                let found = tx.delete::<Names>(key.as_str())?;
+                assert_eq!(found, m.names.remove(&key).is_some());
+                if found {
+                    m.touch_name(&key, version);
+                }
+            }
+        }
+        10 => {
+            let key = name(k);
+            let value = rng.below(100);
+            tx.put::<Names>(key.as_str(), &value)?;
+            m.names.insert(key.clone(), value);
+            m.touch_name(&key, version);
+        }
+        _ => {
+            let value = rng.below(100);
+            tx.put::<Plain>(&k, &value)?;
+            m.plain.insert(k, value);
+        }
+    }
+    Ok(())
+}
+
+/// Every read of the history agrees with the model: as of every retained version, below the
+/// horizons, each key's versions and each version's changes; the current tables and index too.
+fn check(db: &Db<App>, m: &Model, last: u64, sample: &[u64]) {
+    let tx = db.read().unwrap();
+    let accounts: Accts = tx.iter::<Accounts>().map(Result::unwrap).collect();
+    assert_eq!(accounts, m.accounts);
+    let names: NameMap = tx.iter::<Names>().map(Result::unwrap).collect();
+    assert_eq!(names, m.names);
+    let plain: BTreeMap<u64, u64> = tx.iter::<Plain>().map(Result::unwrap).collect();
+    assert_eq!(plain, m.plain);
+    let every: Vec<u64> = (0..=last + 1).collect();
+    let versions = if sample.is_empty() {
+        &every[..]
+    } else {
+        sample
+    };
+    for &version in versions {
+        let (accts, nmap) = m.state(version);
+        for k in 0..KEYS {
+            let got = tx.get_as_of::<Accounts>(&k, version);
+            if m.pruned_accounts.get(&k).is_some_and(|p| version < *p) {
+                assert!(
+                    matches!(got, Err(Error::BelowHorizon { .. })),
+                    "accounts {k} as of {version} below horizon {}: {got:?}",
+                    m.horizon_accounts
+                );
+            } else {
+                assert_eq!(
+                    got.unwrap(),
+                    accts.get(&k).cloned(),
+                    "accounts {k} as of {version}"
+                );
+            }
+            let key = name(k);
+            let got = tx.get_as_of::<Names>(key.as_str(), version);
+            if m.pruned_names.get(&key).is_some_and(|p| version < *p) {
+                assert!(matches!(got, Err(Error::BelowHorizon { .. })), "{got:?}");
+            } else {
+                assert_eq!(
+                    got.unwrap(),
+                    nmap.get(&key).copied(),
+                    "names {key:?} as of {version}"
+                );
+            }
+        }
+        // Ranges as of the version: the model's rows there, unless a row of the range had a
+        // change after the version pruned.
+        for (lo, hi) in [(0, KEYS), (3, 9), (KEYS / 2, KEYS + 5)] {
+            let got = tx.range_as_of::<Accounts>(lo..hi, version);
+            let refused = m.pruned_accounts.range(lo..hi).any(|(_, p)| version < *p);
+            if refused {
+                assert!(matches!(got, Err(Error::BelowHorizon { .. })), "{got:?}");
+            } else {
+                let want: Vec<(u64, Acct)> =
+                    accts.range(lo..hi).map(|(k, v)| (*k, v.clone())).collect();
+                assert_eq!(got.unwrap(), want, "accounts {lo}..{hi} as of {version}");
+            }
+        }
+        let got = tx.range_as_of::<Names>(.., version);
+        if m.pruned_names.values().any(|p| version < *p) {
+            assert!(matches!(got, Err(Error::BelowHorizon { .. })), "{got:?}");
+        } else {
+            let want: Vec<(String, u64)> = nmap.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            assert_eq!(got.unwrap(), want, "names as of {version}");
+        }
+        if version >= m.horizon_accounts.max(1) {
+            let (before, _) = m.state(version - 1);
+            let mut expected: Vec<(u64, Option<Acct>, Option<Acct>)> = m
+                .touched_accounts
+                .iter()
+                .filter(|(_, vs)| vs.contains(&version))
+                .map(|(k, _)| (*k, before.get(k).cloned(), accts.get(k).cloned()))
+                .collect();
+            expected.sort_by_key(|(k, _, _)| *k);
+            assert_eq!(
+                tx.changes_at::<Accounts>(version).unwrap(),
+                expected,
+                "changes at {version}"
+            );
+        }
+    }
+    for k in 0..KEYS {
+        let expected: Vec<u64> = m
+            .touched_accounts
+            .get(&k)
+            .map(|vs| vs.iter().copied().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            tx.versions::<Accounts>(&k).unwrap(),
+            expected,
+            "versions of {k}"
+        );
+        let key = name(k);
+        let expected: Vec<u64> = m
+            .touched_names
+            .get(&key)
+            .map(|vs| vs.iter().copied().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            tx.versions::<Names>(key.as_str()).unwrap(),
+            expected,
+            "versions of {key:?}"
+        );
+    }
+    for check in [
+        tx.check_history::<Accounts>(10).unwrap(),
+        tx.check_history::<Names>(10).unwrap(),
+    ] {
+        assert!(check.is_ok(), "{:?}", check.problems);
+    }
+    drop(tx);
+    let report = db.check_indexes(10).unwrap();
+    assert!(report.is_ok(), "{report:?}");
+}
+
+/// Why a nested transaction of the test ended without committing.
+enum Abort {
+    Chosen,
+    Failed(Error),
+}
+
+impl From<Error> for Abort {
+    fn from(e: Error) -> Self {
+        Abort::Failed(e)
+    }
+}
+
+fn run(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let (_dir, db) = tempdb::open::<App>();
+    let watcher = db.watch_values::<Accounts>(.., 1 << 20);
+    let mut watched = Accts::new();
+    let mut m = Model::default();
+    let mut version = 0u64;
+    for step in 0..60 {
+        match rng.below(20) {
+            // An unwind to a version at or above the horizon: the model's state then.
+            0 | 1 if version > 0 => {
+                let horizon = m.horizon_accounts.max(m.horizon_names);
+                let to = horizon.saturating_sub(1) + rng.below(version + 2 - horizon.max(1));
+                let mut tx = db.write().unwrap();
+                let undone = tx.unwind(to).unwrap();
+                let changes: usize = m
+                    .touched_accounts
+                    .values()
+                    .chain(m.touched_names.values())
+                    .map(|vs| vs.range(to + 1..).count())
+                    .sum();
+                assert_eq!(undone as usize, changes, "step {step}: changes undone");
+                if rng.chance(20) {
+                    drop(tx); // aborted: nothing changes
+                    continue;
+                }
+                tx.commit().unwrap();
+                let (accts, nmap) = m.state(to);
+                m.accounts = accts;
+                m.names = nmap;
+                m.at.retain(|v, _| *v <= to);
+                for vs in m
+                    .touched_accounts
+                    .values_mut()
+                    .chain(m.touched_names.values_mut())
+                {
+                    vs.retain(|v| *v <= to);
+                }
+                m.last_accounts = m.last_accounts.map(|l| l.min(to));
+                m.last_names = m.last_names.map(|l| l.min(to));
+                // Writes below a horizon are refused: the next ones are at or above both.
+                version = to.max(m.horizon_accounts).max(m.horizon_names);
+            }
+            // A prune of one table's history.
+            2 if version > 1 => {
+                let below = rng.below(version);
+                let mut tx = db.write().unwrap();
+                if rng.chance(50) {
+                    while tx.prune_history::<Accounts>(below, 3).unwrap() == 3 {}
+                    m.horizon_accounts = m.horizon_accounts.max(below);
+                    for (k, vs) in m.touched_accounts.iter_mut() {
+                        if let Some(&p) = vs.range(..below).next_back() {
+                            let mark = m.pruned_accounts.entry(*k).or_default();
+                            *mark = (*mark).max(p);
+                        }
+                        vs.retain(|v| *v >= below);
+                    }
+                } else {
+                    while tx.prune_history::<Names>(below, 3).unwrap() == 3 {}
+                    m.horizon_names = m.horizon_names.max(below);
+                    for (k, vs) in m.touched_names.iter_mut() {
+                        if let Some(&p) = vs.range(..below).next_back() {
+                            let mark = m.pruned_names.entry(k.clone()).or_default();
+                            *mark = (*mark).max(p);
+                        }
+                        vs.retain(|v| *v >= below);
+                    }
+                }
+                tx.commit().unwrap();
+            }
+            // A write transaction at the same or a later version.
+            _ => {
+                version += rng.below(3);
+                let before = m.clone();
+                let mut tx = db.write().unwrap();
+                // A version below the last one recorded is refused, nothing written.
+                if let Some(last) = m.last_accounts.filter(|l| *l > 0)
+                    && rng.chance(30)
+                {
+                    tx.set_version(last - 1);
+                    let refused = tx.put::<Accounts>(
+                        &0,
+                        &Acct {
+                            owner: 0,
+                            balance: 0,
+                        },
+                    );
+                    assert!(
+                        matches!(refused, Err(Error::VersionBelow { last: l, .. }) if l == last),
+                        "step {step}: {refused:?}"
+                    );
+                }
+                tx.set_version(version);
+                for _ in 0..1 + rng.below(6) {
+                    if rng.chance(15) {
+                        // A nested transaction, committed or aborted.
+                        let keep = rng.chance(50);
+                        let saved = m.clone();
+                        let ops = 1 + rng.below(3);
+                        let result: Result<(), Abort> = tx.nested(|child| {
+                            for _ in 0..ops {
+                                write(child, &mut m, &mut rng, version)?;
+                            }
+                            if keep { Ok(()) } else { Err(Abort::Chosen) }
+                        });
+                        match result {
+                            Ok(()) => assert!(keep),
+                            Err(Abort::Chosen) => m = saved,
+                            Err(Abort::Failed(e)) => panic!("step {step}: {e}"),
+                        }
+                    } else {
+                        write(&mut tx, &mut m, &mut rng, version).unwrap();
+                    }
+                }
+                if rng.chance(10) {
+                    drop(tx);
+                    m = before;
+                    continue;
+                }
+                tx.commit().unwrap();
+                m.at.insert(version, (m.accounts.clone(), m.names.clone()));
+            }
+        }
+        // A sample of versions after each step (the last, and two at random); all of them at
+        // the end.
+        let sample = [version, rng.below(version + 2), rng.below(version + 2)];
+        check(&db, &m, version, if step == 59 { &[] } else { &sample });
+        while let Some(event) = watcher.try_recv() {
+            match event.unwrap() {
+                Received::Event(Change::Put { key, value, .. }) => {
+                    watched.insert(key, value.expect("watch_values carries the value"));
+                }
+                Received::Event(Change::Delete { key, .. }) => {
+                    watched.remove(&key);
+                }
+                other => panic!("step {step}: {other:?}"),
+            }
+        }
+        assert_eq!(watched, m.accounts, "step {step}: the watcher's replay");
+    }
+}
+
+#[test]
+fn history_agrees_with_a_model_of_every_version() {
+    let seed = random::seed("history_agrees_with_a_model_of_every_version");
+    for round in 0..8 {
+        run(random::mix(seed ^ round));
+    }
+}
+
+#[test]
+fn a_write_without_a_version_or_below_the_last_is_refused_before_anything_is_written() {
+    let (_dir, db) = tempdb::open::<App>();
+    let mut tx = db.write().unwrap();
+    tx.put::<Plain>(&1, &1).unwrap(); // not declared `history`: no version needed
+    let refused = tx.put::<Accounts>(
+        &1,
+        &Acct {
+            owner: 1,
+            balance: 1,
+        },
+    );
+    assert!(
+        matches!(refused, Err(Error::NoVersion { table: "Accounts" })),
+        "{refused:?}"
+    );
+    assert_eq!(tx.get::<Accounts>(&1).unwrap(), None);
+    assert_eq!(tx.by_index::<ByOwner>(&1).count(), 0);
+    tx.set_version(5);
+    tx.put::<Accounts>(
+        &1,
+        &Acct {
+            owner: 1,
+            balance: 1,
+        },
+    )
+    .unwrap();
+    tx.commit().unwrap();
+
+    let mut tx = db.write().unwrap();
+    tx.set_version(4);
+    let refused = tx.put::<Accounts>(
+        &2,
+        &Acct {
+            owner: 2,
+            balance: 2,
+        },
+    );
+    assert!(
+        matches!(
+            refused,
+            Err(Error::VersionBelow {
+                version: 4,
+                last: 5,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    let refused = tx.delete::<Accounts>(&1);
+    assert!(
+        matches!(refused, Err(Error::VersionBelow { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(tx.get::<Accounts>(&2).unwrap(), None);
+    assert!(tx.get::<Accounts>(&1).unwrap().is_some());
+    assert_eq!(tx.by_index::<ByOwner>(&2).count(), 0);
+    // The same version as the last is allowed: several transactions may share one.
+    tx.set_version(5);
+    tx.put::<Accounts>(
+        &2,
+        &Acct {
+            owner: 2,
+            balance: 2,
+        },
+    )
+    .unwrap();
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.versions::<Accounts>(&2).unwrap(), [5]);
+    assert_eq!(tx.get_as_of::<Accounts>(&2, 4).unwrap(), None);
+}
+
+#[test]
+fn an_unwind_below_the_horizon_is_refused_before_anything_is_written() {
+    let (_dir, db) = tempdb::open::<App>();
+    for version in 1..=6 {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Accounts>(
+            &1,
+            &Acct {
+                owner: 1,
+                balance: version,
+            },
+        )
+        .unwrap();
+        tx.put::<Names>("n", &version).unwrap();
+        tx.commit().unwrap();
+    }
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.prune_history::<Names>(4, 100).unwrap(), 3);
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    let refused = tx.unwind(2);
+    assert!(
+        matches!(
+            refused,
+            Err(Error::BelowHorizon {
+                table: "Names",
+                version: 2,
+                horizon: 4
+            })
+        ),
+        "{refused:?}"
+    );
+    // Nothing was unwound, in either table.
+    assert_eq!(tx.get::<Accounts>(&1).unwrap().unwrap().balance, 6);
+    assert_eq!(tx.versions::<Accounts>(&1).unwrap(), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(tx.unwind(3).unwrap(), 6);
+    assert_eq!(tx.get::<Accounts>(&1).unwrap().unwrap().balance, 3);
+    assert_eq!(tx.get::<Names>("n").unwrap(), Some(3));
+}
+
+mod before {
+    use tabula::{Schema, Table};
+
+    /// `Names` before its history was declared.
+    #[derive(Table)]
+    #[table(name = "Names", key = String, value = u64)]
+    pub struct Names;
+
+    #[derive(Schema)]
+    pub struct App(Names);
+}
+
+#[test]
+fn a_history_added_to_a_populated_table_is_refused_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<before::App>(dir.path(), tempdb::options()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.put::<before::Names>("a", &1).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    #[derive(Schema)]
+    struct WithHistory(Names, NamesHistory);
+    let refused = tabula::open::<WithHistory>(dir.path(), tempdb::options());
+    let Err(Error::InvalidTable { table, problem, .. }) = refused else {
+        panic!("{:?}", refused.map(|_| ()));
+    };
+    assert_eq!(table, "Names");
+    assert!(
+        problem.contains("holds 1 rows and its history `names_history` is empty"),
+        "{problem}"
+    );
+    // The refused open created nothing: the file opens as before, without the history.
+    let db = tabula::open::<before::App>(dir.path(), tempdb::options()).unwrap();
+    assert_eq!(
+        db.read().unwrap().get::<before::Names>("a").unwrap(),
+        Some(1)
+    );
+    drop(db);
+    let untyped = tabula_core::untyped::UntypedDb::open(dir.path()).unwrap();
+    let names = untyped.read().unwrap().table_names().unwrap();
+    assert!(names.contains(&"Names".to_string()), "{names:?}");
+    assert!(!names.contains(&"names_history".to_string()), "{names:?}");
+}
+
+/// Integer keys are stored native-endian: a range as of a version walks their whole history.
+#[derive(Table)]
+#[table(key = u64, value = u64, integer_key, history)]
+struct Counters;
+
+#[derive(History)]
+#[history(on = Counters)]
+struct CountersHistory;
+
+#[derive(Schema)]
+struct Integers(Counters, CountersHistory);
+
+#[test]
+fn a_range_of_integer_keys_reads_as_of_a_version() {
+    let (_dir, db) = tempdb::open::<Integers>();
+    let keys = [1u64, 2, 255, 256, 257, 513, 65_536];
+    for version in 1..=3u64 {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        for k in keys {
+            if (k + version) % 3 == 0 {
+                tx.delete::<Counters>(&k).unwrap();
+            } else {
+                tx.put::<Counters>(&k, &(k * 10 + version)).unwrap();
+            }
+        }
+        tx.commit().unwrap();
+    }
+    let tx = db.read().unwrap();
+    for version in 0..=3u64 {
+        let want: Vec<(u64, u64)> = keys
+            .iter()
+            .filter(|&&k| (2..=300).contains(&k))
+            // Every version writes every key: the version itself decides.
+            .filter(|&&k| version >= 1 && (k + version) % 3 != 0)
+            .map(|&k| (k, k * 10 + version))
+            .collect();
+        assert_eq!(
+            tx.range_as_of::<Counters>(2..=300, version).unwrap(),
+            want,
+            "as of {version}"
+        );
+    }
+}
+
+#[test]
+fn the_history_check_finds_each_kind_of_damage() {
+    use tabula_core::startup::Bootstrap;
+    let (dir, db) = tempdb::open::<App>();
+    for version in 1..=4u64 {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Names>("a", &version).unwrap();
+        tx.put::<Names>("b", &version).unwrap();
+        tx.commit().unwrap();
+    }
+    let mut tx = db.write().unwrap();
+    tx.prune_history::<Names>(2, 100).unwrap();
+    tx.commit().unwrap();
+    let check = db.read().unwrap().check_history::<Names>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    // 3 versions kept of each key; each key's mark of version 1.
+    assert_eq!((check.changes, check.entries), (6, 8));
+    drop(db);
+
+    // Each damage, written by hand into the history, is a problem of its own.
+    let history = "names_history";
+    /// A stored string key as the history index writes it (escaped, terminated).
+    fn key(k: &str) -> Vec<u8> {
+        let mut stored = k.as_bytes().to_vec();
+        stored.extend_from_slice(&[0, 0]);
+        stored
+    }
+    fn change(v: u64, k: &str) -> Vec<u8> {
+        [&[0][..], &v.to_be_bytes(), k.as_bytes()].concat()
+    }
+    fn index(k: &str, v: u64) -> Vec<u8> {
+        [&[1][..], &key(k), &v.to_be_bytes()].concat()
+    }
+    type Damage = Box<dyn Fn(&mut Bootstrap, tabula_core::startup::TableHandle)>;
+    let damages: Vec<(&str, Damage)> = vec![
+        (
+            "no index entry",
+            Box::new(move |b, h| {
+                b.delete_raw(history, h, &index("a", 3)).unwrap();
+            }),
+        ),
+        (
+            "no change",
+            Box::new(move |b, h| {
+                b.delete_raw(history, h, &change(4, "b")).unwrap();
+            }),
+        ),
+        (
+            "below the horizon",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change(1, "a"), &[0], false).unwrap();
+            }),
+        ),
+        (
+            "no tag",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change(3, "a"), &[7], false).unwrap();
+            }),
+        ),
+        (
+            "above the last version",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change(9, "a"), &[0], false).unwrap();
+                b.put_raw(history, h, &index("a", 9), &[], false).unwrap();
+            }),
+        ),
+        (
+            "two marks",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &index("a", 0), &[], false).unwrap();
+            }),
+        ),
+    ];
+    let copy = tempfile::tempdir().unwrap();
+    for (what, damage) in damages {
+        // A fresh copy of the good file for each damage.
+        let _ = std::fs::remove_dir_all(copy.path());
+        std::fs::create_dir_all(copy.path()).unwrap();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), copy.path().join(entry.file_name())).unwrap();
+        }
+        let mut boot = Bootstrap::begin(copy.path(), &tempdb::options(), 8).unwrap();
+        let handle = boot
+            .find_table(history)
+            .unwrap()
+            .expect("the history")
+            .handle;
+        damage(&mut boot, handle);
+        boot.checkpoint().unwrap();
+        drop(boot);
+        let db = tabula::open::<App>(copy.path(), tempdb::options()).unwrap();
+        let check = db.read().unwrap().check_history::<Names>(10).unwrap();
+        assert!(
+            check.problems.iter().any(|p| p.contains(what)),
+            "{what}: {:?}",
+            check.problems
+        );
+    }
+}
