@@ -207,7 +207,9 @@ pub fn open<S: Schema>(
     let mut found: Vec<Opened> = Vec::with_capacity(S::TABLES.len());
     let mut stop = None;
     for info in S::TABLES {
-        let index = info.index.is_some();
+        // Index tables and histories keep libmdbx's own key comparator: each is searched on
+        // every write of its table (`docs/design.md`, "Key comparator").
+        let index = info.index.is_some() || info.history_of.is_some();
         let existing = if index {
             boot.find_index_table(info.name, info.flags)
         } else {
