@@ -18,10 +18,22 @@
 //! `watch_feed` and `watch_keys` append `commit`'s transactions with a commit-feed subscriber, or
 //! a key watcher on the written table, that reads every event (`tabula::Db::subscribe`,
 //! `tabula::Db::watch`).
+//!
+//! Issue 37's three-way paths, Tabula against raw libmdbx + bincode 2 (`raw_*`: `mdbx_get` or a
+//! cursor, and plain `bincode::serde::decode_from_slice`, the bench's `raw_typed` floor) and
+//! against redb's typed path (`redb_*`: a table whose `redb::Value` decodes the same bincode 2
+//! rows, the bench's `redb_typed`), all in this one build: `row_get` (hot get of the bench's
+//! 64-byte [`Row`], 1,024 rows), `row_scan` (a walk of those rows, per entry), `range10` (a range
+//! read of 10 entries from a key, per range read, in one read transaction: Tabula's
+//! `range(k..)` with `next_raw`, raw `SET_RANGE` + 9 `NEXT` on one cursor, redb's `range(k..)`),
+//! and `raw_cursor_next` / `raw_prune` beside `cursor_next` / `prune`.
 
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use tabula::{Options, Raw, Schema, Table};
+use tabula_bench::data::{RedbRow, decode_row, row, row_bytes, row_sum};
+use tabula_bench::raw::{self, EnvFlags};
+use tabula_bench::tables::Rows;
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Account {
@@ -45,7 +57,7 @@ struct Log;
 #[table(name = "nums", key = u64, value = u64)]
 struct Nums;
 #[derive(Schema)]
-struct App(Kv, Accounts, Log, Nums);
+struct App(Kv, Accounts, Log, Nums, Rows);
 
 fn main() {
     // Every path checks what it read through `sum`, printed at the end.
@@ -53,6 +65,10 @@ fn main() {
     let n: u64 = std::env::args()
         .nth(2)
         .map_or(100_000, |s| s.parse().unwrap());
+    if let Some(sum) = raw_path(&which, n).or_else(|| redb_path(&which, n)) {
+        eprintln!("{which}: {sum}");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let options = Options::new().max_size(1 << 30);
     let options = if which == "commit" || which.starts_with("watch_") {
@@ -75,6 +91,7 @@ fn main() {
             },
         )
         .unwrap();
+        tx.put::<Rows>(&i, &row(i, 0)).unwrap();
     }
     tx.commit().unwrap();
     let mut sum = 0u64;
@@ -93,6 +110,31 @@ fn main() {
                     .unwrap()
                     .unwrap()
                     .nonce;
+            }
+        }
+        "row_get" => {
+            let tx = db.read().unwrap();
+            for i in 0..n {
+                let r = tx.get::<Rows>(&(i * 7919 % 1024)).unwrap().unwrap();
+                sum = sum.wrapping_add(row_sum(&r));
+            }
+        }
+        "row_scan" => {
+            let tx = db.read().unwrap();
+            for _ in 0..n / 1024 {
+                for e in tx.iter::<Rows>() {
+                    sum = sum.wrapping_add(row_sum(&e.unwrap().1));
+                }
+            }
+        }
+        "range10" => {
+            let tx = db.read().unwrap();
+            for i in 0..n {
+                let mut it = tx.range::<Kv>(i * 7919 % 1014..);
+                for _ in 0..10 {
+                    let (_, v) = it.next_raw().unwrap().unwrap();
+                    sum = sum.wrapping_add(v[0] as u64 + v.len() as u64);
+                }
             }
         }
         "read_txn" => {
@@ -197,4 +239,147 @@ fn main() {
         _ => panic!(),
     }
     eprintln!("{which}: {sum}");
+}
+
+/// The raw libmdbx + bincode 2 paths (`raw_*`), or `None` for another path.
+fn raw_path(which: &str, n: u64) -> Option<u64> {
+    if !which.starts_with("raw_") {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let flags = EnvFlags {
+        no_sticky_threads: true,
+        ..EnvFlags::DEFAULT
+    };
+    let env = raw::Env::open(dir.path(), 4, flags);
+    let mut txn = env.begin(true);
+    let rows = txn.open_table(c"rows", raw::NO_FLAGS, true);
+    let kv = txn.open_table(c"kv", raw::NO_FLAGS, true);
+    let nums = txn.open_table(c"nums", raw::NO_FLAGS, true);
+    for i in 0..1024u64 {
+        txn.put(rows, &i.to_be_bytes(), &row_bytes(&row(i, 0)), raw::APPEND);
+        txn.put(kv, &i.to_be_bytes(), &[i as u8; 32], raw::APPEND);
+    }
+    txn.commit();
+    let config = bincode::config::standard();
+    let mut sum = 0u64;
+    match which {
+        "raw_row_get" => {
+            let txn = env.begin(false);
+            for i in 0..n {
+                let v = txn.get(rows, &(i * 7919 % 1024).to_be_bytes()).unwrap();
+                sum = sum.wrapping_add(row_sum(&decode_row(v)));
+            }
+            txn.abort();
+        }
+        "raw_row_scan" => {
+            let txn = env.begin(false);
+            let mut c = txn.cursor(rows);
+            for _ in 0..n / 1024 {
+                let mut first = true;
+                while let Some((k, v)) = c.step(first) {
+                    first = false;
+                    let k = u64::from_be_bytes(k.try_into().unwrap());
+                    sum = sum.wrapping_add(k ^ row_sum(&decode_row(v)));
+                }
+            }
+            c.close();
+            txn.abort();
+        }
+        "raw_range10" => {
+            let txn = env.begin(false);
+            let mut c = txn.cursor(kv);
+            for i in 0..n {
+                let start = (i * 7919 % 1014).to_be_bytes();
+                let mut e = c.get(raw::SET_RANGE, Some(&start));
+                for j in 0..10 {
+                    let (_, v) = e.unwrap();
+                    sum = sum.wrapping_add(v[0] as u64 + v.len() as u64);
+                    e = if j < 9 { c.get(raw::NEXT, None) } else { None };
+                }
+            }
+            c.close();
+            txn.abort();
+        }
+        "raw_cursor_next" | "raw_prune" => {
+            // As `cursor_next` / `prune`: 100,000 `u64` values in bincode 2 put in the write
+            // transaction, then a walk over the first n decoding each entry.
+            let mut txn = env.begin(true);
+            for i in 0..100_000u64 {
+                let v = bincode::serde::encode_to_vec(i, config).unwrap();
+                txn.put(nums, &i.to_be_bytes(), &v, 0);
+            }
+            let mut c = txn.cursor(nums);
+            let mut first = true;
+            for _ in 0..n {
+                let Some((k, v)) = c.step(first) else { break };
+                first = false;
+                let k = u64::from_be_bytes(k.try_into().unwrap());
+                let (v, _) = bincode::serde::decode_from_slice::<u64, _>(v, config).unwrap();
+                sum = sum.wrapping_add(v);
+                if which == "raw_prune" && k % 10 == 0 {
+                    // The next `MDBX_NEXT` lands on the entry after the deleted one.
+                    c.del_current();
+                }
+            }
+            c.close();
+            txn.abort();
+        }
+        _ => panic!("no path {which}"),
+    }
+    Some(sum)
+}
+
+/// redb's typed paths (`redb_*`): a table whose `redb::Value` decodes bincode 2 rows.
+fn redb_path(which: &str, n: u64) -> Option<u64> {
+    use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+    if !which.starts_with("redb_") {
+        return None;
+    }
+    const ROWS: TableDefinition<u64, RedbRow> = TableDefinition::new("rows");
+    const KV: TableDefinition<u64, &[u8]> = TableDefinition::new("kv");
+    let dir = tempfile::tempdir().unwrap();
+    let db = redb::Database::create(dir.path().join("redb")).unwrap();
+    let wtx = db.begin_write().unwrap();
+    {
+        let mut rows = wtx.open_table(ROWS).unwrap();
+        let mut kv = wtx.open_table(KV).unwrap();
+        for i in 0..1024u64 {
+            rows.insert(i, row(i, 0)).unwrap();
+            kv.insert(i, &[i as u8; 32][..]).unwrap();
+        }
+    }
+    wtx.commit().unwrap();
+    let rtx = db.begin_read().unwrap();
+    let mut sum = 0u64;
+    match which {
+        "redb_row_get" => {
+            let t = rtx.open_table(ROWS).unwrap();
+            for i in 0..n {
+                let g = t.get(i * 7919 % 1024).unwrap().unwrap();
+                sum = sum.wrapping_add(row_sum(&g.value()));
+            }
+        }
+        "redb_row_scan" => {
+            let t = rtx.open_table(ROWS).unwrap();
+            for _ in 0..n / 1024 {
+                for e in t.iter().unwrap() {
+                    let (k, v) = e.unwrap();
+                    sum = sum.wrapping_add(k.value() ^ row_sum(&v.value()));
+                }
+            }
+        }
+        "redb_range10" => {
+            let t = rtx.open_table(KV).unwrap();
+            for i in 0..n {
+                for e in t.range(i * 7919 % 1014..).unwrap().take(10) {
+                    let (_, v) = e.unwrap();
+                    let v = v.value();
+                    sum = sum.wrapping_add(v[0] as u64 + v.len() as u64);
+                }
+            }
+        }
+        _ => panic!("no path {which}"),
+    }
+    Some(sum)
 }

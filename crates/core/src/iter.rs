@@ -287,10 +287,12 @@ impl<'t, T: Table> Iter<'t, T> {
         self.bounds.above_lower::<T>(entry)
     }
 
+    /// A cursor for one end: the transaction's kept cursor when it is free (each end places
+    /// its cursor before its first step), else one from the cache.
     fn open(&mut self) -> Result<RawCursor<'t>> {
         match self.from {
             Some((txn, cursors)) => txn
-                .cursor_cached(self.dbi, cursors)
+                .kept_cursor(self.dbi, cursors)
                 .map_err(|code| cursor_error::<T>("open cursor", code)),
             None => Err(self
                 .failed

@@ -794,8 +794,9 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// [`Error::MapFull`], [`Error::DiskFull`] (the file system filled up) or [`Error::Env`];
     /// the transaction is then aborted and nothing of it is written.
     pub fn commit(mut self) -> Result<()> {
-        let raw = self.reads.h.raw.take().expect("transaction is live");
+        let mut raw = self.reads.h.raw.take().expect("transaction is live");
         let db = self.db();
+        raw.release_kept_cursor(db.shared.cursors());
         pipeline::commit(&db.shared, &db.telemetry, raw, At::commit(None, "commit"))
     }
 
@@ -1153,9 +1154,9 @@ fn warn_long_read_of(raw: RawTxn, age_ms: u64) -> RawTxn {
 impl<S: Schema, M: Mode> Drop for Tx<'_, S, M> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(raw) = self.reads.h.raw.take() {
+        if let Some(mut raw) = self.reads.h.raw.take() {
+            raw.release_kept_cursor(self.db().shared.cursors());
             if M::READ_ONLY {
-                let mut raw = raw;
                 if self.db().shared.run().read_clock {
                     let age_ns = engine::coarse_now_ns().saturating_sub(self.started_ns);
                     if age_ns >= self.db().shared.run().long_read_ns {

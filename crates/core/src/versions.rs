@@ -9,7 +9,7 @@ use crate::codec::{AsKey, AsPrefix, KeyRange};
 use crate::engine;
 use crate::engine::CursorNav;
 use crate::error::{At, Result};
-use crate::history::{self, AsOf};
+use crate::history;
 use crate::index;
 use crate::iter::Positions;
 use crate::mode::Rw;
@@ -84,13 +84,9 @@ impl<H: Handle> Reads<H> {
         let history = history::Of::<H::Schema, T>::dbi(shared)?;
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
-                let held = match history::as_of(raw, shared, T::NAME, history, k, version)? {
-                    AsOf::Held(held) => held,
-                    AsOf::Current => raw
-                        .get(dbi, k)
-                        .map_err(|code| shared.fail(code, At::of::<T>("get_as_of").key(k)))?,
-                };
-                held.map(|v| decode_value::<T>(k, v)).transpose()
+                history::value_at(raw, shared, (T::NAME, dbi, history), k, version)?
+                    .map(|v| decode_value::<T>(k, v))
+                    .transpose()
             })
         })
     }
@@ -370,12 +366,7 @@ impl<H: Handle> Reads<H> {
             history::check_horizon(raw, shared, T::NAME, history, version.saturating_sub(1))?;
             let mut out = Vec::new();
             for (k, before) in history::changes_at(raw, shared, T::NAME, history, version)? {
-                let after = match history::as_of(raw, shared, T::NAME, history, &k, version)? {
-                    AsOf::Held(held) => held,
-                    AsOf::Current => raw
-                        .get(dbi, &k)
-                        .map_err(|code| shared.fail(code, At::of::<T>("changes_at").key(&k)))?,
-                };
+                let after = history::value_at(raw, shared, (T::NAME, dbi, history), &k, version)?;
                 let decode = |v: Option<&[u8]>| v.map(|v| decode_value::<T>(&k, v)).transpose();
                 out.push((
                     decode_key::<T>(&k)?,

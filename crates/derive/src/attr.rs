@@ -256,6 +256,29 @@ fn parse_crate(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<Path>> {
     }
 }
 
+/// Reports `meta` as an unknown key of the attribute `attr`, listing the `keys` it takes, and
+/// skips its value, so the rest of the attribute is still read.
+pub fn unknown_key(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    attr: Symbol,
+    keys: &[Symbol],
+) -> syn::Result<()> {
+    let expected = keys
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    cx.error_spanned_by(
+        &meta.path,
+        format!(
+            "unknown {attr} attribute `{}`; expected one of {expected}",
+            path_to_string(&meta.path)
+        ),
+    );
+    skip_value(meta)
+}
+
 /// One keyword's value, remembering that it was set so a second occurrence is an error.
 pub struct Attr<'c, T> {
     cx: &'c Ctxt,

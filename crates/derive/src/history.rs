@@ -8,7 +8,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, LitStr, Path, Type};
 
-use crate::attr::{self, Attr, Symbol, krate_at, path_to_string};
+use crate::attr::{self, Attr, Symbol, krate_at};
 use crate::ctxt::Ctxt;
 
 /// `#[history(..)]`.
@@ -37,15 +37,7 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Attrs {
                     name.set_in(HISTORY, &meta.path, lit);
                 }
             } else {
-                let expected = HISTORY_KEYS.map(|k| format!("`{k}`")).join(", ");
-                cx.error_spanned_by(
-                    &meta.path,
-                    format!(
-                        "unknown history attribute `{}`; expected one of {expected}",
-                        path_to_string(&meta.path)
-                    ),
-                );
-                attr::skip_value(&meta)?;
+                attr::unknown_key(cx, &meta, HISTORY, &HISTORY_KEYS)?;
             }
             Ok(())
         });

@@ -8,7 +8,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Fields, LitStr, Path, Type};
 
-use crate::attr::{self, Attr, Symbol, krate_at, path_to_string};
+use crate::attr::{self, Attr, Symbol, krate_at};
 use crate::ctxt::Ctxt;
 
 /// `#[index(..)]`.
@@ -66,15 +66,7 @@ fn parse(cx: &Ctxt, input: &DeriveInput) -> Attrs {
                     version.set_in(INDEX, &meta.path, v);
                 }
             } else {
-                let expected = INDEX_KEYS.map(|k| format!("`{k}`")).join(", ");
-                cx.error_spanned_by(
-                    &meta.path,
-                    format!(
-                        "unknown index attribute `{}`; expected one of {expected}",
-                        path_to_string(&meta.path)
-                    ),
-                );
-                attr::skip_value(&meta)?;
+                attr::unknown_key(cx, &meta, INDEX, &INDEX_KEYS)?;
             }
             Ok(())
         });

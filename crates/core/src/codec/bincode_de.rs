@@ -25,7 +25,7 @@ use super::DecodeError;
 const MAX_DEPTH: u32 = 512;
 
 /// Decodes a whole value of type `T` from `bytes`; every byte must be used.
-#[inline]
+#[inline(always)]
 pub(crate) fn decode<T: de::DeserializeOwned>(bytes: &[u8]) -> std::result::Result<T, DecodeError> {
     let mut de = Deserializer {
         input: bytes,

@@ -367,6 +367,8 @@ impl<S: Schema> Drop for OwnedHandle<S> {
                 cuttable.into_txn()
             }
         };
+        let mut raw = raw;
+        raw.release_kept_cursor(self.db.shared.cursors());
         self.db.shared.park(raw);
     }
 }
@@ -491,8 +493,9 @@ where
         let handle = &tx.reads.h;
         let shared = &handle.db().shared;
         let result = handle.with_txn(|raw| {
+            // The transaction's kept cursor: every batch places it before its first step.
             let mut cursor = raw
-                .cursor_cached(dbi, shared.cursors())
+                .kept_cursor(dbi, shared.cursors())
                 .map_err(|code| shared.fail(code, At::of::<T>("open cursor")))?;
             let fail = |code| shared.fail(code, At::of::<T>("iterate"));
             let step = if reverse { op::PREV } else { op::NEXT };

@@ -1,5 +1,6 @@
 //! Cursors: read cursors (reused through `CursorCache`) and write cursors.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
 
@@ -58,12 +59,114 @@ impl<R, F: for<'a> FnOnce(&'a [u8], &'a [u8]) -> R> Visit for F {
     }
 }
 
-/// A cursor over one table in a transaction it borrows shared. Closed on drop, or unbound and
-/// returned to its [`CursorCache`].
+/// A cursor over one table in a transaction it borrows shared. On drop it goes back, still
+/// bound, to its transaction's [`KeptCursor`] slot when it came from there and the slot is
+/// empty; otherwise it is unbound and returned to its [`CursorCache`], or closed.
 pub struct RawCursor<'t> {
     pub(super) ptr: NonNull<sys::MDBX_cursor>,
     pub(super) cache: Option<&'t CursorCache>,
+    /// The slot it goes back to.
+    pub(super) kept: Option<&'t KeptCursor>,
     pub(super) _txn: PhantomData<&'t RawTxn>,
+}
+
+/// The cursor object a transaction keeps for its range reads (`RawTxn::kept_cursor`): empty,
+/// or one cursor object owned by the transaction, either unbound or bound to that same
+/// transaction (libmdbx unbinds it itself when the transaction's snapshot ends: reset,
+/// refresh onto a newer one, commit, abort). A range read that finds it bound to its table
+/// skips `mdbx_cursor_bind`'s work and the unbind at the end (≈ 180 instructions of a range
+/// read of 10 entries).
+///
+/// The transaction empties it, giving the cursor unbound to a [`CursorCache`] or closing it,
+/// before anything else may touch the transaction: before it is parked, reset, committed or
+/// aborted (`RawTxn::release_kept_cursor`, and the transaction's own methods as a fallback),
+/// and it unbinds it before a nested transaction begins or ends and before a table is dropped
+/// or renamed, since libmdbx refuses to bind a cursor of a parent transaction in its child.
+pub(crate) struct KeptCursor(Cell<Option<NonNull<sys::MDBX_cursor>>>);
+
+// Every state of the slot is valid at every moment (empty, or holding a cursor bound to its
+// transaction or to none), so a panic cannot leave it broken: a walk that unwinds gives its
+// cursor back from its drop, and one taken out and lost is only not reused.
+impl std::panic::UnwindSafe for KeptCursor {}
+impl std::panic::RefUnwindSafe for KeptCursor {}
+
+impl KeptCursor {
+    /// An empty slot.
+    #[inline]
+    pub(super) fn empty() -> KeptCursor {
+        KeptCursor(Cell::new(None))
+    }
+
+    /// The kept cursor, and whether it is bound to `dbi` (in the transaction that owns the
+    /// slot: the only one it is ever bound to). `mdbx_cursor_dbi` answers for a bound cursor
+    /// only, so one that libmdbx unbound when a snapshot ended reads as unbound.
+    #[inline]
+    pub(super) fn take(&self, dbi: Dbi) -> Option<(NonNull<sys::MDBX_cursor>, bool)> {
+        let c = self.0.take()?;
+        // SAFETY: `c` is a cursor object owned by the slot; reading its table has no other
+        // requirement (an unbound one gives `UINT_MAX`).
+        let bound = unsafe { sys::mdbx_cursor_dbi(c.as_ptr()) } == dbi;
+        Some((c, bound))
+    }
+
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.get().is_none()
+    }
+
+    /// Keeps `c`, a cursor object bound to the transaction that owns the slot, or unbound.
+    #[inline]
+    fn keep(&self, c: NonNull<sys::MDBX_cursor>) {
+        self.0.set(Some(c));
+    }
+
+    /// Unbinds the kept cursor (if any) and keeps it, unbound.
+    pub(super) fn unbind(&self) {
+        if let Some(c) = self.0.take() {
+            // SAFETY: `c` is a cursor object owned by the slot, unbound or bound to the
+            // transaction that owns the slot, which is alive (the slot is one of its fields) and
+            // has no nested transaction (callers unbind before nesting, and the child's own
+            // slot before it ends). Unbinding an unbound cursor does nothing.
+            if unsafe { sys::mdbx_cursor_unbind(c.as_ptr()) } == sys::MDBX_SUCCESS {
+                self.0.set(Some(c));
+            } else {
+                // SAFETY: owned here; a cursor that cannot be unbound is closed (freed).
+                unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
+            }
+        }
+    }
+
+    /// Unbinds the kept cursor (if any) and gives it to `cache`, or closes it when the
+    /// cache's slot for this thread is taken.
+    #[inline(never)]
+    pub(super) fn release(&self, cache: &CursorCache) {
+        self.unbind();
+        if let Some(c) = self.0.take()
+            && !cache.put(c)
+        {
+            // SAFETY: an unbound cursor object owned here.
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
+        }
+    }
+
+    /// Closes the kept cursor, if any: one load when there is none.
+    #[inline(always)]
+    pub(super) fn close(&self) {
+        if !self.is_empty() {
+            self.close_now();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn close_now(&self) {
+        if let Some(c) = self.0.take() {
+            // SAFETY: a cursor object owned by the slot, unbound or bound to the live
+            // transaction that owns the slot; closing unlinks it from that transaction and
+            // frees it.
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) }
+        }
+    }
 }
 
 impl<'t> RawCursor<'t> {
@@ -117,7 +220,16 @@ impl CursorNav for RawCursor<'_> {
 }
 
 impl Drop for RawCursor<'_> {
+    #[inline]
     fn drop(&mut self) {
+        if let Some(kept) = self.kept
+            && kept.is_empty()
+        {
+            // Still bound to the transaction that owns `kept`, which outlives this cursor
+            // ('t); the transaction empties the slot before it ends.
+            kept.keep(self.ptr);
+            return;
+        }
         if let Some(cache) = self.cache {
             // SAFETY: the cursor is owned and bound to a txn that is still alive (borrowed for
             // 't); unbinding detaches it, after which it belongs to no txn.

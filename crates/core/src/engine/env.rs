@@ -723,9 +723,7 @@ impl Env {
                 ptr::null_mut(),
             )
         })?;
-        Ok(RawTxn {
-            ptr: NonNull::new(txn).ok_or(Code::EINVAL)?,
-        })
+        Ok(RawTxn::from_ptr(NonNull::new(txn).ok_or(Code::EINVAL)?))
     }
 
     /// Flushes the data file's written pages to the disk (`fdatasync` on libmdbx's

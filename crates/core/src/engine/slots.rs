@@ -126,13 +126,13 @@ impl TxnSlots {
     /// The transaction this thread parked, if it is still there.
     #[inline]
     pub fn take(&self) -> Option<RawTxn> {
-        self.slots.take().map(|ptr| RawTxn { ptr })
+        self.slots.take().map(RawTxn::from_ptr)
     }
 
     /// Any parked transaction, from any thread's slot: reclaims what threads that ended (or
     /// moved on) left behind before a fresh one is begun.
     pub fn take_any(&self) -> Option<RawTxn> {
-        self.slots.take_any().map(|ptr| RawTxn { ptr })
+        self.slots.take_any().map(RawTxn::from_ptr)
     }
 
     /// Parks `txn` in this thread's slot; gives it back when the slot is taken.
@@ -151,7 +151,7 @@ impl TxnSlots {
 impl Drop for TxnSlots {
     fn drop(&mut self) {
         for ptr in self.slots.drain() {
-            drop(RawTxn { ptr }); // aborts
+            drop(RawTxn::from_ptr(ptr)); // aborts
         }
     }
 }

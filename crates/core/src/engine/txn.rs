@@ -11,6 +11,8 @@ use super::*;
 /// A transaction object: active, or reset (read-only, parked for reuse). Aborted on drop.
 pub(crate) struct RawTxn {
     pub(super) ptr: NonNull<sys::MDBX_txn>,
+    /// The cursor its range reads reuse ([`kept_cursor`](Self::kept_cursor)).
+    pub(super) kept: KeptCursor,
 }
 
 // SAFETY: the env is opened with MDBX_NOSTICKYTHREADS, so a read txn (active or reset) may be
@@ -20,8 +22,28 @@ pub(crate) struct RawTxn {
 unsafe impl Send for RawTxn {}
 
 impl RawTxn {
+    /// A transaction object taken over from libmdbx (or from a pool), with no kept cursor.
+    #[inline]
+    pub(super) fn from_ptr(ptr: NonNull<sys::MDBX_txn>) -> Self {
+        RawTxn {
+            ptr,
+            kept: KeptCursor::empty(),
+        }
+    }
+
+    /// Gives the cursor kept for range reads ([`kept_cursor`](Self::kept_cursor)) back to
+    /// `cache`, unbound: what a transaction does before it is parked or ended, so that the
+    /// next transaction's first range read on this thread binds it instead of allocating one.
+    #[inline]
+    pub fn release_kept_cursor(&mut self, cache: &CursorCache) {
+        if !self.kept.is_empty() {
+            self.kept.release(cache);
+        }
+    }
+
     /// Parks a read transaction: releases its snapshot, keeps the object for [`renew`](Self::renew).
     pub fn reset(&mut self) -> Result<(), Code> {
+        self.kept.close();
         // SAFETY: `self` is a live read txn (only read txns are pooled); `&mut self` means no
         // slice or cursor borrowed from it is alive.
         check(unsafe { sys::mdbx_txn_reset(self.ptr.as_ptr()) })
@@ -43,6 +65,12 @@ impl RawTxn {
     /// first write that needs its pages (see `tests/read_snapshots.rs`).
     #[inline]
     pub fn park_latest(&mut self) -> Result<(), Code> {
+        // Released to the cursor cache before parking (`release_kept_cursor`, by every owner
+        // that parks): a pooled transaction keeps no cursor.
+        debug_assert!(
+            self.kept.is_empty(),
+            "a read transaction parked with its cursor"
+        );
         let ptr = self.ptr.as_ptr();
         // SAFETY: `self` is a live txn handle owned by the caller; reading its flags has no
         // other requirement.
@@ -124,6 +152,7 @@ impl RawTxn {
     /// 16.16 fixed-point number of seconds, converted), for the commit-latency metric.
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub fn commit_timed(self) -> Result<f64, Code> {
+        self.kept.close();
         if self.writes_nothing() {
             drop(self); // aborts: see `commit`
             return Ok(0.0);
@@ -144,6 +173,8 @@ impl RawTxn {
     /// resumed by [`ParentTxn::resume`] (which ends the nested one, committing it into the parent
     /// or discarding it) before anything else touches it.
     pub fn nest(&mut self) -> Result<ParentTxn, Code> {
+        // libmdbx binds no cursor of the parent in its child: the kept cursor goes unbound.
+        self.kept.unbind();
         let parent = self.ptr;
         // SAFETY: `self` is a live write txn (only `Tx<Rw>` calls this) owned by the caller on
         // its own thread; `mdbx_txn_env` only reads its env pointer.
@@ -205,6 +236,7 @@ impl RawTxn {
     /// to every transaction at once; only a handle *created* in an aborted transaction is
     /// closed, and creating a table marks the transaction dirty).
     pub fn commit(self) -> Result<(), Code> {
+        self.kept.close();
         if self.writes_nothing() {
             drop(self); // aborts
             return Ok(());
@@ -249,6 +281,7 @@ impl RawTxn {
     /// Returns the commit's latency in seconds, as [`commit_timed`](Self::commit_timed)
     /// does (0 when there was nothing to commit).
     pub fn checkpoint_nosync(&mut self) -> Result<f64, Code> {
+        self.kept.unbind();
         // SAFETY: MDBX_commit_latency is a plain C struct for which all-zero bytes are valid.
         let mut latency: sys::MDBX_commit_latency = unsafe { std::mem::zeroed() };
         // SAFETY: `self` is a live write txn owned by the caller on its own thread (write txns
@@ -592,6 +625,8 @@ impl RawTxn {
     /// with its sequence (`delete = true`, only while the handle is not shared: the startup
     /// step).
     pub fn drop_table(&mut self, dbi: Dbi, delete: bool) -> Result<(), Code> {
+        // No cursor of ours stays on a table that is emptied or closed.
+        self.kept.unbind();
         // libmdbx's purge of a non-empty table zeroes its sequence (`tbl_purge`); a sequence
         // hands out each value once, so an emptied table's goes on where it was.
         let sequence = if delete { 0 } else { self.sequence(dbi)? };
@@ -606,6 +641,7 @@ impl RawTxn {
 
     /// Gives a table a new name (within this write transaction).
     pub fn rename_table(&mut self, dbi: Dbi, name: &str) -> Result<(), Code> {
+        self.kept.unbind();
         let cname = CString::new(name).map_err(|_| Code::EINVAL)?;
         // SAFETY: live write txn, exclusively borrowed; `dbi` is open in it; the name is
         // NUL-terminated and outlives the call.
@@ -620,6 +656,7 @@ impl RawTxn {
         Ok(RawCursor {
             ptr: NonNull::new(c).ok_or(Code::EINVAL)?,
             cache: None,
+            kept: None,
             _txn: PhantomData,
         })
     }
@@ -641,6 +678,7 @@ impl RawTxn {
                 return Ok(RawCursor {
                     ptr: c,
                     cache: Some(cache),
+                    kept: None,
                     _txn: PhantomData,
                 });
             }
@@ -651,6 +689,50 @@ impl RawTxn {
         }
         let mut cursor = self.cursor(dbi)?;
         cursor.cache = Some(cache);
+        Ok(cursor)
+    }
+
+    /// [`cursor_cached`](Self::cursor_cached) for a walk that places the cursor before it reads
+    /// (a range read: `MDBX_FIRST`, `MDBX_LAST`, `MDBX_SET_RANGE`, `MDBX_GET_BOTH_RANGE`):
+    /// the cursor this transaction keeps, when it holds one, rebound to `dbi` (only
+    /// `mdbx_cursor_dbi` when it is bound to `dbi` already, wherever its last walk left it); on drop
+    /// the cursor goes back there, still bound, when the slot is empty. A cursor from here
+    /// must be placed before its first relative move (`MDBX_NEXT` on it does not start from
+    /// the first entry).
+    #[inline]
+    pub fn kept_cursor<'t>(
+        &'t self,
+        dbi: Dbi,
+        cache: &'t CursorCache,
+    ) -> Result<RawCursor<'t>, Code> {
+        if let Some((c, bound)) = self.kept.take(dbi) {
+            if bound {
+                // Bound to `dbi`, in this transaction (the slot's cursor is bound to no other).
+                return Ok(RawCursor {
+                    ptr: c,
+                    cache: Some(cache),
+                    kept: Some(&self.kept),
+                    _txn: PhantomData,
+                });
+            }
+            // SAFETY: `c` is a cursor object owned by this transaction's slot (taken out of it),
+            // unbound or bound to this live transaction; binding (re)binds it to `dbi`. The
+            // returned cursor borrows the transaction, so it does not outlive it.
+            let rc = unsafe { sys::mdbx_cursor_bind(self.ptr.as_ptr(), c.as_ptr(), dbi) };
+            if rc == sys::MDBX_SUCCESS {
+                return Ok(RawCursor {
+                    ptr: c,
+                    cache: Some(cache),
+                    kept: Some(&self.kept),
+                    _txn: PhantomData,
+                });
+            }
+            // SAFETY: the cursor object is owned here and bound to nothing usable.
+            unsafe { sys::mdbx_cursor_close(c.as_ptr()) };
+            return Err(Code(rc));
+        }
+        let mut cursor = self.cursor_cached(dbi, cache)?;
+        cursor.kept = Some(&self.kept);
         Ok(cursor)
     }
 
@@ -711,6 +793,8 @@ impl ParentTxn {
             return Err(Code::EINVAL);
         }
         let this = std::mem::ManuallyDrop::new(self);
+        // Bound to the nested transaction, the kept cursor would be left to libmdbx's end of it.
+        child.kept.unbind();
         let nested = child.ptr.as_ptr();
         child.ptr = this.parent;
         if commit {
@@ -742,6 +826,7 @@ impl Drop for ParentTxn {
 impl Drop for RawTxn {
     #[inline]
     fn drop(&mut self) {
+        self.kept.close();
         // SAFETY: the handle is owned and live (commit forgets `self`); aborting a reset read
         // txn or an active txn of either kind frees it. Nothing borrowed from it outlives `self`.
         unsafe {

@@ -19,7 +19,7 @@ mod read;
 
 pub use check::HistoryCheck;
 pub(crate) use check::check;
-pub(crate) use read::{AsOf, as_of, changed_after, changes_at, check_horizon, versions};
+pub(crate) use read::{changed_after, changes_at, check_horizon, value_at, versions};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::engine::{self, CursorNav, Dbi, RawCursorMut, RawTxn, op};

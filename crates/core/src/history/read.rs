@@ -11,7 +11,7 @@ use super::{
 };
 
 /// What a key held at the end of a version.
-pub(crate) enum AsOf<'t> {
+enum AsOf<'t> {
     /// What it holds now: it has not changed since.
     Current,
     /// This, the value before its first change after the version (`None`: no value).
@@ -48,7 +48,7 @@ pub(crate) fn check_horizon(
 /// (the key's mark, `prune_batch`) means a change of `k` after `version` is gone, and the read
 /// is refused. No other read is made: a key none of whose changes were pruned reads exactly at
 /// any version.
-pub(crate) fn as_of<'t>(
+fn as_of<'t>(
     raw: &'t RawTxn,
     shared: &impl Cx,
     source: &'static str,
@@ -83,6 +83,23 @@ pub(crate) fn as_of<'t>(
     };
     let held = before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
     Ok(AsOf::Held(held))
+}
+
+/// The stored value under `k` of table `source` (handle `table`) at the end of `version`: what
+/// its history recorded ([`as_of`]), or what the table holds now.
+pub(crate) fn value_at<'t>(
+    raw: &'t RawTxn,
+    shared: &impl Cx,
+    (source, table, history): (&'static str, Dbi, Dbi),
+    k: &[u8],
+    version: u64,
+) -> Result<Option<&'t [u8]>> {
+    match as_of(raw, shared, source, history, k, version)? {
+        AsOf::Held(held) => Ok(held),
+        AsOf::Current => raw
+            .get(table, k)
+            .map_err(|code| shared.fail(code, At::table(source, "read as of a version").key(k))),
+    }
 }
 
 /// The versions at which the stored key `k` of table `source` changed, in increasing order.

@@ -293,7 +293,9 @@ impl<'a> Startup<'a> {
         let boot = &mut self.boot;
         let mut found: Vec<Opened> = Vec::with_capacity(self.tables.len());
         for info in self.tables {
-            let index = info.index.is_some();
+            // Index tables and histories keep libmdbx's own key comparator: each is searched
+            // on every write of its table (`docs/design.md`, "Key comparator").
+            let index = info.index.is_some() || info.history_of.is_some();
             let existing = if index {
                 boot.find_index_table(info.name, info.flags)
             } else {

@@ -4,7 +4,7 @@
 
 use crate::engine::{Code, Dbi, RawCursor, RawTxn};
 use crate::error::{At, Error, Result};
-use crate::history::{self, AsOf, Cx, HistoryCheck};
+use crate::history::{self, Cx, HistoryCheck};
 
 use super::{UntypedTable, UntypedTx, fail};
 
@@ -104,10 +104,9 @@ impl UntypedTx<'_> {
         version: u64,
     ) -> Result<Option<Vec<u8>>> {
         let source = super::intern(&table.name);
-        match history::as_of(&self.txn, self.db, source, history.dbi, key, version)? {
-            AsOf::Held(held) => Ok(held.map(<[u8]>::to_vec)),
-            AsOf::Current => Ok(self.get_raw(table, key)?.into_iter().next()),
-        }
+        let dbis = (source, table.dbi, history.dbi);
+        let held = history::value_at(&self.txn, self.db, dbis, key, version)?;
+        Ok(held.map(<[u8]>::to_vec))
     }
 
     /// The versions at which the stored key `key` changed, in increasing order.

@@ -33,15 +33,31 @@ pub(crate) fn encode_bytes_part(bytes: &[u8], out: &mut KeyBuf, last: bool) {
         out.extend_from_slice(bytes);
         return;
     }
-    let mut runs = bytes.split(|&b| b == 0);
-    if let Some(first) = runs.next() {
-        out.extend_from_slice(first);
+    // Byte by byte into a stack buffer, appended a buffer at a time: a part with many zero
+    // bytes (a big-endian integer stored as bytes) costs no append per zero.
+    let mut buf = [0u8; 64];
+    let mut n = 0;
+    for &b in bytes {
+        if n + 2 > buf.len() {
+            out.extend_from_slice(&buf[..n]);
+            n = 0;
+        }
+        if b == 0 {
+            buf[n] = ESCAPE;
+            buf[n + 1] = ESCAPED_ZERO;
+            n += 2;
+        } else {
+            buf[n] = b;
+            n += 1;
+        }
     }
-    for run in runs {
-        out.extend_from_slice(&[ESCAPE, ESCAPED_ZERO]);
-        out.extend_from_slice(run);
+    if n + 2 > buf.len() {
+        out.extend_from_slice(&buf[..n]);
+        n = 0;
     }
-    out.extend_from_slice(&[ESCAPE, TERMINATOR]);
+    buf[n] = ESCAPE;
+    buf[n + 1] = TERMINATOR;
+    out.extend_from_slice(&buf[..n + 2]);
 }
 
 /// Takes a byte-string part from the front of `input`: everything when `last`, otherwise up to
