@@ -481,6 +481,32 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// `history`): what `#[derive(Schema)]`'s [`Unwinding`] calls for each table, first with
     /// `check` (the unwind is refused, before anything is written, when a table's history was
     /// pruned above `version`), then without.
+    ///
+    /// ```
+    /// # use tabula::{History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// for version in [1, 2] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&1, &version.to_string())?;
+    ///     tx.commit()?;
+    /// }
+    /// let mut tx = db.write()?;
+    /// assert_eq!(tx.__unwind_table::<Balances>(1, true)?, 0); // the check writes nothing
+    /// assert_eq!(tx.__unwind_table::<BalancesHistory>(1, false)?, 0); // not declared `history`
+    /// assert_eq!(tx.__unwind_table::<Balances>(1, false)?, 1);
+    /// assert_eq!(tx.get::<Balances>(&1)?.as_deref(), Some("1"));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
     #[doc(hidden)]
     pub fn __unwind_table<T: Table>(&mut self, version: u64, check: bool) -> Result<u64>
     where
