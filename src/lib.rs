@@ -25,7 +25,7 @@
 //! struct Chain(Headers, Owners);                // IDs 0 and 1, fixed at compile time
 //!
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! let db = tabula::open::<Chain>(dir.path(), Options::new())?;
 //!
 //! let mut tx = db.write()?;
@@ -120,7 +120,7 @@
 //! struct Chain(Accounts, Blocks);
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let dir = tempfile::tempdir()?;
+//! # let dir = tabula::__doc::temp_dir();
 //! let db = tabula::open::<Chain>(dir.path(), Options::new())?;
 //! let mut tx = db.write()?;
 //! tx.put::<Accounts>(&[1; 20], &Account { nonce: U64::new(5), balance: [0; 32] })?;
@@ -196,7 +196,7 @@
 //! struct Indexer(Transfers, BySender, ByHash);
 //!
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! let db = tabula::open::<Indexer>(dir.path(), Options::new())?;
 //! let mut tx = db.write()?;
 //! tx.put::<Transfers>(&1, &Transfer { from: 7, to: 8, hash: *b"aaaa" })?;
@@ -284,7 +284,7 @@
 //!     })
 //! }
 //!
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! # let path = dir.path();
 //! # let db = tabula::open::<V1>(path, Options::new())?;
 //! # let mut tx = db.write()?;
@@ -345,7 +345,7 @@
 //! #[derive(Schema)]
 //! struct TagSchema(Tags);
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! let db = tabula::open::<TagSchema>(dir.path(), Options::new())?;
 //! let mut tx = db.write()?;
 //! for n in 0..10u32 {
@@ -402,7 +402,7 @@
 //! #[derive(Schema)]
 //! struct State(Storage, Refs);
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! let db = tabula::open::<State>(dir.path(), Options::new())?;
 //! let alice = [0xa1; 20];
 //! let mut tx = db.write()?;
@@ -440,7 +440,7 @@
 //! # #[derive(Schema)]
 //! # struct State(Storage);
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! # let db = tabula::open::<State>(dir.path(), Options::new())?;
 //! let mut tx = db.write()?;
 //! let mut storage = tx.cursor_mut::<Storage>()?;
@@ -488,7 +488,7 @@
 //! #[derive(Schema)]
 //! struct LogSchema(Log);
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! let db = tabula::open::<LogSchema>(dir.path(), Options::new().max_size(1 << 30))?;
 //! let value = vec![0xab; 100];
 //!
@@ -543,14 +543,9 @@
 //! borrowed from the snapshot, which is what lets such a transaction be cut (below).
 //!
 //! ```
-//! # use tabula::{Options, Schema, Table};
-//! # #[derive(Table)]
-//! # #[table(name = "events", key = u64, value = String)]
-//! # struct Events;
-//! # #[derive(Schema)]
-//! # struct App(Events);
+//! # use tabula::__doc::*;
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = temp_dir();
 //! use std::sync::Arc;
 //!
 //! let db = Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
@@ -561,7 +556,7 @@
 //!     tokio::task::spawn_blocking(move || {
 //!         let mut tx = writer.write()?;
 //!         for n in 0..1000u64 {
-//!             tx.put::<Events>(&n, &format!("event {n}"))?;
+//!             tx.put::<Names>(&n, &format!("event {n}"))?;
 //!         }
 //!         tx.commit()
 //!     })
@@ -570,11 +565,11 @@
 //!
 //!     // A short read: directly in the task.
 //!     let reader = Arc::clone(&db);
-//!     let one = tokio::spawn(async move { reader.read()?.get::<Events>(&1) }).await.unwrap()?;
+//!     let one = tokio::spawn(async move { reader.read()?.get::<Names>(&1) }).await.unwrap()?;
 //!     assert_eq!(one.as_deref(), Some("event 1"));
 //!
 //!     // A long scan: an owned iterator, moved to a blocking thread.
-//!     let events = db.read_owned()?.into_range::<Events>(..);
+//!     let events = db.read_owned()?.into_range::<Names>(..);
 //!     let count = tokio::task::spawn_blocking(move || events.count()).await.unwrap();
 //!     assert_eq!(count, 1000);
 //!     Ok(())
@@ -620,23 +615,19 @@
 //! commit. With the `stream` feature the receivers are `futures_core::Stream`s.
 //!
 //! ```
-//! # use tabula::{Change, Options, Received, Schema, Table};
-//! # #[derive(Table)]
-//! # #[table(key = u64, value = u64)]
-//! # struct Balances;
-//! # #[derive(Schema)]
-//! # struct Bank(Balances);
+//! # use tabula::__doc::*;
+//! # use tabula::{Change, Received};
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
-//! let db = tabula::open::<Bank>(dir.path(), Options::new())?;
+//! # let dir = temp_dir();
+//! let db = tabula::open::<App>(dir.path(), Options::new())?;
 //! let feed = db.subscribe(1024);
-//! let big = db.watch::<Balances>(1000.., 1024);
+//! let big = db.watch::<Numbers>(1000.., 1024);
 //! let mut tx = db.write()?;
-//! tx.put::<Balances>(&7, &1)?;
-//! tx.put::<Balances>(&1234, &2)?;
+//! tx.put::<Numbers>(&7, &1)?;
+//! tx.put::<Numbers>(&1234, &2)?;
 //! tx.commit()?;
 //! let Some(Received::Event(commit)) = feed.recv() else { unreachable!() };
-//! assert!(commit.tables.contains::<Bank, Balances>());
+//! assert!(commit.tables.contains::<App, Numbers>());
 //! let Some(Ok(Received::Event(Change::Put { key, txn, .. }))) = big.recv() else { unreachable!() };
 //! assert_eq!((key, txn), (1234, commit.id));
 //! # Ok(()) }
@@ -803,9 +794,19 @@ pub mod __doc {
     #[table(key = u64, value = Vec<u8>, codec = Raw)]
     pub struct Blobs;
 
+    /// Balances by `(account, n)`: a composite key, for the prefix and range examples.
+    #[derive(Table)]
+    #[table(key = (String, u64), value = u64)]
+    pub struct Balances;
+
+    /// A dupsort table with a subkey: `(slot, value)` pairs under each `u64` key, in slot order.
+    #[derive(Table)]
+    #[table(key = u64, subkey = u32, value = String, dupsort)]
+    pub struct Storage;
+
     /// The examples' schema.
     #[derive(Schema)]
-    pub struct App(Names, Topics, Numbers, Sets, Blobs);
+    pub struct App(Names, Topics, Numbers, Sets, Blobs, Balances, Storage);
 
     /// A transfer: a row of the indexed table [`Transfers`].
     #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

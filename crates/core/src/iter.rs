@@ -529,7 +529,7 @@ impl<'t, T: Table> Iter<'t, T> {
     /// struct Blobs;
     /// # #[derive(Schema)]
     /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;

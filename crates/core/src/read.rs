@@ -187,17 +187,8 @@ impl<H: Handle> Reads<H> {
     /// Number of entries in the table (in a `dupsort` table, key-value pairs).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Names, Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # for (k, v) in [(1, "one"), (2, "two"), (3, "three")] {
     /// #     tx.put::<Names>(&k, &v.to_string())?;
@@ -367,7 +358,7 @@ impl<H: Handle> Reads<H> {
     /// # struct Blobs;
     /// # #[derive(Schema)]
     /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # for k in [&b"a"[..], b"b", b"c", b"d"] { tx.put_bytes::<Blobs>(k, b"v")?; }
@@ -390,14 +381,8 @@ impl<H: Handle> Reads<H> {
     /// `(String, u64)` key. Double-ended.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = (String, u64), value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// # let mut tx = db.write()?;
     /// # tx.put::<Balances>(&("alice", 1), &10)?;
     /// # tx.put::<Balances>(&("alice", 2), &20)?;
@@ -453,7 +438,7 @@ impl<H: Handle> Reads<H> {
     /// struct Storage;
     /// # #[derive(Schema)]
     /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (1, 30, "c"), (2, 5, "d")] {
@@ -491,7 +476,7 @@ impl<H: Handle> Reads<H> {
     /// struct Storage;
     /// # #[derive(Schema)]
     /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
@@ -530,7 +515,7 @@ impl<H: Handle> Reads<H> {
     /// struct Storage;
     /// # #[derive(Schema)]
     /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
@@ -650,7 +635,7 @@ impl<H: Handle> Reads<H> {
     /// struct Accounts;
     /// # #[derive(Schema)]
     /// # struct App(Accounts);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<Accounts>(&[7; 20], &Account { nonce: U64::new(3), balance: [1; 32] })?;

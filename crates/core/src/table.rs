@@ -265,7 +265,7 @@ pub trait HasSubKey: DupSort {
 /// struct Names;
 /// # #[derive(Schema)]
 /// # struct App(Names);
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
 /// fn write_name(tx: &mut tabula::Tx<'_, App, tabula::Rw>, value: &(impl tabula::ValueOf<Names> + ?Sized)) -> tabula::Result<()> {
 ///     tx.put::<Names>(&1, value)

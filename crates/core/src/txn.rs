@@ -212,17 +212,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// to the key's values (a pair already present is left as is).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, dupsort)]
-    /// # struct Topics;
-    /// # #[derive(Schema)]
-    /// # struct App(Names, Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
     /// tx.put::<Names>(&1, &"uno".to_string())?; // replaces
@@ -314,22 +305,16 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// subkey first, for a table with one).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = u64, dupsort)]
-    /// # struct Heights;
-    /// # #[derive(Schema)]
-    /// # struct App(Heights);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
-    /// tx.append_dup::<Heights>(&1, &255)?;
-    /// tx.append_dup::<Heights>(&1, &256)?; // values rise in their own order
-    /// let late = tx.append_dup::<Heights>(&1, &7); // not after 256
+    /// tx.append_dup::<Sets>(&1, &255)?;
+    /// tx.append_dup::<Sets>(&1, &256)?; // values rise in their own order
+    /// let late = tx.append_dup::<Sets>(&1, &7); // not after 256
     /// assert!(matches!(late, Err(tabula::Error::AppendDupOutOfOrder { .. })));
-    /// let again = tx.append_dup::<Heights>(&1, &256); // equal to the last value
+    /// let again = tx.append_dup::<Sets>(&1, &256); // equal to the last value
     /// assert!(matches!(again, Err(tabula::Error::AppendDupOutOfOrder { .. })));
-    /// assert_eq!(tx.len::<Heights>()?, 2);
+    /// assert_eq!(tx.len::<Sets>()?, 2);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -589,7 +574,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// struct Changes; // block -> (account, balance before the block)
     /// # #[derive(Schema)]
     /// # struct App(Balances, Changes);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<Balances>(&7, &30)?; // after block 2
@@ -708,20 +693,14 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// key); `None` when the table is empty.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Queue;
-    /// # #[derive(Schema)]
-    /// # struct App(Queue);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
-    /// tx.put::<Queue>(&2, &"second".to_string())?;
-    /// tx.put::<Queue>(&1, &"first".to_string())?;
-    /// assert_eq!(tx.pop_first::<Queue>()?, Some((1, "first".to_string())));
-    /// assert_eq!(tx.pop_first::<Queue>()?, Some((2, "second".to_string())));
-    /// assert_eq!(tx.pop_first::<Queue>()?, None);
+    /// tx.put::<Names>(&2, &"second".to_string())?;
+    /// tx.put::<Names>(&1, &"first".to_string())?;
+    /// assert_eq!(tx.pop_first::<Names>()?, Some((1, "first".to_string())));
+    /// assert_eq!(tx.pop_first::<Names>()?, Some((2, "second".to_string())));
+    /// assert_eq!(tx.pop_first::<Names>()?, None);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -744,19 +723,13 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// key); `None` when the table is empty.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Stack;
-    /// # #[derive(Schema)]
-    /// # struct App(Stack);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
-    /// tx.put::<Stack>(&1, &"bottom".to_string())?;
-    /// tx.put::<Stack>(&2, &"top".to_string())?;
-    /// assert_eq!(tx.pop_last::<Stack>()?, Some((2, "top".to_string())));
-    /// assert_eq!(tx.len::<Stack>()?, 1);
+    /// tx.put::<Names>(&1, &"bottom".to_string())?;
+    /// tx.put::<Names>(&2, &"top".to_string())?;
+    /// assert_eq!(tx.pop_last::<Names>()?, Some((2, "top".to_string())));
+    /// assert_eq!(tx.len::<Names>()?, 1);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -817,7 +790,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # struct Balances;
     /// # #[derive(Schema)]
     /// # struct Bank(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<Bank>(dir.path(), Options::new())?;
     /// #[derive(Debug)]
     /// enum TransferError { Insufficient, Db(tabula::Error) }
@@ -932,7 +905,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// struct Blobs;
     /// # #[derive(Schema)]
     /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let (header, body) = (b"hdr:", b"payload");
     /// let mut tx = db.write()?;
@@ -996,14 +969,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// to the transaction (it is borrowed by the walk).
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// for k in 1..=10u64 {
     ///     tx.put::<Blobs>(&k, &vec![k as u8; 3])?;

@@ -13,27 +13,20 @@
 //!
 //! ```
 //! use tabula::untyped::{DynKey, DynValue, UntypedDb};
-//! # use tabula::{Options, Schema, Table};
-//! # #[derive(Table)]
-//! # #[table(name = "owners", key = String, value = u64)]
-//! # struct Owners;
-//! # #[derive(Schema)]
-//! # struct App(Owners);
+//! # use tabula::__doc::*;
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
-//! # {
-//! #     let db = tabula::open::<App>(dir.path(), Options::new())?;
-//! #     let mut tx = db.write()?;
-//! #     tx.put::<Owners>("alice", &7)?;
-//! #     tx.commit()?;
-//! # }
-//! // No `App`, no `Owners`: only the file.
+//! # let (dir, db) = open()?;
+//! # let mut tx = db.write()?;
+//! # tx.put::<Names>(&7, &"seven".to_string())?;
+//! # tx.commit()?;
+//! # drop(db);
+//! // No `App`, no `Names`: only the file.
 //! let db = UntypedDb::open(dir.path())?;
 //! let mut tx = db.read()?;
-//! let owners = tx.table("owners")?.expect("a table of the file");
-//! assert_eq!(owners.key_shape().unwrap().to_string(), "str");
-//! let values = tx.get(&owners, &DynKey::Str("alice".into()))?;
-//! assert_eq!(values, [DynValue::Unsigned(7)]);
+//! let names = tx.table("Names")?.expect("a table of the file");
+//! assert_eq!(names.key_shape().unwrap().to_string(), "u64");
+//! let values = tx.get(&names, &DynKey::Unsigned(7))?;
+//! assert_eq!(values, [DynValue::Str("seven".into())]);
 //! # Ok(()) }
 //! ```
 
@@ -123,14 +116,9 @@ impl PageUse {
     /// table's tree and the directory of tables).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "owners", key = String, value = u64)]
-    /// # struct Owners;
-    /// # #[derive(Schema)]
-    /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let pages = db.read()?.page_use()?;
     /// assert!(pages.used_pages() > 0);
@@ -144,14 +132,9 @@ impl PageUse {
     /// Bytes of the pages holding data ([`used_pages`](Self::used_pages) × page size).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "owners", key = String, value = u64)]
-    /// # struct Owners;
-    /// # #[derive(Schema)]
-    /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let pages = db.read()?.page_use()?;
     /// assert_eq!(pages.used_bytes(), pages.used_pages() * u64::from(pages.page_size));
@@ -191,14 +174,9 @@ impl CheckDetails {
     /// The trees with a problem, in the order the check met them.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "owners", key = String, value = u64)]
-    /// # struct Owners;
-    /// # #[derive(Schema)]
-    /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let found = tabula::untyped::UntypedDb::open(dir.path())?.check_report()?;
     /// let damaged: Vec<&str> = found.damaged().map(|t| t.name.as_str()).collect();
     /// assert!(damaged.is_empty(), "damaged: {damaged:?}");
@@ -245,18 +223,13 @@ impl TableCheck {
     /// Whether the check found anything wrong in this tree.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "owners", key = String, value = u64)]
-    /// # struct Owners;
-    /// # #[derive(Schema)]
-    /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let found = tabula::untyped::UntypedDb::open(dir.path())?.check_report()?;
-    /// let owners = found.tables.iter().find(|t| t.name == "owners").unwrap();
-    /// assert!(!owners.damaged());
-    /// assert_eq!(owners.broken_pages, 0);
+    /// let names = found.tables.iter().find(|t| t.name == "Names").unwrap();
+    /// assert!(!names.damaged());
+    /// assert_eq!(names.broken_pages, 0);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn damaged(&self) -> bool {
@@ -334,14 +307,9 @@ impl UntypedDb {
     /// `no_sub_dir`.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new()).unwrap());
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let record = db.record().expect("a Tabula database records its schema");
     /// assert_eq!(record.tables["Names"].key, "u64");
@@ -456,19 +424,14 @@ impl UntypedDb {
     ///
     /// ```
     /// use tabula::untyped::UntypedDb;
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "owners", key = String, value = u64)]
-    /// # struct Owners;
-    /// # #[derive(Schema)]
-    /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let db = UntypedDb::open(dir.path())?;
     /// let found = db.check_report()?;
     /// assert!(found.summary.is_ok());
     /// assert_eq!(found.damaged().count(), 0);
-    /// assert!(found.tables.iter().any(|t| t.named && t.name == "owners"));
+    /// assert!(found.tables.iter().any(|t| t.named && t.name == "Names"));
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -558,13 +521,8 @@ impl UntypedDb {
     /// does; `compact` leaves out free pages and renumbers the rest.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # drop(tabula::open::<App>(dir.path().join("live"), Options::new())?);
     /// let db = tabula::untyped::UntypedDb::open(dir.path().join("live"))?;
     /// db.copy_to(dir.path().join("backup"), true)?;
@@ -754,24 +712,17 @@ impl UntypedTx<'_> {
     ///
     /// ```
     /// use tabula::untyped::{DynKey, KeyBuf, UntypedDb};
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "slots", key = u32, subkey = u64, value = String, dupsort)]
-    /// # struct Slots;
-    /// # #[derive(Schema)]
-    /// # struct App(Slots);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # {
-    /// #     let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// #     let mut tx = db.write()?;
-    /// #     for slot in [1u64, 7, 9] {
-    /// #         tx.put::<Slots>(&5, &(slot, format!("at {slot}")))?;
-    /// #     }
-    /// #     tx.commit()?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # let mut tx = db.write()?;
+    /// # for slot in [1u32, 7, 9] {
+    /// #     tx.put::<Storage>(&5, &(slot, format!("at {slot}")))?;
     /// # }
+    /// # tx.commit()?;
+    /// # drop(db);
     /// let db = UntypedDb::open(dir.path())?;
     /// let mut tx = db.read()?;
-    /// let slots = tx.table("slots")?.expect("a table of the file");
+    /// let slots = tx.table("Storage")?.expect("a table of the file");
     /// let subkey = slots.value_shape().and_then(|v| v.subkey_shape()).expect("a subkey");
     /// let mut prefix = KeyBuf::new();
     /// subkey.encode_part(&DynKey::Unsigned(7), &mut prefix, false)?;
@@ -820,14 +771,9 @@ impl UntypedTx<'_> {
     /// more on a file with much free space.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "owners", key = String, value = u64)]
-    /// # struct Owners;
-    /// # #[derive(Schema)]
-    /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # drop(db);
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let pages = db.read()?.page_use()?;
     /// let file_size = std::fs::metadata(dir.path().join("mdbx.dat")).unwrap().len();

@@ -39,7 +39,7 @@
 //! }
 //!
 //! # fn main() -> tabula::Result<()> {
-//! # let dir = tempfile::tempdir().unwrap();
+//! # let dir = tabula::__doc::temp_dir();
 //! let (db, report) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations())?;
 //! // A new database is created at the latest version: no step runs.
 //! assert!(report.applied.is_empty());

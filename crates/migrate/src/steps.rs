@@ -77,13 +77,9 @@ impl Migrations {
     /// No steps: the schema is at version 1.
     ///
     /// ```
-    /// # use tabula::{Migrations, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # use tabula::Migrations;
+    /// # let dir = temp_dir();
     /// let migrations = Migrations::new();
     /// assert_eq!(migrations.version(), 1);
     /// let (_db, report) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
@@ -105,7 +101,7 @@ impl Migrations {
     /// # struct Balances;
     /// # #[derive(Schema)]
     /// # struct V1(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<V1>(dir.path(), Options::new())?;
     /// # db.bulk_load::<Balances>([(1u64, 100u64)])?;
     /// # drop(db);
@@ -165,15 +161,10 @@ impl Migrations {
     /// Calls `f` as long operations progress (after every batch).
     ///
     /// ```
-    /// # use tabula::{Migrations, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "balances", key = u64, value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?; // at version 1
-    /// # db.bulk_load::<Balances>((1..=5u64).map(|k| (k, k)))?;
+    /// # use tabula::__doc::*;
+    /// # use tabula::Migrations;
+    /// # let (dir, db) = open()?; // at version 1
+    /// # db.bulk_load::<Numbers>((1..=5u64).map(|k| (k, k)))?;
     /// # drop(db);
     /// use std::sync::{Arc, Mutex};
     ///
@@ -181,10 +172,10 @@ impl Migrations {
     /// let sink = Arc::clone(&seen);
     /// let migrations = Migrations::new()
     ///     .on_progress(move |p| sink.lock().unwrap().push((p.done, p.total)))
-    ///     .step(2, "cents", |m| m.transform::<Balances, u64>(|units| units * 100));
+    ///     .step(2, "cents", |m| m.transform::<Numbers, u64>(|units| units * 100));
     /// let (db, _) = tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
     /// assert_eq!(*seen.lock().unwrap(), [(5, 5)]); // one batch of the 5 entries
-    /// assert_eq!(db.read()?.get::<Balances>(&2)?, Some(200));
+    /// assert_eq!(db.read()?.get::<Numbers>(&2)?, Some(200));
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn on_progress(mut self, f: impl Fn(&Progress<'_>) + Send + Sync + 'static) -> Self {
@@ -195,13 +186,9 @@ impl Migrations {
     /// Shows an `indicatif` progress bar on stderr for long operations.
     ///
     /// ```
-    /// # use tabula::{Migrations, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # use tabula::Migrations;
+    /// # let dir = temp_dir();
     /// let migrations = Migrations::new()
     ///     .with_progress_bar()
     ///     .step(2, "create-names", |m| m.create_table::<Names>());
@@ -236,15 +223,10 @@ impl Migrations {
     /// the operation's progress, so an interrupted migration resumes after the last batch.
     ///
     /// ```
-    /// # use tabula::{Migrations, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(name = "balances", key = u64, value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?; // at version 1
-    /// # db.bulk_load::<Balances>((1..=5u64).map(|k| (k, k)))?;
+    /// # use tabula::__doc::*;
+    /// # use tabula::Migrations;
+    /// # let (dir, db) = open()?; // at version 1
+    /// # db.bulk_load::<Numbers>((1..=5u64).map(|k| (k, k)))?;
     /// # drop(db);
     /// use std::sync::{Arc, Mutex};
     ///
@@ -253,7 +235,7 @@ impl Migrations {
     /// let migrations = Migrations::new()
     ///     .batch_size(2)
     ///     .on_progress(move |p| sink.lock().unwrap().push(p.done))
-    ///     .step(2, "cents", |m| m.transform::<Balances, u64>(|units| units * 100));
+    ///     .step(2, "cents", |m| m.transform::<Numbers, u64>(|units| units * 100));
     /// tabula::open_with::<App>(dir.path(), Options::new(), &migrations)?;
     /// assert_eq!(*seen.lock().unwrap(), [2, 4, 5]); // one commit per batch
     /// # Ok::<(), tabula::Error>(())
@@ -583,7 +565,7 @@ impl Step {
     /// struct V2(Users);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// drop(tabula::open::<V1>(dir.path(), Options::new())?);
     /// let migrations = Migrations::new().step(2, "no-sessions", |m| m.drop_table("sessions"));
     /// let (_, report) = tabula::open_with::<V2>(dir.path(), Options::new(), &migrations)?;
@@ -617,7 +599,7 @@ impl Step {
     /// struct AppV1(Balances);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let db = tabula::open::<AppV1>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<Balances>(&1, &100)?;
@@ -662,7 +644,7 @@ impl Step {
     /// struct V2(Users);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<UsersV1>(&1, &OldUser { name: "ann".into() })?;
@@ -702,7 +684,7 @@ impl Step {
     /// struct V2(Sizes);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<RawSizes>(&1, &7u32.to_le_bytes().to_vec())?;
@@ -784,7 +766,7 @@ impl Step {
     /// struct Topics;
     /// # #[derive(Schema)]
     /// # struct App(Topics);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let migrations = Migrations::new().step(2, "reencode-topics", |m| {
     ///     m.reencode_dups::<Topics>();
     /// });
@@ -820,7 +802,7 @@ impl Step {
     /// struct V2(Blocks);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<BlocksV1>(&7, &"seven".to_string())?;
@@ -888,7 +870,7 @@ impl Step {
     /// struct V2(Prices, PricesByNumber);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let db = tabula::open::<V1>(dir.path(), Options::new())?;
     /// let mut tx = db.write()?;
     /// tx.put::<Prices>(&3, &30)?;
@@ -974,7 +956,7 @@ impl Step {
     /// struct App(Receipts);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let receipt = |i: u64| Receipt {
     ///     status: ["settled", "pending"][i as usize % 2].into(),
     ///     memo: format!("invoice {i} paid by transfer from account {}", i * 7),
@@ -1024,7 +1006,7 @@ impl Step {
     /// struct App(Settings);
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// // A database from before version 2 (a new one starts at the latest version).
     /// drop(tabula::open::<App>(dir.path(), Options::new())?);
     /// let migrations = Migrations::new().step(2, "default-theme", |m| {

@@ -222,7 +222,7 @@ impl Value for Raw {
 /// struct Blobs;
 /// # #[derive(Schema)]
 /// # struct App(Names, Blobs);
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
 /// let mut tx = db.write()?;
 /// tx.put::<Names>(&1, "one")?; // a `&str` for a `String` value

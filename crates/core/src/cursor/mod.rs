@@ -768,7 +768,7 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// struct Storage;
     /// # #[derive(Schema)]
     /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {
@@ -822,7 +822,7 @@ impl<'t, T: Table, M: Mode> Cursor<'t, T, M> {
     /// struct Storage;
     /// # #[derive(Schema)]
     /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// # let mut tx = db.write()?;
     /// # for (k, slot, v) in [(1, 10, "a"), (1, 20, "b"), (2, 5, "c")] {

@@ -361,14 +361,8 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
     /// replaced by `(subkey, value)` (added when there is none). Leaves the cursor on it.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, subkey = u32, value = String, dupsort)]
-    /// # struct Storage;
-    /// # #[derive(Schema)]
-    /// # struct App(Storage);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let mut tx = db.write()?;
     /// let mut cursor = tx.cursor_mut::<Storage>()?;
     /// cursor.upsert_dup(&1, &10, &"a".to_string())?;

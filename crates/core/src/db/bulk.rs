@@ -84,22 +84,16 @@ type BatchCallback<'f> = Box<dyn FnMut(&BulkReport) + 'f>;
 /// [`load`](BulkLoad::load).
 ///
 /// ```
-/// # use tabula::{Options, Schema, Table};
-/// # #[derive(Table)]
-/// # #[table(key = u32, value = Vec<u8>, codec = tabula::Raw)]
-/// # struct Log;
-/// # #[derive(Schema)]
-/// # struct App(Log);
-/// # let dir = tempfile::tempdir().unwrap();
-/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// # use tabula::__doc::*;
+/// # let (dir, db) = open()?;
 /// let value = vec![0xab; 100];
 /// let mut seen = 0;
 /// let report = db
-///     .bulk_loader::<Log>()
+///     .bulk_loader::<Blobs>()
 ///     .batch_entries(1000) // commit every 1000 entries ...
 ///     .batch_bytes(16 << 20) // ... or 16 MiB, whichever comes first
 ///     .on_batch(|r| seen = r.entries) // after each committed batch
-///     .load((0..5000u32).map(|k| (k, &value)))?;
+///     .load((0..5000u64).map(|k| (k, &value)))?;
 /// assert_eq!((report.entries, report.batches), (5000, 5));
 /// assert_eq!(seen, 5000);
 /// # Ok::<(), tabula::Error>(())
@@ -326,7 +320,7 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// # struct BalancesHistory;
     /// # #[derive(Schema)]
     /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
     /// db.bulk_loader::<Balances>().batch_entries(2).version(7).load(entries)?;

@@ -206,13 +206,8 @@ impl<S: Schema> Db<S> {
     /// there the transaction commits as the mode says.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new())?; // durable
     /// for k in 0..100u64 {
     ///     let mut tx = db.write_nosync()?; // an import: one small commit per item, no flush
@@ -269,9 +264,9 @@ impl<S: Schema> Db<S> {
     /// ```
     /// # use tabula::__doc::*;
     /// # let (dir, db) = open()?;
-    /// // The examples' schema: `App(Names, Topics, Numbers, Sets, Blobs)`.
+    /// // The examples' schema: `App(Names, Topics, Numbers, Sets, Blobs, Balances, Storage)`.
     /// let tables = db.tables();
-    /// assert_eq!(tables.len(), 5);
+    /// assert_eq!(tables.len(), 7);
     /// assert_eq!(tables[0].name, "Names");
     /// assert_eq!(tables[0].value_type, "String");
     /// # Ok::<(), tabula::Error>(())
@@ -496,13 +491,9 @@ impl<S: Schema> Db<S> {
     /// a write transaction of another thread commits.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, SyncMode, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # use tabula::SyncMode;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().sync(SyncMode::SafeNoSync))?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
@@ -685,7 +676,7 @@ impl<S: Schema> Db<S> {
     /// # struct Owners;
     /// # #[derive(Schema)]
     /// # struct App(Owners);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let max = db.max_key_size(TableFlags::NONE); // a whole-key `String` is stored as is
     /// let mut tx = db.write()?;

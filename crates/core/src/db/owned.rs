@@ -320,14 +320,9 @@ impl<S: Schema> OwnedTx<S> {
     /// owns this transaction.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = (String, u64), value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
+    /// # let db = std::sync::Arc::new(db);
     /// # let mut tx = db.write()?;
     /// # tx.put::<Balances>(&("alice", 1), &10)?;
     /// # tx.put::<Balances>(&("bob", 1), &5)?;
@@ -628,7 +623,7 @@ where
     /// struct Blobs;
     /// # #[derive(Schema)]
     /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = std::sync::Arc::new(tabula::open::<App>(dir.path(), Options::new())?);
     /// # let mut tx = db.write()?;
     /// # tx.put::<Blobs>(&1, &b"ab".to_vec())?;

@@ -173,7 +173,7 @@ impl<S: Schema> Db<S> {
     /// struct Balances;
     /// # #[derive(Schema)]
     /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// let alice = db.watch_prefix::<Balances>("alice", 16);
     /// let mut tx = db.write()?;
@@ -200,14 +200,8 @@ impl<S: Schema> Db<S> {
     /// [`watch_values`](Db::watch_values) gives them.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = (String, u64), value = u64)]
-    /// # struct Balances;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open()?;
     /// let alice = db.watch_prefix_values::<Balances>("alice", 16);
     /// let mut tx = db.write()?;
     /// tx.put::<Balances>(&("alice", 1), &10)?;

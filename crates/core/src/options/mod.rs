@@ -154,13 +154,8 @@ impl Options {
     /// [`Error::InvalidOption`](crate::Error::InvalidOption).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().max_size(64 << 20))?;
     /// assert_eq!(db.info()?.max_size, 64 << 20);
     /// # drop(db);
@@ -190,13 +185,8 @@ impl Options {
     /// [`max_size`](Self::max_size).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().min_size(100);
     /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "min_size", .. }));
@@ -213,13 +203,8 @@ impl Options {
     /// [`max_size`](Self::max_size) and, when set, at least [`min_size`](Self::min_size).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().initial_size(4 << 20).growth_step(1 << 20);
     /// let db = tabula::open::<App>(dir.path(), options)?;
     /// assert_eq!(db.info()?.file_size, 4 << 20);
@@ -234,13 +219,8 @@ impl Options {
     /// [`max_size`](Self::max_size).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().max_size(1 << 20).growth_step(2 << 20);
     /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "growth_step", .. }));
@@ -260,13 +240,8 @@ impl Options {
     /// [`max_size`](Self::max_size).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().max_size(1 << 20).shrink_threshold(2 << 20);
     /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "shrink_threshold", .. }));
@@ -288,13 +263,8 @@ impl Options {
     /// with.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().page_size(1000);
     /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "page_size", .. }));
@@ -310,13 +280,8 @@ impl Options {
     /// Reader slots (concurrent read transactions across all processes): 1 to 32767.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().max_readers(0);
     /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "max_readers", .. }));
@@ -332,13 +297,8 @@ impl Options {
     /// How commits reach the disk (default [`SyncMode::Durable`]).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use tabula::SyncMode;
     ///
     /// // A crash of the process loses nothing; one of the system may roll back recent commits.
@@ -372,13 +332,8 @@ impl Options {
     /// using the file shares the last one set.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use tabula::SyncMode;
     ///
     /// let err = tabula::open::<App>(dir.path(), Options::new().flush_threshold(64 << 20))
@@ -402,13 +357,8 @@ impl Options {
     /// Open read-only: verify the schema instead of creating tables; `write()` then fails.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// # drop(tabula::open::<App>(dir.path(), Options::new())?); // create it
     /// let db = tabula::open::<App>(dir.path(), Options::new().read_only(true))?;
     /// assert!(matches!(db.write(), Err(tabula::Error::ReadOnly { .. })));
@@ -435,13 +385,8 @@ impl Options {
     /// Forbid other processes from opening the database while this one has it.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().exclusive(true))?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
@@ -464,13 +409,8 @@ impl Options {
     /// [`DbInfo::write_map`](crate::DbInfo::write_map) tells which it got.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().write_map(true))?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
@@ -492,13 +432,8 @@ impl Options {
     /// whoever opened the directory.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let file = dir.path().join("app.mdbx");
     /// let db = tabula::open::<App>(&file, Options::new().no_sub_dir(true))?;
     /// assert!(file.is_file());
@@ -545,13 +480,8 @@ impl Options {
     /// switch the checks off again (`mdbx_env_set_flags` returns `MDBX_EACCESS`).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().validation(true))?;
     /// assert!(db.info()?.validation);
     /// let mut tx = db.write()?;
@@ -570,18 +500,13 @@ impl Options {
     /// libmdbx allows 32765 named tables in all, Tabula's meta table included.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let options = Options::new().extra_tables(40_000);
     /// let err = tabula::open::<App>(dir.path(), options).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "extra_tables", .. }));
     /// let db = tabula::open::<App>(dir.path(), Options::new().extra_tables(0))?;
-    /// assert_eq!(db.tables().len(), 1);
+    /// assert_eq!(db.tables().len(), 7); // the schema's, no more
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn extra_tables(mut self, n: u32) -> Self {
@@ -597,13 +522,8 @@ impl Options {
     /// clock (millisecond resolution, a few nanoseconds per read transaction).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use std::time::Duration;
     ///
     /// assert_eq!(tabula::DEFAULT_LONG_READ_WARNING, Duration::from_secs(60));
@@ -642,13 +562,8 @@ impl Options {
     /// environment without a reader table (opened read-only on read-only media) always resets.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().reuse_read_snapshots(false))?;
     /// drop(db.read()?); // reset, not parked
     /// // A later read sees the commit.
@@ -680,13 +595,8 @@ impl Options {
     /// with a coarse clock (a few ms of resolution).
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use std::{sync::Arc, time::Duration};
     ///
     /// let options = Options::new().max_read_age(Some(Duration::from_millis(20)));
@@ -723,13 +633,8 @@ impl Options {
     /// keep it short, and never begin a write transaction in it (it would wait for itself).
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
     /// use tabula::SlowReaderAction;
     ///
@@ -788,13 +693,8 @@ impl Options {
     /// followed by a new one).
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// // Random keys: balanced pages hold more entries each.
     /// let leaves = |balance: bool, path: &std::path::Path| -> tabula::Result<u64> {
     ///     let db = tabula::open::<App>(path, Options::new().balance_pages(balance))?;
@@ -832,13 +732,8 @@ impl Options {
     /// pages live in the file's map.
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let err = tabula::open::<App>(dir.path(), Options::new().dirty_page_limit(16)).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "dirty_page_limit", .. }));
     ///
@@ -864,13 +759,8 @@ impl Options {
     /// between an eighth and seven eighths. Any `u8` is valid.
     ///
     /// ```
-    /// # use tabula::{Options, Raw, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = Vec<u8>, codec = Raw)]
-    /// # struct Blobs;
-    /// # #[derive(Schema)]
-    /// # struct App(Blobs);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// // Spill half the changed pages at a time, when 256 are in memory.
     /// let options = Options::new().dirty_page_limit(256).spill_bounds(2, 2);
     /// let db = tabula::open::<App>(dir.path(), options)?;
@@ -893,13 +783,8 @@ impl Options {
     /// the cost of that memory staying allocated between them. At most 2³¹ − 1.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let db = tabula::open::<App>(dir.path(), Options::new().dirty_page_reserve(16_384))?;
     /// let mut tx = db.write()?;
     /// tx.put::<Names>(&1, &"one".to_string())?;
@@ -922,13 +807,8 @@ impl Options {
     /// [`Error::InvalidOption`].
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String)]
-    /// # struct Names;
-    /// # #[derive(Schema)]
-    /// # struct App(Names);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # use tabula::__doc::*;
+    /// # let dir = temp_dir();
     /// let err = tabula::open::<App>(dir.path(), Options::new().merge_threshold(80)).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "merge_threshold", .. }));
     /// let db = tabula::open::<App>(dir.path(), Options::new().merge_threshold(25))?;

@@ -57,7 +57,7 @@ pub struct ExistingTable {
 /// use tabula::{Options, TableFlags};
 /// use tabula_core::startup::Bootstrap;
 ///
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
 /// let notes = boot.create_table("notes", TableFlags::NONE)?;
 /// boot.put_raw("notes", notes, b"k", b"v", false)?;
@@ -138,7 +138,7 @@ impl Bootstrap {
     /// use tabula::Options;
     /// use tabula_core::startup::Bootstrap;
     ///
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// assert!(!boot.is_read_only());
     /// drop(boot);
@@ -209,7 +209,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # drop(Bootstrap::begin(dir.path(), &Options::new(), 0)?);
     /// let boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
     /// assert!(boot.is_read_only());
@@ -224,7 +224,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// assert_eq!(boot.path(), dir.path());
     /// # Ok::<(), tabula::Error>(())
@@ -239,7 +239,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// assert!(boot.find_table("notes")?.is_none());
     /// boot.create_table("notes", TableFlags::NONE)?;
@@ -268,7 +268,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let dupsort = TableFlags { dupsort: true, integer_key: false };
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// boot.create_table("tags", TableFlags::NONE)?;
@@ -354,7 +354,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let ids = TableFlags { dupsort: false, integer_key: true };
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let handle = boot.create_table("ids", ids)?;
@@ -414,7 +414,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// boot.create_table("old", TableFlags::NONE)?;
     /// assert!(boot.drop_table("old")?);
@@ -446,7 +446,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let handle = boot.create_table("balances", TableFlags::NONE)?;
     /// boot.rename_table("balances", "accounts")?;
@@ -491,7 +491,7 @@ impl Bootstrap {
     /// use tabula_core::startup::Bootstrap;
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let old = boot.create_table("notes", TableFlags::NONE)?;
     /// boot.put_raw("notes", old, b"k", b"old", false)?;
@@ -535,7 +535,7 @@ impl Bootstrap {
     /// use tabula_core::startup::Bootstrap;
     ///
     /// # fn main() -> tabula::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// boot.create_table("notes", TableFlags::NONE)?;
     /// // Without a scratch table there is nothing to put in its place.
@@ -580,7 +580,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let notes = boot.create_table("notes", TableFlags::NONE)?;
     /// boot.put_raw("notes", notes, b"k", b"v", false)?;
@@ -606,7 +606,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let notes = boot.create_table("notes", TableFlags::NONE)?;
     /// for key in [b"a", b"b", b"c"] {
@@ -659,7 +659,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let notes = boot.create_table("notes", TableFlags::NONE)?;
     /// boot.put_raw("notes", notes, b"b", b"1", true)?;
@@ -713,7 +713,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let notes = boot.create_table("notes", TableFlags::NONE)?;
     /// boot.put_raw("notes", notes, b"k", b"v", false)?;
@@ -742,7 +742,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let notes = boot.create_table("notes", TableFlags::NONE)?;
     /// boot.put_raw("notes", notes, b"k", b"v", false)?;
@@ -771,7 +771,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::{Options, TableFlags};
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
     /// let notes = boot.create_table("notes", TableFlags::NONE)?;
     /// boot.put_raw("notes", notes, b"k", b"kept", false)?;

@@ -157,7 +157,7 @@ impl std::hash::Hasher for Fnv {
 /// #[table(name = "notes", key = u64, value = String)]
 /// struct Notes;
 ///
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// let info = TableInfo::of::<Notes>();
 /// let declared = TableRecord::of(&info);
 /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
@@ -204,7 +204,7 @@ pub fn check_table(
 /// #[table(name = "tags", key = u64, value = u64, dupsort)]
 /// struct Tags;
 ///
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// let info = TableInfo::of::<Tags>();
 /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
 /// boot.create_table("tags", TableFlags::NONE)?;

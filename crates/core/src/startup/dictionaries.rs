@@ -20,7 +20,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// assert_eq!(boot.zstd_dictionaries()?.current("receipts"), None);
     /// # Ok::<(), tabula::Error>(())
@@ -64,7 +64,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let samples: Vec<Vec<u8>> = (0..1000)
     ///     .map(|i| format!("{{\"id\":{i},\"status\":\"settled\"}}").into_bytes())
     ///     .collect();

@@ -17,7 +17,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// boot.meta_put("note", b"remove me")?;
     /// boot.meta_delete("note")?;
@@ -42,7 +42,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// assert_eq!(boot.meta_get("note")?, None);
     /// boot.meta_put("note", b"hello")?;
@@ -68,7 +68,7 @@ impl Bootstrap {
     /// ```
     /// # use tabula::Options;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// boot.meta_put("note", b"one")?;
     /// boot.meta_put("note", b"two")?;
@@ -100,21 +100,16 @@ impl Bootstrap {
     /// Reads the schema record; `None` for a database nothing has been recorded in.
     ///
     /// ```
-    /// # use tabula::{Options, Schema, Table};
+    /// # use tabula::__doc::*;
     /// # use tabula_core::startup::Bootstrap;
-    /// # #[derive(Table)]
-    /// # #[table(name = "notes", key = u64, value = String)]
-    /// # struct Notes;
-    /// # #[derive(Schema)]
-    /// # struct App(Notes);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// assert!(boot.read_record()?.is_none());
     /// drop(boot);
     /// drop(tabula::open::<App>(dir.path(), Options::new())?);
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
     /// let record = boot.read_record()?.expect("recorded by the open");
-    /// assert_eq!(record.tables["notes"].key, "u64");
+    /// assert_eq!(record.tables["Names"].key, "u64");
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -135,7 +130,7 @@ impl Bootstrap {
     /// # use tabula::Options;
     /// # use tabula_core::record::SchemaRecord;
     /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
     /// let mut record = SchemaRecord::empty();
     /// record.version = 3;

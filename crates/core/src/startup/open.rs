@@ -62,7 +62,7 @@ use crate::table::{Schema, TableInfo};
 ///     }
 /// }
 ///
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// let options = Options::new().extra_tables(1);
 /// let (db, report) = startup::open::<App>(dir.path(), &options, &WithScratchpad)?;
 /// assert_eq!(report.created, ["notes"]);

@@ -33,7 +33,7 @@ use super::{AsKey, Key, KeyBuf};
 /// # struct Balances;
 /// # #[derive(Schema)]
 /// # struct App(Balances);
-/// # let dir = tempfile::tempdir().unwrap();
+/// # let dir = tabula::__doc::temp_dir();
 /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
 /// let mut tx = db.write()?;
 /// tx.put::<Balances>(&("alice", 2020, 1), &10)?;

@@ -12,15 +12,9 @@ use super::{AsKey, Key};
 /// `impl KeyRange<T::Key>`, so a range needs no owned key and the call one type argument.
 ///
 /// ```
-/// # use tabula::{Options, Schema, Table};
+/// # use tabula::__doc::*;
 /// # use std::ops::Bound;
-/// # #[derive(Table)]
-/// # #[table(key = (String, u64), value = u64)]
-/// # struct Balances;
-/// # #[derive(Schema)]
-/// # struct App(Balances);
-/// # let dir = tempfile::tempdir().unwrap();
-/// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// # let (dir, db) = open()?;
 /// let mut tx = db.write()?;
 /// for (name, n) in [("alice", 1), ("alice", 2), ("bob", 1), ("carol", 1)] {
 ///     tx.put::<Balances>(&(name, n), &n)?;
