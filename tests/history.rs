@@ -652,37 +652,143 @@ mod before {
     pub struct App(Names);
 }
 
+/// `Names` with its history, without the other tables.
+#[derive(Schema)]
+struct WithHistory(Names, NamesHistory);
+
 #[test]
-fn a_history_added_to_a_populated_table_is_refused_and_nothing_is_created() {
+fn a_history_added_to_a_populated_table_records_from_the_first_version_written() {
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<before::App>(dir.path(), tempdb::options()).unwrap();
     let mut tx = db.write().unwrap();
     tx.put::<before::Names>("a", &1).unwrap();
+    tx.put::<before::Names>("b", &2).unwrap();
     tx.commit().unwrap();
     drop(db);
 
-    #[derive(Schema)]
-    struct WithHistory(Names, NamesHistory);
-    let refused = tabula::open::<WithHistory>(dir.path(), tempdb::options());
-    let Err(Error::InvalidTable { table, problem, .. }) = refused else {
-        panic!("{:?}", refused.map(|_| ()));
+    let (db, report) =
+        tabula::open_with_report::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    assert_eq!(report.histories_started, ["names_history"]);
+    // Nothing recorded yet: no version can be answered, not even for an unchanged key.
+    let not_started = |r: Result<Option<u64>, Error>, version: u64| {
+        assert!(
+            matches!(r, Err(Error::HistoryNotStarted { table: "Names", version: v }) if v == version),
+            "{r:?}"
+        );
     };
-    assert_eq!(table, "Names");
-    assert!(
-        problem.contains("holds 1 rows and its history `names_history` is empty"),
-        "{problem}"
-    );
-    // The refused open created nothing: the file opens as before, without the history.
-    let db = tabula::open::<before::App>(dir.path(), tempdb::options()).unwrap();
-    assert_eq!(
-        db.read().unwrap().get::<before::Names>("a").unwrap(),
-        Some(1)
-    );
+    let tx = db.read().unwrap();
+    not_started(tx.get_as_of::<Names>("a", 5), 5);
+    not_started(tx.get_as_of::<Names>("z", 0), 0);
+    assert!(matches!(
+        tx.range_as_of::<Names>(.., 5),
+        Err(Error::HistoryNotStarted { .. })
+    ));
+    assert!(matches!(
+        tx.changes_at::<Names>(5),
+        Err(Error::HistoryNotStarted { .. })
+    ));
+    assert_eq!(tx.versions::<Names>("a").unwrap(), Vec::<u64>::new());
+    assert!(tx.check_history::<Names>(10).unwrap().is_ok());
+    drop(tx);
+    // An unwind has nothing of it to undo.
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.unwind(3).unwrap(), 0);
+    tx.commit().unwrap();
+
+    // The first version written starts it: the rows as they were are its state at version 9.
+    let mut tx = db.write().unwrap();
+    tx.set_version(10);
+    tx.put::<Names>("a", &11).unwrap();
+    tx.put::<Names>("c", &3).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(12);
+    tx.delete::<Names>("b").unwrap();
+    tx.commit().unwrap();
+
+    let expect = |db: &Db<WithHistory>| {
+        let tx = db.read().unwrap();
+        assert_eq!(tx.get_as_of::<Names>("a", 9).unwrap(), Some(1));
+        assert_eq!(tx.get_as_of::<Names>("b", 9).unwrap(), Some(2));
+        assert_eq!(tx.get_as_of::<Names>("c", 9).unwrap(), None);
+        assert_eq!(tx.get_as_of::<Names>("a", 10).unwrap(), Some(11));
+        assert_eq!(tx.get_as_of::<Names>("b", 11).unwrap(), Some(2));
+        assert_eq!(tx.get_as_of::<Names>("b", 12).unwrap(), None);
+        let below = |r: Result<Option<u64>, Error>| {
+            assert!(
+                matches!(r, Err(Error::BelowHorizon { table: "Names", version: 8, horizon: 10 })),
+                "{r:?}"
+            );
+        };
+        // Below the first version written, every key is refused, changed or not.
+        below(tx.get_as_of::<Names>("a", 8));
+        below(tx.get_as_of::<Names>("b", 8));
+        below(tx.get_as_of::<Names>("never", 8));
+        assert!(matches!(
+            tx.range_as_of::<Names>(.., 8),
+            Err(Error::BelowHorizon { horizon: 10, .. })
+        ));
+        assert!(matches!(
+            tx.changes_at::<Names>(9),
+            Err(Error::BelowHorizon { horizon: 10, .. })
+        ));
+        assert_eq!(
+            tx.range_as_of::<Names>(.., 9).unwrap(),
+            [("a".to_string(), 1), ("b".to_string(), 2)]
+        );
+        assert_eq!(
+            tx.range_as_of::<Names>(.., 11).unwrap(),
+            [("a".to_string(), 11), ("b".to_string(), 2), ("c".to_string(), 3)]
+        );
+        assert_eq!(
+            tx.changes_at::<Names>(10).unwrap(),
+            [
+                ("a".to_string(), Some(1), Some(11)),
+                ("c".to_string(), None, Some(3))
+            ]
+        );
+        assert_eq!(tx.versions::<Names>("a").unwrap(), [10]);
+        assert_eq!(tx.versions::<Names>("b").unwrap(), [12]);
+        let check = tx.check_history::<Names>(10).unwrap();
+        assert!(check.is_ok(), "{check:?}");
+    };
+    expect(&db);
+    drop(db);
+    // The open finds the mark in the file.
+    let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    expect(&db);
+
+    // An unwind goes back to the rows as the history found them, and no further.
+    let mut tx = db.write().unwrap();
+    assert!(matches!(
+        tx.unwind(8),
+        Err(Error::BelowHorizon { horizon: 10, .. })
+    ));
+    assert_eq!(tx.unwind(9).unwrap(), 3);
+    assert_eq!(tx.range::<Names>(..).count(), 2);
+    assert_eq!(tx.get::<Names>("a").unwrap(), Some(1));
+    assert_eq!(tx.get::<Names>("b").unwrap(), Some(2));
+    tx.commit().unwrap();
+    drop(db);
+
+    // A migration drops it; declared again, it starts again.
+    let drop_it = tabula::Migrations::new().step(2, "drop-names-history", |m| {
+        m.drop_table("names_history");
+    });
+    let (db, _) =
+        tabula::open_with::<before::App>(dir.path(), tempdb::options(), &drop_it).unwrap();
     drop(db);
     let untyped = tabula_core::untyped::UntypedDb::open(dir.path()).unwrap();
     let names = untyped.read().unwrap().table_names().unwrap();
-    assert!(names.contains(&"Names".to_string()), "{names:?}");
     assert!(!names.contains(&"names_history".to_string()), "{names:?}");
+    drop(untyped);
+    let (db, report) =
+        tabula::open_with::<WithHistory>(dir.path(), tempdb::options(), &drop_it).unwrap();
+    assert_eq!(report.histories_started, ["names_history"]);
+    assert!(matches!(
+        db.read().unwrap().get_as_of::<Names>("a", 100),
+        Err(Error::HistoryNotStarted { .. })
+    ));
 }
 
 /// Integer keys are stored native-endian: a range as of a version walks their whole history.

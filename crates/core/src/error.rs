@@ -256,12 +256,13 @@ pub enum Error {
         last: u64,
     },
 
-    /// A read as of a version whose changes were pruned from the table's history: the value
-    /// there is no longer known.
+    /// A read as of a version whose changes were pruned from the table's history, or came
+    /// before the history was added to the table: the value there is not known.
     #[error(
-        "table `{table}`: version {version} is below the history's horizon: versions before \
-         {horizon} were pruned, so a read as of {version} cannot be answered; read as of \
-         {horizon_read} or later",
+        "table `{table}`: version {version} is below the history's horizon: the changes of \
+         versions before {horizon} were pruned (or made before the history was added to the \
+         table), so a read as of {version} cannot be answered; read as of {horizon_read} or \
+         later",
         horizon_read = horizon.saturating_sub(1)
     )]
     BelowHorizon {
@@ -271,6 +272,22 @@ pub enum Error {
         version: u64,
         /// The first version whose changes are kept.
         horizon: u64,
+    },
+
+    /// A read as of a version of a table whose history was added while the table held rows,
+    /// before any version was written to it: the history records from the first version
+    /// written, and nothing is known of the rows before it.
+    #[error(
+        "table `{table}`: its history was added while it held rows and starts at the first \
+         version written to the table, which no transaction has written yet, so a read as of \
+         {version} cannot be answered; write the table at a version first (reads as of that \
+         version minus one and later are then answered)"
+    )]
+    HistoryNotStarted {
+        /// The table.
+        table: &'static str,
+        /// The version asked for.
+        version: u64,
     },
 
     /// A write would give a unique index's key a second row. Nothing of the write was done.

@@ -16,6 +16,9 @@ pub(crate) struct State {
     /// Whether a write transaction named a version since the last [`begin`](State::begin):
     /// a begin of a database without history tables costs one relaxed load.
     used: AtomicBool,
+    /// Whether a history of the database was added to a populated table (`history/`): only
+    /// then does a read as of a version look for the mark that says so.
+    whole: AtomicBool,
 }
 
 /// What [`State`] holds for the write transaction in progress; also what a nested transaction
@@ -64,6 +67,17 @@ impl State {
     /// A nested transaction aborted: back to `mark`.
     pub(crate) fn rollback(&self, mark: Writer) {
         *self.writer() = mark;
+    }
+
+    /// A history of the database was added to a populated table (the open found its mark).
+    pub(crate) fn note_whole(&self) {
+        self.whole.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether a history of the database may have been added to a populated table.
+    #[inline]
+    pub(crate) fn any_whole(&self) -> bool {
+        self.whole.load(Ordering::Relaxed)
     }
 
     /// Whether an unwind is writing rows back (which are not recorded).

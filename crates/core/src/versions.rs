@@ -522,7 +522,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let history = history::Of::<S, T>::dbi(shared)?;
         let raw = self.raw_mut();
         if check {
-            history::check_horizon(raw, shared, T::NAME, history, version)?;
+            history::check_unwind(raw, shared, T::NAME, history, version)?;
             return Ok(0);
         }
         let _replay = shared.history().replay();

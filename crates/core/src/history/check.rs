@@ -170,7 +170,7 @@ pub(crate) fn check(
                     marked = Some(k);
                 }
             }
-            Some(2 | 3) if key.len() == 1 => {}
+            Some(2..=4) if key.len() == 1 => {}
             _ => out.push(
                 limit,
                 format!("entry {key:02x?}: not of a history's layout"),

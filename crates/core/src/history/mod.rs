@@ -8,7 +8,9 @@
 //! - `01 ‖ stored key as an escaped byte-string part ‖ version (u64 BE)` → empty: the history
 //!   index, in (key, version) order (the escaped form keeps the keys' byte order);
 //! - `02` → the horizon (the first version whose changes are kept), `03` → the last version
-//!   recorded.
+//!   recorded, `04` → empty when the history was added to a table that already held rows: its
+//!   horizon then bounds the reads of every key, since nothing is known of the rows before it
+//!   (the horizon is [`PENDING`] until the first version is written).
 //!
 //! The write pipeline plans a change of a history table ([`plan`]: the version checked, the
 //! value before read) and records it after the row is written ([`record`]); the reads as of a
@@ -19,7 +21,9 @@ mod read;
 
 pub use check::HistoryCheck;
 pub(crate) use check::check;
-pub(crate) use read::{changed_after, changes_at, check_horizon, value_at, versions};
+pub(crate) use read::{
+    changed_after, changes_at, check_horizon, check_unwind, value_at, versions,
+};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::engine::{self, CursorNav, Dbi, RawCursorMut, RawTxn, op};
@@ -36,6 +40,12 @@ const INDEX: u8 = 1;
 const HORIZON: [u8; 1] = [2];
 /// The key of the last version recorded.
 const LAST: [u8; 1] = [3];
+/// Present (empty) in a history added to a populated table: its horizon applies to every key.
+const WHOLE: [u8; 1] = [4];
+/// The horizon of a history added to a populated table before any version was written to it:
+/// no read as of a version can be answered yet, and the first version written becomes the
+/// horizon.
+const PENDING: u64 = u64::MAX;
 /// A change's value when the key held no value before it.
 const ABSENT: u8 = 0;
 /// The tag before the stored value a key held before a change.
@@ -122,6 +132,9 @@ pub(crate) trait Cx {
         raw: &'t RawTxn,
         dbi: Dbi,
     ) -> std::result::Result<engine::RawCursor<'t>, engine::Code>;
+    /// Whether a history read may be of a history added to a populated table (whose horizon
+    /// bounds every read): `false` spares each read the lookup.
+    fn may_be_whole(&self) -> bool;
 }
 
 impl Cx for Shared {
@@ -137,6 +150,26 @@ impl Cx for Shared {
     ) -> std::result::Result<engine::RawCursor<'t>, engine::Code> {
         raw.cursor_cached(dbi, self.cursors())
     }
+
+    #[inline]
+    fn may_be_whole(&self) -> bool {
+        self.history().any_whole()
+    }
+}
+
+/// The entries that start the history of a table that already holds rows (the startup step
+/// writes them into the empty history): its horizon, pending until the first version written,
+/// and the mark that the horizon bounds the reads of every key.
+pub(crate) fn started_on_rows() -> [(&'static [u8], &'static [u8]); 2] {
+    const PENDING_BYTES: [u8; 8] = PENDING.to_be_bytes();
+    [(&HORIZON, &PENDING_BYTES), (&WHOLE, &[])]
+}
+
+/// Whether `get(key)` finds the history added to a populated table ([`started_on_rows`]).
+pub(crate) fn is_whole<E>(
+    get: impl FnOnce(&[u8]) -> std::result::Result<bool, E>,
+) -> std::result::Result<bool, E> {
+    get(&WHOLE)
 }
 
 /// The handle of the history of table `source` in the open database: the schema lists it
@@ -205,6 +238,8 @@ pub(crate) struct Planned {
     version: u64,
     before: Option<Vec<u8>>,
     raise_last: bool,
+    /// The horizon is [`PENDING`]: this first version written becomes it.
+    settle_horizon: bool,
 }
 
 /// Plans a change of the row under `k` of table `T` (declared `history`), stored in `dbi`,
@@ -264,6 +299,7 @@ fn versioned<T: Table>(
     let Some(version) = shared.history().version() else {
         return Err(Error::NoVersion { table: T::NAME });
     };
+    let mut settle_horizon = false;
     let raise_last = match shared.history().raised(T::NAME) {
         Some(last) if last == version => false,
         _ => {
@@ -288,6 +324,7 @@ fn versioned<T: Table>(
                 .store_get_with(history, &HORIZON, version_of)
                 .map_err(fail)?;
             match horizon {
+                Some(Some(PENDING)) => settle_horizon = true,
                 Some(Some(horizon)) if version < horizon => {
                     return Err(Error::BelowHorizon {
                         table: T::NAME,
@@ -307,6 +344,7 @@ fn versioned<T: Table>(
         version,
         before: None,
         raise_last,
+        settle_horizon,
     }))
 }
 
@@ -341,6 +379,11 @@ pub(crate) fn record(
     store
         .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
         .map_err(|code| fail(code, k))?;
+    if planned.settle_horizon {
+        store
+            .store_put(planned.dbi, &HORIZON, &planned.version.to_be_bytes())
+            .map_err(|code| fail(code, &HORIZON))?;
+    }
     if planned.raise_last {
         store
             .store_put(planned.dbi, &LAST, &planned.version.to_be_bytes())

@@ -6,7 +6,7 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    Cx, HORIZON, StoredChange, before_of, change_key, changes_from, damaged, index_key,
+    Cx, HORIZON, PENDING, StoredChange, WHOLE, before_of, change_key, changes_from, damaged, index_key,
     index_prefix, parse_change, parse_index, version_of,
 };
 
@@ -18,7 +18,18 @@ enum AsOf<'t> {
     Held(Option<&'t [u8]>),
 }
 
-/// Refuses a read as of `version` when the history no longer holds every change after it.
+/// The horizon of the history (`None`: none stored, nothing was pruned).
+fn horizon(raw: &RawTxn, shared: &impl Cx, source: &'static str, history: Dbi) -> Result<Option<u64>> {
+    let horizon = raw
+        .get(history, &HORIZON)
+        .map_err(|code| shared.fail(code, At::table(source, "read as of a version")))?;
+    horizon
+        .map(|h| version_of(h).ok_or_else(|| damaged(source, "the horizon", &HORIZON)))
+        .transpose()
+}
+
+/// Refuses a read as of `version` when the history no longer holds every change after it
+/// (or, added to a populated table, has not recorded a version yet).
 pub(crate) fn check_horizon(
     raw: &RawTxn,
     shared: &impl Cx,
@@ -26,21 +37,56 @@ pub(crate) fn check_horizon(
     history: Dbi,
     version: u64,
 ) -> Result<()> {
-    let horizon = raw
-        .get(history, &HORIZON)
-        .map_err(|code| shared.fail(code, At::table(source, "read as of a version")))?;
-    let Some(horizon) = horizon else {
-        return Ok(());
-    };
-    let horizon = version_of(horizon).ok_or_else(|| damaged(source, "the horizon", &HORIZON))?;
-    if version.saturating_add(1) < horizon {
-        return Err(Error::BelowHorizon {
+    match horizon(raw, shared, source, history)? {
+        Some(PENDING) => Err(Error::HistoryNotStarted {
+            table: source,
+            version,
+        }),
+        Some(horizon) if version.saturating_add(1) < horizon => Err(Error::BelowHorizon {
             table: source,
             version,
             horizon,
-        });
+        }),
+        _ => Ok(()),
     }
-    Ok(())
+}
+
+/// The check of an unwind to `version`: [`check_horizon`], except that a history added to a
+/// populated table that recorded nothing yet has nothing to unwind.
+pub(crate) fn check_unwind(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<()> {
+    match horizon(raw, shared, source, history)? {
+        Some(PENDING) => Ok(()),
+        _ => check_horizon(raw, shared, source, history, version),
+    }
+}
+
+/// Refuses a read as of `version` below the horizon of a history added to a populated table,
+/// which bounds the reads of every key (nothing is known of the rows before it). A history
+/// created with its table bounds only the reads of keys whose changes were pruned (their
+/// marks, [`as_of`]).
+pub(crate) fn check_whole(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<()> {
+    if !shared.may_be_whole() {
+        return Ok(());
+    }
+    let whole = raw
+        .get(history, &WHOLE)
+        .map_err(|code| shared.fail(code, At::table(source, "read as of a version")))?;
+    match whole {
+        Some(_) => check_horizon(raw, shared, source, history, version),
+        None => Ok(()),
+    }
 }
 
 /// What the stored key `k` of table `source` held at the end of `version`. The first index
@@ -56,6 +102,7 @@ fn as_of<'t>(
     k: &[u8],
     version: u64,
 ) -> Result<AsOf<'t>> {
+    check_whole(raw, shared, source, history, version)?;
     let Some(after) = version.checked_add(1) else {
         return Ok(AsOf::Current);
     };
@@ -176,6 +223,7 @@ pub(crate) fn changed_after(
     wanted: impl Fn(&[u8]) -> Option<bool>,
     mut each: impl FnMut(&[u8], Option<&[u8]>) -> Result<()>,
 ) -> Result<()> {
+    check_whole(raw, shared, source, history, version)?;
     let fail = |code| shared.fail(code, At::table(source, "read a range as of a version"));
     let start = match from {
         Some(k) => index_prefix(k),

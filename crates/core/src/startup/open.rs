@@ -132,6 +132,9 @@ pub struct Report {
     pub record_written: bool,
     /// The indexes built from their tables in this open (new, redeclared, or after a step).
     pub indexes_built: Vec<&'static str>,
+    /// The histories this open added to tables that already held rows: each records from the
+    /// first version written to its table (reads as of earlier versions are refused).
+    pub histories_started: Vec<&'static str>,
 }
 
 /// The startup path: opens the database at `path` with schema `S`, runs `upgrade` (the pending
@@ -173,9 +176,12 @@ pub fn open<S: Schema>(
         return Err(e);
     }
     startup.build_indexes(&handles, upgrade)?;
-    startup.check_histories(&handles)?;
+    let any_whole = startup.start_histories(&handles)?;
     startup.write_record()?;
     let (db, report) = startup.publish::<S>(handles)?;
+    if any_whole {
+        db.shared.history().note_whole();
+    }
     tracing::info!(
         path = %path.display(),
         tables = S::TABLES.len(),
@@ -469,11 +475,14 @@ impl<'a> Startup<'a> {
         Ok(())
     }
 
-    /// Refuses a history added beside a table that already holds rows (before anything of
-    /// this open is committed): a history records from its first write, so it would read those
-    /// rows' earlier versions as their current values.
-    fn check_histories(&mut self, handles: &[TableHandle]) -> Result<()> {
+    /// Starts the history added beside a table that already holds rows (read-write): its
+    /// horizon pending until the first version written, and the mark that the horizon bounds
+    /// the reads of every key, since nothing is known of the rows before it. A read-only open
+    /// cannot start it and refuses. Returns whether any history of the schema carries that
+    /// mark (reads as of a version then look for it).
+    fn start_histories(&mut self, handles: &[TableHandle]) -> Result<bool> {
         let tables = self.tables;
+        let mut any_whole = false;
         for (at, info) in tables.iter().enumerate() {
             let Some(source) = info.history_of else {
                 continue;
@@ -481,25 +490,41 @@ impl<'a> Startup<'a> {
             let Some(source_at) = tables.iter().position(|t| t.name == source) else {
                 continue;
             };
-            if self.boot.row_count(info.name, handles[at])? == 0 {
+            let history = handles[at];
+            if self.boot.row_count(info.name, history)? == 0 {
                 let rows = self.boot.row_count(source, handles[source_at])?;
                 if rows > 0 {
-                    return Err(Error::InvalidTable {
-                        table: source.to_string(),
-                        rust_name: tables[source_at].rust_name,
-                        problem: format!(
-                            "it holds {rows} rows and its history `{}` is empty: a history added \
-                             to a populated table cannot know the rows' earlier values, which \
-                             Tabula does not support yet; declare the history on an empty table \
-                             (or copy the rows into a new table declared `history`, writing them \
-                             at a version)",
-                            info.name
-                        ),
-                    });
+                    if self.boot.is_read_only() {
+                        return Err(Error::InvalidTable {
+                            table: source.to_string(),
+                            rust_name: tables[source_at].rust_name,
+                            problem: format!(
+                                "it holds {rows} rows and its history `{}` was not started: a \
+                                 read-only open cannot start it; open the database read-write \
+                                 once",
+                                info.name
+                            ),
+                        });
+                    }
+                    for (key, value) in crate::history::started_on_rows() {
+                        self.boot.put_raw(info.name, history, key, value, false)?;
+                    }
+                    tracing::info!(
+                        table = source,
+                        history = info.name,
+                        rows,
+                        "history added to a populated table: it records from the first version \
+                         written"
+                    );
+                    self.report.histories_started.push(info.name);
                 }
             }
+            let boot = &mut self.boot;
+            any_whole |= crate::history::is_whole(|key| {
+                boot.get_raw(info.name, history, key).map(|v| v.is_some())
+            })?;
         }
-        Ok(())
+        Ok(any_whole)
     }
 
     /// Writes the schema record when this open changed it (read-write).

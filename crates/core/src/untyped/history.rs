@@ -16,6 +16,10 @@ impl Cx for super::UntypedDb {
     fn cursor<'t>(&'t self, raw: &'t RawTxn, dbi: Dbi) -> std::result::Result<RawCursor<'t>, Code> {
         raw.cursor(dbi)
     }
+
+    fn may_be_whole(&self) -> bool {
+        true
+    }
 }
 
 /// A changed key of a version, as stored: the key, the value before, the value at the end.
