@@ -716,7 +716,14 @@ fn a_history_added_to_a_populated_table_records_from_the_first_version_written()
         assert_eq!(tx.get_as_of::<Names>("b", 12).unwrap(), None);
         let below = |r: Result<Option<u64>, Error>| {
             assert!(
-                matches!(r, Err(Error::BelowHorizon { table: "Names", version: 8, horizon: 10 })),
+                matches!(
+                    r,
+                    Err(Error::BelowHorizon {
+                        table: "Names",
+                        version: 8,
+                        horizon: 10
+                    })
+                ),
                 "{r:?}"
             );
         };
@@ -738,7 +745,11 @@ fn a_history_added_to_a_populated_table_records_from_the_first_version_written()
         );
         assert_eq!(
             tx.range_as_of::<Names>(.., 11).unwrap(),
-            [("a".to_string(), 11), ("b".to_string(), 2), ("c".to_string(), 3)]
+            [
+                ("a".to_string(), 11),
+                ("b".to_string(), 2),
+                ("c".to_string(), 3)
+            ]
         );
         assert_eq!(
             tx.changes_at::<Names>(10).unwrap(),

@@ -21,9 +21,7 @@ mod read;
 
 pub use check::HistoryCheck;
 pub(crate) use check::check;
-pub(crate) use read::{
-    changed_after, changes_at, check_horizon, check_unwind, value_at, versions,
-};
+pub(crate) use read::{changed_after, changes_at, check_horizon, check_unwind, value_at, versions};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::engine::{self, CursorNav, Dbi, RawCursorMut, RawTxn, op};

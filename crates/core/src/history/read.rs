@@ -6,8 +6,8 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    Cx, HORIZON, PENDING, StoredChange, WHOLE, before_of, change_key, changes_from, damaged, index_key,
-    index_prefix, parse_change, parse_index, version_of,
+    Cx, HORIZON, PENDING, StoredChange, WHOLE, before_of, change_key, changes_from, damaged,
+    index_key, index_prefix, parse_change, parse_index, version_of,
 };
 
 /// What a key held at the end of a version.
@@ -19,7 +19,12 @@ enum AsOf<'t> {
 }
 
 /// The horizon of the history (`None`: none stored, nothing was pruned).
-fn horizon(raw: &RawTxn, shared: &impl Cx, source: &'static str, history: Dbi) -> Result<Option<u64>> {
+fn horizon(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+) -> Result<Option<u64>> {
     let horizon = raw
         .get(history, &HORIZON)
         .map_err(|code| shared.fail(code, At::table(source, "read as of a version")))?;
