@@ -699,7 +699,7 @@ extern crate self as tabula;
 #[rustfmt::skip]
 pub use tabula_core::{
     CheckReport, Db, DbInfo, DbStat, Options, SyncMode, TableUsage, libmdbx_version,
-    DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING,
+    DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, KEEP_VERSIONS_BATCH,
     open, open_with, open_with_report,
 };
 // Tables and schemas.

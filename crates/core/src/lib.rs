@@ -60,8 +60,8 @@ pub use index::{IndexCheck, IndexProblem};
 pub use iter::{Iter, Lazy};
 pub use mode::{Mode, Ro, Rw};
 pub use options::{
-    DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, Options, SlowReader, SlowReaderAction,
-    SyncMode,
+    DEFAULT_FLUSH_THRESHOLD, DEFAULT_LONG_READ_WARNING, KEEP_VERSIONS_BATCH, Options, SlowReader,
+    SlowReaderAction, SyncMode,
 };
 pub use read::{Handle, Reads, TableStat};
 pub use schema::{Descriptor, ValueTrace};

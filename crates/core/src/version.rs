@@ -4,7 +4,9 @@
 //! changes).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::engine::Dbi;
 
 /// The write transaction's version and what it knows of its history tables: one write
 /// transaction at a time holds it (the writer lock), so the lock is never contended.
@@ -19,6 +21,11 @@ pub(crate) struct State {
     /// Whether a history of the database was added to a populated table (`history/`): only
     /// then does a read as of a version look for the mark that says so.
     whole: AtomicBool,
+    /// Changes the write transaction recorded (in every history): what its commit may prune
+    /// beyond [`KEEP_VERSIONS_BATCH`](crate::KEEP_VERSIONS_BATCH), so that a history kept to
+    /// its last versions keeps up with the versions written. Not taken back by a nested
+    /// transaction's abort: it only sizes the prune.
+    recorded: AtomicUsize,
 }
 
 /// What [`State`] holds for the write transaction in progress; also what a nested transaction
@@ -27,9 +34,20 @@ pub(crate) struct State {
 pub(crate) struct Writer {
     /// The version `Tx::set_version` named.
     version: Option<u64>,
-    /// Each history table whose last version this transaction has written: its source's name
-    /// and that version.
-    raised: Vec<(&'static str, u64)>,
+    /// Each history this transaction planned a change of.
+    touched: Vec<Touched>,
+}
+
+/// A history a write transaction planned a change of.
+#[derive(Clone, Copy)]
+struct Touched {
+    /// Its source's name.
+    source: &'static str,
+    /// The history's handle.
+    history: Dbi,
+    /// The last version the history holds, when this transaction knows it (it wrote it, or
+    /// read it equal to its own version): a change at that version needs no check.
+    last: Option<u64>,
 }
 
 impl State {
@@ -44,6 +62,7 @@ impl State {
     pub(crate) fn begin(&self) {
         if self.used.load(Ordering::Relaxed) {
             *self.writer() = Writer::default();
+            self.recorded.store(0, Ordering::Relaxed);
             self.used.store(false, Ordering::Relaxed);
         }
     }
@@ -92,27 +111,59 @@ impl State {
         Replay(self)
     }
 
-    /// Forgets that this transaction wrote `source`'s last version (an unwind lowered it).
-    pub(crate) fn forget_raised(&self, source: &str) {
-        self.writer().raised.retain(|(name, _)| *name != source);
+    /// Forgets the last version this transaction knew `history` to hold (an unwind lowered
+    /// it, a prune raised its horizon): its next change is checked again.
+    pub(crate) fn forget_last(&self, history: Dbi) {
+        for touched in &mut self.writer().touched {
+            if touched.history == history {
+                touched.last = None;
+            }
+        }
     }
 
-    /// The version this transaction last wrote as `source`'s last version, if any.
-    pub(crate) fn raised(&self, source: &str) -> Option<u64> {
+    /// The last version this transaction knows `history` to hold, if any.
+    #[inline]
+    pub(crate) fn known_last(&self, history: Dbi) -> Option<u64> {
         let writer = self.writer();
         writer
-            .raised
+            .touched
             .iter()
-            .find(|(name, _)| *name == source)
-            .map(|(_, v)| *v)
+            .find(|t| t.history == history)
+            .and_then(|t| t.last)
     }
 
-    pub(crate) fn note_raised(&self, source: &'static str, version: u64) {
+    /// This transaction plans a change of `history` (of table `source`); `last`: the last
+    /// version the history holds, when known.
+    pub(crate) fn touch(&self, source: &'static str, history: Dbi, last: Option<u64>) {
         let mut writer = self.writer();
-        match writer.raised.iter_mut().find(|(name, _)| *name == source) {
-            Some(entry) => entry.1 = version,
-            None => writer.raised.push((source, version)),
+        match writer.touched.iter_mut().find(|t| t.history == history) {
+            Some(touched) => touched.last = last,
+            None => writer.touched.push(Touched {
+                source,
+                history,
+                last,
+            }),
         }
+    }
+
+    /// One change recorded (a new change entry).
+    #[inline]
+    pub(crate) fn note_recorded(&self) {
+        // One write transaction at a time: a plain load and store, no read-modify-write.
+        let n = self.recorded.load(Ordering::Relaxed);
+        self.recorded.store(n.saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// The histories this transaction planned changes of (source, handle), and how many
+    /// changes it recorded: what its commit prunes under `Options::keep_versions`.
+    pub(crate) fn touched(&self) -> (Vec<(&'static str, Dbi)>, usize) {
+        let touched = self
+            .writer()
+            .touched
+            .iter()
+            .map(|t| (t.source, t.history))
+            .collect();
+        (touched, self.recorded.load(Ordering::Relaxed))
     }
 }
 

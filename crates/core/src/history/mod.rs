@@ -298,7 +298,7 @@ fn versioned<T: Table>(
         return Err(Error::NoVersion { table: T::NAME });
     };
     let mut settle_horizon = false;
-    let raise_last = match shared.history().raised(T::NAME) {
+    let raise_last = match shared.history().known_last(history) {
         Some(last) if last == version => false,
         _ => {
             let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
@@ -333,6 +333,11 @@ fn versioned<T: Table>(
                 Some(None) => return Err(damaged(T::NAME, "the horizon", &HORIZON)),
                 _ => {}
             }
+            // The last version is known now when it is already this one; when the change
+            // raises it, once `record` wrote it.
+            shared
+                .history()
+                .touch(T::NAME, history, (!raise).then_some(version));
             raise
         }
     };
@@ -373,6 +378,7 @@ pub(crate) fn record(
         store
             .store_put(planned.dbi, change.as_slice(), &value)
             .map_err(|code| fail(code, k))?;
+        shared.history().note_recorded();
     }
     store
         .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
@@ -388,7 +394,7 @@ pub(crate) fn record(
             .map_err(|code| fail(code, &LAST))?;
         shared
             .history()
-            .note_raised(planned.source, planned.version);
+            .touch(planned.source, planned.dbi, Some(planned.version));
     }
     Ok(())
 }
@@ -498,7 +504,7 @@ pub(crate) fn lower_last(
         Some(None) => return Err(damaged(source, "the last version recorded", &LAST)),
         _ => {}
     }
-    shared.history().forget_raised(source);
+    shared.history().forget_last(history);
     Ok(())
 }
 
@@ -564,7 +570,39 @@ pub(crate) fn prune_batch(
             raw.del(history, &mark, None).map_err(fail)?;
         }
     }
+    // The horizon may now be above a version this transaction wrote at: its next change is
+    // checked again.
+    shared.history().forget_last(history);
     Ok(doomed.len())
+}
+
+/// Under [`Options::keep_versions(n)`](crate::Options::keep_versions), at the commit of a write
+/// transaction (and of each batch of a bulk load): every history it planned a change of is
+/// pruned below its last version `+ 1 - n` ([`prune_batch`]), so the changes of its last `n`
+/// versions stay. One batch a history: at most
+/// [`KEEP_VERSIONS_BATCH`](crate::KEEP_VERSIONS_BATCH) changes, plus as many as the
+/// transaction recorded (so the prune keeps up with the versions written); the rest goes at
+/// later commits. The horizon is raised at once, whatever is left.
+pub(crate) fn keep_versions(raw: &mut RawTxn, shared: &Shared, n: u64) -> Result<()> {
+    let (touched, recorded) = shared.history().touched();
+    let limit = crate::KEEP_VERSIONS_BATCH.saturating_add(recorded);
+    for (source, history) in touched {
+        let last = raw
+            .get(history, &LAST)
+            .map_err(|code| shared.fail(code, At::table(source, "prune history")))?
+            .map(|bytes| {
+                version_of(bytes).ok_or_else(|| damaged(source, "the last version recorded", &LAST))
+            })
+            .transpose()?;
+        // Versions `last - n + 1 ..= last` keep their changes (`n` is at least 1).
+        let Some(below) = last.and_then(|last| last.checked_sub(n.saturating_sub(1))) else {
+            continue;
+        };
+        if below > 0 {
+            prune_batch(raw, shared, source, history, below, limit)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

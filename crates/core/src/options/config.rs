@@ -113,6 +113,7 @@ impl Options {
             long_read_ns: long_read_ms.saturating_mul(1_000_000),
             read_clock: long_read_ms != u64::MAX || cfg!(feature = "metrics"),
             reuse_snapshots: self.reuse_read_snapshots,
+            keep_versions: self.keep_versions,
         }
     }
 }
@@ -133,4 +134,7 @@ pub(crate) struct RunConfig {
     pub(crate) read_clock: bool,
     /// Finished read transactions are parked on their snapshot rather than reset.
     pub(crate) reuse_snapshots: bool,
+    /// Each commit prunes the histories it wrote to their last this many versions
+    /// ([`Options::keep_versions`]).
+    pub(crate) keep_versions: Option<u64>,
 }

@@ -96,6 +96,7 @@ pub struct Options {
     reuse_read_snapshots: bool,
     max_read_age: Option<Duration>,
     on_slow_reader: Option<SlowReaderPolicy>,
+    keep_versions: Option<u64>,
     /// libmdbx's write-transaction settings (`balance_pages` and after).
     tuning: engine::Tuning,
 }
@@ -123,6 +124,7 @@ impl Default for Options {
             reuse_read_snapshots: true,
             max_read_age: None,
             on_slow_reader: None,
+            keep_versions: None,
             tuning: DEFAULT_TUNING,
         }
     }
@@ -673,6 +675,60 @@ impl Options {
         self
     }
 
+    /// Keep the changes of the last `n` versions in the history of every table declared
+    /// `history`, and prune the older ones as versions are written: each commit of a write
+    /// transaction (and of each batch of a [`BulkLoad`](crate::BulkLoad) with a version)
+    /// prunes every history it changed below that history's last version `+ 1 - n`, as
+    /// [`Tx::prune_history`](crate::Tx::prune_history) does, in the same transaction. Unset
+    /// (the default), every version is kept.
+    ///
+    /// The changes of versions `last - n + 1 ..= last` stay: reads as of every version from
+    /// `last - n` on are exact, [`changes_at`](crate::Reads::changes_at) answers for the last
+    /// `n` versions, and [`Tx::unwind`](crate::Tx::unwind) can go back `n` versions, to
+    /// `last - n`. Further back, as after a manual prune, the horizon refuses: an unwind with
+    /// [`Error::BelowHorizon`] before anything is written, a read where a pruned change would
+    /// have answered it (a read that the kept changes still answer stays exact).
+    ///
+    /// Each commit does bounded work: at most [`KEEP_VERSIONS_BATCH`] changes of each history
+    /// it changed, plus as many as it recorded itself, so the prune keeps pace with versions
+    /// of any size. Whatever is left (after the option is turned on for a long history, say)
+    /// is pruned by the following commits, a batch each; the horizon is raised at once. A
+    /// history that no commit changes keeps its changes until one does (or until
+    /// `prune_history`). At least 1; a read-only open ignores it.
+    ///
+    /// ```
+    /// # use tabula::{Error, History, Options, Schema, Table};
+    /// # #[derive(Table)]
+    /// # #[table(key = u64, value = String, history)]
+    /// # struct Balances;
+    /// # #[derive(History)]
+    /// # #[history(on = Balances)]
+    /// # struct BalancesHistory;
+    /// # #[derive(Schema)]
+    /// # struct App(Balances, BalancesHistory);
+    /// # let dir = tabula::__doc::temp_dir();
+    /// let db = tabula::open::<App>(dir.path(), Options::new().keep_versions(2))?;
+    /// for version in 1..=5 {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.put::<Balances>(&1, &format!("v{version}"))?;
+    ///     tx.commit()?; // at version 5: pruned below 4
+    /// }
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.versions::<Balances>(&1)?, [4, 5]);
+    /// assert_eq!(tx.get_as_of::<Balances>(&1, 3)?.as_deref(), Some("v3"));
+    /// let refused = tx.get_as_of::<Balances>(&1, 2);
+    /// assert!(matches!(refused, Err(Error::BelowHorizon { horizon: 4, .. })));
+    ///
+    /// let err = tabula::open::<App>(dir.path(), Options::new().keep_versions(0)).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidOption { option: "keep_versions", .. }));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn keep_versions(mut self, n: u64) -> Self {
+        self.keep_versions = Some(n);
+        self
+    }
+
     // ---------------------------------------------------------------------------------------
     // libmdbx's settings for write transactions (issue 26). In-process settings: they apply to
     // this `Db`'s writes only, not to other processes using the file, and are not stored in it.
@@ -847,3 +903,8 @@ const DEFAULT_TUNING: engine::Tuning = engine::Tuning {
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
+
+/// The changes a commit prunes from each history it changed under
+/// [`Options::keep_versions`], beyond as many as it recorded itself: what bounds the work of
+/// one commit when much is left to prune.
+pub const KEEP_VERSIONS_BATCH: usize = 1024;

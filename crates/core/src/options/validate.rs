@@ -17,7 +17,8 @@ impl Options {
         self.validate_tuning()
     }
 
-    /// The page size, the reader slots, the table count and the read age, each alone.
+    /// The page size, the reader slots, the table count, the read age and the versions kept,
+    /// each alone.
     fn validate_counts(&self, schema_tables: usize, own_tables: usize) -> Result<()> {
         use engine::limits::{MAX_PAGE_SIZE, MAX_READERS, MAX_TABLES, MIN_PAGE_SIZE};
         if let Some(page) = self.page_size
@@ -40,6 +41,15 @@ impl Options {
                 format!("{age:?}"),
                 "is too short: the age is measured in milliseconds, so it must be at least 1 ms; \
                  `None` turns the limit off"
+                    .to_owned(),
+            );
+        }
+        if self.keep_versions == Some(0) {
+            return bad(
+                "keep_versions",
+                "0".to_owned(),
+                "is too small: it keeps the changes of the last n versions, so n must be at \
+                 least 1 (the version just written); leave it unset to keep every version"
                     .to_owned(),
             );
         }

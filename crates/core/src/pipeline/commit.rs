@@ -1,7 +1,8 @@
 //! The one commit path, for a [`Tx`](crate::Tx) and for each batch of a bulk load: the
-//! watchers' event is prepared before libmdbx commits and delivered after it succeeded, and the
-//! commit metric is recorded; a nested transaction's savepoint and rollback of the watchers'
-//! records.
+//! histories the transaction wrote are pruned to the versions `Options::keep_versions` keeps,
+//! the watchers' event is prepared before libmdbx commits and delivered after it succeeded, and
+//! the commit metric is recorded; a nested transaction's savepoint and rollback of the
+//! watchers' records.
 
 use crate::engine::{Code, ParentTxn, RawTxn};
 use crate::error::{At, Result};
@@ -11,7 +12,8 @@ use crate::telemetry::{self, Labels};
 
 /// Commits `raw` under the database's sync mode; `at` names the commit in an error.
 #[inline]
-pub(crate) fn commit(shared: &Shared, labels: &Labels, raw: RawTxn, at: At<'_>) -> Result<()> {
+pub(crate) fn commit(shared: &Shared, labels: &Labels, mut raw: RawTxn, at: At<'_>) -> Result<()> {
+    before_commit(shared, &mut raw)?;
     // `None` (one relaxed load) unless someone watches; then it holds the watchers' lock until
     // the event is queued, so events come in commit order.
     let watched = shared.watch().before_commit(&raw, shared.dbis());
@@ -30,11 +32,23 @@ pub(crate) fn checkpoint(
     raw: &mut RawTxn,
     at: At<'_>,
 ) -> Result<()> {
+    before_commit(shared, raw)?;
     let watched = shared.watch().before_commit(raw, shared.dbis());
     let committed = raw.checkpoint_nosync();
     ended(shared, labels, watched, committed, at)?;
     super::begin(shared);
     Ok(())
+}
+
+/// The writes every commit makes last, in its transaction: the histories it wrote pruned to
+/// the versions [`Options::keep_versions`](crate::Options::keep_versions) keeps. A failure
+/// fails the commit (the transaction is then aborted).
+#[inline(always)]
+fn before_commit(shared: &Shared, raw: &mut RawTxn) -> Result<()> {
+    match shared.run().keep_versions {
+        Some(n) => crate::history::keep_versions(raw, shared, n),
+        None => Ok(()),
+    }
 }
 
 /// After a commit: its metric and the watchers' event when it succeeded, its error otherwise.
