@@ -456,6 +456,22 @@ fn write(
              step: load into a new database (the application's open then builds its indexes)"
         )));
     }
+    // A history is written by the application's write path with every change of its table:
+    // rows loaded beside it would not be in it, and reads as of a version would find them
+    // where they were not (or miss the values they replaced).
+    if let Some((history, _)) = record
+        .tables
+        .iter()
+        .find(|(_, t)| t.history_of.as_deref() == Some(name))
+    {
+        return Err(Failure::Problem(format!(
+            "table `{name}` of `{shown}` has the history `{history}`, which records every change \
+             of its rows with its version: a load would write rows it does not record, and reads \
+             as of a version would be wrong; load into a new database (before the history's \
+             own dump, if you restore it too; without one, the application's next open starts \
+             the history on the loaded rows)"
+        )));
+    }
     let mut record_changed = new;
     match (record.tables.get(name), &header.record) {
         (Some(ours), Some(theirs)) if !same_encoding(ours, theirs) => {

@@ -142,7 +142,9 @@ enum Command {
         /// The database directory: a new one is created when it does not exist (or is empty).
         path: PathBuf,
         /// The table to load into (default: the dumped table's name). An existing table must
-        /// be empty and have the dumped table's flags and encodings.
+        /// be empty and have the dumped table's flags and encodings, and neither an index nor
+        /// a history (whose entries the application writes with its rows: load those into a
+        /// new database).
         table: Option<String>,
         /// Read the dump from this file instead of stdin.
         #[arg(long, short)]

@@ -34,19 +34,19 @@ pub(crate) struct State {
 pub(crate) struct Writer {
     /// The version `Tx::set_version` named.
     version: Option<u64>,
-    /// Each history this transaction planned a change of.
+    /// Each history this transaction recorded a change in.
     touched: Vec<Touched>,
 }
 
-/// A history a write transaction planned a change of.
+/// A history a write transaction recorded a change in.
 #[derive(Clone, Copy)]
 struct Touched {
     /// Its source's name.
     source: &'static str,
     /// The history's handle.
     history: Dbi,
-    /// The last version the history holds, when this transaction knows it (it wrote it, or
-    /// read it equal to its own version): a change at that version needs no check.
+    /// The last version the history holds, while this transaction knows it (`None` after an
+    /// unwind or a prune): a change at that version needs no check.
     last: Option<u64>,
 }
 
@@ -132,16 +132,16 @@ impl State {
             .and_then(|t| t.last)
     }
 
-    /// This transaction plans a change of `history` (of table `source`); `last`: the last
-    /// version the history holds, when known.
-    pub(crate) fn touch(&self, source: &'static str, history: Dbi, last: Option<u64>) {
+    /// This transaction recorded a change of `history` (of table `source`), whose last version
+    /// is now `last`.
+    pub(crate) fn touch(&self, source: &'static str, history: Dbi, last: u64) {
         let mut writer = self.writer();
         match writer.touched.iter_mut().find(|t| t.history == history) {
-            Some(touched) => touched.last = last,
+            Some(touched) => touched.last = Some(last),
             None => writer.touched.push(Touched {
                 source,
                 history,
-                last,
+                last: Some(last),
             }),
         }
     }
@@ -154,7 +154,7 @@ impl State {
         self.recorded.store(n.saturating_add(1), Ordering::Relaxed);
     }
 
-    /// The histories this transaction planned changes of (source, handle), and how many
+    /// The histories this transaction recorded changes in (source, handle), and how many
     /// changes it recorded: what its commit prunes under `Options::keep_versions`.
     pub(crate) fn touched(&self) -> (Vec<(&'static str, Dbi)>, usize) {
         let touched = self

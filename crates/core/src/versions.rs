@@ -224,8 +224,12 @@ impl<H: Handle> Reads<H> {
 
     /// Checks table `T`'s history against its layout: every change with its index entry and
     /// every index entry above the horizon with its change, at most one mark a key below it,
-    /// no change below the horizon or above the last version recorded, every key and value
-    /// before decoding as `T`'s. Reports up to `limit` problems.
+    /// the changes a prune in progress left below it after every pruned one, none above the
+    /// last version recorded, every key and value before decoding as `T`'s. Then against
+    /// `T`'s rows, when the history recorded `T` from its creation (not one added to a
+    /// populated table, whose earlier rows are unknown): replayed from an empty table, its
+    /// changes must give the rows, so every row's key is in the history and a key's first
+    /// change had no value before it. Reports up to `limit` problems.
     ///
     /// ```
     /// # use tabula::{History, Options, Schema, Table};
@@ -257,17 +261,23 @@ impl<H: Handle> Reads<H> {
     where
         H::Schema: Contains<T>,
     {
-        let shared = &self.h.db().shared;
-        let history = history::Of::<H::Schema, T>::dbi(shared)?;
-        self.h.with_txn(|raw| {
-            history::check(raw, shared, (T::NAME, history), limit, |k, before| {
-                if let Err(e) = decode_key::<T>(k) {
-                    return Some(e.to_string());
-                }
-                let before = before?;
-                decode_value::<T>(k, before).err().map(|e| e.to_string())
-            })
-        })
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbis = (
+            T::NAME,
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
+        let decodes = |k: &[u8], before: Option<&[u8]>| {
+            if let Err(e) = decode_key::<T>(k) {
+                return Some(e.to_string());
+            }
+            let before = before?;
+            decode_value::<T>(k, before).err().map(|e| e.to_string())
+        };
+        let show = |k: &[u8]| crate::error::KeyHex::of::<T>(k).to_string();
+        self.h
+            .with_txn(|raw| history::check(raw, shared, dbis, limit, decodes, show))
     }
 
     /// The rows between `bounds` at the end of `version`: the table's rows, then every key of

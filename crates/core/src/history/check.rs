@@ -1,14 +1,23 @@
 //! The check of a history against its own layout (`Reads::check_history`): every change has
 //! its index entry and every index entry above the horizon its change; below the horizon a key
-//! keeps at most one entry, its mark, whose change is gone; no change is below the horizon or
-//! above the last version recorded; every stored key and value before decodes.
+//! keeps at most one entry without its change, its mark; the changes a prune in progress has
+//! left below the horizon are all after every pruned one (a prune goes in version order); no
+//! change is above the last version recorded; every stored key and value before decodes.
+//!
+//! Then against the table's rows, for a history that recorded the table from its creation:
+//! replaying its changes from an empty table must give the rows, so every row's key has an
+//! entry in the history index (a change, or the mark of pruned ones), and a key whose earliest
+//! entry is a change had no value before it. Of a history added to a populated table, nothing
+//! is known of the rows before its start, so its rows are not checked. The after-values are
+//! not stored (each is the next change's before-value, or the row): a row overwritten or
+//! deleted behind the history's back cannot be told from one its last change wrote.
 
 use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Result};
 
 use super::{
-    Cx, HORIZON, INDEX, LAST, before_of, change_key, index_key, parse_change, parse_index,
-    version_of,
+    Cx, HORIZON, INDEX, LAST, WHOLE, before_of, change_key, index_key, index_prefix, parse_change,
+    parse_index, version_of,
 };
 
 /// What a check of one history found.
@@ -19,6 +28,9 @@ pub struct HistoryCheck {
     pub changes: u64,
     /// History index entries read (marks included).
     pub entries: u64,
+    /// The table's rows checked against the history: every row, unless the history was added
+    /// to a populated table (its rows from before the start cannot be checked: none then).
+    pub rows: u64,
     /// Problems found, up to the limit asked for, each naming the entry.
     pub problems: Vec<String>,
     /// Problems found in all.
@@ -55,14 +67,16 @@ impl HistoryCheck {
     }
 }
 
-/// Checks the history `history` of table `source`; `decodes(key, value before)` says what of a
-/// change does not decode as the table's key and value types.
+/// Checks the history `history` of table `source` (handle `table`); `decodes(key, value
+/// before)` says what of a change does not decode as the table's key and value types, `show`
+/// shows a stored key in a problem.
 pub(crate) fn check(
     raw: &RawTxn,
     shared: &impl Cx,
-    (source, history): (&'static str, Dbi),
+    (source, table, history): (&'static str, Dbi, Dbi),
     limit: usize,
     decodes: impl Fn(&[u8], Option<&[u8]>) -> Option<String>,
+    show: impl Fn(&[u8]) -> String,
 ) -> Result<HistoryCheck> {
     let fail = |code| shared.fail(code, At::table(source, "check history"));
     let mut out = HistoryCheck::default();
@@ -88,10 +102,17 @@ pub(crate) fn check(
         }
         None => None,
     };
+    // Recorded from the table's creation: its rows are checked against it.
+    let from_creation = raw.get(history, &WHOLE).map_err(fail)?.is_none();
     let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut at = cursor.get(op::FIRST, None, None).map_err(fail)?;
-    // The key of the previous index entry below the horizon: a key keeps one mark.
-    let mut marked: Option<Vec<u8>> = None;
+    // The first change left below the horizon (changes come in version order): a prune in
+    // progress has deleted every change before it, none after it.
+    let mut unpruned: Option<(u64, Vec<u8>)> = None;
+    // The last pruned change (its key's mark) in version order.
+    let mut pruned: Option<(u64, Vec<u8>)> = None;
+    // The key of the previous index entry, and whether that entry was a mark.
+    let mut previous: Option<(Vec<u8>, bool)> = None;
     while let Some((key, value)) = at {
         match key.first() {
             Some(0) => {
@@ -108,11 +129,8 @@ pub(crate) fn check(
                 if let Some(problem) = decodes(k, before.flatten()) {
                     out.push(limit, format!("change of {k:02x?} at {version}: {problem}"));
                 }
-                if version < horizon {
-                    out.push(
-                        limit,
-                        format!("change of {k:02x?} at {version}: below the horizon {horizon}"),
-                    );
+                if version < horizon && unpruned.is_none() {
+                    unpruned = Some((version, k.to_vec()));
                 }
                 if last.is_none_or(|last| version > last) {
                     out.push(
@@ -150,25 +168,43 @@ pub(crate) fn check(
                 let change = raw
                     .get(history, change_key(version, &k).as_slice())
                     .map_err(fail)?;
-                if version >= horizon {
-                    if change.is_none() {
-                        out.push(
-                            limit,
-                            format!("index entry of {k:02x?} at {version}: no change"),
-                        );
+                let earliest = previous.as_ref().is_none_or(|(p, _)| *p != k);
+                match change {
+                    None if version >= horizon => out.push(
+                        limit,
+                        format!("index entry of {k:02x?} at {version}: no change"),
+                    ),
+                    None => {
+                        // A mark: its key's highest pruned change, so its earliest entry.
+                        if !earliest {
+                            let what = match previous {
+                                Some((_, true)) => "two marks below the horizon",
+                                _ => "a mark after a change",
+                            };
+                            out.push(limit, format!("key {k:02x?}: {what}"));
+                        }
+                        if pruned.as_ref().is_none_or(|p| (version, &k) > (p.0, &p.1)) {
+                            pruned = Some((version, k.clone()));
+                        }
                     }
-                } else {
-                    if change.is_some() {
-                        out.push(
-                            limit,
-                            format!("mark of {k:02x?} at {version}: its change is still there"),
-                        );
+                    // Replayed from an empty table, the key's first change creates its row.
+                    Some(change) if earliest && from_creation => {
+                        if let Some(Some(_)) = before_of(change) {
+                            out.push(
+                                limit,
+                                format!(
+                                    "row of `{source}` at key {}: its first change, at version \
+                                     {version}, has a value before it, though the history \
+                                     recorded the table from its creation (a row written \
+                                     without recording it)",
+                                    show(&k)
+                                ),
+                            );
+                        }
                     }
-                    if marked.as_deref() == Some(&k[..]) {
-                        out.push(limit, format!("key {k:02x?}: two marks below the horizon"));
-                    }
-                    marked = Some(k);
+                    Some(_) => {}
                 }
+                previous = Some((k, change.is_none()));
             }
             Some(2..=4) if key.len() == 1 => {}
             _ => out.push(
@@ -178,5 +214,62 @@ pub(crate) fn check(
         }
         at = cursor.get(op::NEXT, None, None).map_err(fail)?;
     }
+    drop(cursor);
+    if let (Some((version, k)), Some((mv, mk))) = (&unpruned, &pruned)
+        && (version, k) < (mv, mk)
+    {
+        out.push(
+            limit,
+            format!(
+                "change of {k:02x?} at {version}: below the horizon {horizon}, and before the \
+                 pruned change of {mk:02x?} at {mv} (a prune goes in version order)"
+            ),
+        );
+    }
+    if from_creation {
+        check_rows(
+            raw,
+            shared,
+            (source, table, history),
+            limit,
+            &show,
+            &mut out,
+        )?;
+    }
     Ok(out)
+}
+
+/// The rows of table `source` (handle `table`) against its history, recorded from the table's
+/// creation: each row's key has an entry in the history index.
+fn check_rows(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    (source, table, history): (&'static str, Dbi, Dbi),
+    limit: usize,
+    show: &impl Fn(&[u8]) -> String,
+    out: &mut HistoryCheck,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::table(source, "check history"));
+    let mut rows = shared.cursor(raw, table).map_err(fail)?;
+    let mut index = shared.cursor(raw, history).map_err(fail)?;
+    let mut at = rows.get(op::FIRST, None, None).map_err(fail)?;
+    while let Some((k, _)) = at {
+        out.rows += 1;
+        let prefix = index_prefix(k);
+        let entry = index
+            .get(op::SET_RANGE, Some(prefix.as_slice()), None)
+            .map_err(fail)?;
+        if !entry.is_some_and(|(entry, _)| entry.starts_with(prefix.as_slice())) {
+            out.push(
+                limit,
+                format!(
+                    "row of `{source}` at key {}: not in the history, which recorded the table \
+                     from its creation (a row written without recording it)",
+                    show(k)
+                ),
+            );
+        }
+        at = rows.get(op::NEXT, None, None).map_err(fail)?;
+    }
+    Ok(())
 }

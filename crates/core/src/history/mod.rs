@@ -236,6 +236,9 @@ pub(crate) struct Planned {
     version: u64,
     before: Option<Vec<u8>>,
     raise_last: bool,
+    /// The last version was checked: once the change is recorded, the transaction knows it
+    /// (and that it changed this history), so its next changes of the history skip the check.
+    note_last: bool,
     /// The horizon is [`PENDING`]: this first version written becomes it.
     settle_horizon: bool,
 }
@@ -298,6 +301,7 @@ fn versioned<T: Table>(
         return Err(Error::NoVersion { table: T::NAME });
     };
     let mut settle_horizon = false;
+    let mut note_last = false;
     let raise_last = match shared.history().known_last(history) {
         Some(last) if last == version => false,
         _ => {
@@ -333,11 +337,7 @@ fn versioned<T: Table>(
                 Some(None) => return Err(damaged(T::NAME, "the horizon", &HORIZON)),
                 _ => {}
             }
-            // The last version is known now when it is already this one; when the change
-            // raises it, once `record` wrote it.
-            shared
-                .history()
-                .touch(T::NAME, history, (!raise).then_some(version));
+            note_last = true;
             raise
         }
     };
@@ -347,6 +347,7 @@ fn versioned<T: Table>(
         version,
         before: None,
         raise_last,
+        note_last,
         settle_horizon,
     }))
 }
@@ -392,9 +393,11 @@ pub(crate) fn record(
         store
             .store_put(planned.dbi, &LAST, &planned.version.to_be_bytes())
             .map_err(|code| fail(code, &LAST))?;
+    }
+    if planned.note_last {
         shared
             .history()
-            .touch(planned.source, planned.dbi, Some(planned.version));
+            .touch(planned.source, planned.dbi, planned.version);
     }
     Ok(())
 }
@@ -577,7 +580,7 @@ pub(crate) fn prune_batch(
 }
 
 /// Under [`Options::keep_versions(n)`](crate::Options::keep_versions), at the commit of a write
-/// transaction (and of each batch of a bulk load): every history it planned a change of is
+/// transaction (and of each batch of a bulk load): every history it recorded changes in is
 /// pruned below its last version `+ 1 - n` ([`prune_batch`]), so the changes of its last `n`
 /// versions stay. One batch a history: at most
 /// [`KEEP_VERSIONS_BATCH`](crate::KEEP_VERSIONS_BATCH) changes, plus as many as the

@@ -214,8 +214,10 @@ impl UntypedTx<'_> {
         Ok(out)
     }
 
-    /// Checks `history` against its layout ([`Reads::check_history`](crate::Reads::check_history)),
-    /// without decoding the keys and values (which `tabula check` decodes with the table's).
+    /// Checks `history` against its layout and `table`'s rows
+    /// ([`Reads::check_history`](crate::Reads::check_history)), without decoding the keys and
+    /// values (which `tabula check` decodes with the table's); a key in a problem is shown
+    /// decoded when the table's record describes it.
     ///
     /// ```
     /// # use tabula::{History, Options, Schema, Table};
@@ -255,8 +257,31 @@ impl UntypedTx<'_> {
         limit: usize,
     ) -> Result<HistoryCheck> {
         let source = super::intern(&table.name);
-        history::check(&self.txn, self.db, (source, history.dbi), limit, |_, _| {
-            None
-        })
+        let dbis = (source, table.dbi, history.dbi);
+        history::check(
+            &self.txn,
+            self.db,
+            dbis,
+            limit,
+            |_, _| None,
+            |k| show(table, k),
+        )
+    }
+}
+
+/// The stored key `k` of `table` in a problem: decoded with its recorded shape when it
+/// decodes, its bytes otherwise.
+fn show(table: &UntypedTable, k: &[u8]) -> String {
+    let decoded = table.key_shape().and_then(|shape| {
+        // An `integer_key` table stores its key native-endian; the shape reads big-endian.
+        let mut bytes = k.to_vec();
+        if table.integer_key && cfg!(target_endian = "little") {
+            bytes.reverse();
+        }
+        shape.decode(&bytes).ok()
+    });
+    match decoded {
+        Some(key) => format!("{key:?}"),
+        None => format!("{k:02x?}"),
     }
 }
