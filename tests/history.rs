@@ -5,7 +5,8 @@
 //! as-of read at every retained version, every key's versions and every version's changes are
 //! compared with the model, the secondary index is checked, and a key watcher's changes,
 //! replayed, give the table. (A prune drops the changes below its version; a read as of an
-//! earlier version than a key's highest pruned change is refused, any other read is exact.)
+//! earlier version than a key's highest pruned change is refused, any other read is exact.
+//! Some rounds open with `Options::keep_versions`, whose commits prune too.)
 
 #[path = "support/random.rs"]
 mod random;
@@ -85,6 +86,9 @@ struct Model {
     /// The last version each table's history recorded (an unwind lowers it).
     last_accounts: Option<u64>,
     last_names: Option<u64>,
+    /// The tables whose history the transaction in progress recorded a change in: what its
+    /// commit prunes under `Options::keep_versions`.
+    changed_now: BTreeSet<&'static str>,
 }
 
 impl Model {
@@ -103,6 +107,7 @@ impl Model {
             .or_default()
             .insert(version);
         self.last_accounts = self.last_accounts.max(Some(version));
+        self.changed_now.insert("Accounts");
     }
 
     fn touch_name(&mut self, key: &str, version: u64) {
@@ -111,7 +116,60 @@ impl Model {
             .or_default()
             .insert(version);
         self.last_names = self.last_names.max(Some(version));
+        self.changed_now.insert("Names");
     }
+
+    /// A prune of `Accounts`' history below `below`, run to its end: the horizon raised, each
+    /// key's highest pruned change its mark. Returns how many changes it dropped.
+    fn prune_accounts(&mut self, below: u64) -> usize {
+        self.horizon_accounts = self.horizon_accounts.max(below);
+        prune(&mut self.touched_accounts, &mut self.pruned_accounts, below)
+    }
+
+    /// [`prune_accounts`](Model::prune_accounts) of `Names`.
+    fn prune_names(&mut self, below: u64) -> usize {
+        self.horizon_names = self.horizon_names.max(below);
+        prune(&mut self.touched_names, &mut self.pruned_names, below)
+    }
+
+    /// What the commit of a write transaction does under `Options::keep_versions(n)`: every
+    /// history it recorded a change in pruned below its last version `+ 1 - n`.
+    fn keep_versions(&mut self, n: u64) {
+        for table in std::mem::take(&mut self.changed_now) {
+            let last = match table {
+                "Accounts" => self.last_accounts,
+                _ => self.last_names,
+            };
+            let Some(below) = last.and_then(|l| l.checked_sub(n - 1)).filter(|b| *b > 0) else {
+                continue;
+            };
+            let dropped = match table {
+                "Accounts" => self.prune_accounts(below),
+                _ => self.prune_names(below),
+            };
+            // The model prunes to the end: the test's histories never leave more than a batch.
+            assert!(dropped <= tabula::KEEP_VERSIONS_BATCH, "{dropped} changes");
+        }
+    }
+}
+
+/// Drops the changes below `below` of `touched` (each key's versions), each key's highest one
+/// kept in `pruned` as its mark; returns how many were dropped.
+fn prune<K: Ord + Clone>(
+    touched: &mut BTreeMap<K, BTreeSet<u64>>,
+    pruned: &mut BTreeMap<K, u64>,
+    below: u64,
+) -> usize {
+    let mut dropped = 0;
+    for (k, vs) in touched.iter_mut() {
+        if let Some(&p) = vs.range(..below).next_back() {
+            let mark = pruned.entry(k.clone()).or_default();
+            *mark = (*mark).max(p);
+        }
+        dropped += vs.range(..below).count();
+        vs.retain(|v| *v >= below);
+    }
+    dropped
 }
 
 const KEYS: u64 = 24;
@@ -378,7 +436,13 @@ impl From<Error> for Abort {
 
 fn run(seed: u64) {
     let mut rng = Rng::new(seed);
-    let (_dir, db) = tempdb::open::<App>();
+    // Some rounds keep only the last few versions: each commit prunes what it changed.
+    let keep = rng.chance(40).then(|| 1 + rng.below(4));
+    let options = match keep {
+        Some(n) => tempdb::options().keep_versions(n),
+        None => tempdb::options(),
+    };
+    let (_dir, db) = tempdb::open_with::<App>(options);
     let watcher = db.watch_values::<Accounts>(.., 1 << 20);
     let mut watched = Accts::new();
     let mut m = Model::default();
@@ -425,30 +489,17 @@ fn run(seed: u64) {
                 let mut tx = db.write().unwrap();
                 if rng.chance(50) {
                     while tx.prune_history::<Accounts>(below, 3).unwrap() == 3 {}
-                    m.horizon_accounts = m.horizon_accounts.max(below);
-                    for (k, vs) in m.touched_accounts.iter_mut() {
-                        if let Some(&p) = vs.range(..below).next_back() {
-                            let mark = m.pruned_accounts.entry(*k).or_default();
-                            *mark = (*mark).max(p);
-                        }
-                        vs.retain(|v| *v >= below);
-                    }
+                    m.prune_accounts(below);
                 } else {
                     while tx.prune_history::<Names>(below, 3).unwrap() == 3 {}
-                    m.horizon_names = m.horizon_names.max(below);
-                    for (k, vs) in m.touched_names.iter_mut() {
-                        if let Some(&p) = vs.range(..below).next_back() {
-                            let mark = m.pruned_names.entry(k.clone()).or_default();
-                            *mark = (*mark).max(p);
-                        }
-                        vs.retain(|v| *v >= below);
-                    }
+                    m.prune_names(below);
                 }
                 tx.commit().unwrap();
             }
             // A write transaction at the same or a later version.
             _ => {
                 version += rng.below(3);
+                m.changed_now.clear();
                 let before = m.clone();
                 let mut tx = db.write().unwrap();
                 // A version below the last one recorded is refused, nothing written.
@@ -497,6 +548,9 @@ fn run(seed: u64) {
                 }
                 tx.commit().unwrap();
                 m.at.insert(version, (m.accounts.clone(), m.names.clone()));
+                if let Some(n) = keep {
+                    m.keep_versions(n);
+                }
             }
         }
         // A sample of versions after each step (the last, and two at random); all of them at
@@ -762,6 +816,8 @@ fn a_history_added_to_a_populated_table_records_from_the_first_version_written()
         assert_eq!(tx.versions::<Names>("b").unwrap(), [12]);
         let check = tx.check_history::<Names>(10).unwrap();
         assert!(check.is_ok(), "{check:?}");
+        // "a" was there before the history, unrecorded: its rows are not checked.
+        assert_eq!(check.rows, 0);
     };
     expect(&db);
     drop(db);
@@ -947,4 +1003,308 @@ fn the_history_check_finds_each_kind_of_damage() {
             check.problems
         );
     }
+}
+
+/// A plain history table for the tests of `Options::keep_versions`.
+#[derive(Table)]
+#[table(key = u64, value = u64, history)]
+struct Ledger;
+
+#[derive(History)]
+#[history(on = Ledger)]
+struct LedgerHistory;
+
+#[derive(Schema)]
+struct Kept(Ledger, LedgerHistory);
+
+type Rows = BTreeMap<u64, u64>;
+
+/// The rows at the end of `version` (none before the first).
+fn rows_at(states: &BTreeMap<u64, Rows>, version: u64) -> Rows {
+    states
+        .range(..=version)
+        .next_back()
+        .map(|(_, rows)| rows.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn keep_versions_keeps_the_changes_of_the_last_n_versions() {
+    const N: u64 = 3;
+    const LAST: u64 = 30;
+    let mut rng = Rng::new(random::seed(
+        "keep_versions_keeps_the_changes_of_the_last_n_versions",
+    ));
+    let (_dir, db) = tempdb::open_with::<Kept>(tempdb::options().keep_versions(N));
+    let mut states: BTreeMap<u64, Rows> = BTreeMap::new();
+    // The keys each version changed.
+    let mut changed: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    let mut rows = Rows::new();
+    let mut refused = 0;
+    for version in 1..=LAST {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        for i in 0..1 + rng.below(6) {
+            let k = rng.below(KEYS);
+            if i > 0 && rng.chance(30) {
+                if tx.delete::<Ledger>(&k).unwrap() {
+                    rows.remove(&k);
+                    changed.entry(version).or_default().insert(k);
+                }
+            } else {
+                let v = rng.below(1000);
+                tx.put::<Ledger>(&k, &v).unwrap();
+                rows.insert(k, v);
+                changed.entry(version).or_default().insert(k);
+            }
+        }
+        tx.commit().unwrap();
+        states.insert(version, rows.clone());
+
+        // The changes of versions `version - N + 1 ..= version` stay: their horizon.
+        let horizon = (version + 1).saturating_sub(N);
+        let tx = db.read().unwrap();
+        // As of every version from `version - N` on: exact, key by key and as a range.
+        for at in version.saturating_sub(N)..=version {
+            let want = rows_at(&states, at);
+            for k in 0..KEYS {
+                let got = tx.get_as_of::<Ledger>(&k, at).unwrap();
+                assert_eq!(got, want.get(&k).copied(), "{k} as of {at} at {version}");
+            }
+            let range: Vec<(u64, u64)> = want.into_iter().collect();
+            assert_eq!(tx.range_as_of::<Ledger>(.., at).unwrap(), range);
+        }
+        for at in horizon.max(1)..=version {
+            let (before, after) = (rows_at(&states, at - 1), rows_at(&states, at));
+            let want: Vec<_> = changed[&at]
+                .iter()
+                .map(|k| (*k, before.get(k).copied(), after.get(k).copied()))
+                .collect();
+            assert_eq!(
+                tx.changes_at::<Ledger>(at).unwrap(),
+                want,
+                "changes at {at}"
+            );
+        }
+        // Further back: the changes of a version are gone; a read is refused where a pruned
+        // change would answer it, exact where a kept one (or the row) still does.
+        for at in 0..version.saturating_sub(N) {
+            if at > 0 {
+                let got = tx.changes_at::<Ledger>(at);
+                assert!(
+                    matches!(got, Err(Error::BelowHorizon { horizon: h, .. }) if h == horizon),
+                    "changes at {at} at {version}: {got:?}"
+                );
+            }
+            let want = rows_at(&states, at);
+            for k in 0..KEYS {
+                match tx.get_as_of::<Ledger>(&k, at) {
+                    Err(Error::BelowHorizon { horizon: h, .. }) => {
+                        assert_eq!(h, horizon);
+                        refused += 1;
+                    }
+                    got => assert_eq!(got.unwrap(), want.get(&k).copied(), "{k} as of {at}"),
+                }
+            }
+        }
+        for k in 0..KEYS {
+            let want: Vec<u64> = changed
+                .range(horizon..)
+                .filter(|(_, keys)| keys.contains(&k))
+                .map(|(v, _)| *v)
+                .collect();
+            assert_eq!(tx.versions::<Ledger>(&k).unwrap(), want, "versions of {k}");
+        }
+        let check = tx.check_history::<Ledger>(10).unwrap();
+        assert!(check.is_ok(), "{:?}", check.problems);
+        let kept: usize = changed.range(horizon..).map(|(_, keys)| keys.len()).sum();
+        assert_eq!(check.changes, kept as u64, "changes kept at {version}");
+    }
+    assert!(refused > 0, "no read below the kept versions was refused");
+
+    // An unwind goes back N versions, and no further.
+    let mut tx = db.write().unwrap();
+    let refused = tx.unwind(LAST - N - 1);
+    assert!(
+        matches!(
+            refused,
+            Err(Error::BelowHorizon { table: "Ledger", version, horizon })
+                if version == LAST - N - 1 && horizon == LAST - N + 1
+        ),
+        "{refused:?}"
+    );
+    let undone = tx.unwind(LAST - N).unwrap();
+    let kept: usize = changed.range(LAST - N + 1..).map(|(_, k)| k.len()).sum();
+    assert_eq!(undone, kept as u64);
+    let now: Rows = tx.iter::<Ledger>().map(Result::unwrap).collect();
+    assert_eq!(now, rows_at(&states, LAST - N));
+    tx.commit().unwrap();
+    let check = db.read().unwrap().check_history::<Ledger>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+}
+
+/// Keys `0..n` at `value`, written at `version` in one transaction.
+fn write_all(db: &Db<Kept>, version: u64, n: u64, value: u64) {
+    let mut tx = db.write().unwrap();
+    tx.set_version(version);
+    for k in 0..n {
+        tx.put::<Ledger>(&k, &value).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn keep_versions_prunes_a_long_history_a_batch_per_commit() {
+    const KEYS: u64 = 1500;
+    let batch = tabula::KEEP_VERSIONS_BATCH as u64;
+    let dir = tempfile::tempdir().unwrap();
+    // Two versions of every key, kept while the option is off: 3000 changes.
+    let db = tabula::open::<Kept>(dir.path(), tempdb::options()).unwrap();
+    write_all(&db, 1, KEYS, 1);
+    write_all(&db, 2, KEYS, 2);
+    drop(db);
+
+    // On: each commit of one change prunes the batch and one more, no more.
+    let db = tabula::open::<Kept>(dir.path(), tempdb::options().keep_versions(1)).unwrap();
+    let changes = |db: &Db<Kept>| db.read().unwrap().check_history::<Ledger>(1).unwrap();
+    let mut left = 2 * KEYS;
+    let mut commits = 0;
+    for version in 3.. {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Ledger>(&0, &version).unwrap();
+        tx.commit().unwrap();
+        commits += 1;
+        // Everything left is below this version; this commit's own change stays.
+        let pruned = left.min(batch + 1);
+        left = left + 1 - pruned;
+        let check = changes(&db);
+        assert!(check.is_ok(), "version {version}: {:?}", check.problems);
+        assert_eq!(check.changes, left, "version {version}");
+
+        let tx = db.read().unwrap();
+        // The horizon is raised at once, whatever is left to prune.
+        assert!(matches!(
+            tx.changes_at::<Ledger>(version - 1),
+            Err(Error::BelowHorizon { horizon, .. }) if horizon == version
+        ));
+        assert_eq!(
+            tx.changes_at::<Ledger>(version).unwrap(),
+            [(0, Some(version - 1), Some(version))]
+        );
+        // Reads stay exact or are refused, never wrong.
+        for k in [1, KEYS / 2, KEYS - 1] {
+            match tx.get_as_of::<Ledger>(&k, 1) {
+                Err(Error::BelowHorizon { .. }) => {}
+                got => assert_eq!(got.unwrap(), Some(1), "{k} as of 1"),
+            }
+            assert_eq!(tx.get_as_of::<Ledger>(&k, 2).unwrap(), Some(2));
+        }
+        if left == 1 {
+            break;
+        }
+    }
+    // 3000 changes, a commit prunes 1025 and adds one: three commits, each bounded.
+    assert_eq!(commits, 3);
+    let tx = db.read().unwrap();
+    assert_eq!(tx.versions::<Ledger>(&1).unwrap(), Vec::<u64>::new());
+    assert!(matches!(
+        tx.get_as_of::<Ledger>(&1, 1),
+        Err(Error::BelowHorizon { .. })
+    ));
+}
+
+#[test]
+fn a_bulk_load_with_a_version_prunes_at_each_batch_under_keep_versions() {
+    let (_dir, db) = tempdb::open_with::<Kept>(tempdb::options().keep_versions(1));
+    let load = |version: u64, keys: std::ops::Range<u64>| {
+        db.bulk_loader::<Ledger>()
+            .batch_entries(500)
+            .version(version)
+            .load(keys.map(move |k| (k, version)))
+            .unwrap()
+    };
+    load(1, 0..3000);
+    let report = load(2, 3000..6000);
+    assert_eq!(report.batches, 6);
+    let tx = db.read().unwrap();
+    let check = tx.check_history::<Ledger>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    // Version 1's 3000 changes are gone: more than one commit may prune (the batch and the
+    // 500 changes each batch recorded), so the load's batches pruned them.
+    assert_eq!(check.changes, 3000);
+    assert!(3000 > tabula::KEEP_VERSIONS_BATCH + 500);
+    assert!(matches!(
+        tx.changes_at::<Ledger>(1),
+        Err(Error::BelowHorizon { horizon: 2, .. })
+    ));
+    assert!(matches!(
+        tx.get_as_of::<Ledger>(&7, 0),
+        Err(Error::BelowHorizon { horizon: 2, .. })
+    ));
+    assert_eq!(tx.get_as_of::<Ledger>(&7, 1).unwrap(), Some(1));
+    assert_eq!(tx.get_as_of::<Ledger>(&3007, 1).unwrap(), None);
+    assert_eq!(tx.versions::<Ledger>(&3007).unwrap(), [2]);
+}
+
+#[test]
+fn the_history_check_finds_rows_written_behind_its_back() {
+    use tabula_core::startup::Bootstrap;
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<Kept>(dir.path(), tempdb::options()).unwrap();
+    for version in 1..=3 {
+        write_all(&db, version, 4, version);
+    }
+    let mut tx = db.write().unwrap();
+    tx.set_version(4);
+    tx.delete::<Ledger>(&3).unwrap();
+    tx.commit().unwrap();
+    let check = db.read().unwrap().check_history::<Ledger>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    assert_eq!(check.rows, 3);
+    drop(db);
+
+    // Rows written by hand, beside Tabula's write path: 100 and 200 new, 1 overwritten.
+    let mut boot = Bootstrap::begin(dir.path(), &tempdb::options(), 8).unwrap();
+    let ledger = boot.find_table("Ledger").unwrap().unwrap().handle;
+    let value = boot
+        .get_raw("Ledger", ledger, &1u64.to_be_bytes())
+        .unwrap()
+        .unwrap();
+    for k in [100u64, 200] {
+        boot.put_raw("Ledger", ledger, &k.to_be_bytes(), &value, false)
+            .unwrap();
+    }
+    boot.put_raw("Ledger", ledger, &1u64.to_be_bytes(), &value, false)
+        .unwrap();
+    boot.checkpoint().unwrap();
+    drop(boot);
+
+    let db = tabula::open::<Kept>(dir.path(), tempdb::options()).unwrap();
+    // 200 then changes through Tabula: its first change holds the row found there.
+    let mut tx = db.write().unwrap();
+    tx.set_version(5);
+    tx.put::<Ledger>(&200, &5).unwrap();
+    tx.commit().unwrap();
+    let check = db.read().unwrap().check_history::<Ledger>(10).unwrap();
+    assert_eq!(check.rows, 5);
+    assert_eq!(check.problem_count, 2, "{:?}", check.problems);
+    assert!(
+        check.problems.iter().any(
+            |p| p.contains("row of `Ledger` at key 100: not in the history")
+                && p.contains("written without recording")
+        ),
+        "{:?}",
+        check.problems
+    );
+    assert!(
+        check.problems.iter().any(|p| p.contains(
+            "row of `Ledger` at key 200: its first change, at version 5, has a value before it"
+        )),
+        "{:?}",
+        check.problems
+    );
+    // Key 1, overwritten in place, is beyond the check: the values after a change are not
+    // stored (each is the next change's value before, or the row).
+    assert!(!check.problems.iter().any(|p| p.contains("key 1:")));
 }

@@ -1401,11 +1401,15 @@ pub fn check(out: &mut Out, path: &Path, as_json: bool) -> Outcome {
             )?;
         }
         for p in &problems {
+            // A history's problems name their entry (or row) themselves.
+            let key = match p["key_hex"].as_str() {
+                Some(hex) => format!(" key 0x{hex}"),
+                None => String::new(),
+            };
             writeln!(
                 out,
-                "problem: table `{}` key 0x{}: {}",
+                "problem: table `{}`{key}: {}",
                 p["table"].as_str().unwrap_or(""),
-                p["key_hex"].as_str().unwrap_or(""),
                 p["error"].as_str().unwrap_or("")
             )?;
         }

@@ -154,3 +154,101 @@ fn check_checks_the_history() {
     assert!(text.contains("no index entry"), "{text}");
     assert!(text.contains("balances_history"), "{text}");
 }
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn check_finds_a_row_written_without_recording_its_change() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path());
+    let p = dir.path().to_str().unwrap();
+    // A row written beside Tabula's write path, by hand: its history knows nothing of it.
+    let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 2).unwrap();
+    let balances = boot.find_table("balances").unwrap().unwrap().handle;
+    let value = boot
+        .get_raw("balances", balances, b"alice")
+        .unwrap()
+        .unwrap();
+    boot.put_raw("balances", balances, b"dave", &value, false)
+        .unwrap();
+    boot.checkpoint().unwrap();
+    drop(boot);
+
+    let out = tabula(&["check", p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(r#"problem: table `balances_history`: row of `balances` at key Str("dave"): not in the history"#),
+        "{text}"
+    );
+    assert!(text.contains("written without recording it"), "{text}");
+    let out = tabula(&["--json", "check", p]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["ok"], false, "{doc}");
+    let problems = doc["first_problems"]
+        .as_array()
+        .expect("a list of problems");
+    assert!(
+        problems.iter().any(|p| p["table"] == "balances_history"
+            && p["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("Str(\"dave\")"))),
+        "{doc}"
+    );
+}
+
+/// A load writes rows without recording their changes: into a table with a history it would
+/// make reads as of a version wrong (here a row deleted at version 4 would read as present
+/// then). Refused, naming the table and its history; into a new database it loads, and the
+/// application's open starts the history on the loaded rows.
+#[test]
+fn load_refuses_a_table_with_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path());
+    let p = dir.path().to_str().unwrap();
+    let dumps = tempfile::tempdir().unwrap();
+    let dump = dumps.path().join("balances.jsonl");
+    std::fs::write(&dump, stdout(&tabula(&["dump", p, "balances"]))).unwrap();
+    let dump = dump.to_str().unwrap();
+    // Version 4 deletes every row: the table is empty, its history holds the deletes.
+    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(4);
+    tx.clear::<Balances>().unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    let out = tabula(&["load", p, "balances", "--input", dump]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("table `balances` of")
+            && stderr(&out).contains("has the history `balances_history`"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing was loaded: alice had no value at the end of version 4, and has none.
+    let gone = tabula(&["get", p, "balances", "alice", "--as-of", "4"]);
+    assert_eq!(gone.status.code(), Some(1), "{}", stdout(&gone));
+    let db = tabula::open::<App>(dir.path(), Options::new()).unwrap();
+    assert_eq!(db.read().unwrap().len::<Balances>().unwrap(), 0);
+    drop(db);
+
+    // Into a new database: loaded, and the history starts on the loaded rows.
+    let fresh = tempfile::tempdir().unwrap();
+    let f = fresh.path().to_str().unwrap();
+    let out = tabula(&["load", f, "balances", "--input", dump]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (db, report) = tabula::open_with_report::<App>(fresh.path(), Options::new()).unwrap();
+    assert_eq!(report.histories_started, ["balances_history"]);
+    assert_eq!(db.read().unwrap().len::<Balances>().unwrap(), 2);
+    drop(db);
+    let out = tabula(&["check", f]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
