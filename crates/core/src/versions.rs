@@ -596,6 +596,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// exact, earlier ones are refused ([`Error::BelowHorizon`](crate::Error::BelowHorizon)).
     /// Returns how many changes were dropped: fewer than `limit` means none is left below
     /// `below`. A prune of a long history runs in several transactions of `limit` changes.
+    /// [`Options::keep_versions`](crate::Options::keep_versions) prunes at every commit.
     ///
     /// ```
     /// # use tabula::{Error, History, Options, Schema, Table};

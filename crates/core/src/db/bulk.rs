@@ -308,7 +308,9 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// The version of the load's changes, for a table declared `history`
     /// ([`Tx::set_version`](crate::Tx::set_version)): every batch records its rows at it.
     /// Without one a load into such a table is refused
-    /// ([`Error::NoVersion`](crate::Error::NoVersion)).
+    /// ([`Error::NoVersion`](crate::Error::NoVersion)). Under
+    /// [`Options::keep_versions`](crate::Options::keep_versions) each batch's commit prunes
+    /// the history as a transaction's commit does.
     ///
     /// ```
     /// # use tabula::{History, Options, Schema, Table};
