@@ -588,7 +588,7 @@ pub(crate) fn prune_batch(
 /// later commits. The horizon is raised at once, whatever is left.
 pub(crate) fn keep_versions(raw: &mut RawTxn, shared: &Shared, n: u64) -> Result<()> {
     let (touched, recorded) = shared.history().touched();
-    let limit = crate::KEEP_VERSIONS_BATCH.saturating_add(recorded);
+    let limit = crate::options::KEEP_VERSIONS_BATCH.saturating_add(recorded);
     for (source, history) in touched {
         let last = raw
             .get(history, &LAST)
