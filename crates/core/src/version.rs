@@ -22,7 +22,7 @@ pub(crate) struct State {
     /// then does a read as of a version look for the mark that says so.
     whole: AtomicBool,
     /// Changes the write transaction recorded (in every history): what its commit may prune
-    /// beyond [`KEEP_VERSIONS_BATCH`](crate::KEEP_VERSIONS_BATCH), so that a history kept to
+    /// beyond [`KEEP_VERSIONS_BATCH`](crate::options::KEEP_VERSIONS_BATCH), so that a history kept to
     /// its last versions keeps up with the versions written. Not taken back by a nested
     /// transaction's abort: it only sizes the prune.
     recorded: AtomicUsize,

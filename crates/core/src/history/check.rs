@@ -38,7 +38,7 @@ pub struct HistoryCheck {
 }
 
 impl HistoryCheck {
-    /// Whether the history agrees with its layout.
+    /// Whether the history agrees with its layout and with its table's rows.
     ///
     /// ```
     /// # use tabula::{History, Options, Schema, Table};

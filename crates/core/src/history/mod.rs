@@ -583,7 +583,7 @@ pub(crate) fn prune_batch(
 /// transaction (and of each batch of a bulk load): every history it recorded changes in is
 /// pruned below its last version `+ 1 - n` ([`prune_batch`]), so the changes of its last `n`
 /// versions stay. One batch a history: at most
-/// [`KEEP_VERSIONS_BATCH`](crate::KEEP_VERSIONS_BATCH) changes, plus as many as the
+/// [`KEEP_VERSIONS_BATCH`](crate::options::KEEP_VERSIONS_BATCH) changes, plus as many as the
 /// transaction recorded (so the prune keeps up with the versions written); the rest goes at
 /// later commits. The horizon is raised at once, whatever is left.
 pub(crate) fn keep_versions(raw: &mut RawTxn, shared: &Shared, n: u64) -> Result<()> {
