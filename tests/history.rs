@@ -1035,7 +1035,19 @@ fn keep_versions_keeps_the_changes_of_the_last_n_versions() {
     let mut rng = Rng::new(random::seed(
         "keep_versions_keeps_the_changes_of_the_last_n_versions",
     ));
-    let (_dir, db) = tempdb::open_with::<Kept>(tempdb::options().keep_versions(N));
+    let (dir, db) = tempdb::open_with::<Kept>(tempdb::options().keep_versions(N));
+    // Zero would prune each change as it is written: refused before the open, naming it.
+    let none = tabula::open::<Kept>(dir.path(), tempdb::options().keep_versions(0));
+    let Err(
+        e @ Error::InvalidOption {
+            option: "keep_versions",
+            ..
+        },
+    ) = none
+    else {
+        panic!("{:?}", none.map(|_| ()));
+    };
+    assert!(e.to_string().contains("at least 1"), "{e}");
     let mut states: BTreeMap<u64, Rows> = BTreeMap::new();
     // The keys each version changed.
     let mut changed: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
