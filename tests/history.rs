@@ -1320,3 +1320,27 @@ fn the_history_check_finds_rows_written_behind_its_back() {
     // stored (each is the next change's value before, or the row).
     assert!(!check.problems.iter().any(|p| p.contains("key 1:")));
 }
+
+/// A transaction that prunes above its own version: its next change, which would land below
+/// the new horizon, is refused (it used to skip the check, knowing the last version already).
+#[test]
+fn a_change_after_a_prune_above_its_version_in_the_same_transaction_is_refused() {
+    let (_dir, db) = tempdb::open::<Kept>();
+    let mut tx = db.write().unwrap();
+    tx.set_version(5);
+    tx.put::<Ledger>(&1, &1).unwrap();
+    assert_eq!(tx.prune_history::<Ledger>(7, 100).unwrap(), 1);
+    let refused = tx.put::<Ledger>(&2, &2);
+    assert!(
+        matches!(
+            refused,
+            Err(Error::BelowHorizon {
+                table: "Ledger",
+                version: 5,
+                horizon: 7
+            })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(tx.get::<Ledger>(&2).unwrap(), None);
+}
