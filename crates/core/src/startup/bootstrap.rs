@@ -13,6 +13,7 @@ use crate::engine::{self, Code, Dbi, Env, RawTxn};
 use crate::error::{At, Error, KeyHex, MdbxCode, Result};
 use crate::files::open_env;
 use crate::options::{Options, RunConfig};
+use crate::pipeline::Refusal;
 
 use crate::state::{Db, Shared};
 use crate::table::{Schema, TableFlags};
@@ -665,11 +666,15 @@ impl Bootstrap {
     /// boot.put_raw("notes", notes, b"b", b"1", true)?;
     /// boot.put_raw("notes", notes, b"b", b"2", false)?;
     /// assert_eq!(boot.get_raw("notes", notes, b"b")?, Some(b"2".to_vec()));
-    /// // Appending a key before the last one is refused.
-    /// assert!(matches!(
-    ///     boot.put_raw("notes", notes, b"a", b"3", true),
-    ///     Err(tabula::Error::AppendOutOfOrder { .. })
-    /// ));
+    /// // Appending a key before the last one, or equal to it, is refused, naming the last.
+    /// for key in [&b"a"[..], b"b"] {
+    ///     match boot.put_raw("notes", notes, key, b"3", true) {
+    ///         Err(tabula::Error::AppendOutOfOrder { last: Some(last), .. }) => {
+    ///             assert_eq!(last.stored().0, b"b")
+    ///         }
+    ///         other => panic!("{other:?}"),
+    ///     }
+    /// }
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -691,21 +696,30 @@ impl Bootstrap {
         } else {
             engine::put::UPSERT
         };
-        self.txn()
-            .put(handle.0, key, value, flags)
-            .map_err(|c| match c {
-                c if c == Code::EKEYMISMATCH => Error::AppendOutOfOrder {
-                    table,
-                    key: KeyHex::new(key),
-                    last: None,
-                },
-                c => fail(
-                    c,
-                    At::table(table, "put").entry(key, value.len()),
-                    &self.env,
-                    &self.path,
-                ),
-            })
+        let Err(code) = self.txn().put(handle.0, key, value, flags) else {
+            return Ok(());
+        };
+        Err(match Refusal::of(code, flags) {
+            Refusal::OutOfOrder => Error::AppendOutOfOrder {
+                table,
+                key: KeyHex::new(key),
+                last: self.last_key(handle),
+            },
+            _ => fail(
+                code,
+                At::table(table, "put").entry(key, value.len()),
+                &self.env,
+                &self.path,
+            ),
+        })
+    }
+
+    /// The table's last key, for an out-of-order append's error (none when it cannot be read).
+    #[cold]
+    fn last_key(&mut self, handle: TableHandle) -> Option<KeyHex> {
+        let mut cursor = self.txn().write_cursor(handle.0).ok()?;
+        let (k, _) = cursor.get(engine::op::LAST).ok()??;
+        Some(KeyHex::new(k))
     }
 
     /// Reads raw bytes from a table: the key's value (a `dupsort` table's first), copied out.
