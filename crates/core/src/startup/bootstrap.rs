@@ -655,7 +655,8 @@ impl Bootstrap {
     }
 
     /// Writes raw bytes into a table, replacing the key's value (adding one to a `dupsort`
-    /// table's values); `append` for keys known to come in order, which is faster.
+    /// table's values); `append` for keys known to come in order, which is faster (a key
+    /// equal to the last one is accepted, as without `append`).
     ///
     /// ```
     /// # use tabula::{Options, TableFlags};
@@ -666,15 +667,16 @@ impl Bootstrap {
     /// boot.put_raw("notes", notes, b"b", b"1", true)?;
     /// boot.put_raw("notes", notes, b"b", b"2", false)?;
     /// assert_eq!(boot.get_raw("notes", notes, b"b")?, Some(b"2".to_vec()));
-    /// // Appending a key before the last one, or equal to it, is refused, naming the last.
-    /// for key in [&b"a"[..], b"b"] {
-    ///     match boot.put_raw("notes", notes, key, b"3", true) {
-    ///         Err(tabula::Error::AppendOutOfOrder { last: Some(last), .. }) => {
-    ///             assert_eq!(last.stored().0, b"b")
-    ///         }
-    ///         other => panic!("{other:?}"),
+    /// // Appending a key before the last one is refused, naming the last.
+    /// match boot.put_raw("notes", notes, b"a", b"3", true) {
+    ///     Err(tabula::Error::AppendOutOfOrder { last: Some(last), .. }) => {
+    ///         assert_eq!(last.stored().0, b"b")
     ///     }
+    ///     other => panic!("{other:?}"),
     /// }
+    /// // A key equal to the last one replaces its value (a dupsort table's: adds one).
+    /// boot.put_raw("notes", notes, b"b", b"4", true)?;
+    /// assert_eq!(boot.get_raw("notes", notes, b"b")?, Some(b"4".to_vec()));
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
