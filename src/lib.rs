@@ -853,6 +853,31 @@ pub mod __doc {
         Transfer { from, to, hash }
     }
 
+    /// A table declared `history`: `u64` keys, `String` values, its changes kept by version.
+    #[derive(Table)]
+    #[table(key = u64, value = String, history)]
+    pub struct Ledger;
+
+    /// [`Ledger`]'s history.
+    #[derive(crate::History)]
+    #[history(on = Ledger)]
+    pub struct LedgerHistory;
+
+    /// A table declared `history` with a composite key `(account, n)`, for the as-of prefix
+    /// example.
+    #[derive(Table)]
+    #[table(key = (String, u64), value = u64, history)]
+    pub struct Holdings;
+
+    /// [`Holdings`]' history.
+    #[derive(crate::History)]
+    #[history(on = Holdings)]
+    pub struct HoldingsHistory;
+
+    /// The history examples' schema.
+    #[derive(Schema)]
+    pub struct Chain(Ledger, LedgerHistory, Holdings, HoldingsHistory);
+
     /// A directory that is removed when dropped.
     #[derive(Debug)]
     pub struct TempDir(PathBuf);
@@ -899,6 +924,36 @@ pub mod __doc {
         let dir = temp_dir();
         let db = crate::open::<App>(dir.path(), Options::new())?;
         Ok((dir, db))
+    }
+
+    /// A new database of [`Chain`] in a new temporary directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::open`].
+    pub fn open_chain() -> Result<(TempDir, Db<Chain>)> {
+        let dir = temp_dir();
+        let db = crate::open::<Chain>(dir.path(), Options::new())?;
+        Ok((dir, db))
+    }
+
+    /// A closed database of [`Chain`] in a new temporary directory, where [`Ledger`]'s key 7
+    /// was written `"one"` at version 1 and `"two"` at version 2: for the schema-less history
+    /// examples, which open the file themselves.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::open`] and the writes.
+    pub fn ledger_at_two_versions() -> Result<TempDir> {
+        let (dir, db) = open_chain()?;
+        for (version, value) in [(1, "one"), (2, "two")] {
+            let mut tx = db.write()?;
+            tx.set_version(version);
+            tx.put::<Ledger>(&7, value)?;
+            tx.commit()?;
+        }
+        drop(db);
+        Ok(dir)
     }
 
     /// A new database of [`Indexer`] in a new temporary directory.

@@ -51,7 +51,7 @@ impl<H: Handle> Reads<H> {
     /// struct BalancesHistory;
     /// # #[derive(Schema)]
     /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let dir = tabula::__doc::temp_dir();
     /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
     /// for (version, value) in [(1, "one"), (2, "two")] {
     ///     let mut tx = db.write()?;
@@ -95,24 +95,15 @@ impl<H: Handle> Reads<H> {
     /// holds: pruning drops the older ones).
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// for version in [3, 5, 8] {
     ///     let mut tx = db.write()?;
     ///     tx.set_version(version);
-    ///     tx.put::<Balances>(&1, &format!("at {version}"))?;
+    ///     tx.put::<Ledger>(&1, &format!("at {version}"))?;
     ///     tx.commit()?;
     /// }
-    /// assert_eq!(db.read()?.versions::<Balances>(&1)?, [3, 5, 8]);
+    /// assert_eq!(db.read()?.versions::<Ledger>(&1)?, [3, 5, 8]);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -137,31 +128,22 @@ impl<H: Handle> Reads<H> {
     /// history's.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// let mut tx = db.write()?;
     /// tx.set_version(1);
-    /// tx.put::<Balances>(&1, "a")?;
-    /// tx.put::<Balances>(&2, "b")?;
+    /// tx.put::<Ledger>(&1, "a")?;
+    /// tx.put::<Ledger>(&2, "b")?;
     /// tx.commit()?;
     /// let mut tx = db.write()?;
     /// tx.set_version(2);
-    /// tx.delete::<Balances>(&1)?;
-    /// tx.put::<Balances>(&3, "c")?;
+    /// tx.delete::<Ledger>(&1)?;
+    /// tx.put::<Ledger>(&3, "c")?;
     /// tx.commit()?;
     /// let tx = db.read()?;
     /// let s = |v: &str| v.to_string();
-    /// assert_eq!(tx.range_as_of::<Balances>(.., 1)?, [(1, s("a")), (2, s("b"))]);
-    /// assert_eq!(tx.range_as_of::<Balances>(2.., 2)?, [(2, s("b")), (3, s("c"))]);
+    /// assert_eq!(tx.range_as_of::<Ledger>(.., 1)?, [(1, s("a")), (2, s("b"))]);
+    /// assert_eq!(tx.range_as_of::<Ledger>(2.., 2)?, [(2, s("b")), (3, s("c"))]);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -185,26 +167,17 @@ impl<H: Handle> Reads<H> {
     /// end of `version`, in key order, as [`range_as_of`](Reads::range_as_of) reads them.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = (String, u64), value = u64, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// for (version, amount) in [(1, 10), (2, 20)] {
     ///     let mut tx = db.write()?;
     ///     tx.set_version(version);
-    ///     tx.put::<Balances>(&("alice", 1), &amount)?;
-    ///     tx.put::<Balances>(&("bob", 1), &amount)?;
+    ///     tx.put::<Holdings>(&("alice", 1), &amount)?;
+    ///     tx.put::<Holdings>(&("bob", 1), &amount)?;
     ///     tx.commit()?;
     /// }
     /// let tx = db.read()?;
-    /// assert_eq!(tx.prefix_as_of::<Balances>("alice", 1)?, [(("alice".to_string(), 1), 10)]);
+    /// assert_eq!(tx.prefix_as_of::<Holdings>("alice", 1)?, [(("alice".to_string(), 1), 10)]);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -232,22 +205,13 @@ impl<H: Handle> Reads<H> {
     /// change had no value before it. Reports up to `limit` problems.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// let mut tx = db.write()?;
     /// tx.set_version(1);
-    /// tx.put::<Balances>(&1, "one")?;
+    /// tx.put::<Ledger>(&1, "one")?;
     /// tx.commit()?;
-    /// let check = db.read()?.check_history::<Balances>(10)?;
+    /// let check = db.read()?.check_history::<Ledger>(10)?;
     /// assert!(check.is_ok(), "{:?}", check.problems);
     /// assert_eq!((check.changes, check.entries), (1, 1));
     /// # Ok::<(), tabula::Error>(())
@@ -331,28 +295,19 @@ impl<H: Handle> Reads<H> {
     /// the version and the value at its end (`None`: no value).
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// let mut tx = db.write()?;
     /// tx.set_version(1);
-    /// tx.put::<Balances>(&1, "a")?;
-    /// tx.put::<Balances>(&2, "b")?;
+    /// tx.put::<Ledger>(&1, "a")?;
+    /// tx.put::<Ledger>(&2, "b")?;
     /// tx.commit()?;
     /// let mut tx = db.write()?;
     /// tx.set_version(2);
-    /// tx.put::<Balances>(&1, "A")?;
-    /// tx.delete::<Balances>(&2)?;
+    /// tx.put::<Ledger>(&1, "A")?;
+    /// tx.delete::<Ledger>(&2)?;
     /// tx.commit()?;
-    /// let changes = db.read()?.changes_at::<Balances>(2)?;
+    /// let changes = db.read()?.changes_at::<Ledger>(2)?;
     /// assert_eq!(changes, [
     ///     (1, Some("a".to_string()), Some("A".to_string())),
     ///     (2, Some("b".to_string()), None),
@@ -397,27 +352,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// transaction shares its parent's.
     ///
     /// ```
-    /// # use tabula::{Error, History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # use tabula::Error;
+    /// # let (dir, db) = open_chain()?;
     /// let mut tx = db.write()?;
-    /// let refused = tx.put::<Balances>(&1, "a");
-    /// assert!(matches!(refused, Err(Error::NoVersion { table: "Balances" })));
+    /// let refused = tx.put::<Ledger>(&1, "a");
+    /// assert!(matches!(refused, Err(Error::NoVersion { table: "Ledger" })));
     /// tx.set_version(10);
-    /// tx.put::<Balances>(&1, "a")?;
+    /// tx.put::<Ledger>(&1, "a")?;
     /// tx.commit()?;
     ///
     /// let mut tx = db.write()?;
     /// tx.set_version(9);
-    /// let refused = tx.put::<Balances>(&1, "b");
+    /// let refused = tx.put::<Ledger>(&1, "b");
     /// assert!(matches!(refused, Err(Error::VersionBelow { version: 9, last: 10, .. })));
     /// # Ok::<(), tabula::Error>(())
     /// ```
@@ -447,29 +394,20 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// undone. Writes after it name a version of at least `version`.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// for (version, value) in [(1, "one"), (2, "two"), (3, "three")] {
     ///     let mut tx = db.write()?;
     ///     tx.set_version(version);
-    ///     tx.put::<Balances>(&7, value)?;
-    ///     tx.put::<Balances>(&version, "new")?;
+    ///     tx.put::<Ledger>(&7, value)?;
+    ///     tx.put::<Ledger>(&version, "new")?;
     ///     tx.commit()?;
     /// }
     /// let mut tx = db.write()?;
     /// assert_eq!(tx.unwind(1)?, 4); // two changes at each of versions 2 and 3
-    /// assert_eq!(tx.get::<Balances>(&7)?.as_deref(), Some("one"));
-    /// assert_eq!(tx.get::<Balances>(&3)?, None);
-    /// assert_eq!(tx.versions::<Balances>(&7)?, [1]);
+    /// assert_eq!(tx.get::<Ledger>(&7)?.as_deref(), Some("one"));
+    /// assert_eq!(tx.get::<Ledger>(&3)?, None);
+    /// assert_eq!(tx.versions::<Ledger>(&7)?, [1]);
     /// tx.commit()?;
     /// # Ok::<(), tabula::Error>(())
     /// ```
@@ -493,28 +431,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// pruned above `version`), then without.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// for version in [1, 2] {
     ///     let mut tx = db.write()?;
     ///     tx.set_version(version);
-    ///     tx.put::<Balances>(&1, &version.to_string())?;
+    ///     tx.put::<Ledger>(&1, &version.to_string())?;
     ///     tx.commit()?;
     /// }
     /// let mut tx = db.write()?;
-    /// assert_eq!(tx.__unwind_table::<Balances>(1, true)?, 0); // the check writes nothing
-    /// assert_eq!(tx.__unwind_table::<BalancesHistory>(1, false)?, 0); // not declared `history`
-    /// assert_eq!(tx.__unwind_table::<Balances>(1, false)?, 1);
-    /// assert_eq!(tx.get::<Balances>(&1)?.as_deref(), Some("1"));
+    /// assert_eq!(tx.__unwind_table::<Ledger>(1, true)?, 0); // the check writes nothing
+    /// assert_eq!(tx.__unwind_table::<LedgerHistory>(1, false)?, 0); // not declared `history`
+    /// assert_eq!(tx.__unwind_table::<Ledger>(1, false)?, 1);
+    /// assert_eq!(tx.get::<Ledger>(&1)?.as_deref(), Some("1"));
     /// # Ok::<(), tabula::Error>(())
     /// ```
     #[doc(hidden)]
@@ -599,35 +528,27 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// [`Options::keep_versions`](crate::Options::keep_versions) prunes at every commit.
     ///
     /// ```
-    /// # use tabula::{Error, History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # use tabula::Error;
+    /// # let (dir, db) = open_chain()?;
     /// for version in 1..=5 {
     ///     let mut tx = db.write()?;
     ///     tx.set_version(version);
-    ///     tx.put::<Balances>(&1, &format!("v{version}"))?;
+    ///     tx.put::<Ledger>(&1, &format!("v{version}"))?;
     ///     tx.commit()?;
     /// }
     /// loop {
     ///     let mut tx = db.write()?;
-    ///     let dropped = tx.prune_history::<Balances>(4, 2)?;
+    ///     let dropped = tx.prune_history::<Ledger>(4, 2)?;
     ///     tx.commit()?;
     ///     if dropped < 2 {
     ///         break;
     ///     }
     /// }
     /// let tx = db.read()?;
-    /// assert_eq!(tx.versions::<Balances>(&1)?, [4, 5]);
-    /// assert_eq!(tx.get_as_of::<Balances>(&1, 3)?.as_deref(), Some("v3"));
-    /// assert!(matches!(tx.get_as_of::<Balances>(&1, 2), Err(Error::BelowHorizon { horizon: 4, .. })));
+    /// assert_eq!(tx.versions::<Ledger>(&1)?, [4, 5]);
+    /// assert_eq!(tx.get_as_of::<Ledger>(&1, 3)?.as_deref(), Some("v3"));
+    /// assert!(matches!(tx.get_as_of::<Ledger>(&1, 2), Err(Error::BelowHorizon { horizon: 4, .. })));
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///

@@ -41,18 +41,9 @@ impl HistoryCheck {
     /// Whether the history agrees with its layout and with its table's rows.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// assert!(db.read()?.check_history::<Balances>(10)?.is_ok());
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
+    /// assert!(db.read()?.check_history::<Ledger>(10)?.is_ok());
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn is_ok(&self) -> bool {

@@ -20,7 +20,7 @@ mod commit;
 mod refusal;
 
 pub(crate) use commit::{Savepoint, checkpoint, commit, nest, unnest};
-pub(crate) use refusal::refused;
+pub(crate) use refusal::{Refusal, refused};
 
 use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
 use crate::error::{At, Error, KeyHex, Result};

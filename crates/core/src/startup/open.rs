@@ -296,9 +296,19 @@ impl<'a> Startup<'a> {
     /// or created is reported after the checks of the tables before it, as a single pass
     /// would.
     fn open_handles(&mut self) -> (Vec<Opened>, Option<Error>) {
-        let boot = &mut self.boot;
-        let mut found: Vec<Opened> = Vec::with_capacity(self.tables.len());
-        for info in self.tables {
+        let (tables, path) = (self.tables, self.path);
+        self.boot
+            .with_catalog_checked(|boot| Self::open_each(boot, tables, path))
+    }
+
+    /// [`open_handles`](Self::open_handles)' loop: each table of `tables` found or created.
+    fn open_each(
+        boot: &mut Bootstrap,
+        tables: &[TableInfo],
+        path: &Path,
+    ) -> (Vec<Opened>, Option<Error>) {
+        let mut found: Vec<Opened> = Vec::with_capacity(tables.len());
+        for info in tables {
             // Index tables and histories keep libmdbx's own key comparator: each is searched
             // on every write of its table (`docs/design.md`, "Key comparator").
             let index = info.index.is_some() || info.history_of.is_some();
@@ -311,7 +321,7 @@ impl<'a> Startup<'a> {
                 Ok(Some(existing)) => Ok(Opened::Existing(existing)),
                 Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
                     table: info.name.to_string(),
-                    path: self.path.to_path_buf(),
+                    path: path.to_path_buf(),
                 }),
                 Ok(None) if index => boot
                     .create_index_table(info.name, info.flags)

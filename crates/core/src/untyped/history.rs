@@ -30,21 +30,11 @@ impl UntypedTx<'_> {
     /// changes); `None` when it has none.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// # let dir = tabula::__doc::ledger_at_two_versions()?;
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let mut tx = db.read()?;
-    /// let balances = tx.table("Balances")?.expect("a table");
-    /// assert_eq!(tx.history_of(&balances)?.map(|h| h.name), Some("BalancesHistory".to_string()));
+    /// let ledger = tx.table("Ledger")?.expect("a table");
+    /// assert_eq!(tx.history_of(&ledger)?.map(|h| h.name), Some("LedgerHistory".to_string()));
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -68,30 +58,13 @@ impl UntypedTx<'_> {
     /// through its history `history` ([`history_of`](UntypedTx::history_of)).
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # for (version, value) in [(1, "one"), (2, "two")] {
-    /// #     let mut tx = db.write()?;
-    /// #     tx.set_version(version);
-    /// #     tx.put::<Balances>(&7, value)?;
-    /// #     tx.commit()?;
-    /// # }
-    /// # drop(db);
+    /// # let dir = tabula::__doc::ledger_at_two_versions()?;
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let mut tx = db.read()?;
-    /// let balances = tx.table("Balances")?.expect("a table");
-    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let ledger = tx.table("Ledger")?.expect("a table");
+    /// let history = tx.history_of(&ledger)?.expect("declared `history`");
     /// let key = 7u64.to_be_bytes(); // the stored key
-    /// let one = tx.get_as_of(&balances, &history, &key, 1)?.expect("a value");
+    /// let one = tx.get_as_of(&ledger, &history, &key, 1)?.expect("a value");
     /// assert_eq!(one, [3, b'o', b'n', b'e']); // bincode's length, then the bytes
     /// # Ok::<(), tabula::Error>(())
     /// ```
@@ -116,30 +89,13 @@ impl UntypedTx<'_> {
     /// The versions at which the stored key `key` changed, in increasing order.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # for (version, value) in [(1, "one"), (2, "two")] {
-    /// #     let mut tx = db.write()?;
-    /// #     tx.set_version(version);
-    /// #     tx.put::<Balances>(&7, value)?;
-    /// #     tx.commit()?;
-    /// # }
-    /// # drop(db);
+    /// # let dir = tabula::__doc::ledger_at_two_versions()?;
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let mut tx = db.read()?;
-    /// let balances = tx.table("Balances")?.expect("a table");
-    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let ledger = tx.table("Ledger")?.expect("a table");
+    /// let history = tx.history_of(&ledger)?.expect("declared `history`");
     /// let key = 7u64.to_be_bytes(); // the stored key
-    /// assert_eq!(tx.versions(&balances, &history, &key)?, [1, 2]);
+    /// assert_eq!(tx.versions(&ledger, &history, &key)?, [1, 2]);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
@@ -160,30 +116,13 @@ impl UntypedTx<'_> {
     /// and at its end.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # for (version, value) in [(1, "one"), (2, "two")] {
-    /// #     let mut tx = db.write()?;
-    /// #     tx.set_version(version);
-    /// #     tx.put::<Balances>(&7, value)?;
-    /// #     tx.commit()?;
-    /// # }
-    /// # drop(db);
+    /// # let dir = tabula::__doc::ledger_at_two_versions()?;
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let mut tx = db.read()?;
-    /// let balances = tx.table("Balances")?.expect("a table");
-    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let ledger = tx.table("Ledger")?.expect("a table");
+    /// let history = tx.history_of(&ledger)?.expect("declared `history`");
     /// let key = 7u64.to_be_bytes(); // the stored key
-    /// let changes = tx.changes_at(&balances, &history, 2)?;
+    /// let changes = tx.changes_at(&ledger, &history, 2)?;
     /// assert_eq!(changes.len(), 1);
     /// assert_eq!(changes[0].0, key);
     /// # Ok::<(), tabula::Error>(())
@@ -220,30 +159,13 @@ impl UntypedTx<'_> {
     /// decoded when the table's record describes it.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
-    /// # for (version, value) in [(1, "one"), (2, "two")] {
-    /// #     let mut tx = db.write()?;
-    /// #     tx.set_version(version);
-    /// #     tx.put::<Balances>(&7, value)?;
-    /// #     tx.commit()?;
-    /// # }
-    /// # drop(db);
+    /// # let dir = tabula::__doc::ledger_at_two_versions()?;
     /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
     /// let mut tx = db.read()?;
-    /// let balances = tx.table("Balances")?.expect("a table");
-    /// let history = tx.history_of(&balances)?.expect("declared `history`");
+    /// let ledger = tx.table("Ledger")?.expect("a table");
+    /// let history = tx.history_of(&ledger)?.expect("declared `history`");
     /// let key = 7u64.to_be_bytes(); // the stored key
-    /// assert!(tx.check_history(&balances, &history, 10)?.is_ok());
+    /// assert!(tx.check_history(&ledger, &history, 10)?.is_ok());
     /// # Ok::<(), tabula::Error>(())
     /// ```
     ///
