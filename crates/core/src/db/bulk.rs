@@ -313,22 +313,13 @@ impl<'db, 'f, S: Schema + Contains<T>, T: Table> BulkLoad<'db, 'f, S, T> {
     /// the history as a transaction's commit does.
     ///
     /// ```
-    /// # use tabula::{History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tabula::__doc::temp_dir();
-    /// # let db = tabula::open::<App>(dir.path(), Options::new())?;
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
     /// let entries = (1..=5u64).map(|k| (k, k.to_string()));
-    /// db.bulk_loader::<Balances>().batch_entries(2).version(7).load(entries)?;
+    /// db.bulk_loader::<Ledger>().batch_entries(2).version(7).load(entries)?;
     /// let tx = db.read()?;
-    /// assert_eq!(tx.versions::<Balances>(&5)?, [7]);
-    /// assert_eq!(tx.get_as_of::<Balances>(&5, 6)?, None);
+    /// assert_eq!(tx.versions::<Ledger>(&5)?, [7]);
+    /// assert_eq!(tx.get_as_of::<Ledger>(&5, 6)?, None);
     /// # Ok::<(), tabula::Error>(())
     /// ```
     pub fn version(mut self, version: u64) -> Self {

@@ -697,30 +697,23 @@ impl Options {
     /// `prune_history`). At least 1; a read-only open ignores it.
     ///
     /// ```
-    /// # use tabula::{Error, History, Options, Schema, Table};
-    /// # #[derive(Table)]
-    /// # #[table(key = u64, value = String, history)]
-    /// # struct Balances;
-    /// # #[derive(History)]
-    /// # #[history(on = Balances)]
-    /// # struct BalancesHistory;
-    /// # #[derive(Schema)]
-    /// # struct App(Balances, BalancesHistory);
-    /// # let dir = tabula::__doc::temp_dir();
-    /// let db = tabula::open::<App>(dir.path(), Options::new().keep_versions(2))?;
+    /// # use tabula::__doc::*;
+    /// # use tabula::Error;
+    /// # let dir = temp_dir();
+    /// let db = tabula::open::<Chain>(dir.path(), Options::new().keep_versions(2))?;
     /// for version in 1..=5 {
     ///     let mut tx = db.write()?;
     ///     tx.set_version(version);
-    ///     tx.put::<Balances>(&1, &format!("v{version}"))?;
+    ///     tx.put::<Ledger>(&1, &format!("v{version}"))?;
     ///     tx.commit()?; // at version 5: pruned below 4
     /// }
     /// let tx = db.read()?;
-    /// assert_eq!(tx.versions::<Balances>(&1)?, [4, 5]);
-    /// assert_eq!(tx.get_as_of::<Balances>(&1, 3)?.as_deref(), Some("v3"));
-    /// let refused = tx.get_as_of::<Balances>(&1, 2);
+    /// assert_eq!(tx.versions::<Ledger>(&1)?, [4, 5]);
+    /// assert_eq!(tx.get_as_of::<Ledger>(&1, 3)?.as_deref(), Some("v3"));
+    /// let refused = tx.get_as_of::<Ledger>(&1, 2);
     /// assert!(matches!(refused, Err(Error::BelowHorizon { horizon: 4, .. })));
     ///
-    /// let err = tabula::open::<App>(dir.path(), Options::new().keep_versions(0)).unwrap_err();
+    /// let err = tabula::open::<Chain>(dir.path(), Options::new().keep_versions(0)).unwrap_err();
     /// assert!(matches!(err, Error::InvalidOption { option: "keep_versions", .. }));
     /// # Ok::<(), tabula::Error>(())
     /// ```
