@@ -858,6 +858,83 @@ fn a_history_added_to_a_populated_table_records_from_the_first_version_written()
     ));
 }
 
+/// `Names` with `String` values, for a migration that transforms them.
+mod stringly {
+    use tabula::{History, Schema, Table};
+
+    #[derive(Table)]
+    #[table(name = "Names", key = String, value = String, history)]
+    pub struct Names;
+
+    #[derive(History)]
+    #[history(on = Names, name = "names_history")]
+    pub struct NamesHistory;
+
+    #[derive(Schema)]
+    pub struct App(Names, NamesHistory);
+}
+
+#[test]
+fn a_migration_that_rewrites_a_history_tables_rows_is_refused_until_the_history_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    for (version, a) in [(1, 1), (2, 2)] {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Names>("a", &a).unwrap();
+        tx.commit().unwrap();
+    }
+    drop(db);
+
+    // The history holds `u64` values: transformed rows beside it would be read as of version
+    // 1 through it, in the old encoding.
+    let transform = tabula::Migrations::new().step(2, "names-as-text", |m| {
+        m.transform::<stringly::Names, u64>(|n| n.to_string());
+    });
+    let refused = tabula::open_with::<stringly::App>(dir.path(), tempdb::options(), &transform);
+    match refused {
+        Err(Error::Migration { message, .. }) => {
+            assert!(message.contains("transform values of Names"), "{message}");
+            assert!(message.contains("`names_history`"), "{message}");
+            assert!(
+                message.contains("drop_table(\"names_history\")"),
+                "{message}"
+            );
+        }
+        other => panic!("{:?}", other.map(|(_, report)| report)),
+    }
+    // Nothing of the step was committed.
+    let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Names>("a").unwrap(), Some(2));
+    assert_eq!(tx.get_as_of::<Names>("a", 1).unwrap(), Some(1));
+    drop(tx);
+    drop(db);
+
+    // Dropped first, the history lets the step through, and the open starts it again.
+    let transform = tabula::Migrations::new().step(2, "names-as-text", |m| {
+        m.drop_table("names_history");
+        m.transform::<stringly::Names, u64>(|n| n.to_string());
+    });
+    let (db, report) =
+        tabula::open_with::<stringly::App>(dir.path(), tempdb::options(), &transform).unwrap();
+    assert_eq!(report.histories_started, ["names_history"]);
+    let mut tx = db.write().unwrap();
+    tx.set_version(3);
+    tx.put::<stringly::Names>("a", "three").unwrap();
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(
+        tx.get_as_of::<stringly::Names>("a", 2).unwrap().as_deref(),
+        Some("2")
+    );
+    assert!(matches!(
+        tx.get_as_of::<stringly::Names>("a", 1),
+        Err(Error::BelowHorizon { horizon: 3, .. })
+    ));
+    assert!(tx.check_history::<stringly::Names>(10).unwrap().is_ok());
+}
+
 /// Integer keys are stored native-endian: a range as of a version walks their whole history.
 #[derive(Table)]
 #[table(key = u64, value = u64, integer_key, history)]

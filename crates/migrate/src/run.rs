@@ -17,6 +17,36 @@ fn step_error(step: &Step, message: String) -> Error {
     }
 }
 
+/// Refuses an operation (`what`) that rewrites the rows of `table` while the database holds a
+/// history of it: the history keeps the rows' earlier values (and keys) as they were written,
+/// and would go on answering reads as of a version and unwinds with them. Dropping the
+/// history first (this step or an earlier one) lets it through; the next open starts the
+/// history again, recording from the first version written after it.
+fn refuse_beside_history(
+    step: &Step,
+    record: &SchemaRecord,
+    what: &str,
+    table: &str,
+) -> Result<()> {
+    let Some((history, _)) = record
+        .tables
+        .iter()
+        .find(|(_, t)| t.history_of.as_deref() == Some(table))
+    else {
+        return Ok(());
+    };
+    Err(step_error(
+        step,
+        format!(
+            "cannot {what}: table `{table}` has the history `{history}`, which keeps the \
+             earlier values and keys of its rows as they were written, and would go on \
+             answering reads as of a version and unwinds with them; drop the history first \
+             (`drop_table(\"{history}\")` before this operation, in this step or an earlier \
+             one): the next open starts it again, recording from the first version written"
+        ),
+    ))
+}
+
 /// Where a batched operation of a step stands after a batch.
 struct BatchDone<'a> {
     /// The operation's position in the step.
@@ -207,6 +237,12 @@ fn apply_op(
                     ),
                 ));
             }
+            refuse_beside_history(
+                step,
+                record,
+                &format!("train a zstd dictionary for `{table}`"),
+                table,
+            )?;
             train_zstd(a, step, index, &train, record, resume, migrations)
         }
         Op::Rewrite {
@@ -226,6 +262,7 @@ fn apply_op(
                     format!("cannot {what}: table `{source}` does not exist"),
                 ));
             };
+            refuse_beside_history(step, record, what, target.unwrap_or(source))?;
             let replace = target.is_none();
             let (target, dst) = match target {
                 // A leftover scratch table without this operation's progress holds nothing
