@@ -621,7 +621,8 @@ impl Step {
     /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay,
     /// and so does the table's [sequence](tabula_core::Tx::next_sequence).
     /// Runs in batches and resumes after an interruption. This is the step the startup step's
-    /// advice names when a table's value type changed.
+    /// advice names when a table's value type changed. A table whose history the database
+    /// holds is refused (drop the history first: the next open starts it again).
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
@@ -785,7 +786,9 @@ impl Step {
 
     /// Changes the key of every entry of table `T`: each stored key is decoded as `OldKey` and
     /// replaced by `f(old)`; values stay. Two old keys mapping to one new key is an error (in a
-    /// table without `dupsort`). Runs in batches and resumes after an interruption.
+    /// table without `dupsort`). Runs in batches and resumes after an interruption. A table
+    /// whose history the database holds is refused (drop the history first: the next open
+    /// starts it again).
     ///
     /// ```
     /// use tabula::{Migrations, Options, Schema, Table};
@@ -853,7 +856,8 @@ impl Step {
     }
 
     /// Copies every entry of table `From` into table `To` (created if missing), decoding with
-    /// `From`'s codecs and encoding with `To`'s. `From` is left as it is.
+    /// `From`'s codecs and encoding with `To`'s. `From` is left as it is. A `To` whose history
+    /// the database holds is refused (drop the history first: the next open starts it again).
     ///
     /// ```
     /// use tabula::{Migrations, Options, Schema, Table};
