@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -27451,12 +27451,20 @@ __cold static int lck_setup_locked(MDBX_env *env) {
     lck->os_and_format = MDBX_LOCK_FORMAT;
     lck_options_init_defaults(env, lck);
     lck->pgops.wops.weak = 1;
+#if MDBX_MMAP_NEEDS_JOLT
     err = osal_msync(&env->lck_mmap, (size_t)size, MDBX_SYNC_DATA | MDBX_SYNC_SIZE);
     if (unlikely(err != MDBX_SUCCESS)) {
       ERROR("initial-%s for lck-file failed, err %d", "msync/fsync", err);
       eASSERT0(env, MDBX_IS_ERROR(err));
       return err;
     }
+#else
+    /* Tabula (lck-sync): where a shared file mapping is coherent with the page cache (Linux,
+     * MDBX_MMAP_NEEDS_JOLT == 0), every process that maps the lock file sees the initialised
+     * region without a flush, and its contents need not outlive the processes: the first one
+     * to seize the lock after a crash initialises them again. So the region is not written
+     * back and synced here (an msync(MS_SYNC) and an fsync on every first open). */
+#endif /* MDBX_MMAP_NEEDS_JOLT */
   } else {
     if (lck->magic_and_version != MDBX_LOCK_MAGIC) {
       const bool invalid = (lck->magic_and_version >> 8) != MDBX_MAGIC;
