@@ -6,10 +6,11 @@
 set -euo pipefail
 
 # The test suite mounts file systems (`mkfs.ext4`, `losetup`: e2fsprogs, mount), runs a child
-# on a pseudo-terminal (`script`: bsdutils), and checks the vendored libmdbx against its pristine
-# copy and patches (`patch`); a minimal image may lack them.
+# on a pseudo-terminal (`script`: bsdutils), checks the vendored libmdbx against its pristine
+# copy and patches (`patch`), and traces the patch checks' system calls (`strace`: the
+# write-chunks and lck-sync checks); a minimal image may lack them.
 missing_tools=""
-for tool in mkfs.ext4:e2fsprogs losetup:mount script:bsdutils patch:patch; do
+for tool in mkfs.ext4:e2fsprogs losetup:mount script:bsdutils patch:patch strace:strace; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing_tools="$missing_tools ${tool#*:}"
 done
 

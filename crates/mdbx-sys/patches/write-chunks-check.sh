@@ -9,7 +9,7 @@
 #
 #   crates/mdbx-sys/patches/write-chunks-check.sh      (nothing in the repository changes)
 #
-# Needs cc and strace.
+# Needs cc and strace (scripts/setup.sh installs it).
 set -euo pipefail
 source "$(dirname "$0")/lib-check.sh"
 command -v strace > /dev/null || { echo "error: strace is needed" >&2; exit 1; }
