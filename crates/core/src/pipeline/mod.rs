@@ -531,7 +531,8 @@ pub(crate) fn indexed<T: Table>(shared: &Shared) -> bool {
 
 /// Deletes the row under `cursor` of table `T` (with `flags`: `CURRENT` its value, `ALLDUPS`
 /// every value of its key), with every effect. `key` names the row in an error, when known.
-#[inline]
+/// Always in line: out of line in `retain_bytes`'s walk it cost 45 instructions a deleted row.
+#[inline(always)]
 pub(crate) fn delete_current<T: Table>(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
