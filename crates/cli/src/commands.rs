@@ -13,8 +13,8 @@ use tabula_core::codec::KeyBuf;
 use tabula_core::untyped::KeyShape;
 use tabula_core::untyped::{UntypedDb, UntypedTable, UntypedTx};
 
+use crate::header::DumpHeader;
 use crate::json::json_bytes;
-use crate::load::DumpHeader;
 use crate::out::Out;
 use crate::{DumpFormat, Failure, Outcome, hex};
 
@@ -937,7 +937,7 @@ pub fn dump(out: &mut Out, path: &Path, table: &str, args: DumpArgs<'_>) -> Outc
         DumpFormat::Hex => Some("hex"),
     };
     if let Some(format) = header {
-        serde_json::to_writer(&mut *out, &DumpHeader::of(&db, &v, format))
+        serde_json::to_writer(&mut *out, &DumpHeader::of(&db, &v.name, &v.found, format))
             .map_err(std::io::Error::from)?;
         writeln!(out)?;
     }

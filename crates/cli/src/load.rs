@@ -1,5 +1,5 @@
-//! `tabula load`: restores a table from what `tabula dump` wrote, and the dump header both
-//! share.
+//! `tabula load`: restores a table from what `tabula dump` wrote (its header line in
+//! `header.rs`).
 //!
 //! A loadable dump is `dump`'s `jsonl` format (the default) or its `hex` format. Both begin
 //! with one header line, a JSON object ([`DumpHeader`]): the table's name, its libmdbx flags,
@@ -23,77 +23,17 @@ use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
 use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
-use tabula_core::record::{AppliedStep, SchemaRecord, TableRecord};
+use tabula_core::record::{SchemaRecord, TableRecord};
 use tabula_core::startup::{Bootstrap, TableHandle};
-use tabula_core::untyped::UntypedDb;
 use tabula_core::untyped::{KeyShape, ValueShape};
 use tabula_core::{Options, TableFlags};
 
-use crate::commands::{View, keeping_geometry, print_json};
+use crate::commands::{keeping_geometry, print_json};
+use crate::header::{DumpHeader, parse_header};
 use crate::json::{json_bytes, unhex};
 use crate::out::Out;
 use crate::{Failure, Outcome, hex};
-
-/// The version of the header line this Tabula writes and reads.
-const HEADER_VERSION: u32 = 1;
-
-/// The first line of a `jsonl` or `hex` dump: what `load` needs to create the table and encode
-/// its entries.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct DumpHeader {
-    /// Marks the header line, and its version ([`HEADER_VERSION`]).
-    tabula_dump: u32,
-    /// `jsonl` or `hex`: how the entries that follow are written.
-    format: String,
-    /// The dumped table's name.
-    table: String,
-    /// The table's libmdbx flags (`dupsort`, `integer_key`).
-    flags: Vec<String>,
-    /// What the source's schema record holds for the table; `null` when it records nothing
-    /// (keys and values are then hex in `jsonl` too).
-    record: Option<TableRecord>,
-    /// The source's schema version (`null` for a file without a schema record).
-    schema_version: Option<u32>,
-    /// The migration steps applied to the source.
-    #[serde(default)]
-    applied: Vec<AppliedStep>,
-}
-
-impl DumpHeader {
-    /// The header of a dump of `view` from `db`, its entries in `format`.
-    pub fn of(db: &UntypedDb, view: &View, format: &str) -> DumpHeader {
-        let record = db.record();
-        DumpHeader {
-            tabula_dump: HEADER_VERSION,
-            format: format.to_string(),
-            table: view.name.clone(),
-            flags: view.found.flags.iter().map(|f| (*f).to_string()).collect(),
-            record: view.found.record.clone(),
-            schema_version: record.map(|r| r.version),
-            applied: record.map(|r| r.applied.clone()).unwrap_or_default(),
-        }
-    }
-
-    /// The flags Tabula creates tables with, or why these cannot be.
-    fn table_flags(&self) -> Result<TableFlags, String> {
-        let mut flags = TableFlags::NONE;
-        for f in &self.flags {
-            match f.as_str() {
-                "dupsort" => flags.dupsort = true,
-                "integer_key" => flags.integer_key = true,
-                other => {
-                    return Err(format!(
-                        "the dumped table has the libmdbx flag `{other}`, which Tabula does not \
-                         create tables with (only `dupsort` and `integer_key`)"
-                    ));
-                }
-            }
-        }
-        Ok(flags)
-    }
-}
 
 /// The parts of two table records that decide the stored bytes: flags, key descriptor, value
 /// codec (the type name as written is shown, not compared: the shape identifies the type),
@@ -341,39 +281,6 @@ pub fn load(
         header.format
     )?;
     Ok(())
-}
-
-fn parse_header(first: &str, source: &str) -> Result<DumpHeader, Failure> {
-    let not_a_dump = |why: String| {
-        Failure::Problem(format!(
-            "{source} is not a dump `tabula load` reads: {why}; it reads what `tabula dump` writes \
-             in its `jsonl` (default) or `hex` format, which begin with a header line"
-        ))
-    };
-    if first.trim_start().starts_with('[') {
-        return Err(not_a_dump(
-            "it is a `--format json` dump (one JSON array, without the table's description)".into(),
-        ));
-    }
-    if first.trim().is_empty() {
-        return Err(not_a_dump("it is empty".into()));
-    }
-    let header: DumpHeader = serde_json::from_str(first)
-        .map_err(|e| not_a_dump(format!("its first line is not the header ({e})")))?;
-    if header.tabula_dump != HEADER_VERSION {
-        return Err(Failure::Problem(format!(
-            "{source} is a dump in header version {}, and this Tabula reads version \
-             {HEADER_VERSION}: load it with the Tabula that wrote it",
-            header.tabula_dump
-        )));
-    }
-    if header.format != "jsonl" && header.format != "hex" {
-        return Err(not_a_dump(format!(
-            "its header names the format `{}`",
-            header.format
-        )));
-    }
-    Ok(header)
 }
 
 /// Draws the bytes of the dump read (or, from stdin, the bytes so far) on stderr when it is a

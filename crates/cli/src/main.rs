@@ -23,6 +23,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod commands;
+mod header;
 mod json;
 mod load;
 mod out;
