@@ -38,15 +38,22 @@ static MDBX_env *open_env(const char *dir) {
   return env;
 }
 
-static void put(MDBX_env *env, const char *value) {
-  MDBX_txn *txn;
+/* Begins a transaction with `flags` and opens the main table in it. */
+static MDBX_dbi begin(MDBX_env *env, MDBX_txn_flags_t flags, MDBX_txn **txn) {
   MDBX_dbi dbi;
-  int rc = mdbx_txn_begin(env, NULL, MDBX_TXN_READWRITE, &txn);
+  int rc = mdbx_txn_begin(env, NULL, flags, txn);
   if (rc != MDBX_SUCCESS)
-    fail("begin write", rc);
-  rc = mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi);
+    fail("begin", rc);
+  rc = mdbx_dbi_open(*txn, NULL, MDBX_DB_DEFAULTS, &dbi);
   if (rc != MDBX_SUCCESS)
     fail("dbi_open", rc);
+  return dbi;
+}
+
+static void put(MDBX_env *env, const char *value) {
+  MDBX_txn *txn;
+  MDBX_dbi dbi = begin(env, MDBX_TXN_READWRITE, &txn);
+  int rc;
   MDBX_val k = {.iov_base = "k", .iov_len = 1};
   MDBX_val v = {.iov_base = (void *)value, .iov_len = strlen(value)};
   rc = mdbx_put(txn, dbi, &k, &v, MDBX_UPSERT);
@@ -59,15 +66,9 @@ static void put(MDBX_env *env, const char *value) {
 
 static void expect(MDBX_env *env, const char *who, const char *value) {
   MDBX_txn *txn;
-  MDBX_dbi dbi;
-  int rc = mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn);
-  if (rc != MDBX_SUCCESS)
-    fail("begin read", rc);
-  rc = mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi);
-  if (rc != MDBX_SUCCESS)
-    fail("dbi_open", rc);
+  MDBX_dbi dbi = begin(env, MDBX_TXN_RDONLY, &txn);
   MDBX_val k = {.iov_base = "k", .iov_len = 1}, v;
-  rc = mdbx_get(txn, dbi, &k, &v);
+  int rc = mdbx_get(txn, dbi, &k, &v);
   if (rc != MDBX_SUCCESS)
     fail("get", rc);
   if (v.iov_len != strlen(value) || memcmp(v.iov_base, value, v.iov_len) != 0) {

@@ -18,17 +18,7 @@ check_setup lck-sync "$@"
 
 calls=()
 for variant in pristine patched; do
-    crate=$src
-    [[ $variant == patched ]] && crate=$dest
-    build_check "$crate" "$work/check-$variant" "$patches/lck-sync-check.c" -DMDBX_FORCE_ASSERTIONS=1
-    mkdir "$work/db-$variant"
-    strace -f -e trace=msync -o "$work/$variant.strace" \
-        "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
-        echo "error: lck-sync-check failed on the $variant libmdbx:" >&2
-        cat "$work/$variant.out" >&2
-        tail -n 5 "$work/$variant.err" >&2
-        exit 1
-    }
+    traced_check lck-sync "$variant" msync
     n=$(grep -c 'msync(' "$work/$variant.strace" || true)
     echo "$variant: $(tail -n 1 "$work/$variant.out"), $n msync calls"
     calls+=("$n")

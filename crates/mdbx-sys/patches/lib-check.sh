@@ -13,7 +13,10 @@
 #   dest      crates/mdbx-sys, whose libmdbx/ is what Tabula builds: every patch applied
 #   work      a temporary directory, removed when the script exits
 # and build_check CRATE OUT PROGRAM.c [CFLAGS...] compiles PROGRAM.c with CRATE's libmdbx/mdbx.c
-# (-O1 -pthread, the thread-owner check off, an empty MDBX_BUILD_FLAGS) into OUT.
+# (-O1 -pthread, the thread-owner check off, an empty MDBX_BUILD_FLAGS) into OUT;
+# traced_check NAME VARIANT SYSCALLS builds NAME-check.c against the pristine or the patched
+# libmdbx (VARIANT, assertions on) and runs it on a new directory under strace (the SYSCALLS
+# traced), leaving $work/VARIANT.out, .err and .strace, or says why it failed and exits.
 # Nothing in the repository changes.
 
 check_setup() {
@@ -49,4 +52,18 @@ build_check() {
     shift 3
     "${CC:-cc}" -O1 -pthread -DMDBX_TXN_CHECKOWNER=0 -DMDBX_BUILD_FLAGS='""' "$@" \
         -I "$crate/libmdbx" "$program" "$crate/libmdbx/mdbx.c" -o "$out"
+}
+
+traced_check() {
+    local name=$1 variant=$2 syscalls=$3 crate=$src
+    [[ $variant == patched ]] && crate=$dest
+    build_check "$crate" "$work/check-$variant" "$patches/$name-check.c" -DMDBX_FORCE_ASSERTIONS=1
+    mkdir "$work/db-$variant"
+    strace -f -e "trace=$syscalls" -o "$work/$variant.strace" \
+        "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
+        echo "error: $name-check failed on the $variant libmdbx:" >&2
+        cat "$work/$variant.out" >&2
+        tail -n 5 "$work/$variant.err" >&2
+        exit 1
+    }
 }

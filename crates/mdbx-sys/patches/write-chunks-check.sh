@@ -18,17 +18,7 @@ limit=65536
 
 largest=()
 for variant in pristine patched; do
-    crate=$src
-    [[ $variant == patched ]] && crate=$dest
-    build_check "$crate" "$work/check-$variant" "$patches/write-chunks-check.c" -DMDBX_FORCE_ASSERTIONS=1
-    mkdir "$work/db-$variant"
-    strace -f -e trace=write,writev,pwrite64,pwritev,pwritev2 -o "$work/$variant.strace" \
-        "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
-        echo "error: write-chunks-check failed on the $variant libmdbx:" >&2
-        cat "$work/$variant.out" >&2
-        tail -n 5 "$work/$variant.err" >&2
-        exit 1
-    }
+    traced_check write-chunks "$variant" write,writev,pwrite64,pwritev,pwritev2
     # The largest byte count any write call returned.
     max=$(grep -E '(pwrite64|pwritev2?|writev|write)\(' "$work/$variant.strace" \
         | sed -nE 's/.*= ([0-9]+)$/\1/p' | sort -n | tail -n 1)
