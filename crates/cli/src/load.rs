@@ -366,11 +366,7 @@ fn write(
     // A history is written by the application's write path with every change of its table:
     // rows loaded beside it would not be in it, and reads as of a version would find them
     // where they were not (or miss the values they replaced).
-    if let Some((history, _)) = record
-        .tables
-        .iter()
-        .find(|(_, t)| t.history_of.as_deref() == Some(name))
-    {
+    if let Some(history) = record.history_of(name) {
         return Err(Failure::Problem(format!(
             "table `{name}` of `{shown}` has the history `{history}`, which records every change \
              of its rows with its version: a load would write rows it does not record, and reads \

@@ -139,6 +139,24 @@ impl SchemaRecord {
         }
     }
 
+    /// The name of the table the record lists as `table`'s history (`#[derive(History)]`), if
+    /// it lists one.
+    ///
+    /// ```
+    /// # let dir = tabula::__doc::ledger_at_two_versions()?;
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let record = db.record().expect("a schema record");
+    /// assert_eq!(record.history_of("Ledger"), Some("LedgerHistory"));
+    /// assert_eq!(record.history_of("LedgerHistory"), None);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    pub fn history_of(&self, table: &str) -> Option<&str> {
+        self.tables
+            .iter()
+            .find(|(_, t)| t.history_of.as_deref() == Some(table))
+            .map(|(name, _)| name.as_str())
+    }
+
     /// The record of a database nothing has been recorded in yet: version 1, no tables.
     pub fn empty() -> Self {
         SchemaRecord {

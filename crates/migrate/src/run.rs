@@ -28,11 +28,7 @@ fn refuse_beside_history(
     what: &str,
     table: &str,
 ) -> Result<()> {
-    let Some((history, _)) = record
-        .tables
-        .iter()
-        .find(|(_, t)| t.history_of.as_deref() == Some(table))
-    else {
+    let Some(history) = record.history_of(table) else {
         return Ok(());
     };
     Err(step_error(

@@ -42,12 +42,9 @@ impl UntypedTx<'_> {
     ///
     /// [`Error::Mdbx`] naming the table when libmdbx fails.
     pub fn history_of(&mut self, table: &UntypedTable) -> Result<Option<UntypedTable>> {
-        let name = self.db.record.as_ref().and_then(|r| {
-            r.tables
-                .iter()
-                .find(|(_, t)| t.history_of.as_deref() == Some(table.name.as_str()))
-                .map(|(name, _)| name.clone())
-        });
+        let name = (self.db.record.as_ref())
+            .and_then(|r| r.history_of(&table.name))
+            .map(str::to_owned);
         match name {
             Some(name) => self.table(&name),
             None => Ok(None),
