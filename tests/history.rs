@@ -1304,6 +1304,31 @@ fn keep_versions_prunes_a_long_history_a_batch_per_commit() {
 }
 
 #[test]
+fn an_unwind_longer_than_a_sorted_batch_removes_every_change_and_index_entry() {
+    // 68,000 changes undone: more than the 65,536 index entries an unwind deletes in one
+    // sorted batch, so the entries go in two batches.
+    const KEYS: u64 = 34_000;
+    let (_dir, db) = tempdb::open::<Kept>();
+    for version in 1..=3 {
+        write_all(&db, version, KEYS, version);
+    }
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.unwind(1).unwrap(), 2 * KEYS);
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    let check = tx.check_history::<Ledger>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    assert_eq!(
+        (check.changes, check.entries, check.rows),
+        (KEYS, KEYS, KEYS)
+    );
+    for k in [0, 1, KEYS / 2, KEYS - 1] {
+        assert_eq!(tx.get::<Ledger>(&k).unwrap(), Some(1));
+        assert_eq!(tx.versions::<Ledger>(&k).unwrap(), [1]);
+    }
+}
+
+#[test]
 fn a_bulk_load_with_a_version_prunes_at_each_batch_under_keep_versions() {
     let (_dir, db) = tempdb::open_with::<Kept>(tempdb::options().keep_versions(1));
     let load = |version: u64, keys: std::ops::Range<u64>| {
