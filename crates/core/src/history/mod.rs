@@ -634,49 +634,59 @@ pub(crate) fn prune_batch(
             .put(history, &HORIZON, &below.to_be_bytes(), engine::put::UPSERT)
             .map_err(fail)?,
     }
-    let mut doomed = Vec::new();
-    {
-        let mut cursor = raw.cursor(history).map_err(fail)?;
-        let mut at = cursor.get(op::FIRST, None, None).map_err(fail)?;
-        while let Some((key, _)) = at {
-            match parse_change(key) {
-                Some((version, k)) if version < below && doomed.len() < limit => {
-                    doomed.push((version, k.to_vec()));
-                }
-                _ => break,
+    // One cursor walks the changes from the first, deleting them; the other deletes each
+    // pruned key's mark. Changes go in version order, so a key's index entries below a pruned
+    // change are earlier pruned changes: the one left of them (the key's mark) goes, the new
+    // one stays. The mark goes first, so that the walking cursor's next move is the one that
+    // follows its own delete.
+    let lent = raw.lend();
+    let mut changes = lent.cursor(history, shared.cursors()).map_err(fail)?;
+    let mut marks = lent.cursor(history, shared.cursors()).map_err(fail)?;
+    let mut key = Vec::new();
+    let mut pruned = 0;
+    let mut op = op::FIRST;
+    while pruned < limit {
+        let change = match changes.get_with(op, None, None, |k, _| match parse_change(k) {
+            Some((version, stored)) if version < below => {
+                key.clear();
+                key.extend_from_slice(stored);
+                Some(version)
             }
-            at = cursor.get(op::NEXT, None, None).map_err(fail)?;
-        }
-    }
-    // Changes go in version order, so a key's index entries below a pruned change are earlier
-    // pruned changes: the one left of them (the key's mark) goes, the new one stays.
-    for (version, k) in &doomed {
-        let fail = |code| shared.fail(code, At::table(source, "prune history").key(k));
-        raw.del(history, change_key(*version, k).as_slice(), None)
-            .map_err(fail)?;
-        let prefix = index_prefix(k);
-        let mark = {
-            let mut cursor = raw.cursor(history).map_err(fail)?;
-            match cursor
-                .get(op::SET_RANGE, Some(prefix.as_slice()), None)
-                .map_err(fail)?
-            {
-                Some((entry, _)) if entry.starts_with(prefix.as_slice()) => {
-                    let (_, marked) = parse_index(entry)
-                        .ok_or_else(|| damaged(source, "an index entry", entry))?;
-                    (marked < *version).then(|| entry.to_vec())
-                }
-                _ => None,
-            }
+            _ => None,
+        }) {
+            Ok(found) => found.flatten(),
+            // After the table's last entry was deleted.
+            Err(code) if code == engine::Code::ENODATA => None,
+            Err(code) => return Err(fail(code)),
         };
-        if let Some(mark) = mark {
-            raw.del(history, &mark, None).map_err(fail)?;
+        let Some(version) = change else {
+            break;
+        };
+        let fail = |code| shared.fail(code, At::table(source, "prune history").key(&key));
+        let prefix = index_prefix(&key);
+        let marked = marks
+            .get_with(op::SET_RANGE, Some(prefix.as_slice()), None, |entry, _| {
+                if !entry.starts_with(prefix.as_slice()) {
+                    return Ok(false);
+                }
+                let (_, marked) =
+                    parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+                Ok(marked < version)
+            })
+            .map_err(fail)?
+            .transpose()?;
+        if marked == Some(true) {
+            marks.del(engine::del::CURRENT).map_err(fail)?;
         }
+        changes.del(engine::del::CURRENT).map_err(fail)?;
+        pruned += 1;
+        // After a delete, `MDBX_NEXT` lands on the entry that followed the deleted one.
+        op = op::NEXT;
     }
     // The horizon may now be above a version this transaction wrote at: its next change is
     // checked again.
     shared.history().forget_last(history);
-    Ok(doomed.len())
+    Ok(pruned)
 }
 
 /// Under [`Options::keep_versions(n)`](crate::Options::keep_versions), at the commit of a write
