@@ -433,10 +433,10 @@ impl Unwound {
 
 /// An unwind of one history to a version: its changes walked down from the last one, each
 /// deleted once its row is written back, and their history index entries collected and
-/// deleted in key order ([`UNWIND_BATCH`] at a time) through a cursor of their own. The index
-/// entries of one unwind are spread over the keys at random; deleted in the order of the
-/// changes, each took a descent from the root, while in key order the next one is mostly on
-/// the page the cursor is on (libmdbx's seek stays in the leaf page that holds the key).
+/// deleted in key order ([`UNWIND_BATCH`] at a time) through a cursor of their own. In the
+/// changes' order the index entries fall on the index's pages at random, and a delete by key
+/// descends the tree from its root; in key order the next one is mostly on the leaf page the
+/// cursor is on, where libmdbx's seek stays without a descent.
 pub(crate) struct Unwind<'t> {
     changes: RawCursorMut<'t>,
     index: RawCursorMut<'t>,
