@@ -935,6 +935,62 @@ fn a_migration_that_rewrites_a_history_tables_rows_is_refused_until_the_history_
     assert!(tx.check_history::<stringly::Names>(10).unwrap().is_ok());
 }
 
+#[test]
+fn a_migrations_raw_write_to_a_history_tables_rows_is_refused_until_the_history_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(1);
+    tx.put::<Names>("a", &1).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+
+    // A put or a delete would change a row without recording it: refused, naming the table,
+    // its history and the drop that lets it through; reads go through.
+    type Write = fn(&mut tabula::MigrationTx<'_>) -> tabula::Result<()>;
+    fn put(tx: &mut tabula::MigrationTx<'_>) -> tabula::Result<()> {
+        assert_eq!(tx.get::<Names>(&"a".to_string())?, Some(1));
+        tx.put::<Names>(&"b".to_string(), &2)
+    }
+    fn delete(tx: &mut tabula::MigrationTx<'_>) -> tabula::Result<()> {
+        tx.delete::<Names>(&"a".to_string()).map(drop)
+    }
+    for (what, f) in [("put", put as Write), ("delete", delete)] {
+        let steps = tabula::Migrations::new().step(2, "raw", move |m| m.run("raw write", f));
+        match tabula::open_with::<WithHistory>(dir.path(), tempdb::options(), &steps) {
+            Err(Error::Migration { message, .. }) => {
+                assert!(
+                    message.contains(&format!("{what} a row of `Names`")),
+                    "{message}"
+                );
+                assert!(message.contains("`names_history`"), "{message}");
+                assert!(
+                    message.contains("drop_table(\"names_history\")"),
+                    "{message}"
+                );
+            }
+            other => panic!("{what}: {:?}", other.map(|(_, report)| report)),
+        }
+    }
+    let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Names>("a").unwrap(), Some(1));
+    assert_eq!(tx.get::<Names>("b").unwrap(), None);
+    assert_eq!(tx.versions::<Names>("a").unwrap(), [1]);
+    drop(tx);
+    drop(db);
+
+    // Dropped first, the history lets the write through, and the open starts it again.
+    let steps = tabula::Migrations::new().step(2, "raw", |m| {
+        m.drop_table("names_history");
+        m.run("raw write", |tx| tx.put::<Names>(&"b".to_string(), &2));
+    });
+    let (db, report) =
+        tabula::open_with::<WithHistory>(dir.path(), tempdb::options(), &steps).unwrap();
+    assert_eq!(report.histories_started, ["names_history"]);
+    assert_eq!(db.read().unwrap().get::<Names>("b").unwrap(), Some(2));
+}
+
 /// Integer keys are stored native-endian: a range as of a version walks their whole history.
 #[derive(Table)]
 #[table(key = u64, value = u64, integer_key, history)]
@@ -1301,6 +1357,31 @@ fn keep_versions_prunes_a_long_history_a_batch_per_commit() {
         tx.get_as_of::<Ledger>(&1, 1),
         Err(Error::BelowHorizon { .. })
     ));
+}
+
+#[test]
+fn an_unwind_longer_than_a_sorted_batch_removes_every_change_and_index_entry() {
+    // 68,000 changes undone: more than the 65,536 index entries an unwind deletes in one
+    // sorted batch, so the entries go in two batches.
+    const KEYS: u64 = 34_000;
+    let (_dir, db) = tempdb::open::<Kept>();
+    for version in 1..=3 {
+        write_all(&db, version, KEYS, version);
+    }
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.unwind(1).unwrap(), 2 * KEYS);
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    let check = tx.check_history::<Ledger>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    assert_eq!(
+        (check.changes, check.entries, check.rows),
+        (KEYS, KEYS, KEYS)
+    );
+    for k in [0, 1, KEYS / 2, KEYS - 1] {
+        assert_eq!(tx.get::<Ledger>(&k).unwrap(), Some(1));
+        assert_eq!(tx.versions::<Ledger>(&k).unwrap(), [1]);
+    }
 }
 
 #[test]

@@ -27,6 +27,12 @@
 //! read of 10 entries from a key, per range read, in one read transaction: Tabula's
 //! `range(k..)` with `next_raw`, raw `SET_RANGE` + 9 `NEXT` on one cursor, redb's `range(k..)`),
 //! and `raw_cursor_next` / `raw_prune` beside `cursor_next` / `prune`.
+//!
+//! Issue 36's `history_commit` and `history_commit_keep`: a write transaction at a new version
+//! of one put into a table declared `history` (the `history` workload's accounts), committed
+//! (`SafeNoSync`), without and with `Options::keep_versions(`[`KEEP`]`)`: what keeping the last
+//! versions adds to a commit (in the steady state, each commit prunes the one change that
+//! falls below the versions kept).
 
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
@@ -65,7 +71,10 @@ fn main() {
     let n: u64 = std::env::args()
         .nth(2)
         .map_or(100_000, |s| s.parse().unwrap());
-    if let Some(sum) = raw_path(&which, n).or_else(|| redb_path(&which, n)) {
+    if let Some(sum) = raw_path(&which, n)
+        .or_else(|| redb_path(&which, n))
+        .or_else(|| history_path(&which, n))
+    {
         eprintln!("{which}: {sum}");
         return;
     }
@@ -242,6 +251,51 @@ fn main() {
 }
 
 /// The raw libmdbx + bincode 2 paths (`raw_*`), or `None` for another path.
+/// The versions `history_commit_keep` keeps.
+const KEEP: u64 = 16;
+
+/// `history_commit` and `history_commit_keep`: 1,024 keys at version 1 and [`KEEP`] versions of
+/// one put each first, then `n` commits of one put at a new version each.
+fn history_path(which: &str, n: u64) -> Option<u64> {
+    use tabula_bench::workloads::history::{Accounts, HistorySchema};
+    let keep = match which {
+        "history_commit" => false,
+        "history_commit_keep" => true,
+        _ => return None,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options::new()
+        .max_size(1 << 30)
+        .sync(tabula::SyncMode::SafeNoSync);
+    let options = if keep {
+        options.keep_versions(KEEP)
+    } else {
+        options
+    };
+    let db = tabula::open::<HistorySchema>(dir.path(), options).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(1);
+    for i in 0..1024u64 {
+        tx.put::<Accounts>(&i, &i).unwrap();
+    }
+    tx.commit().unwrap();
+    let mut sum = 0;
+    for version in 2..2 + KEEP + n {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Accounts>(&(version % 1024), &version).unwrap();
+        tx.commit().unwrap();
+        sum += 1;
+    }
+    let tx = db.read().unwrap();
+    let check = tx.check_history::<Accounts>(1).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    // Kept: the last `KEEP` versions' changes; else every change.
+    let changes = if keep { KEEP } else { 1024 + KEEP + n };
+    assert_eq!(check.changes, changes, "{which}");
+    Some(sum)
+}
+
 fn raw_path(which: &str, n: u64) -> Option<u64> {
     if !which.starts_with("raw_") {
         return None;

@@ -467,16 +467,13 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let _replay = shared.history().replay();
         let mut undone = 0;
         {
-            // Two cursors of the transaction: one walks the history down from its last change,
-            // the other writes the rows back through the pipeline.
+            // Cursors of the transaction: the unwind's walk the history down from its last
+            // change, and one that writes the rows back through the pipeline.
             let lent = raw.lend();
             let fail = |code| shared.fail(code, At::of::<T>("unwind"));
-            let mut changes = lent.cursor(history, shared.cursors()).map_err(fail)?;
+            let mut unwind = history::Unwind::start(lent, shared, (T::NAME, history), version)?;
             let mut rows = lent.cursor(dbi, shared.cursors()).map_err(fail)?;
-            let mut at = history::Unwound::default();
-            let mut more =
-                history::last_change_above(&mut changes, shared, T::NAME, version, &mut at)?;
-            while more {
+            while let Some(at) = unwind.change() {
                 let k = at.key();
                 let mut landing = Landing::Unmoved;
                 match at.before() {
@@ -507,14 +504,9 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                     }
                 }
                 undone += 1;
-                more = history::next_change_above(
-                    &mut changes,
-                    shared,
-                    (T::NAME, history),
-                    &mut at,
-                    version,
-                )?;
+                unwind.advance()?;
             }
+            unwind.finish()?;
         }
         history::lower_last(raw, shared, T::NAME, history, version)?;
         Ok(undone)

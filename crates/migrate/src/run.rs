@@ -17,12 +17,14 @@ fn step_error(step: &Step, message: String) -> Error {
     }
 }
 
-/// Refuses an operation (`what`) that rewrites the rows of `table` while the database holds a
-/// history of it: the history keeps the rows' earlier values (and keys) as they were written,
-/// and would go on answering reads as of a version and unwinds with them. Dropping the
-/// history first (this step or an earlier one) lets it through; the next open starts the
-/// history again, recording from the first version written after it.
-fn refuse_beside_history(
+/// Refuses an operation (`what`) that writes the rows of `table` beside Tabula's write path
+/// (rewrites them, or puts and deletes them raw in a step's `run`) while the database holds a
+/// history of it: the history records nothing of such a write, keeps the rows' earlier values
+/// (and keys) as they were written, and would go on answering reads as of a version and
+/// unwinds with them. Dropping the history first (this step or an earlier one) lets it
+/// through; the next open starts the history again, recording from the first version written
+/// after it.
+pub(crate) fn refuse_beside_history(
     step: &Step,
     record: &SchemaRecord,
     what: &str,
@@ -34,11 +36,12 @@ fn refuse_beside_history(
     Err(step_error(
         step,
         format!(
-            "cannot {what}: table `{table}` has the history `{history}`, which keeps the \
-             earlier values and keys of its rows as they were written, and would go on \
-             answering reads as of a version and unwinds with them; drop the history first \
-             (`drop_table(\"{history}\")` before this operation, in this step or an earlier \
-             one): the next open starts it again, recording from the first version written"
+            "cannot {what}: table `{table}` has the history `{history}`, which records nothing \
+             of this write, keeps the earlier values and keys of its rows as they were \
+             written, and would go on answering reads as of a version and unwinds with them; \
+             drop the history first (`drop_table(\"{history}\")` before this operation, in this \
+             step or an earlier one): the next open starts it again, recording from the first \
+             version written"
         ),
     ))
 }
@@ -204,7 +207,11 @@ fn apply_op(
             Ok(0)
         }
         Op::Run { f, .. } => {
-            f(&mut MigrationTx { boot: a })?;
+            f(&mut MigrationTx {
+                boot: a,
+                step,
+                record,
+            })?;
             Ok(0)
         }
         #[cfg(feature = "compression")]

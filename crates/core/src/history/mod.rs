@@ -24,7 +24,7 @@ pub(crate) use check::check;
 pub(crate) use read::{changed_after, changes_at, check_horizon, check_unwind, value_at, versions};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
-use crate::engine::{self, CursorNav, Dbi, RawCursorMut, RawTxn, op};
+use crate::engine::{self, CursorNav, Dbi, LentTxn, RawCursorMut, RawTxn, op};
 use crate::error::{At, Error, Result};
 use crate::index::Store;
 use crate::state::Shared;
@@ -402,6 +402,13 @@ pub(crate) fn record(
     Ok(())
 }
 
+/// How many history index entries an unwind collects, at most, before it deletes them (in key
+/// order): a longer unwind deletes them in sorted batches.
+const UNWIND_BATCH: usize = 1 << 16;
+/// How many bytes of history index keys an unwind collects, at most, before it deletes them:
+/// with [`UNWIND_BATCH`], the bound of its memory.
+const UNWIND_BATCH_BYTES: usize = 1 << 24;
+
 /// The change an unwind's walk is on: its version, stored key and value before, in buffers
 /// the walk reuses.
 #[derive(Default)]
@@ -424,70 +431,163 @@ impl Unwound {
     }
 }
 
-/// Copies the change under `cursor` (on a history of table `source`, moved with `op`) into
-/// `into` when it is one above `version`; `false` when the walk is done.
-fn unwound_at(
-    cursor: &mut RawCursorMut<'_>,
-    shared: &Shared,
+/// An unwind of one history to a version: its changes walked down from the last one, each
+/// deleted once its row is written back, and their history index entries collected and
+/// deleted in key order ([`UNWIND_BATCH`] at a time) through a cursor of their own. In the
+/// changes' order the index entries fall on the index's pages at random, and a delete by key
+/// descends the tree from its root; in key order the next one is mostly on the leaf page the
+/// cursor is on, where libmdbx's seek stays without a descent.
+pub(crate) struct Unwind<'t> {
+    changes: RawCursorMut<'t>,
+    index: RawCursorMut<'t>,
+    shared: &'t Shared,
     source: &'static str,
-    op: engine::op::Op,
     version: u64,
-    into: &mut Unwound,
-) -> Result<bool> {
-    let found = cursor
-        .get_with(op, None, None, |key, value| {
-            let Some((changed, k)) = parse_change(key) else {
-                return Ok(false);
-            };
-            if changed <= version {
-                return Ok(false);
+    at: Unwound,
+    /// Whether `at` holds a change still to undo.
+    more: bool,
+    /// The stored keys of the changes undone whose index entries are still there, one after
+    /// another; `doomed` holds each one's version and where it ends.
+    keys: Vec<u8>,
+    doomed: Vec<(u64, u32)>,
+}
+
+impl<'t> Unwind<'t> {
+    /// The unwind of the history `history` of table `source` to `version`, in `txn`: on the
+    /// last change above `version`, if any.
+    pub(crate) fn start(
+        txn: LentTxn<'t>,
+        shared: &'t Shared,
+        (source, history): (&'static str, Dbi),
+        version: u64,
+    ) -> Result<Self> {
+        let fail = |code| shared.fail(code, At::table(source, "unwind"));
+        let mut changes = txn.cursor(history, shared.cursors()).map_err(fail)?;
+        let index = txn.cursor(history, shared.cursors()).map_err(fail)?;
+        // The changes come first: the last one is just before the first index entry.
+        let first_index = changes
+            .get_with(op::SET_RANGE, Some(&[INDEX]), None, |_, _| ())
+            .map_err(fail)?;
+        let mut unwind = Unwind {
+            changes,
+            index,
+            shared,
+            source,
+            version,
+            at: Unwound::default(),
+            more: false,
+            keys: Vec::new(),
+            doomed: Vec::new(),
+        };
+        unwind.step(if first_index.is_some() {
+            op::PREV
+        } else {
+            op::LAST
+        })?;
+        Ok(unwind)
+    }
+
+    /// The change to undo now; `None` when the walk is done.
+    pub(crate) fn change(&self) -> Option<&Unwound> {
+        self.more.then_some(&self.at)
+    }
+
+    /// The change [`change`](Self::change) returned (its row written back) removed from the
+    /// history, and the walk on the change before it.
+    pub(crate) fn advance(&mut self) -> Result<()> {
+        debug_assert!(self.more, "an unwind advanced past its last change");
+        let (shared, source, key) = (self.shared, self.source, &self.at.key);
+        self.changes
+            .del(engine::del::CURRENT)
+            .map_err(|code| shared.fail(code, At::table(source, "unwind").key(key)))?;
+        if self.doomed.len() == UNWIND_BATCH || self.keys.len() >= UNWIND_BATCH_BYTES {
+            self.delete_index_entries()?;
+        }
+        self.keys.extend_from_slice(&self.at.key);
+        // `UNWIND_BATCH_BYTES` and the largest key keep the offsets within 32 bits.
+        self.doomed.push((self.at.version, self.keys.len() as u32));
+        self.step(op::PREV)
+    }
+
+    /// The end of the walk: the index entries of the changes undone that are still there
+    /// deleted.
+    pub(crate) fn finish(mut self) -> Result<()> {
+        debug_assert!(!self.more, "an unwind finished before its last change");
+        self.delete_index_entries()
+    }
+
+    /// Moves the changes' cursor with `op` and copies the change it lands on into `at` when
+    /// its version is above the unwind's; `more` says whether it was.
+    fn step(&mut self, op: engine::op::Op) -> Result<()> {
+        let (source, version, at) = (self.source, self.version, &mut self.at);
+        let found = self
+            .changes
+            .get_with(op, None, None, |key, value| {
+                let Some((changed, k)) = parse_change(key) else {
+                    return Ok(false);
+                };
+                if changed <= version {
+                    return Ok(false);
+                }
+                let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+                at.version = changed;
+                at.key.clear();
+                at.key.extend_from_slice(k);
+                at.before.clear();
+                at.before.extend_from_slice(before.unwrap_or_default());
+                at.present = before.is_some();
+                Ok(true)
+            })
+            .map_err(|code| self.shared.fail(code, At::table(source, "unwind")))?;
+        self.more = found.unwrap_or(Ok(false))?;
+        Ok(())
+    }
+
+    /// Deletes the collected index entries, in key order, and forgets them.
+    fn delete_index_entries(&mut self) -> Result<()> {
+        // The index's order is its stored keys' byte order, then the versions'. Sorted as
+        // numbers first: a key's first eight bytes and its place among the collected ones;
+        // then the runs of keys whose first eight bytes are equal by all their bytes and the
+        // version.
+        let (shared, source) = (self.shared, self.source);
+        let (keys, doomed) = (&self.keys, &self.doomed);
+        let entry = |i: usize| {
+            let (version, end) = doomed[i];
+            let start = i.checked_sub(1).map_or(0, |before| doomed[before].1);
+            (&keys[start as usize..end as usize], version)
+        };
+        let mut order: Vec<u128> = (0..doomed.len())
+            .map(|i| {
+                let (key, _) = entry(i);
+                let mut head = [0; 8];
+                let n = key.len().min(8);
+                head[..n].copy_from_slice(&key[..n]);
+                u128::from(u64::from_be_bytes(head)) << 64 | i as u128
+            })
+            .collect();
+        order.sort_unstable();
+        let at = |o: u128| entry(o as u64 as usize);
+        for run in order.chunk_by_mut(|a, b| a >> 64 == b >> 64) {
+            if run.len() > 1 {
+                run.sort_unstable_by(|a, b| at(*a).cmp(&at(*b)));
             }
-            let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
-            into.version = changed;
-            into.key.clear();
-            into.key.extend_from_slice(k);
-            into.before.clear();
-            into.before.extend_from_slice(before.unwrap_or_default());
-            into.present = before.is_some();
-            Ok(true)
-        })
-        .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
-    found.unwrap_or(Ok(false))
-}
-
-/// An unwind's first step: `cursor` (on a history of table `source`) moved to the last change,
-/// copied into `into` when its version is above `version`.
-pub(crate) fn last_change_above(
-    cursor: &mut RawCursorMut<'_>,
-    shared: &Shared,
-    source: &'static str,
-    version: u64,
-    into: &mut Unwound,
-) -> Result<bool> {
-    // The changes come first: the last one is just before the first index entry.
-    let index = cursor
-        .get_with(op::SET_RANGE, Some(&[INDEX]), None, |_, _| ())
-        .map_err(|code| shared.fail(code, At::table(source, "unwind")))?;
-    let op = if index.is_some() { op::PREV } else { op::LAST };
-    unwound_at(cursor, shared, source, op, version, into)
-}
-
-/// An unwind's next step: the change under `cursor` (`at`, just written back) and its index
-/// entry removed, and the change before it copied into `at` when its version is above
-/// `version`.
-pub(crate) fn next_change_above(
-    cursor: &mut RawCursorMut<'_>,
-    shared: &Shared,
-    (source, history): (&'static str, Dbi),
-    at: &mut Unwound,
-    version: u64,
-) -> Result<bool> {
-    let fail = |code| shared.fail(code, At::table(source, "unwind").key(&at.key));
-    cursor.del(engine::del::CURRENT).map_err(fail)?;
-    cursor
-        .txn_del(history, index_key(&at.key, at.version).as_slice(), None)
-        .map_err(fail)?;
-    unwound_at(cursor, shared, source, op::PREV, version, at)
+        }
+        for o in order {
+            let (key, version) = at(o);
+            let fail = |code| shared.fail(code, At::table(source, "unwind").key(key));
+            let index_key = index_key(key, version);
+            let found = self
+                .index
+                .get_with(op::SET_KEY, Some(index_key.as_slice()), None, |_, _| ())
+                .map_err(fail)?;
+            if found.is_some() {
+                self.index.del(engine::del::CURRENT).map_err(fail)?;
+            }
+        }
+        self.keys.clear();
+        self.doomed.clear();
+        Ok(())
+    }
 }
 
 /// After an unwind to `version`: the last version recorded is at most `version`.
@@ -534,49 +634,59 @@ pub(crate) fn prune_batch(
             .put(history, &HORIZON, &below.to_be_bytes(), engine::put::UPSERT)
             .map_err(fail)?,
     }
-    let mut doomed = Vec::new();
-    {
-        let mut cursor = raw.cursor(history).map_err(fail)?;
-        let mut at = cursor.get(op::FIRST, None, None).map_err(fail)?;
-        while let Some((key, _)) = at {
-            match parse_change(key) {
-                Some((version, k)) if version < below && doomed.len() < limit => {
-                    doomed.push((version, k.to_vec()));
-                }
-                _ => break,
+    // One cursor walks the changes from the first, deleting them; the other deletes each
+    // pruned key's mark. Changes go in version order, so a key's index entries below a pruned
+    // change are earlier pruned changes: the one left of them (the key's mark) goes, the new
+    // one stays. The mark goes first, so that the walking cursor's next move is the one that
+    // follows its own delete.
+    let lent = raw.lend();
+    let mut changes = lent.cursor(history, shared.cursors()).map_err(fail)?;
+    let mut marks = lent.cursor(history, shared.cursors()).map_err(fail)?;
+    let mut key = Vec::new();
+    let mut pruned = 0;
+    let mut op = op::FIRST;
+    while pruned < limit {
+        let change = match changes.get_with(op, None, None, |k, _| match parse_change(k) {
+            Some((version, stored)) if version < below => {
+                key.clear();
+                key.extend_from_slice(stored);
+                Some(version)
             }
-            at = cursor.get(op::NEXT, None, None).map_err(fail)?;
-        }
-    }
-    // Changes go in version order, so a key's index entries below a pruned change are earlier
-    // pruned changes: the one left of them (the key's mark) goes, the new one stays.
-    for (version, k) in &doomed {
-        let fail = |code| shared.fail(code, At::table(source, "prune history").key(k));
-        raw.del(history, change_key(*version, k).as_slice(), None)
-            .map_err(fail)?;
-        let prefix = index_prefix(k);
-        let mark = {
-            let mut cursor = raw.cursor(history).map_err(fail)?;
-            match cursor
-                .get(op::SET_RANGE, Some(prefix.as_slice()), None)
-                .map_err(fail)?
-            {
-                Some((entry, _)) if entry.starts_with(prefix.as_slice()) => {
-                    let (_, marked) = parse_index(entry)
-                        .ok_or_else(|| damaged(source, "an index entry", entry))?;
-                    (marked < *version).then(|| entry.to_vec())
-                }
-                _ => None,
-            }
+            _ => None,
+        }) {
+            Ok(found) => found.flatten(),
+            // After the table's last entry was deleted.
+            Err(code) if code == engine::Code::ENODATA => None,
+            Err(code) => return Err(fail(code)),
         };
-        if let Some(mark) = mark {
-            raw.del(history, &mark, None).map_err(fail)?;
+        let Some(version) = change else {
+            break;
+        };
+        let fail = |code| shared.fail(code, At::table(source, "prune history").key(&key));
+        let prefix = index_prefix(&key);
+        let marked = marks
+            .get_with(op::SET_RANGE, Some(prefix.as_slice()), None, |entry, _| {
+                if !entry.starts_with(prefix.as_slice()) {
+                    return Ok(false);
+                }
+                let (_, marked) =
+                    parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
+                Ok(marked < version)
+            })
+            .map_err(fail)?
+            .transpose()?;
+        if marked == Some(true) {
+            marks.del(engine::del::CURRENT).map_err(fail)?;
         }
+        changes.del(engine::del::CURRENT).map_err(fail)?;
+        pruned += 1;
+        // After a delete, `MDBX_NEXT` lands on the entry that followed the deleted one.
+        op = op::NEXT;
     }
     // The horizon may now be above a version this transaction wrote at: its next change is
     // checked again.
     shared.history().forget_last(history);
-    Ok(doomed.len())
+    Ok(pruned)
 }
 
 /// Under [`Options::keep_versions(n)`](crate::Options::keep_versions), at the commit of a write
