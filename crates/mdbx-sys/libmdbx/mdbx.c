@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -31651,10 +31651,22 @@ int osal_check_fs_local(mdbx_filehandle_t handle, int flags) {
   char pathbuf[PATH_MAX];
   FILE *mounted = nullptr;
 #if defined(__linux__) || defined(__gnu_linux__)
-  mounted = setmntent("/proc/mounts", "r");
+  /* Tabula (local-fs): the walk below only looks for the mount's source name ("nfs...",
+   * "fuse...", "cifs", ...). On a block-device file system the source is a device path, and on
+   * tmpfs or overlayfs it is a free label: none of them is remote whatever it says. So for
+   * these types the walk (a read of /proc/mounts and a stat of every mount point, on every
+   * osal_mmap: twice per environment open) is skipped. The types are the kernel's
+   * (linux/magic.h): ext2/3/4, xfs, btrfs, f2fs, tmpfs, overlayfs. */
+  const bool local_type = type == 0xEF53 || type == 0x58465342 || type == 0x9123683E || type == 0xF2F52010 ||
+                          type == 0x01021994 || type == 0x794C7630;
+  if (!local_type) {
+    mounted = setmntent("/proc/mounts", "r");
+    if (!mounted)
+      mounted = setmntent("/etc/mtab", "r");
+  }
+#else
+  mounted = setmntent("/etc/mtab", "r");
 #endif /* Linux */
-  if (!mounted)
-    mounted = setmntent("/etc/mtab", "r");
   if (mounted) {
     const struct mntent *ent;
 #if defined(_BSD_SOURCE) || defined(_SVID_SOURCE) || defined(__BIONIC__) ||                                            \
