@@ -506,7 +506,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 undone += 1;
                 unwind.advance()?;
             }
-            unwind.finish()?;
+            unwind.delete_remaining_index_entries()?;
         }
         history::lower_last(raw, shared, T::NAME, history, version)?;
         Ok(undone)

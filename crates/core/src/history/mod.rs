@@ -511,7 +511,7 @@ impl<'t> Unwind<'t> {
 
     /// The end of the walk: the index entries of the changes undone that are still there
     /// deleted.
-    pub(crate) fn finish(mut self) -> Result<()> {
+    pub(crate) fn delete_remaining_index_entries(mut self) -> Result<()> {
         debug_assert!(!self.more, "an unwind finished before its last change");
         self.delete_index_entries()
     }
