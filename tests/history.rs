@@ -874,8 +874,248 @@ mod stringly {
     pub struct App(Names, NamesHistory);
 }
 
+/// The transform of the history test: `Names`' numbers as text.
+fn as_text(n: u64) -> String {
+    format!("#{n}")
+}
+
+/// Every read as of `versions` of `Names` (or of `stringly::Names`, through `text`), each
+/// answer or refusal written out: a key's value, a version's changes, the whole table.
+fn as_of_reads<S, T>(db: &Db<S>, versions: std::ops::RangeInclusive<u64>) -> Vec<String>
+where
+    S: Schema + tabula::Contains<T>,
+    T: tabula::HasHistory<Key = String>,
+    T::Value: std::fmt::Debug,
+{
+    let tx = db.read().unwrap();
+    let mut out = Vec::new();
+    for v in versions {
+        for key in ["a", "b", "c", "d", "z"] {
+            out.push(format!("{v} {key}: {:?}", tx.get_as_of::<T>(key, v)));
+        }
+        out.push(format!("{v} changes: {:?}", tx.changes_at::<T>(v)));
+        out.push(format!("{v} range: {:?}", tx.range_as_of::<T>(.., v)));
+    }
+    for key in ["a", "b", "c", "d", "z"] {
+        out.push(format!("{key} versions: {:?}", tx.versions::<T>(key)));
+    }
+    out
+}
+
 #[test]
-fn a_migration_that_rewrites_a_history_tables_rows_is_refused_until_the_history_is_dropped() {
+fn a_transform_of_a_history_tables_values_converts_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
+    // Puts, overwrites and deletes at five versions; the first one pruned, leaving marks.
+    let versions: [(u64, &[(&str, Option<u64>)]); 5] = [
+        (1, &[("a", Some(1)), ("b", Some(2)), ("d", Some(5))]),
+        (2, &[("a", Some(10)), ("c", Some(3))]),
+        (3, &[("b", None)]),
+        (4, &[("b", Some(4)), ("a", None)]),
+        (5, &[("c", Some(30)), ("d", Some(50))]),
+    ];
+    let mut states: BTreeMap<u64, NameMap> = BTreeMap::from([(0, NameMap::new())]);
+    for (version, writes) in versions {
+        let mut state = states[&(version - 1)].clone();
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        for (key, value) in writes {
+            match value {
+                Some(value) => {
+                    tx.put::<Names>(*key, value).unwrap();
+                    state.insert(key.to_string(), *value);
+                }
+                None => {
+                    tx.delete::<Names>(*key).unwrap();
+                    state.remove(*key);
+                }
+            }
+        }
+        tx.commit().unwrap();
+        states.insert(version, state);
+    }
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.prune_history::<Names>(2, 100).unwrap(), 3);
+    tx.commit().unwrap();
+    let before = as_of_reads::<_, Names>(&db, 0..=6);
+    drop(db);
+
+    let migrations = tabula::Migrations::new().step(2, "names-as-text", |m| {
+        m.transform::<stringly::Names, u64>(as_text);
+    });
+    let (db, report) =
+        tabula::open_with::<stringly::App>(dir.path(), tempdb::options(), &migrations).unwrap();
+    assert_eq!(report.applied, [(2, "names-as-text")]);
+    assert!(
+        report.histories_started.is_empty(),
+        "the history came along"
+    );
+
+    // Every answer as before, with the values transformed; every refusal as before.
+    let transformed: Vec<String> = before
+        .iter()
+        .map(|line| {
+            // The numbers the reads gave, in each form the reads print them.
+            let mut out = line.clone();
+            for n in [1u64, 2, 3, 4, 5, 10, 30, 50] {
+                for (from, to) in [
+                    (format!("Some({n})"), format!("Some({:?})", as_text(n))),
+                    (format!("\", {n})"), format!("\", {:?})", as_text(n))),
+                ] {
+                    out = out.replace(&from, &to);
+                }
+            }
+            out
+        })
+        .collect();
+    assert_ne!(transformed, before, "the reads give values");
+    let after = as_of_reads::<_, stringly::Names>(&db, 0..=6);
+    assert_eq!(after, transformed);
+    // And against the model, at every version from the horizon on.
+    let text = |state: &NameMap| -> Vec<(String, String)> {
+        state
+            .iter()
+            .map(|(k, v)| (k.clone(), as_text(*v)))
+            .collect()
+    };
+    let tx = db.read().unwrap();
+    for version in 2..=5 {
+        assert_eq!(
+            tx.range_as_of::<stringly::Names>(.., version).unwrap(),
+            text(&states[&version]),
+            "as of {version}"
+        );
+        for key in ["a", "b", "c", "d"] {
+            assert_eq!(
+                tx.get_as_of::<stringly::Names>(key, version).unwrap(),
+                states[&version].get(key).copied().map(as_text),
+                "{key} as of {version}"
+            );
+        }
+    }
+    assert_eq!(
+        tx.changes_at::<stringly::Names>(4).unwrap(),
+        [
+            ("a".to_string(), Some(as_text(10)), None),
+            ("b".to_string(), None, Some(as_text(4)))
+        ]
+    );
+    let check = tx.check_history::<stringly::Names>(10).unwrap();
+    assert!(check.is_ok(), "{check:?}");
+    drop(tx);
+    assert!(db.check().unwrap().is_ok());
+
+    // An unwind writes the transformed values back.
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.unwind(2).unwrap(), 5);
+    assert_eq!(tx.range::<stringly::Names>(..).count(), 4);
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(
+        tx.iter::<stringly::Names>()
+            .map(|e| e.unwrap())
+            .collect::<Vec<_>>(),
+        text(&states[&2])
+    );
+    let check = tx.check_history::<stringly::Names>(10).unwrap();
+    assert!(check.is_ok(), "{check:?}");
+    drop(tx);
+    assert!(db.check().unwrap().is_ok());
+    drop(db);
+    // Applied once: the next open converts nothing again.
+    let (db, report) =
+        tabula::open_with::<stringly::App>(dir.path(), tempdb::options(), &migrations).unwrap();
+    assert!(report.applied.is_empty());
+    assert_eq!(
+        db.read()
+            .unwrap()
+            .get_as_of::<stringly::Names>("a", 1)
+            .unwrap(),
+        Some(as_text(1))
+    );
+}
+
+/// A table whose old values hold a variant the transform's old type lacks.
+mod modes {
+    use serde::{Deserialize, Serialize};
+    use tabula::{History, Schema, Table};
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub enum Mode {
+        On,
+        Off,
+    }
+
+    /// What the transform decodes: `Off` is not a value of it.
+    #[derive(Serialize, Deserialize)]
+    pub enum OnlyOn {
+        On,
+    }
+
+    #[derive(Table)]
+    #[table(name = "Modes", key = u64, value = Mode, history)]
+    pub struct Modes;
+
+    #[derive(History)]
+    #[history(on = Modes, name = "modes_history")]
+    pub struct ModesHistory;
+
+    #[derive(Schema)]
+    pub struct V1(Modes, ModesHistory);
+
+    #[derive(Table)]
+    #[table(name = "Modes", key = u64, value = String, history)]
+    pub struct Named;
+
+    #[derive(History)]
+    #[history(on = Named, name = "modes_history")]
+    pub struct NamedHistory;
+
+    #[derive(Schema)]
+    pub struct V2(Named, NamedHistory);
+}
+
+#[test]
+fn a_transform_that_fails_on_a_value_in_the_history_commits_nothing() {
+    use modes::{Mode, Modes, OnlyOn};
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<modes::V1>(dir.path(), tempdb::options()).unwrap();
+    for (version, mode) in [(1, Mode::Off), (2, Mode::On)] {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Modes>(&7, &mode).unwrap();
+        tx.commit().unwrap();
+    }
+    drop(db);
+
+    // The row (`On`) converts; the value before version 2 (`Off`) does not.
+    let migrations = tabula::Migrations::new().step(2, "modes-as-text", |m| {
+        m.transform::<modes::Named, OnlyOn>(|OnlyOn::On| "on".to_string());
+    });
+    match tabula::open_with::<modes::V2>(dir.path(), tempdb::options(), &migrations) {
+        Err(Error::Migration { message, .. }) => {
+            assert!(message.contains("transform values of Modes"), "{message}");
+            assert!(message.contains("`modes_history`"), "{message}");
+            assert!(
+                message.contains("the value before version 2 of key 0x0000000000000007"),
+                "{message}"
+            );
+            assert!(message.contains("does not convert"), "{message}");
+        }
+        other => panic!("{:?}", other.map(|(_, report)| report)),
+    }
+    // Nothing of the step was committed: the rows, the history and the version are as they
+    // were.
+    let db = tabula::open::<modes::V1>(dir.path(), tempdb::options()).unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Modes>(&7).unwrap(), Some(Mode::On));
+    assert_eq!(tx.get_as_of::<Modes>(&7, 1).unwrap(), Some(Mode::Off));
+    assert_eq!(tx.get_as_of::<Modes>(&7, 0).unwrap(), None);
+    assert!(tx.check_history::<Modes>(10).unwrap().is_ok());
+}
+
+#[test]
+fn a_migration_that_rewrites_a_history_tables_keys_is_refused_until_the_history_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
     for (version, a) in [(1, 1), (2, 2)] {
@@ -886,15 +1126,15 @@ fn a_migration_that_rewrites_a_history_tables_rows_is_refused_until_the_history_
     }
     drop(db);
 
-    // The history holds `u64` values: transformed rows beside it would be read as of version
-    // 1 through it, in the old encoding.
-    let transform = tabula::Migrations::new().step(2, "names-as-text", |m| {
-        m.transform::<stringly::Names, u64>(|n| n.to_string());
+    // The history's keys are the old keys: rekeyed rows beside it would be read as of version
+    // 1 through it, under keys they no longer have.
+    let rekey = tabula::Migrations::new().step(2, "names-upper", |m| {
+        m.rekey::<Names, String>(|name| name.to_uppercase());
     });
-    let refused = tabula::open_with::<stringly::App>(dir.path(), tempdb::options(), &transform);
+    let refused = tabula::open_with::<WithHistory>(dir.path(), tempdb::options(), &rekey);
     match refused {
         Err(Error::Migration { message, .. }) => {
-            assert!(message.contains("transform values of Names"), "{message}");
+            assert!(message.contains("rekey Names"), "{message}");
             assert!(message.contains("`names_history`"), "{message}");
             assert!(
                 message.contains("drop_table(\"names_history\")"),
@@ -912,27 +1152,24 @@ fn a_migration_that_rewrites_a_history_tables_rows_is_refused_until_the_history_
     drop(db);
 
     // Dropped first, the history lets the step through, and the open starts it again.
-    let transform = tabula::Migrations::new().step(2, "names-as-text", |m| {
+    let rekey = tabula::Migrations::new().step(2, "names-upper", |m| {
         m.drop_table("names_history");
-        m.transform::<stringly::Names, u64>(|n| n.to_string());
+        m.rekey::<Names, String>(|name| name.to_uppercase());
     });
     let (db, report) =
-        tabula::open_with::<stringly::App>(dir.path(), tempdb::options(), &transform).unwrap();
+        tabula::open_with::<WithHistory>(dir.path(), tempdb::options(), &rekey).unwrap();
     assert_eq!(report.histories_started, ["names_history"]);
     let mut tx = db.write().unwrap();
     tx.set_version(3);
-    tx.put::<stringly::Names>("a", "three").unwrap();
+    tx.put::<Names>("A", &3).unwrap();
     tx.commit().unwrap();
     let tx = db.read().unwrap();
-    assert_eq!(
-        tx.get_as_of::<stringly::Names>("a", 2).unwrap().as_deref(),
-        Some("2")
-    );
+    assert_eq!(tx.get_as_of::<Names>("A", 2).unwrap(), Some(2));
     assert!(matches!(
-        tx.get_as_of::<stringly::Names>("a", 1),
+        tx.get_as_of::<Names>("A", 1),
         Err(Error::BelowHorizon { horizon: 3, .. })
     ));
-    assert!(tx.check_history::<stringly::Names>(10).unwrap().is_ok());
+    assert!(tx.check_history::<Names>(10).unwrap().is_ok());
 }
 
 #[test]

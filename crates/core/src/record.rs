@@ -345,6 +345,12 @@ pub struct StepProgress {
     pub after: Option<Vec<u8>>,
     /// Entries done in that operation.
     pub done: u64,
+    /// Whether the operation at `op` has rewritten its table's rows and is converting the
+    /// values before recorded in the table's history (a `transform` of a table with a
+    /// history): `after` and `done` are then of the history's entries. Absent (false) in
+    /// records written before it existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub history: bool,
 }
 
 /// The progress record of Tabula releases before [`StepProgress`], under [`LEGACY_PROGRESS_KEY`]: it

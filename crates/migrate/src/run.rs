@@ -3,10 +3,10 @@
 use std::time::Instant;
 
 use tabula_core::record::{AppliedStep, LEGACY_PROGRESS_KEY, SchemaRecord, StepProgress};
-use tabula_core::startup::Bootstrap;
+use tabula_core::startup::{Bootstrap, ExistingTable, convert_history_value};
 use tabula_core::{Error, KeyHex, Result};
 
-use crate::steps::{Migrations, Op, Progress, Step};
+use crate::steps::{MapFn, Migrations, Op, Progress, Step};
 use crate::tx::MigrationTx;
 
 fn step_error(step: &Step, message: String) -> Error {
@@ -58,6 +58,8 @@ struct BatchDone<'a> {
     total: u64,
     /// The operation, as [`Progress::operation`] names it.
     operation: &'a str,
+    /// Whether the batch is of the operation's history phase ([`StepProgress::history`]).
+    history: bool,
 }
 
 /// Records where the operation stands in the step's progress, commits the batch with it, and
@@ -76,6 +78,7 @@ fn batch_done(
     progress.op = at.index;
     progress.after = at.after.clone();
     progress.done = at.done;
+    progress.history = at.history;
     save(a, record)?;
     a.checkpoint()?;
     if let Some(f) = &migrations.progress {
@@ -118,6 +121,7 @@ pub(crate) fn apply_step(
         op: 0,
         after: None,
         done: 0,
+        history: false,
     }));
     tracing::info!(
         version = step.version,
@@ -257,6 +261,7 @@ fn apply_op(
             in_order,
             unique,
             map,
+            converts_history,
             ..
         } => {
             let Some(src) = a.find_table(source)? else {
@@ -265,61 +270,235 @@ fn apply_op(
                     format!("cannot {what}: table `{source}` does not exist"),
                 ));
             };
-            refuse_beside_history(step, record, what, target.unwrap_or(source))?;
-            let replace = target.is_none();
-            let (target, dst) = match target {
-                // A leftover scratch table without this operation's progress holds nothing
-                // committed that counts: start it afresh.
-                None => a.scratch_table(source, *flags, resume.is_none())?,
-                Some(target) => match a.find_table(target)? {
-                    Some(t) => (*target, t.handle),
-                    None => (*target, a.create_table(target, *flags)?),
-                },
-            };
-            let total = src.entries;
-            let mut after = resume.and_then(|p| p.after.clone());
-            let mut done = resume.map_or(0, |p| p.done);
-            let batch_size = migrations.batch_size_or_default();
-            loop {
-                let batch = a.read_batch(source, src.handle, after.as_deref(), batch_size)?;
-                let Some((last, _)) = batch.last() else {
-                    break;
-                };
-                let last = last.clone();
-                for (k, v) in &batch {
-                    let (nk, nv) = map(k, v)?;
-                    if *unique && a.get_raw(target, dst, &nk)?.is_some() {
-                        return Err(step_error(
-                            step,
-                            format!(
-                                "{what}: two entries map to the new key {} in `{source}`; \
-                                 the key function must be one-to-one",
-                                KeyHex::new(&nk)
-                            ),
-                        ));
-                    }
-                    a.put_raw(target, dst, &nk, &nv, *in_order)?;
+            // A map of values alone takes the table's history along; one that changes keys,
+            // or writes into another table, cannot.
+            let history = match target {
+                None if *converts_history => record.history_of(source).map(str::to_owned),
+                _ => {
+                    refuse_beside_history(step, record, what, target.unwrap_or(source))?;
+                    None
                 }
-                done += batch.len() as u64;
-                after = Some(last);
-                let at = BatchDone {
-                    index,
-                    after: &after,
-                    done,
-                    total,
-                    operation: what,
-                };
-                batch_done(a, record, migrations, step, at)?;
-            }
-            if replace {
-                a.replace_with_scratch(source)?;
-                record.tables.insert(source.to_string(), rec.clone());
+            };
+            // Resumed in the history's phase, the rows are done and the scratch table has
+            // replaced the source already.
+            let rows_resume = resume.filter(|p| !p.history);
+            let (done, carried) = if resume.is_some_and(|p| p.history) {
+                (src.entries, 0)
             } else {
-                record.tables.insert(target.to_string(), rec.clone());
-            }
-            Ok(done)
+                let rewrite = Rewrite {
+                    what,
+                    source,
+                    target: *target,
+                    flags: *flags,
+                    in_order: *in_order,
+                    unique: *unique,
+                    map,
+                    defer_last: history.is_some(),
+                };
+                rewrite_rows(
+                    a,
+                    step,
+                    index,
+                    &rewrite,
+                    src,
+                    record,
+                    rows_resume,
+                    migrations,
+                )?
+            };
+            record
+                .tables
+                .insert(target.unwrap_or(source).to_string(), rec.clone());
+            let Some(history) = history else {
+                return Ok(done);
+            };
+            let history_resume = resume.filter(|p| p.history);
+            let converted = convert_history(
+                a,
+                step,
+                index,
+                what,
+                &history,
+                map,
+                record,
+                history_resume,
+                carried,
+                migrations,
+            )?;
+            Ok(done + converted)
         }
     }
+}
+
+/// The parameters of [`Op::Rewrite`] that its rows' pass uses.
+struct Rewrite<'a> {
+    what: &'a str,
+    source: &'static str,
+    target: Option<&'static str>,
+    flags: tabula_core::TableFlags,
+    in_order: bool,
+    unique: bool,
+    map: &'a MapFn,
+    /// A history follows: the last batch of rows, when shorter than a batch, is left for the
+    /// history's first batch to commit (so a step whose rows and history fit in one batch
+    /// commits once, and a value of the history that does not convert leaves nothing
+    /// committed, as a row that does not convert does).
+    defer_last: bool,
+}
+
+/// Rewrites the rows of [`Op::Rewrite`]'s source into its target (or into the source's scratch
+/// table, which then replaces the source), in batches, from `resume`'s last key; returns the
+/// number of rows done and of those left uncommitted ([`Rewrite::defer_last`]).
+#[allow(clippy::too_many_arguments)]
+fn rewrite_rows(
+    a: &mut Bootstrap,
+    step: &Step,
+    index: usize,
+    op: &Rewrite<'_>,
+    src: ExistingTable,
+    record: &mut SchemaRecord,
+    resume: Option<&StepProgress>,
+    migrations: &Migrations,
+) -> Result<(u64, usize)> {
+    let Rewrite {
+        what,
+        source,
+        target,
+        flags,
+        in_order,
+        unique,
+        map,
+        defer_last,
+    } = *op;
+    let replace = target.is_none();
+    let (target, dst) = match target {
+        // A leftover scratch table without this operation's progress holds nothing committed
+        // that counts: start it afresh.
+        None => a.scratch_table(source, flags, resume.is_none())?,
+        Some(target) => match a.find_table(target)? {
+            Some(t) => (target, t.handle),
+            None => (target, a.create_table(target, flags)?),
+        },
+    };
+    let total = src.entries;
+    let mut after = resume.and_then(|p| p.after.clone());
+    let mut done = resume.map_or(0, |p| p.done);
+    let mut carried = 0;
+    let batch_size = migrations.batch_size_or_default();
+    loop {
+        let batch = a.read_batch(source, src.handle, after.as_deref(), batch_size)?;
+        let Some((last, _)) = batch.last() else {
+            break;
+        };
+        let last = last.clone();
+        for (k, v) in &batch {
+            let (nk, nv) = map(k, v)?;
+            if unique && a.get_raw(target, dst, &nk)?.is_some() {
+                return Err(step_error(
+                    step,
+                    format!(
+                        "{what}: two entries map to the new key {} in `{source}`; the key \
+                         function must be one-to-one",
+                        KeyHex::new(&nk)
+                    ),
+                ));
+            }
+            a.put_raw(target, dst, &nk, &nv, in_order)?;
+        }
+        done += batch.len() as u64;
+        if defer_last && batch.len() < batch_size {
+            carried = batch.len();
+            break;
+        }
+        after = Some(last);
+        let at = BatchDone {
+            index,
+            after: &after,
+            done,
+            total,
+            operation: what,
+            history: false,
+        };
+        batch_done(a, record, migrations, step, at)?;
+    }
+    if replace {
+        a.replace_with_scratch(source)?;
+    }
+    Ok((done, carried))
+}
+
+/// The second phase of a `transform` of a table with a history (`history`, the history
+/// table's name): converts, in place and in batches, every value before that the history
+/// records with the operation's `map` (`01 ‖ old stored value` becomes `01 ‖ new stored
+/// value`; a change of a key that held no value, the index, the horizon, the last version and
+/// the mark stay). Each batch commits with the history's last key done, so a resumed run goes
+/// on after it and no value is converted twice. The first batch is smaller by the `carried`
+/// rows the rows' pass left for it to commit. Returns the number of values converted in this
+/// run.
+#[allow(clippy::too_many_arguments)]
+fn convert_history(
+    a: &mut Bootstrap,
+    step: &Step,
+    index: usize,
+    what: &str,
+    history: &str,
+    map: &MapFn,
+    record: &mut SchemaRecord,
+    resume: Option<&StepProgress>,
+    carried: usize,
+    migrations: &Migrations,
+) -> Result<u64> {
+    // The bootstrap names its tables for the life of the process, as its scratch tables.
+    let history: &'static str = Box::leak(history.to_owned().into_boxed_str());
+    let Some(table) = a.find_table(history)? else {
+        return Ok(0);
+    };
+    let operation = format!("{what}: the values before in its history {history}");
+    let mut after = resume.and_then(|p| p.after.clone());
+    let mut done = resume.map_or(0, |p| p.done);
+    let mut converted = 0u64;
+    let batch_size = migrations.batch_size_or_default();
+    let mut limit = batch_size.saturating_sub(carried).max(1);
+    loop {
+        let batch = a.read_batch(history, table.handle, after.as_deref(), limit)?;
+        limit = batch_size;
+        let Some((last, _)) = batch.last() else {
+            break;
+        };
+        let last = last.clone();
+        for (k, v) in &batch {
+            let new = convert_history_value(k, v, |version, key, before| {
+                let converted = map(key, before).map_err(|e| {
+                    step_error(
+                        step,
+                        format!(
+                            "{what}: the value before version {version} of key {} recorded in \
+                             the history `{history}` does not convert, and nothing of this \
+                             batch was written: {e}",
+                            KeyHex::new(key)
+                        ),
+                    )
+                })?;
+                Ok(converted.1)
+            })?;
+            if let Some(new) = new {
+                a.put_raw(history, table.handle, k, &new, false)?;
+                converted += 1;
+            }
+        }
+        done += batch.len() as u64;
+        after = Some(last);
+        let at = BatchDone {
+            index,
+            after: &after,
+            done,
+            total: table.entries,
+            operation: &operation,
+            history: true,
+        };
+        batch_done(a, record, migrations, step, at)?;
+    }
+    Ok(converted)
 }
 
 /// The parameters of [`Op::TrainZstd`].
@@ -454,6 +633,7 @@ fn train_zstd(
             done,
             total,
             operation: &what,
+            history: false,
         };
         batch_done(a, record, migrations, step, at)?;
     }

@@ -329,6 +329,10 @@ pub(crate) enum Op {
         in_order: bool,
         unique: bool,
         map: Box<MapFn>,
+        /// The map changes values only, keys stay (a `transform`): a history of `source` is
+        /// converted with the same map after the rows (`run::convert_history`). Without it,
+        /// the operation is refused on a table whose history the database holds.
+        converts_history: bool,
         /// The structural declaration that goes into the checksum.
         declaration: String,
         /// The declarations Tabula releases before complete tracing gave this operation (their
@@ -748,6 +752,7 @@ impl Step {
             in_order: !T::FLAGS.dupsort,
             unique: false,
             map: Box::new(map),
+            converts_history: true,
             declaration,
             legacy,
         });
@@ -850,6 +855,7 @@ impl Step {
             in_order: false,
             unique: !T::FLAGS.dupsort,
             map: Box::new(map),
+            converts_history: false,
             legacy: vec![declaration.clone()],
             declaration,
         });
@@ -916,6 +922,7 @@ impl Step {
             in_order: false,
             unique: false,
             map: Box::new(map),
+            converts_history: false,
             legacy: vec![declaration.clone()],
             declaration,
         });

@@ -114,6 +114,30 @@ fn before_of(value: &[u8]) -> Option<Option<&[u8]>> {
     }
 }
 
+/// A history entry's value with the value before its change converted by `convert` (given the
+/// change's version, the stored key and the stored value before): `Some(01 ‖ convert(..))` for a
+/// change that
+/// records a value before; `None` for every other entry (a change of a key that held no value,
+/// an index entry, the horizon, the last version, the mark), which a conversion leaves as it
+/// is.
+pub(crate) fn converted_before(
+    key: &[u8],
+    value: &[u8],
+    convert: impl FnOnce(u64, &[u8], &[u8]) -> Result<Vec<u8>>,
+) -> Result<Option<Vec<u8>>> {
+    let Some((version, stored)) = parse_change(key) else {
+        return Ok(None);
+    };
+    let Some(Some(before)) = before_of(value) else {
+        return Ok(None);
+    };
+    let converted = convert(version, stored, before)?;
+    let mut out = Vec::with_capacity(converted.len() + 1);
+    out.push(PRESENT);
+    out.extend_from_slice(&converted);
+    Ok(Some(out))
+}
+
 /// A version stored under [`HORIZON`] or [`LAST`].
 fn version_of(bytes: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(bytes.try_into().ok()?))

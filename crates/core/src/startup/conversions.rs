@@ -100,3 +100,68 @@ pub fn encode_stored_value<T: Table>(key: &[u8], value: &T::Value) -> Result<Vec
 pub fn decode_stored_value<T: Table>(key: &[u8], stored: &[u8]) -> Result<T::Value> {
     crate::stored::decode_value::<T>(key, stored)
 }
+
+/// The value of an entry of a history table (`#[derive(History)]`) with the value before the
+/// change it records converted by `convert`, which is given the change's version, the stored key
+/// and the stored value before (both as the history's source table stores them) and returns the
+/// new stored value:
+/// for a migration step that changes the source table's value type and takes its history along.
+/// `Some(new entry value)` for a change that records a value before; `None` for every other
+/// entry of the history (a change of a key that held no value, an index entry, the horizon,
+/// the last version, the mark), which such a conversion leaves as it is. The layout is in
+/// docs/design.md, "History and unwind".
+///
+/// ```
+/// use tabula::{History, Options, Schema, Table};
+/// use tabula_core::startup::{
+///     Bootstrap, convert_history_value, decode_stored_value, encode_stored_value,
+/// };
+///
+/// #[derive(Table)]
+/// #[table(name = "counts", key = u64, value = u64, history)]
+/// struct Counts;
+/// #[derive(History)]
+/// #[history(on = Counts, name = "counts_history")]
+/// struct CountsHistory;
+/// #[derive(Schema)]
+/// struct App(Counts, CountsHistory);
+///
+/// # fn main() -> tabula::Result<()> {
+/// # let dir = tabula::__doc::temp_dir();
+/// let db = tabula::open::<App>(dir.path(), Options::new())?;
+/// for version in 1..=2 {
+///     let mut tx = db.write()?;
+///     tx.set_version(version);
+///     tx.put::<Counts>(&7, &version)?;
+///     tx.commit()?;
+/// }
+/// drop(db);
+///
+/// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
+/// let history = boot.find_table("counts_history")?.expect("created by the open").handle;
+/// let mut seen = Vec::new();
+/// for (key, value) in boot.read_batch("counts_history", history, None, 100)? {
+///     let converted = convert_history_value(&key, &value, |version, stored, before| {
+///         let n = decode_stored_value::<Counts>(stored, before)?;
+///         seen.push((version, n));
+///         encode_stored_value::<Counts>(stored, &(n * 100))
+///     })?;
+///     if let Some(converted) = converted {
+///         boot.put_raw("counts_history", history, &key, &converted, false)?;
+///     }
+/// }
+/// // Version 1 created the key (no value before it); version 2 changed its value 1.
+/// assert_eq!(seen, [(2, 1)]);
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// What `convert` returns.
+pub fn convert_history_value(
+    key: &[u8],
+    value: &[u8],
+    convert: impl FnOnce(u64, &[u8], &[u8]) -> Result<Vec<u8>>,
+) -> Result<Option<Vec<u8>>> {
+    crate::history::converted_before(key, value, convert)
+}

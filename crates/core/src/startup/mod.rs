@@ -30,7 +30,8 @@ mod open;
 pub use bootstrap::{Bootstrap, ExistingTable, META_TABLE, TableHandle, is_reserved};
 pub use check::{check_flags, check_record, check_table, declare, describe_flag_bits};
 pub use conversions::{
-    decode_stored_key, decode_stored_value, encode_stored_key, encode_stored_value,
+    convert_history_value, decode_stored_key, decode_stored_value, encode_stored_key,
+    encode_stored_value,
 };
 pub use history::{
     DeclaredStep, NoSteps, pending_steps, read_legacy_progress, resume_state, target_version,
