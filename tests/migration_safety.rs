@@ -139,6 +139,76 @@ fn write_accounts(path: &Path) {
     tx.commit().unwrap();
 }
 
+// ---- item 3: a transform of a table with a history ---------------------------------------------
+
+/// Written at three versions (puts, overwrites, deletes), so its history holds values before.
+#[derive(Table)]
+#[table(name = "ledger", key = u64, value = u64, history)]
+struct Ledger;
+
+#[derive(tabula::History)]
+#[history(on = Ledger, name = "ledger_history")]
+struct LedgerHistory;
+
+/// Both releases: the step changes what the values mean, not their type.
+#[derive(Schema)]
+struct Ledgers(Ledger, LedgerHistory);
+
+const CENTS_STEP: &str = "ledger-in-cents";
+
+/// Times 100: a value converted twice would read 10,000 times its old value.
+fn cents_release() -> Migrations {
+    Migrations::new()
+        .batch_size(BATCH)
+        .step(2, CENTS_STEP, |m| {
+            m.transform::<Ledger, u64>(|units| units * 100)
+        })
+}
+
+/// What version `version` (1 to 3) writes of key `n`: `Some(Some(v))` a put, `Some(None)` a
+/// delete, `None` nothing.
+fn ledger_write(version: u64, n: u64) -> Option<Option<u64>> {
+    match version {
+        1 => Some(Some(n)),
+        2 if n % 2 == 0 => Some(Some(n + 1000)),
+        3 if n % 3 == 0 => Some(None),
+        _ => None,
+    }
+}
+
+/// The ledger at the end of each version 0..=3.
+fn ledger_states() -> Vec<Vec<(u64, u64)>> {
+    let mut states = vec![Vec::new()];
+    let mut state = std::collections::BTreeMap::new();
+    for version in 1..=3 {
+        for n in 0..ENTRIES {
+            match ledger_write(version, n) {
+                Some(Some(value)) => state.insert(n, value),
+                Some(None) => state.remove(&n),
+                None => None,
+            };
+        }
+        states.push(state.iter().map(|(k, v)| (*k, *v)).collect());
+    }
+    states
+}
+
+fn write_ledger(path: &Path) {
+    let db = tabula::open::<Ledgers>(path, Options::new()).unwrap();
+    for version in 1..=3 {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        for n in 0..ENTRIES {
+            match ledger_write(version, n) {
+                Some(Some(value)) => tx.put::<Ledger>(&n, &value).unwrap(),
+                Some(None) => drop(tx.delete::<Ledger>(&n).unwrap()),
+                None => {}
+            }
+        }
+        tx.commit().unwrap();
+    }
+}
+
 // ---- the child process ------------------------------------------------------------------------
 
 fn main() {
@@ -151,6 +221,7 @@ fn main() {
         progress_without_a_checksum_is_refused,
         previous_release_refuses_a_file_with_a_migration_in_progress,
         every_batch_of_an_interrupted_step_is_marked_in_progress,
+        a_transform_killed_in_its_history_converts_every_value_before_once,
     );
 }
 
@@ -162,9 +233,13 @@ fn child(path: &Path) {
         .unwrap()
         .parse()
         .unwrap();
+    let scenario_name = scenario.clone();
     let wait = move |p: &tabula::Progress<'_>| {
+        let scenario = scenario_name.as_str();
         // Called after the batch (and the step's progress) committed.
-        if p.done == pause {
+        // The history scenario stops in the history's phase, whose count starts again at 0.
+        let phase = scenario != "history-release" || p.operation.contains("history");
+        if p.done == pause && phase {
             println!("paused {}", p.done);
             // Wait for SIGKILL; give up (failing the parent's wait) after a generous bound.
             std::thread::sleep(Duration::from_secs(120));
@@ -178,6 +253,10 @@ fn child(path: &Path) {
         }
         "next-release" => {
             tabula::open_with::<Next>(path, Options::new(), &next_release().on_progress(wait))
+                .unwrap();
+        }
+        "history-release" => {
+            tabula::open_with::<Ledgers>(path, Options::new(), &cents_release().on_progress(wait))
                 .unwrap();
         }
         other => panic!("unknown scenario {other}"),
@@ -444,4 +523,61 @@ fn every_batch_of_an_interrupted_step_is_marked_in_progress() {
             .unwrap_err();
         assert!(err.to_string().contains("newer release"), "{err}");
     }
+}
+
+// ---- item 3 ------------------------------------------------------------------------------------
+
+/// A transform of a table with a history converts the values before in the history after the
+/// rows, in batches committed with their own progress: killed in that phase (at its first
+/// batch, which also commits the rows' last, and again in a later one of the resumed run), the
+/// run that finishes has converted every value before exactly once, and every read as of every
+/// version gives the converted values.
+fn a_transform_killed_in_its_history_converts_every_value_before_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write_ledger(dir.path());
+    let states = ledger_states();
+    // 66 rows: six batches of 10, then 6 committed with the history's first 4 entries.
+    kill_after(dir.path(), "history-release", 4);
+    let record = tabula::untyped::UntypedDb::open(dir.path())
+        .unwrap()
+        .record()
+        .cloned()
+        .unwrap();
+    let progress = record.in_progress.expect("the step is in progress");
+    assert!(
+        progress.history,
+        "killed in the history's phase: {progress:?}"
+    );
+    assert_eq!(progress.done, 4);
+    // In the changes of version 2, the first with values before (version 1's 100 created
+    // their keys).
+    kill_after(dir.path(), "history-release", 124);
+
+    let (db, report) =
+        tabula::open_with::<Ledgers>(dir.path(), Options::new(), &cents_release()).unwrap();
+    assert_eq!(report.applied, vec![(2, CENTS_STEP)]);
+    let cents = |state: &Vec<(u64, u64)>| -> Vec<(u64, u64)> {
+        state.iter().map(|(k, v)| (*k, v * 100)).collect()
+    };
+    let tx = db.read().unwrap();
+    assert_eq!(
+        tx.iter::<Ledger>().map(|e| e.unwrap()).collect::<Vec<_>>(),
+        cents(&states[3])
+    );
+    for version in 0..=3u64 {
+        assert_eq!(
+            tx.range_as_of::<Ledger>(.., version).unwrap(),
+            cents(&states[version as usize]),
+            "as of {version}"
+        );
+    }
+    let check = tx.check_history::<Ledger>(10).unwrap();
+    assert!(check.is_ok(), "{check:?}");
+    drop(tx);
+    assert!(db.check().unwrap().is_ok());
+    // An unwind writes converted values back.
+    let mut tx = db.write().unwrap();
+    tx.unwind(1).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(values::<Ledger, _>(&db), cents(&states[1]));
 }
