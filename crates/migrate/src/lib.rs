@@ -73,7 +73,8 @@
 //!   [`batch_size`](Migrations::batch_size) entries. Each batch commits together with the
 //!   operation's progress (the last key done) in the meta table, so a crash or kill resumes after
 //!   the last batch, with nothing lost or duplicated. The tables stay unpublished until every
-//!   step is done.
+//!   step is done. A transform of a table declared `history` converts the values before that
+//!   its history records too, after the rows, in batches that resume the same way.
 //! - That progress belongs to one exact step declaration: it is recorded with the step's name
 //!   and checksum, and resumed only by a step with both unchanged. A step changed while it was
 //!   interrupted is refused, naming the step: restore the declaration that was running, open

@@ -18,12 +18,13 @@ fn step_error(step: &Step, message: String) -> Error {
 }
 
 /// Refuses an operation (`what`) that writes the rows of `table` beside Tabula's write path
-/// (rewrites them, or puts and deletes them raw in a step's `run`) while the database holds a
-/// history of it: the history records nothing of such a write, keeps the rows' earlier values
-/// (and keys) as they were written, and would go on answering reads as of a version and
-/// unwinds with them. Dropping the history first (this step or an earlier one) lets it
-/// through; the next open starts the history again, recording from the first version written
-/// after it.
+/// (`rekey`, `copy` into it, the zstd re-encoding, or puts and deletes raw in a step's `run`;
+/// a `transform` converts the history with the rows instead, `convert_history`) while the
+/// database holds a history of it: the history records nothing of such a write, keeps the
+/// rows' earlier values (and keys) as they were written, and would go on answering reads as
+/// of a version and unwinds with them. Dropping the history first (this step or an earlier
+/// one) lets it through; the next open starts the history again, recording from the first
+/// version written after it.
 pub(crate) fn refuse_beside_history(
     step: &Step,
     record: &SchemaRecord,

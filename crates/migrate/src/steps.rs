@@ -25,7 +25,10 @@ pub struct Progress<'a> {
     pub operation: &'a str,
     /// Entries done so far in this operation (including those done before a restart).
     pub done: u64,
-    /// Entries in the source table when the operation began.
+    /// Entries in the source table when the operation began. A transform of a table with a
+    /// history reports its history's phase as a second operation (`transform values of
+    /// accounts: the values before in its history accounts_history`), over every entry of
+    /// the history table.
     pub total: u64,
 }
 
@@ -625,8 +628,14 @@ impl Step {
     /// bincode, the default codec) and replaced by `f(old)` encoded with `T`'s codec. Keys stay,
     /// and so does the table's [sequence](tabula_core::Tx::next_sequence).
     /// Runs in batches and resumes after an interruption. This is the step the startup step's
-    /// advice names when a table's value type changed. A table whose history the database
-    /// holds is refused (drop the history first: the next open starts it again).
+    /// advice names when a table's value type changed.
+    ///
+    /// A table declared `history` keeps its history: after the rows, every value before that
+    /// the history records is converted with the same `f` (decoded as `Old`, encoded with
+    /// `T`'s codec), in place, in batches with their own resume point (a value is converted
+    /// once, however often the step is interrupted), so reads as of a version and unwinds
+    /// give `T`'s values. The versions, keys and horizon stay. A value of the history that
+    /// does not decode as `Old` fails the step as a row would.
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
@@ -672,7 +681,7 @@ impl Step {
     }
 
     /// [`transform`](Step::transform) with the old values stored by codec `C`, e.g. raw bytes
-    /// that become serde values.
+    /// that become serde values. A table's history is converted with it, as by `transform`.
     ///
     /// ```
     /// use tabula::{Migrations, Options, Raw, Schema, Table};
@@ -792,8 +801,9 @@ impl Step {
     /// Changes the key of every entry of table `T`: each stored key is decoded as `OldKey` and
     /// replaced by `f(old)`; values stay. Two old keys mapping to one new key is an error (in a
     /// table without `dupsort`). Runs in batches and resumes after an interruption. A table
-    /// whose history the database holds is refused (drop the history first: the next open
-    /// starts it again).
+    /// whose history the database holds is refused: the history records the old keys, which
+    /// this step does not convert (drop the history first: the next open starts it again;
+    /// [`transform`](Step::transform), which keeps the keys, takes a history along).
     ///
     /// ```
     /// use tabula::{Migrations, Options, Schema, Table};
@@ -863,7 +873,8 @@ impl Step {
 
     /// Copies every entry of table `From` into table `To` (created if missing), decoding with
     /// `From`'s codecs and encoding with `To`'s. `From` is left as it is. A `To` whose history
-    /// the database holds is refused (drop the history first: the next open starts it again).
+    /// the database holds is refused: the copied rows would not be recorded in it (drop the
+    /// history first: the next open starts it again).
     ///
     /// ```
     /// use tabula::{Migrations, Options, Schema, Table};
@@ -943,7 +954,9 @@ impl Step {
     /// totalling about 100 times the dictionary size: when the table holds too few values to
     /// train from, the step logs a warning, stores nothing and leaves the values as they are
     /// (still compressed without a dictionary; a later step can train again). Not for
-    /// `dupsort` tables (the step fails).
+    /// `dupsort` tables (the step fails), nor for a table whose history the database holds:
+    /// the values before in the history are not re-encoded by this step (drop the history
+    /// first: the next open starts it again).
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
