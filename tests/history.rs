@@ -907,7 +907,9 @@ fn a_transform_of_a_history_tables_values_converts_its_history() {
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<WithHistory>(dir.path(), tempdb::options()).unwrap();
     // Puts, overwrites and deletes at five versions; the first one pruned, leaving marks.
-    let versions: [(u64, &[(&str, Option<u64>)]); 5] = [
+    // Each version's writes: a key and its value, or none for a delete.
+    type Writes<'a> = &'a [(&'a str, Option<u64>)];
+    let versions: [(u64, Writes<'_>); 5] = [
         (1, &[("a", Some(1)), ("b", Some(2)), ("d", Some(5))]),
         (2, &[("a", Some(10)), ("c", Some(3))]),
         (3, &[("b", None)]),

@@ -170,8 +170,8 @@ fn cents_release() -> Migrations {
 fn ledger_write(version: u64, n: u64) -> Option<Option<u64>> {
     match version {
         1 => Some(Some(n)),
-        2 if n % 2 == 0 => Some(Some(n + 1000)),
-        3 if n % 3 == 0 => Some(None),
+        2 if n.is_multiple_of(2) => Some(Some(n + 1000)),
+        3 if n.is_multiple_of(3) => Some(None),
         _ => None,
     }
 }
