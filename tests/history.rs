@@ -1741,3 +1741,42 @@ fn a_change_after_a_prune_above_its_version_in_the_same_transaction_is_refused()
     );
     assert_eq!(tx.get::<Ledger>(&2).unwrap(), None);
 }
+
+#[test]
+fn a_key_changed_twice_in_one_version_keeps_the_value_before_the_first_change() {
+    let (_dir, db) = tempdb::open::<App>();
+    let mut tx = db.write().unwrap();
+    tx.set_version(1);
+    tx.put::<Names>("k", &1).unwrap();
+    tx.commit().unwrap();
+    // Version 2: two puts in one transaction, then a delete and a put in a second one that
+    // shares the version.
+    let mut tx = db.write().unwrap();
+    tx.set_version(2);
+    tx.put::<Names>("k", &2).unwrap();
+    tx.put::<Names>("k", &3).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(2);
+    tx.delete::<Names>("k").unwrap();
+    tx.put::<Names>("k", &4).unwrap();
+    tx.commit().unwrap();
+
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get_as_of::<Names>("k", 1).unwrap(), Some(1));
+    assert_eq!(tx.get_as_of::<Names>("k", 2).unwrap(), Some(4));
+    assert_eq!(tx.versions::<Names>("k").unwrap(), [1, 2]);
+    assert_eq!(
+        tx.changes_at::<Names>(2).unwrap(),
+        [("k".to_string(), Some(1), Some(4))]
+    );
+    assert!(tx.check_history::<Names>(10).unwrap().is_ok());
+    drop(tx);
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.unwind(1).unwrap(), 1, "one change of version 2 to undo");
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Names>("k").unwrap(), Some(1));
+    assert_eq!(tx.versions::<Names>("k").unwrap(), [1]);
+    assert!(tx.check_history::<Names>(10).unwrap().is_ok());
+}

@@ -387,27 +387,31 @@ pub(crate) fn record(
 ) -> Result<()> {
     let fail =
         |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
-    let change = change_key(planned.version, k);
-    let recorded = store
-        .store_get_with(planned.dbi, change.as_slice(), |_| ())
-        .map_err(|code| fail(code, k))?;
-    if recorded.is_none() {
-        let mut value = Vec::with_capacity(1 + planned.before.as_ref().map_or(0, Vec::len));
-        match &planned.before {
-            Some(before) => {
-                value.push(PRESENT);
-                value.extend_from_slice(before);
-            }
-            None => value.push(ABSENT),
+    // The first change of a key in a version holds the value before it; a later one in the
+    // same version finds its change there and leaves it (one search for both).
+    let mut value = Vec::with_capacity(1 + planned.before.as_ref().map_or(0, Vec::len));
+    match &planned.before {
+        Some(before) => {
+            value.push(PRESENT);
+            value.extend_from_slice(before);
         }
-        store
-            .store_put(planned.dbi, change.as_slice(), &value)
-            .map_err(|code| fail(code, k))?;
-        shared.history().note_recorded();
+        None => value.push(ABSENT),
     }
-    store
-        .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
+    let fresh = store
+        .store_put_new(
+            planned.dbi,
+            change_key(planned.version, k).as_slice(),
+            &value,
+        )
         .map_err(|code| fail(code, k))?;
+    // A change and its index entry are written together, so a change found means its entry
+    // is there too.
+    if fresh {
+        shared.history().note_recorded();
+        store
+            .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
+            .map_err(|code| fail(code, k))?;
+    }
     if planned.settle_horizon {
         store
             .store_put(planned.dbi, &HORIZON, &planned.version.to_be_bytes())

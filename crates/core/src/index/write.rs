@@ -29,6 +29,14 @@ pub(crate) trait Store {
     ) -> std::result::Result<Option<R>, Code>;
     /// Writes `(key, value)` into table `dbi`.
     fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code>;
+    /// Writes `(key, value)` into table `dbi` unless `key` is there already (`MDBX_NOOVERWRITE`,
+    /// one search for both the test and the write); `Ok(false)`: it was, and nothing changed.
+    fn store_put_new(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<bool, Code>;
     /// Deletes `(key, value)` (every value of `key` when `None`) from table `dbi`.
     fn store_del(
         &mut self,
@@ -52,6 +60,15 @@ impl Store for RawTxn {
         RawTxn::put(self, dbi, key, value, engine::put::UPSERT)
     }
 
+    fn store_put_new(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<bool, Code> {
+        put_new(RawTxn::put(self, dbi, key, value, engine::put::NOOVERWRITE))
+    }
+
     fn store_del(
         &mut self,
         dbi: Dbi,
@@ -59,6 +76,15 @@ impl Store for RawTxn {
         value: Option<&[u8]>,
     ) -> std::result::Result<bool, Code> {
         RawTxn::del(self, dbi, key, value)
+    }
+}
+
+/// What a put with `MDBX_NOOVERWRITE` did: `true` written, `false` the key was there.
+fn put_new(put: std::result::Result<(), Code>) -> std::result::Result<bool, Code> {
+    match put {
+        Ok(()) => Ok(true),
+        Err(Code::KEYEXIST) => Ok(false),
+        Err(code) => Err(code),
     }
 }
 
@@ -81,6 +107,15 @@ macro_rules! cursor_store {
                 value: &[u8],
             ) -> std::result::Result<(), Code> {
                 self.txn_put(dbi, key, value, engine::put::UPSERT)
+            }
+
+            fn store_put_new(
+                &mut self,
+                dbi: Dbi,
+                key: &[u8],
+                value: &[u8],
+            ) -> std::result::Result<bool, Code> {
+                put_new(self.txn_put(dbi, key, value, engine::put::NOOVERWRITE))
             }
 
             fn store_del(

@@ -153,6 +153,16 @@ impl Store for InTxn<'_> {
     }
 
     #[inline(always)]
+    fn store_put_new(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<bool, Code> {
+        self.raw.store_put_new(dbi, key, value)
+    }
+
+    #[inline(always)]
     fn store_del(
         &mut self,
         dbi: Dbi,
