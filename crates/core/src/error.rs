@@ -184,7 +184,7 @@ impl fmt::Display for Part {
 #[non_exhaustive]
 pub enum Error {
     /// libmdbx failed an operation on a table.
-    #[error("table `{table}`: {op} failed{}: {code}", key_suffix(.key))]
+    #[error("table `{table}`: {op} failed{}: {code}{}", key_suffix(.key), code_advice(*.code))]
     Mdbx {
         /// The table.
         table: &'static str,
@@ -197,7 +197,7 @@ pub enum Error {
     },
 
     /// libmdbx failed an environment-level operation (begin, commit, info).
-    #[error("`{}`: {op} failed: {code}{}", .path.display(), env_advice(*.code))]
+    #[error("`{}`: {op} failed: {code}{}", .path.display(), code_advice(*.code))]
     Env {
         /// What was being done.
         op: &'static str,
@@ -729,11 +729,16 @@ fn key_suffix(key: &Option<KeyHex>) -> String {
         .unwrap_or_default()
 }
 
-fn env_advice(code: MdbxCode) -> &'static str {
+/// What a libmdbx failure of a table or the environment means, where the code says more than
+/// its name: a device error, or a damaged file.
+fn code_advice(code: MdbxCode) -> &'static str {
     match Code(code.0) {
         c if c == Code::EIO => {
             "; the device reported an I/O error: check the disk and the system log; nothing of \
              the failed transaction was written"
+        }
+        c if c == Code::CORRUPTED || c == Code::PROBLEM || c == Code::PAGE_NOTFOUND => {
+            "; the database file is damaged: `tabula check` shows where; restore it from a backup"
         }
         _ => "",
     }
@@ -929,6 +934,7 @@ mod tests {
         assert!(s.contains("table `Headers`"), "{s}");
         assert!(s.contains("0x00000005"), "{s}");
         assert!(s.contains("MDBX_CORRUPTED (-30796)"), "{s}");
+        assert!(s.contains("the database file is damaged"), "{s}");
     }
 
     #[test]
