@@ -16,7 +16,10 @@
 # (-O1 -pthread, the thread-owner check off, an empty MDBX_BUILD_FLAGS) into OUT;
 # traced_check NAME VARIANT SYSCALLS builds NAME-check.c against the pristine or the patched
 # libmdbx (VARIANT, assertions on) and runs it on a new directory under strace (the SYSCALLS
-# traced), leaving $work/VARIANT.out, .err and .strace, or says why it failed and exits.
+# traced), leaving $work/VARIANT.out, .err and .strace, or says why it failed and exits;
+# traced_gone NAME SYSCALLS PATTERN WHAT runs traced_check on both and fails unless their
+# outputs are identical, the patched run made no call matching PATTERN (an extended regexp
+# over the strace log; WHAT names those calls in the messages) and the pristine run some.
 # Nothing in the repository changes.
 
 check_setup() {
@@ -66,4 +69,28 @@ traced_check() {
         tail -n 5 "$work/$variant.err" >&2
         exit 1
     }
+}
+
+traced_gone() {
+    local name=$1 syscalls=$2 pattern=$3 what=$4 variant n
+    local -a counts=()
+    for variant in pristine patched; do
+        traced_check "$name" "$variant" "$syscalls"
+        n=$(grep -cE "$pattern" "$work/$variant.strace" || true)
+        echo "$variant: $(tail -n 1 "$work/$variant.out"), $n $what"
+        counts+=("$n")
+    done
+    if ! diff -u "$work/pristine.out" "$work/patched.out"; then
+        echo "error: the patched libmdbx read other values (diff above)" >&2
+        exit 1
+    fi
+    if (( counts[1] != 0 )); then
+        echo "error: the patched libmdbx made ${counts[1]} $what" >&2
+        exit 1
+    fi
+    if (( counts[0] == 0 )); then
+        echo "error: the pristine libmdbx made no $what: the check no longer shows the difference" >&2
+        exit 1
+    fi
+    echo "$name-check: identical results ($(wc -l < "$work/patched.out") lines); $what ${counts[0]} -> 0"
 }
