@@ -132,10 +132,21 @@ pub(crate) fn converted_before(
         return Ok(None);
     };
     let converted = convert(version, stored, before)?;
-    let mut out = Vec::with_capacity(converted.len() + 1);
-    out.push(PRESENT);
-    out.extend_from_slice(&converted);
-    Ok(Some(out))
+    Ok(Some(change_value(Some(&converted))))
+}
+
+/// A change's value: the stored value before it (`PRESENT ‖ value`), or none (`ABSENT`); read
+/// back by [`before_of`].
+fn change_value(before: Option<&[u8]>) -> Vec<u8> {
+    match before {
+        Some(before) => {
+            let mut value = Vec::with_capacity(1 + before.len());
+            value.push(PRESENT);
+            value.extend_from_slice(before);
+            value
+        }
+        None => vec![ABSENT],
+    }
 }
 
 /// A version stored under [`HORIZON`] or [`LAST`].
@@ -389,14 +400,7 @@ pub(crate) fn record(
         |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
     // The first change of a key in a version holds the value before it; a later one in the
     // same version finds its change there and leaves it (one search for both).
-    let mut value = Vec::with_capacity(1 + planned.before.as_ref().map_or(0, Vec::len));
-    match &planned.before {
-        Some(before) => {
-            value.push(PRESENT);
-            value.extend_from_slice(before);
-        }
-        None => value.push(ABSENT),
-    }
+    let value = change_value(planned.before.as_deref());
     let fresh = store
         .store_put_new(
             planned.dbi,

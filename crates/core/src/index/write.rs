@@ -27,16 +27,34 @@ pub(crate) trait Store {
         key: &[u8],
         read: impl FnOnce(&[u8]) -> R,
     ) -> std::result::Result<Option<R>, Code>;
+    /// Writes `(key, value)` into table `dbi` with libmdbx's put `flags`.
+    fn store_put_flags(
+        &mut self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+        flags: u32,
+    ) -> std::result::Result<(), Code>;
     /// Writes `(key, value)` into table `dbi`.
-    fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code>;
+    #[inline(always)]
+    fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code> {
+        self.store_put_flags(dbi, key, value, engine::put::UPSERT)
+    }
     /// Writes `(key, value)` into table `dbi` unless `key` is there already (`MDBX_NOOVERWRITE`,
     /// one search for both the test and the write); `Ok(false)`: it was, and nothing changed.
+    #[inline(always)]
     fn store_put_new(
         &mut self,
         dbi: Dbi,
         key: &[u8],
         value: &[u8],
-    ) -> std::result::Result<bool, Code>;
+    ) -> std::result::Result<bool, Code> {
+        match self.store_put_flags(dbi, key, value, engine::put::NOOVERWRITE) {
+            Ok(()) => Ok(true),
+            Err(Code::KEYEXIST) => Ok(false),
+            Err(code) => Err(code),
+        }
+    }
     /// Deletes `(key, value)` (every value of `key` when `None`) from table `dbi`.
     fn store_del(
         &mut self,
@@ -56,17 +74,15 @@ impl Store for RawTxn {
         Ok(RawTxn::get(self, dbi, key)?.map(read))
     }
 
-    fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code> {
-        RawTxn::put(self, dbi, key, value, engine::put::UPSERT)
-    }
-
-    fn store_put_new(
+    #[inline(always)]
+    fn store_put_flags(
         &mut self,
         dbi: Dbi,
         key: &[u8],
         value: &[u8],
-    ) -> std::result::Result<bool, Code> {
-        put_new(RawTxn::put(self, dbi, key, value, engine::put::NOOVERWRITE))
+        flags: u32,
+    ) -> std::result::Result<(), Code> {
+        RawTxn::put(self, dbi, key, value, flags)
     }
 
     fn store_del(
@@ -76,15 +92,6 @@ impl Store for RawTxn {
         value: Option<&[u8]>,
     ) -> std::result::Result<bool, Code> {
         RawTxn::del(self, dbi, key, value)
-    }
-}
-
-/// What a put with `MDBX_NOOVERWRITE` did: `true` written, `false` the key was there.
-fn put_new(put: std::result::Result<(), Code>) -> std::result::Result<bool, Code> {
-    match put {
-        Ok(()) => Ok(true),
-        Err(Code::KEYEXIST) => Ok(false),
-        Err(code) => Err(code),
     }
 }
 
@@ -100,22 +107,15 @@ macro_rules! cursor_store {
                 Ok(self.txn_get(dbi, key)?.map(|value| read(&value)))
             }
 
-            fn store_put(
+            #[inline(always)]
+            fn store_put_flags(
                 &mut self,
                 dbi: Dbi,
                 key: &[u8],
                 value: &[u8],
+                flags: u32,
             ) -> std::result::Result<(), Code> {
-                self.txn_put(dbi, key, value, engine::put::UPSERT)
-            }
-
-            fn store_put_new(
-                &mut self,
-                dbi: Dbi,
-                key: &[u8],
-                value: &[u8],
-            ) -> std::result::Result<bool, Code> {
-                put_new(self.txn_put(dbi, key, value, engine::put::NOOVERWRITE))
+                self.txn_put(dbi, key, value, flags)
             }
 
             fn store_del(

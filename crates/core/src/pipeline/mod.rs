@@ -148,18 +148,14 @@ impl Store for InTxn<'_> {
     }
 
     #[inline(always)]
-    fn store_put(&mut self, dbi: Dbi, key: &[u8], value: &[u8]) -> std::result::Result<(), Code> {
-        self.raw.store_put(dbi, key, value)
-    }
-
-    #[inline(always)]
-    fn store_put_new(
+    fn store_put_flags(
         &mut self,
         dbi: Dbi,
         key: &[u8],
         value: &[u8],
-    ) -> std::result::Result<bool, Code> {
-        self.raw.store_put_new(dbi, key, value)
+        flags: u32,
+    ) -> std::result::Result<(), Code> {
+        self.raw.store_put_flags(dbi, key, value, flags)
     }
 
     #[inline(always)]
