@@ -60,6 +60,27 @@ pub struct SchemaRecord {
     pub in_progress: Option<StepProgress>,
 }
 
+/// The fields of a stored record before its `tables` ([`SchemaRecord::parse_declared`]), with
+/// [`SchemaRecord`]'s defaults; a `tables` field among them is noted, not parsed.
+#[derive(Deserialize)]
+struct RecordHead {
+    format: u32,
+    #[serde(default = "one")]
+    version: u32,
+    #[serde(default)]
+    applied: Vec<AppliedStep>,
+    /// Whether the fields before the tables hold a `tables` field too (`null` included).
+    #[serde(default, deserialize_with = "present")]
+    tables: bool,
+    #[serde(default)]
+    in_progress: Option<StepProgress>,
+}
+
+/// `true`: the field is there, whatever it holds.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(deserializer).map(|_| true)
+}
+
 /// A record's `format` field alone (every other field skipped unparsed).
 #[derive(Deserialize)]
 struct FormatOnly {
@@ -137,6 +158,68 @@ impl SchemaRecord {
                     .unwrap_or_else(|| RecordProblem::Damaged(e.to_string())))
             }
         }
+    }
+
+    /// [`parse`](Self::parse) for a startup that declares the tables `declared` (in name
+    /// order, as the record keeps them): when the stored record's `tables` are exactly
+    /// `declared`, written as [`encode`](Self::encode) writes them (every open after the first
+    /// until the schema changes), they are recognised by their bytes, and only the fields before
+    /// them are parsed; the record returned holds `declared` as its tables, and `true` says so.
+    /// Any other bytes are parsed whole, as [`parse`](Self::parse) does, errors included, and
+    /// `false` is returned.
+    ///
+    /// Sound because the fields before `"tables"` must parse as a whole JSON object of their
+    /// own (ended where `"tables"` begins, so that comma is outside every string) holding no
+    /// `tables` field, and what follows is `declared` as JSON and the object's end: the bytes
+    /// are then that object with `declared` as its tables, which is what parsing them would
+    /// give.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Self::parse).
+    pub(crate) fn parse_declared(
+        bytes: &[u8],
+        declared: BTreeMap<String, TableRecord>,
+    ) -> Result<(Self, bool), RecordProblem> {
+        match Self::head_with_declared(bytes, &declared) {
+            Some(head) => {
+                let record = SchemaRecord {
+                    format: head.format,
+                    version: head.version,
+                    applied: head.applied,
+                    tables: declared,
+                    in_progress: head.in_progress,
+                };
+                match record.format > RECORD_FORMAT {
+                    true => Err(RecordProblem::Newer(record.format)),
+                    false => Ok((record, true)),
+                }
+            }
+            None => Self::parse(bytes).map(|record| (record, false)),
+        }
+    }
+
+    /// The fields before `"tables"` of `bytes` when the rest is `declared` as JSON and the
+    /// record's end ([`parse_declared`](Self::parse_declared)); `None` otherwise.
+    fn head_with_declared(
+        bytes: &[u8],
+        declared: &BTreeMap<String, TableRecord>,
+    ) -> Option<RecordHead> {
+        const TABLES: &[u8] = b",\"tables\":";
+        let mut tail = Vec::with_capacity(bytes.len());
+        tail.extend_from_slice(TABLES);
+        serde_json::to_writer(&mut tail, declared).ok()?;
+        tail.push(b'}');
+        let at = bytes.len().checked_sub(tail.len())?;
+        if bytes[at..] != tail[..] {
+            return None;
+        }
+        // The fields before, closed where the tables' comma was.
+        let mut head = Vec::with_capacity(at + 1);
+        head.extend_from_slice(&bytes[..at]);
+        head.push(b'}');
+        let head: RecordHead = serde_json::from_slice(&head).ok()?;
+        (!head.tables).then_some(head)
     }
 
     /// The name of the table the record lists as `table`'s history (`#[derive(History)]`), if
@@ -493,6 +576,76 @@ mod tests {
             Err(RecordProblem::Damaged(e)) => assert!(e.contains("expected a map"), "{e}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `parse_declared` gives what `parse` gives, for records whose tables are the declared
+    /// ones as written and for every near miss, and says which it recognised by their bytes.
+    #[test]
+    fn parse_declared_is_parse() {
+        let table = |key: &str| TableRecord {
+            dupsort: false,
+            integer_key: true,
+            key: key.to_string(),
+            value: "raw<Vec<u8>>".to_string(),
+            shape: Some("[\"U64\",{\"a\":1}]".to_string()),
+            value_version: None,
+            partial_shape: None,
+            index: None,
+            history_of: None,
+        };
+        let declared: BTreeMap<String, TableRecord> = [("a", "u64"), ("b\"q", "u32")]
+            .into_iter()
+            .map(|(name, key)| (name.to_string(), table(key)))
+            .collect();
+        let mut record = SchemaRecord::empty();
+        record.version = 3;
+        record.applied.push(AppliedStep {
+            version: 2,
+            name: "two".to_string(),
+            checksum: "c".to_string(),
+        });
+        record.tables = declared.clone();
+        let written = String::from_utf8(record.encode()).unwrap();
+        let tables = serde_json::to_string(&declared).unwrap();
+        let cases: Vec<(String, bool)> = vec![
+            (written.clone(), true),
+            (written.replace("u32", "u16"), false),
+            (written.replace(r#""version":3"#, r#""version":4"#), true),
+            (written.replace(r#""format":1"#, r#""format":3"#), true),
+            (written.replace(r#""format":1"#, r#""format":"x""#), false),
+            (written.replace(r#""format":1,"#, ""), false),
+            (written.replace(r#""version":3,"#, ""), true),
+            (
+                format!(r#"{{"format":1,"tables":null,"tables":{tables}}}"#),
+                false,
+            ),
+            (
+                format!(r#"{{"format":1,"x":"a,\"tables\":{tables}}}"#),
+                false,
+            ),
+            (
+                format!(r#"{{"format":1,"tables":{tables},"in_progress":null}}"#),
+                false,
+            ),
+            (format!(r#"{{"format":1,"tables":{tables}}}"#), true),
+            (format!(r#"{{"tables":{tables}}}"#), false),
+            (format!(r#"{{"format":1}}"tables":{tables}}}"#), false),
+            (written.replace(r#""b\"q""#, r#""c""#), false),
+        ];
+        for (bytes, recognised) in cases {
+            let parsed = SchemaRecord::parse(bytes.as_bytes());
+            let declared_parse = SchemaRecord::parse_declared(bytes.as_bytes(), declared.clone());
+            assert_eq!(declared_parse.clone().map(|(r, _)| r), parsed, "{bytes}");
+            if let Ok((_, by_bytes)) = declared_parse {
+                assert_eq!(by_bytes, recognised, "{bytes}");
+            }
+        }
+        // The format check comes first, as in `parse`.
+        let newer = written.replace(r#""format":1"#, r#""format":3"#);
+        assert_eq!(
+            SchemaRecord::parse_declared(newer.as_bytes(), declared),
+            Err(RecordProblem::Newer(3))
+        );
     }
 
     #[test]
