@@ -64,9 +64,8 @@ pub struct SchemaRecord {
 /// [`TableRecord`] in their order, the absent optional ones left out, strings escaped as
 /// `serde_json` escapes them), written directly: through serde it cost 1,250 instructions a
 /// table of the open bench, this about 700. [`SchemaRecord::parse_declared`] compares stored
-/// bytes with it; a
-/// difference would only make that comparison miss and the record be parsed whole (the tests
-/// hold it to `serde_json`'s output).
+/// bytes with it; a difference would only make that comparison miss and the record be parsed
+/// whole (the tests hold it to `serde_json`'s output).
 fn write_tables_json(out: &mut Vec<u8>, tables: &BTreeMap<String, TableRecord>) {
     fn bool_field(out: &mut Vec<u8>, name: &[u8], value: bool) {
         out.extend_from_slice(name);
