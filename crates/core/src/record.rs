@@ -3,7 +3,6 @@
 //! the startup path, the migrations and the schema-less reader all go through these types.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -443,11 +442,12 @@ impl TableRecord {
             ValueTrace::Partial { structure, .. } => (None, Some(structure.clone())),
         };
         // `TableInfo::key_descriptor` and `value_descriptor` (`{codec}<{type}>`), written into
-        // strings of the right size without `format!`, which cost half of `declare`.
+        // strings of the right size without `format!`, which cost half of `declare`, and the
+        // common descriptors without the formatter at all (`Descriptor::push_text`).
         let mut key = String::with_capacity(16);
-        let _ = write!(key, "{}", info.key);
+        info.key.push_text(&mut key);
         let mut value = String::with_capacity(info.value_type.len() + 18);
-        let _ = write!(value, "{}", info.value);
+        info.value.push_text(&mut value);
         value.push('<');
         value.push_str(info.value_type);
         value.push('>');
