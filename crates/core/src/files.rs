@@ -214,10 +214,11 @@ fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Found> 
 
 /// Opens the environment at `path` after [`check_files`]; `shown` is the path errors name.
 /// With `create_dir` (a read-write open of a database directory) the directory is created
-/// first, when `check_files` did not find it. Only a missing or empty data file becomes a new database: libmdbx initialises any
-/// data file it cannot read three meta pages from, so before a read-write open of a short file
-/// libmdbx first opens it read-only ([`Env::probe_read_only`]), which reports the short read
-/// (`ENODATA`) instead, and the file is refused untouched.
+/// first, when `check_files` did not find it. Only a missing or empty data file becomes a new
+/// database: libmdbx initialises any data file it cannot read three meta pages from, so before
+/// a read-write open of a short file libmdbx first opens it read-only
+/// ([`Env::probe_read_only`]), which reports the short read (`ENODATA`) instead, and the file
+/// is refused untouched.
 pub(crate) fn open_env(
     path: &Path,
     shown: &Path,
