@@ -134,3 +134,103 @@ fn a_startup_that_adds_a_table_still_commits_it() {
     assert_eq!(db.read().unwrap().get::<Later>(&1).unwrap(), Some(2));
     assert_eq!(db.read().unwrap().len::<Names>().unwrap(), 100);
 }
+
+/// A hook that changes the record of a file whose record holds exactly the schema's tables
+/// (the startup recognises that record by its bytes and keeps only its other fields to
+/// compare with): each change is written, and an unchanged record is not.
+#[test]
+fn a_record_changed_by_the_hook_is_written_when_the_stored_one_was_the_schema() {
+    use tabula_core::record::{SchemaRecord, TableRecord};
+    use tabula_core::startup::{self, Bootstrap, Upgrade};
+
+    /// Changes the record as `change` says (on a stored record only).
+    struct Changes(fn(&mut SchemaRecord));
+    impl Upgrade for Changes {
+        fn version(&self) -> u32 {
+            1
+        }
+        fn upgrade(
+            &self,
+            _: &mut Bootstrap,
+            record: &mut SchemaRecord,
+            stored: bool,
+        ) -> tabula::Result<Vec<(u32, &'static str)>> {
+            if stored {
+                (self.0)(record);
+            }
+            Ok(Vec::new())
+        }
+    }
+    let record = |dir: &Path| {
+        let mut boot = Bootstrap::begin(dir, &Options::new().read_only(true), 0).unwrap();
+        boot.read_record().unwrap().expect("a record")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    drop(tabula::open::<App>(dir.path(), Options::new()).unwrap());
+    let first = record(dir.path());
+
+    let (db, report) = startup::open::<App>(dir.path(), &Options::new(), &Changes(|_| {})).unwrap();
+    drop(db);
+    assert!(!report.record_written, "nothing changed");
+    assert_eq!(record(dir.path()), first);
+
+    // Another table recorded beside the schema's.
+    let (db, report) = startup::open::<App>(
+        dir.path(),
+        &Options::new(),
+        &Changes(|r| {
+            let names = r.tables.values().next().unwrap().clone();
+            r.tables.insert(
+                "kept".to_string(),
+                TableRecord {
+                    key: "u8".into(),
+                    ..names
+                },
+            );
+        }),
+    )
+    .unwrap();
+    drop(db);
+    assert!(report.record_written, "a table added to the record");
+    let second = record(dir.path());
+    assert_eq!(second.tables["kept"].key, "u8");
+    assert_eq!(second.tables.len(), first.tables.len() + 1);
+
+    // A record that is not the schema's is compared whole: unchanged, not written.
+    let (db, report) = tabula::open_with_report::<App>(dir.path(), Options::new()).unwrap();
+    drop(db);
+    assert!(!report.record_written);
+    assert_eq!(record(dir.path()), second);
+
+    // Back to the schema's tables (written), then the fields beside the tables.
+    let (db, report) = startup::open::<App>(
+        dir.path(),
+        &Options::new(),
+        &Changes(|r| drop(r.tables.remove("kept"))),
+    )
+    .unwrap();
+    drop(db);
+    assert!(report.record_written);
+    assert_eq!(record(dir.path()), first);
+    for change in [
+        (|r: &mut SchemaRecord| r.version = 1) as fn(&mut SchemaRecord),
+        |r| r.version = 2,
+        |r| r.applied.clear(),
+        |r| {
+            r.applied.push(tabula_core::record::AppliedStep {
+                version: 1,
+                name: "noted".to_string(),
+                checksum: "c".to_string(),
+            })
+        },
+    ] {
+        let before = record(dir.path());
+        let mut expected = before.clone();
+        change(&mut expected);
+        let (db, report) =
+            startup::open::<App>(dir.path(), &Options::new(), &Changes(change)).unwrap();
+        drop(db);
+        assert_eq!(report.record_written, expected != before, "{expected:?}");
+        assert_eq!(record(dir.path()), expected);
+    }
+}

@@ -119,14 +119,24 @@ const ALREADY_OPEN_THROUGH_DIRECTORY: &str = "a file named `mdbx.dat` is the dat
      `Send + Sync`, wrap it in `Arc`) instead of opening it again; another process may open the \
      directory or this data file alike";
 
+/// What [`check_files`] found at a database's paths, for the open that follows (which asks the
+/// file system none of it again).
+struct Found {
+    /// The data file's length, `None` when it does not exist.
+    data_len: Option<u64>,
+    /// Whether the database directory exists (always `false` with `no_sub_dir`).
+    dir_exists: bool,
+    /// Whether something is at the lock file's path (a dangling symbolic link included).
+    lock_exists: bool,
+}
+
 /// Checks what is at the database's paths before libmdbx opens anything: the directory (when
 /// the path is one), the data file and the lock file must each be missing or of the right kind
 /// (opening a FIFO would block forever; a device or socket is no database), and a data file
-/// that is not empty must be long enough for its meta pages. Returns the data file's length,
-/// `None` when it does not exist.
-fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<u64>> {
-    if !no_sub_dir
-        && let Some(meta) = metadata(path)
+/// that is not empty must be long enough for its meta pages.
+fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Found> {
+    let dir = if no_sub_dir { None } else { metadata(path) };
+    if let Some(meta) = &dir
         && !meta.is_dir()
     {
         return Err(bad_file(
@@ -163,7 +173,13 @@ fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<
             ));
         }
     };
-    if let Some(meta) = metadata(&lock)
+    // The path itself first (a symbolic link is followed for its kind, as opening it would).
+    let lock_entry = std::fs::symlink_metadata(&lock).ok();
+    let lock_meta = match &lock_entry {
+        Some(entry) if entry.is_symlink() => metadata(&lock),
+        entry => entry.clone(),
+    };
+    if let Some(meta) = lock_meta
         && !meta.is_file()
     {
         return Err(bad_file(
@@ -179,6 +195,11 @@ fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<
     if (len.is_some() || !read_only) && metadata(&second_lock).is_some() {
         return Err(second_lock_file(&second_lock, &data, &lock));
     }
+    let found = Found {
+        data_len: len,
+        dir_exists: dir.is_some(),
+        lock_exists: lock_entry.is_some(),
+    };
     match len {
         Some(0) if read_only => Err(bad_file(
             &data,
@@ -187,24 +208,26 @@ fn check_files(path: &Path, no_sub_dir: bool, read_only: bool) -> Result<Option<
              open it read-write once, or check the path",
         )),
         Some(len) if len > 0 && len < MIN_DATA_FILE => Err(too_short(&data, len)),
-        _ => Ok(len),
+        _ => Ok(found),
     }
 }
 
 /// Opens the environment at `path` after [`check_files`]; `shown` is the path errors name.
 /// With `create_dir` (a read-write open of a database directory) the directory is created
-/// first. Only a missing or empty data file becomes a new database: libmdbx initialises any
-/// data file it cannot read three meta pages from, so before a read-write open of a short file
-/// libmdbx first opens it read-only ([`Env::probe_read_only`]), which reports the short read
-/// (`ENODATA`) instead, and the file is refused untouched.
+/// first, when `check_files` did not find it. Only a missing or empty data file becomes a new
+/// database: libmdbx initialises any data file it cannot read three meta pages from, so before
+/// a read-write open of a short file libmdbx first opens it read-only
+/// ([`Env::probe_read_only`]), which reports the short read (`ENODATA`) instead, and the file
+/// is refused untouched.
 pub(crate) fn open_env(
     path: &Path,
     shown: &Path,
     cfg: &EnvConfig,
     create_dir: bool,
 ) -> Result<Env> {
-    let len = check_files(path, cfg.no_sub_dir, cfg.read_only)?;
-    if create_dir && !cfg.no_sub_dir {
+    let found = check_files(path, cfg.no_sub_dir, cfg.read_only)?;
+    let len = found.data_len;
+    if create_dir && !cfg.no_sub_dir && !found.dir_exists {
         std::fs::create_dir_all(path).map_err(|source| Error::Io {
             context: format!("creating the database directory `{}`", path.display()),
             source,
@@ -212,13 +235,14 @@ pub(crate) fn open_env(
     }
     let files = DatabaseFiles::of(path, cfg.no_sub_dir);
     let data = files.data;
-    if !cfg.read_only
-        && let Some(len) = len.filter(|&len| len > 0 && len < PROBE_BELOW)
-        && Env::probe_read_only(path, cfg) == Err(Code::ENODATA)
-    {
-        return Err(too_short(&data, len));
+    let probe = !cfg.read_only && len.is_some_and(|len| len > 0 && len < PROBE_BELOW);
+    if probe && Env::probe_read_only(path, cfg) == Err(Code::ENODATA) {
+        return Err(too_short(&data, len.unwrap_or(0)));
     }
-    Env::open(path, cfg).map_err(|code| match len {
+    // What `check_files` saw of the lock file, unless the probe's open came between (it may
+    // have created it).
+    let lock_existed = (!probe).then_some(found.lock_exists);
+    Env::open_checked(path, cfg, lock_existed).map_err(|code| match len {
         Some(len) if len > 0 && code == Code::ENODATA => too_short(&data, len),
         _ => Error::Open {
             path: shown.to_path_buf(),

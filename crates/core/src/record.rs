@@ -3,7 +3,6 @@
 //! the startup path, the migrations and the schema-less reader all go through these types.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +57,119 @@ pub struct SchemaRecord {
     /// file. Stored only in format 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_progress: Option<StepProgress>,
+}
+
+/// `tables` as JSON, byte for byte as `serde_json` writes them in a record (the fields of each
+/// [`TableRecord`] in their order, the absent optional ones left out, strings escaped as
+/// `serde_json` escapes them), written directly: through serde it cost 1,250 instructions a
+/// table of the open bench, this about 700. [`SchemaRecord::parse_declared`] compares stored
+/// bytes with it; a difference would only make that comparison miss and the record be parsed
+/// whole (the tests hold it to `serde_json`'s output).
+fn write_tables_json(out: &mut Vec<u8>, tables: &BTreeMap<String, TableRecord>) {
+    fn bool_field(out: &mut Vec<u8>, name: &[u8], value: bool) {
+        out.extend_from_slice(name);
+        out.extend_from_slice(if value { b"true" } else { b"false" });
+    }
+    fn str_field(out: &mut Vec<u8>, name: &[u8], value: &str) {
+        out.extend_from_slice(name);
+        json_string(out, value);
+    }
+    out.push(b'{');
+    for (at, (name, table)) in tables.iter().enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        json_string(out, name);
+        let TableRecord {
+            dupsort,
+            integer_key,
+            key,
+            value,
+            shape,
+            value_version,
+            partial_shape,
+            index,
+            history_of,
+        } = table;
+        bool_field(out, b":{\"dupsort\":", *dupsort);
+        bool_field(out, b",\"integer_key\":", *integer_key);
+        str_field(out, b",\"key\":", key);
+        str_field(out, b",\"value\":", value);
+        if let Some(shape) = shape {
+            str_field(out, b",\"shape\":", shape);
+        }
+        if let Some(version) = value_version {
+            out.extend_from_slice(b",\"value_version\":");
+            out.extend_from_slice(version.to_string().as_bytes());
+        }
+        if let Some(partial) = partial_shape {
+            str_field(out, b",\"partial_shape\":", partial);
+        }
+        if let Some(IndexRecord { source, unique }) = index {
+            str_field(out, b",\"index\":{\"source\":", source);
+            bool_field(out, b",\"unique\":", *unique);
+            out.push(b'}');
+        }
+        if let Some(source) = history_of {
+            str_field(out, b",\"history_of\":", source);
+        }
+        out.push(b'}');
+    }
+    out.push(b'}');
+}
+
+/// `s` as a JSON string, escaped as `serde_json` escapes it: `"` and `\\` with a backslash, the
+/// control characters with their short escapes or `\u00XX`, everything else as it is.
+fn json_string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    for (at, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..0x20 => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[from..at]);
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(byte >> 4)]);
+            out.push(HEX[usize::from(byte & 0xf)]);
+        } else {
+            out.extend_from_slice(escape);
+        }
+        from = at + 1;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+}
+
+/// The fields of a stored record before its `tables` ([`SchemaRecord::parse_declared`]), with
+/// [`SchemaRecord`]'s defaults; a `tables` field among them is noted, not parsed.
+#[derive(Deserialize)]
+struct RecordHead {
+    format: u32,
+    #[serde(default = "one")]
+    version: u32,
+    #[serde(default)]
+    applied: Vec<AppliedStep>,
+    /// Whether the fields before the tables hold a `tables` field too (`null` included).
+    #[serde(default, deserialize_with = "present")]
+    tables: bool,
+    #[serde(default)]
+    in_progress: Option<StepProgress>,
+}
+
+/// `true`: the field is there, whatever it holds.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(deserializer).map(|_| true)
 }
 
 /// A record's `format` field alone (every other field skipped unparsed).
@@ -137,6 +249,68 @@ impl SchemaRecord {
                     .unwrap_or_else(|| RecordProblem::Damaged(e.to_string())))
             }
         }
+    }
+
+    /// [`parse`](Self::parse) for a startup that declares the tables `declared` (in name
+    /// order, as the record keeps them): when the stored record's `tables` are exactly
+    /// `declared`, written as [`encode`](Self::encode) writes them (every open after the first
+    /// until the schema changes), they are recognised by their bytes, and only the fields before
+    /// them are parsed; the record returned holds `declared` as its tables, and `true` says so.
+    /// Any other bytes are parsed whole, as [`parse`](Self::parse) does, errors included, and
+    /// `false` is returned.
+    ///
+    /// Sound because the fields before `"tables"` must parse as a whole JSON object of their
+    /// own (ended where `"tables"` begins, so that comma is outside every string) holding no
+    /// `tables` field, and what follows is `declared` as JSON and the object's end: the bytes
+    /// are then that object with `declared` as its tables, which is what parsing them would
+    /// give.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Self::parse).
+    pub(crate) fn parse_declared(
+        bytes: &[u8],
+        declared: BTreeMap<String, TableRecord>,
+    ) -> Result<(Self, bool), RecordProblem> {
+        match Self::head_with_declared(bytes, &declared) {
+            Some(head) => {
+                let record = SchemaRecord {
+                    format: head.format,
+                    version: head.version,
+                    applied: head.applied,
+                    tables: declared,
+                    in_progress: head.in_progress,
+                };
+                match record.format > RECORD_FORMAT {
+                    true => Err(RecordProblem::Newer(record.format)),
+                    false => Ok((record, true)),
+                }
+            }
+            None => Self::parse(bytes).map(|record| (record, false)),
+        }
+    }
+
+    /// The fields before `"tables"` of `bytes` when the rest is `declared` as JSON and the
+    /// record's end ([`parse_declared`](Self::parse_declared)); `None` otherwise.
+    fn head_with_declared(
+        bytes: &[u8],
+        declared: &BTreeMap<String, TableRecord>,
+    ) -> Option<RecordHead> {
+        const TABLES: &[u8] = b",\"tables\":";
+        let mut tail = Vec::with_capacity(bytes.len());
+        tail.extend_from_slice(TABLES);
+        write_tables_json(&mut tail, declared);
+        tail.push(b'}');
+        let at = bytes.len().checked_sub(tail.len())?;
+        if bytes[at..] != tail[..] {
+            return None;
+        }
+        // The fields before, closed where the tables' comma was.
+        let mut head = Vec::with_capacity(at + 1);
+        head.extend_from_slice(&bytes[..at]);
+        head.push(b'}');
+        let head: RecordHead = serde_json::from_slice(&head).ok()?;
+        (!head.tables).then_some(head)
     }
 
     /// The name of the table the record lists as `table`'s history (`#[derive(History)]`), if
@@ -268,11 +442,12 @@ impl TableRecord {
             ValueTrace::Partial { structure, .. } => (None, Some(structure.clone())),
         };
         // `TableInfo::key_descriptor` and `value_descriptor` (`{codec}<{type}>`), written into
-        // strings of the right size without `format!`, which cost half of `declare`.
+        // strings of the right size without `format!`, which cost half of `declare`, and the
+        // common descriptors without the formatter at all (`Descriptor::push_text`).
         let mut key = String::with_capacity(16);
-        let _ = write!(key, "{}", info.key);
+        info.key.push_text(&mut key);
         let mut value = String::with_capacity(info.value_type.len() + 18);
-        let _ = write!(value, "{}", info.value);
+        info.value.push_text(&mut value);
         value.push('<');
         value.push_str(info.value_type);
         value.push('>');
@@ -492,6 +667,143 @@ mod tests {
         match SchemaRecord::parse(br#"{"format": 1, "tables": ["a"]}"#) {
             Err(RecordProblem::Damaged(e)) => assert!(e.contains("expected a map"), "{e}"),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// `parse_declared` gives what `parse` gives, for records whose tables are the declared
+    /// ones as written and for every near miss, and says which it recognised by their bytes.
+    #[test]
+    fn parse_declared_is_parse() {
+        let table = |key: &str| TableRecord {
+            dupsort: false,
+            integer_key: true,
+            key: key.to_string(),
+            value: "raw<Vec<u8>>".to_string(),
+            shape: Some("[\"U64\",{\"a\":1}]".to_string()),
+            value_version: None,
+            partial_shape: None,
+            index: None,
+            history_of: None,
+        };
+        let declared: BTreeMap<String, TableRecord> = [("a", "u64"), ("b\"q", "u32")]
+            .into_iter()
+            .map(|(name, key)| (name.to_string(), table(key)))
+            .collect();
+        let mut record = SchemaRecord::empty();
+        record.version = 3;
+        record.applied.push(AppliedStep {
+            version: 2,
+            name: "two".to_string(),
+            checksum: "c".to_string(),
+        });
+        record.tables = declared.clone();
+        let written = String::from_utf8(record.encode()).unwrap();
+        let tables = serde_json::to_string(&declared).unwrap();
+        let cases: Vec<(String, bool)> = vec![
+            (written.clone(), true),
+            (written.replace("u32", "u16"), false),
+            (written.replace(r#""version":3"#, r#""version":4"#), true),
+            (written.replace(r#""format":1"#, r#""format":3"#), true),
+            (written.replace(r#""format":1"#, r#""format":"x""#), false),
+            (written.replace(r#""format":1,"#, ""), false),
+            (written.replace(r#""version":3,"#, ""), true),
+            (
+                format!(r#"{{"format":1,"tables":null,"tables":{tables}}}"#),
+                false,
+            ),
+            (
+                format!(r#"{{"format":1,"x":"a,\"tables\":{tables}}}"#),
+                false,
+            ),
+            (
+                format!(r#"{{"format":1,"tables":{tables},"in_progress":null}}"#),
+                false,
+            ),
+            (format!(r#"{{"format":1,"tables":{tables}}}"#), true),
+            (format!(r#"{{"tables":{tables}}}"#), false),
+            (format!(r#"{{"format":1}}"tables":{tables}}}"#), false),
+            (written.replace(r#""b\"q""#, r#""c""#), false),
+        ];
+        for (bytes, recognised) in cases {
+            let parsed = SchemaRecord::parse(bytes.as_bytes());
+            let declared_parse = SchemaRecord::parse_declared(bytes.as_bytes(), declared.clone());
+            assert_eq!(declared_parse.clone().map(|(r, _)| r), parsed, "{bytes}");
+            if let Ok((_, by_bytes)) = declared_parse {
+                assert_eq!(by_bytes, recognised, "{bytes}");
+            }
+        }
+        // The format check comes first, as in `parse`.
+        let newer = written.replace(r#""format":1"#, r#""format":3"#);
+        assert_eq!(
+            SchemaRecord::parse_declared(newer.as_bytes(), declared),
+            Err(RecordProblem::Newer(3))
+        );
+    }
+
+    /// The tables written directly are `serde_json`'s bytes, for every field present or
+    /// absent and every character that needs escaping (else `parse_declared` would never
+    /// recognise a record).
+    #[test]
+    fn tables_are_written_as_serde_json_writes_them() {
+        let every_char: String = (0u8..0x80)
+            .map(char::from)
+            .chain("é✓\u{1F600}".chars())
+            .collect();
+        let plain = TableRecord {
+            dupsort: true,
+            integer_key: false,
+            key: "(str, u64)".to_string(),
+            value: "bincode<Vec<u8>>".to_string(),
+            shape: None,
+            value_version: None,
+            partial_shape: None,
+            index: None,
+            history_of: None,
+        };
+        let full = TableRecord {
+            dupsort: false,
+            integer_key: true,
+            key: every_char.clone(),
+            value: "zstd(bincode)<\"q\">".to_string(),
+            shape: Some("[\"U64\",{\"a\\\\b\":[1,2]}]".to_string()),
+            value_version: Some(4_000_000_000),
+            partial_shape: Some("{\"unknown\":null}\n".to_string()),
+            index: Some(IndexRecord {
+                source: "src\t".to_string(),
+                unique: true,
+            }),
+            history_of: Some("Ledger".to_string()),
+        };
+        let only_history = TableRecord {
+            history_of: Some(String::new()),
+            value_version: Some(0),
+            ..plain.clone()
+        };
+        let cases: [Vec<(&str, &TableRecord)>; 4] = [
+            vec![],
+            vec![("a", &plain)],
+            vec![
+                (every_char.as_str(), &full),
+                ("b", &plain),
+                ("", &only_history),
+            ],
+            vec![
+                ("t00000", &plain),
+                ("t00001", &full),
+                ("t00002", &only_history),
+            ],
+        ];
+        for tables in cases {
+            let tables: BTreeMap<String, TableRecord> = tables
+                .into_iter()
+                .map(|(name, table)| (name.to_string(), table.clone()))
+                .collect();
+            let mut written = Vec::new();
+            write_tables_json(&mut written, &tables);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                serde_json::to_string(&tables).unwrap()
+            );
         }
     }
 

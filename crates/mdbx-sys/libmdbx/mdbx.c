@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-branchy-search.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -10071,6 +10071,28 @@ void env_options_init(MDBX_env *env) {
   env->options.subpage.reserve_limit = default_subpage_reserve_limit(env);
 }
 
+/* Tabula (lazy-dp-limit): whether the default dirty-page limit is left for the first write
+ * transaction to compute (basal_start_locked checks need_dp_limit_adjust, as it did for a resize
+ * during a transaction). The default reads the system's RAM (sysinfo() and /proc/meminfo on
+ * Linux), and setting the page size and reading the header asked for it three times per
+ * environment open, before any transaction: environments that only read never need it, and
+ * one that writes needs it once. A limit the application set (a clamp, no system call) and
+ * MDBX_DEBUG_DPL_LIMIT builds are applied at once, as before. */
+static inline bool dp_limit_lazy(const MDBX_env *env) {
+#ifdef MDBX_DEBUG_DPL_LIMIT
+  (void)env;
+  return false;
+#else
+  return !env->options.flags.non_auto.dp_limit;
+#endif /* MDBX_DEBUG_DPL_LIMIT */
+}
+
+/* Tabula (lazy-dp-limit): whether the dirty-page limit is still to be computed, so that
+ * mdbx_env_get_option() reports what the next write transaction will use. */
+static inline bool dp_limit_due(const MDBX_env *env) {
+  return env->options.need_dp_limit_adjust && dp_limit_lazy(env);
+}
+
 void env_options_adjust_dp_limit(MDBX_env *env) {
   if (!env->options.flags.non_auto.dp_limit)
     env->options.dp_limit = default_dp_limit(env);
@@ -10096,7 +10118,7 @@ void env_options_adjust_defaults(MDBX_env *env) {
     env->options.prefault_write = default_prefault_write(env);
 
   env->options.need_dp_limit_adjust = true;
-  if (!env->txn)
+  if (!env->txn && !dp_limit_lazy(env))
     env_options_adjust_dp_limit(env);
 
   const size_t basis = env->geo_in_bytes.now;
@@ -10468,10 +10490,16 @@ __cold int mdbx_env_get_option(const MDBX_env *env, const MDBX_option_t option, 
     break;
 
   case MDBX_opt_txn_dp_limit:
-    *pvalue = env->options.dp_limit;
+    *pvalue = dp_limit_due(env) ? default_dp_limit(env) : env->options.dp_limit;
     break;
   case MDBX_opt_txn_dp_initial:
     *pvalue = env->options.dp_initial;
+    if (dp_limit_due(env)) {
+      /* as env_options_adjust_dp_limit() will clamp it */
+      const pgno_t dp_limit = default_dp_limit(env);
+      if (*pvalue > dp_limit && *pvalue > default_dp_initial(env))
+        *pvalue = dp_limit;
+    }
     break;
 
   case MDBX_opt_spill_max_denominator:
@@ -21494,7 +21522,10 @@ __cold unsigned env_setup_pagesize(MDBX_env *env, const size_t pagesize) {
   eASSERT0(env, bytes2pgno(env, pagesize + pagesize) == 2);
   recalculate_merge_thresholds(env);
   recalculate_subpage_thresholds(env);
-  env_options_adjust_dp_limit(env);
+  if (dp_limit_lazy(env))
+    env->options.need_dp_limit_adjust = true;
+  else
+    env_options_adjust_dp_limit(env);
   return env->ps;
 }
 

@@ -7,8 +7,11 @@
 //! against the schema record, `Db` published); heed `EnvOpenOptions::open` + a read txn +
 //! `open_database` for each name + commit; raw libmdbx `mdbx_env_open` + a read txn +
 //! `mdbx_dbi_open` for each name + commit (for reference). Each open is closed again untimed.
+//!
+//! The timed part runs inside [`time`], so that callgrind's
+//! `--toggle-collect='tabula_bench::util::time*'` counts the timed opens and nothing else.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use heed::types::Bytes;
 use heed::{CommitOrAbort, EnvOpenOptions};
@@ -16,7 +19,7 @@ use heed::{CommitOrAbort, EnvOpenOptions};
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload, variant_wanted};
 use crate::tables::Wide;
-use crate::util::{table_cname, table_name};
+use crate::util::{table_cname, table_name, time};
 
 use super::{HEED_MAP_SIZE, scratch_dir, tabula_options};
 
@@ -73,9 +76,11 @@ fn tabula<const N: usize>(sizes: OpenSizes) -> Duration {
     let dir = scratch_dir("open-tabula");
     drop(tabula::open::<Wide<N>>(dir.path(), tabula_options()).expect("create"));
     median(sizes.reps, || {
-        let t = Instant::now();
-        let db = tabula::open::<Wide<N>>(dir.path(), tabula_options()).expect("open");
-        let t = t.elapsed();
+        let mut db = None;
+        let t = time(|| {
+            db = Some(tabula::open::<Wide<N>>(dir.path(), tabula_options()).expect("open"))
+        });
+        let db = db.expect("opened");
         assert_eq!(db.tables().len(), N);
         drop(db);
         t
@@ -105,21 +110,24 @@ fn heed(n: usize, sizes: OpenSizes) -> Duration {
     }
     let names: Vec<String> = (0..n).map(table_name).collect();
     median(sizes.reps, || {
-        let t = Instant::now();
-        // SAFETY: the directory made above; the previous env of it is closed.
-        let env = unsafe { options().open(dir.path()) }.expect("heed open");
-        let rtxn = env.read_txn().expect("heed read");
-        let mut opened = 0;
-        env.open_databases_and_commit(rtxn, |opener, rtxn| -> heed::Result<_> {
-            for name in &names {
-                let db = opener.open_database::<Bytes, Bytes>(rtxn, Some(name))?;
-                opened += usize::from(db.is_some());
-            }
-            Ok(CommitOrAbort::<(), ()>::Commit(()))
-        })
-        .expect("heed open databases")
-        .unwrap_commit();
-        let t = t.elapsed();
+        let (mut opened, mut env) = (0, None);
+        let t = time(|| {
+            // SAFETY: the directory made above; the previous env of it is closed.
+            let opened_env = unsafe { options().open(dir.path()) }.expect("heed open");
+            let rtxn = opened_env.read_txn().expect("heed read");
+            opened_env
+                .open_databases_and_commit(rtxn, |opener, rtxn| -> heed::Result<_> {
+                    for name in &names {
+                        let db = opener.open_database::<Bytes, Bytes>(rtxn, Some(name))?;
+                        opened += usize::from(db.is_some());
+                    }
+                    Ok(CommitOrAbort::<(), ()>::Commit(()))
+                })
+                .expect("heed open databases")
+                .unwrap_commit();
+            env = Some(opened_env);
+        });
+        let env = env.expect("opened");
         assert_eq!(opened, n, "every database opens");
         env.prepare_for_closing().wait();
         t
@@ -138,15 +146,18 @@ fn raw(n: usize, sizes: OpenSizes) -> Duration {
     }
     let names: Vec<_> = (0..n).map(table_cname).collect();
     median(sizes.reps, || {
-        let t = Instant::now();
-        let env = raw::Env::open(dir.path(), n as u64, EnvFlags::DEFAULT);
-        let txn = env.begin(false);
-        let dbis: Vec<raw::Dbi> = names
-            .iter()
-            .map(|name| txn.open_table(name, raw::NO_FLAGS, false))
-            .collect();
-        txn.commit();
-        let t = t.elapsed();
+        let (mut dbis, mut env) = (Vec::new(), None);
+        let t = time(|| {
+            let opened_env = raw::Env::open(dir.path(), n as u64, EnvFlags::DEFAULT);
+            let txn = opened_env.begin(false);
+            dbis = names
+                .iter()
+                .map(|name| txn.open_table(name, raw::NO_FLAGS, false))
+                .collect::<Vec<raw::Dbi>>();
+            txn.commit();
+            env = Some(opened_env);
+        });
+        let env = env.expect("opened");
         assert_eq!(dbis.len(), n);
         drop(env);
         t

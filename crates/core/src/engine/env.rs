@@ -388,8 +388,21 @@ impl Env {
     /// and `MDBX_WRITEMAP` is used only where every page libmdbx may write through the map is
     /// reserved on disk ([`MapSpace`]); elsewhere the environment is opened without it and a
     /// warning says why. Out of space while reserving is `ENOSPC`, before libmdbx is involved.
+    ///
+    /// `lock_existed` says whether something was at the lock file's path before (`None`: look
+    /// now): a refused open removes a lock file that was not there.
+    pub fn open_checked(
+        path: &Path,
+        cfg: &EnvConfig,
+        lock_existed: Option<bool>,
+    ) -> Result<Env, Code> {
+        Env::open_as(path, cfg, false, lock_existed)
+    }
+
+    /// [`open_checked`](Self::open_checked), looking at the lock file's path itself.
+    #[cfg(test)]
     pub fn open(path: &Path, cfg: &EnvConfig) -> Result<Env, Code> {
-        Env::open_as(path, cfg, false)
+        Env::open_as(path, cfg, false, None)
     }
 
     /// Opens the environment read-only (`MDBX_RDONLY`: libmdbx never creates or initialises a
@@ -398,18 +411,27 @@ impl Env {
     /// `ENODATA` from it means a read-write open would have found the file too short and
     /// initialised it as a new database.
     pub fn probe_read_only(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
-        Env::open_as(path, cfg, true).map(drop)
+        Env::open_as(path, cfg, true, None).map(drop)
     }
 
-    fn open_as(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
+    fn open_as(
+        path: &Path,
+        cfg: &EnvConfig,
+        probe: bool,
+        lock_existed: Option<bool>,
+    ) -> Result<Env, Code> {
         let writable = !probe && !cfg.read_only;
         // A refused open leaves the directory as it found it: the lock file it created (Tabula
         // reserves it, libmdbx creates it before it reads the data file) goes again.
-        let lock = DatabaseFiles::of(path, cfg.no_sub_dir).lock;
-        let lock_existed = lock.symlink_metadata().is_ok();
+        let lock_existed = lock_existed.unwrap_or_else(|| {
+            DatabaseFiles::of(path, cfg.no_sub_dir)
+                .lock
+                .symlink_metadata()
+                .is_ok()
+        });
         let mut env = Self::open_reserved(path, cfg, probe).inspect_err(|_| {
             if !lock_existed {
-                remove_unused_lock_file(&lock);
+                remove_unused_lock_file(&DatabaseFiles::of(path, cfg.no_sub_dir).lock);
             }
         })?;
         if writable && matches!(cfg.sync, Durability::NoMetaSync | Durability::SafeNoSync) {

@@ -189,6 +189,18 @@ impl Descriptor {
             _ => return None,
         })
     }
+
+    /// Appends the [`Display`](fmt::Display) form to `out`, without the formatter when it is a
+    /// fixed text ([`rendered`](Self::rendered)): the startup writes two descriptors a table.
+    pub(crate) fn push_text(&self, out: &mut String) {
+        match self.rendered() {
+            Some(text) => out.push_str(text),
+            None => {
+                use fmt::Write as _;
+                let _ = write!(out, "{self}");
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -220,6 +232,9 @@ mod tests {
             if let Some(text) = d.rendered() {
                 assert_eq!(text, d.to_string());
             }
+            let mut pushed = "before ".to_string();
+            d.push_text(&mut pushed);
+            assert_eq!(pushed, format!("before {d}"));
             let text = d.to_string();
             assert_eq!(d.strip_from(&format!("{text}<T>")), Some("<T>"), "{text}");
             assert_eq!(d.strip_from(&text[..text.len() - 1]), None, "{text}");

@@ -1,13 +1,14 @@
 //! The meta table, through a [`Bootstrap`]: its entries by key and the schema record it keeps
 //! (parsed and written here, as `record.rs` defines it).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::bootstrap::Bootstrap;
 use crate::engine;
 use crate::error::{At, Error, Result};
 use crate::record::META_TABLE;
-use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord};
+use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
 
 /// The meta table and the schema record.
 impl Bootstrap {
@@ -124,6 +125,22 @@ impl Bootstrap {
         parse_record(&bytes, &self.path).map(Some)
     }
 
+    /// [`read_record`](Self::read_record) for the startup of a schema whose tables `declared`
+    /// builds (by name, as the record keeps them, and built only when there is a record): also
+    /// returns whether the record's tables are exactly those, recognised by their bytes
+    /// without parsing them ([`SchemaRecord::parse_declared`]).
+    pub(super) fn read_record_declared(
+        &mut self,
+        declared: impl FnOnce() -> BTreeMap<String, TableRecord>,
+    ) -> Result<Option<(SchemaRecord, bool)>> {
+        let Some(bytes) = self.meta_get(SCHEMA_RECORD_KEY)? else {
+            return Ok(None);
+        };
+        SchemaRecord::parse_declared(&bytes, declared())
+            .map_err(|problem| record_error(problem, &self.path))
+            .map(Some)
+    }
+
     /// Writes the schema record (in the format [`SchemaRecord::settle_format`] picks).
     ///
     /// ```
@@ -150,7 +167,12 @@ impl Bootstrap {
 
 /// Parses stored schema-record bytes of the database at `path`.
 pub(crate) fn parse_record(bytes: &[u8], path: &Path) -> Result<SchemaRecord> {
-    SchemaRecord::parse(bytes).map_err(|problem| Error::SchemaRecord {
+    SchemaRecord::parse(bytes).map_err(|problem| record_error(problem, path))
+}
+
+/// Why the schema record of the database at `path` cannot be used, as an [`Error`].
+fn record_error(problem: RecordProblem, path: &Path) -> Error {
+    Error::SchemaRecord {
         path: path.to_path_buf(),
         message: match problem {
             RecordProblem::Damaged(e) => {
@@ -161,5 +183,5 @@ pub(crate) fn parse_record(bytes: &[u8], path: &Path) -> Result<SchemaRecord> {
                  the database was written by a newer Tabula; upgrade the application"
             ),
         },
-    })
+    }
 }

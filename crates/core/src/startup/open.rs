@@ -168,7 +168,7 @@ pub fn open<S: Schema>(
     let started = Instant::now();
     let traces = declare_traces(S::TABLES)?;
     let traced_us = started.elapsed().as_micros() as u64;
-    let mut startup = Startup::open_environment(path, options, S::TABLES)?;
+    let mut startup = Startup::open_environment(path, options, S::TABLES, &traces)?;
     startup.upgrade(upgrade)?;
     let (found, stop) = startup.open_handles();
     let handles = startup.check_tables(&traces, found)?;
@@ -201,8 +201,8 @@ pub fn open<S: Schema>(
 struct Startup<'a> {
     path: &'a Path,
     tables: &'static [TableInfo],
-    /// The record as the file held it (`None`: a new database).
-    stored: Option<SchemaRecord>,
+    /// The record as the file held it.
+    stored: Stored,
     /// The record this open writes.
     record: SchemaRecord,
     /// The zstd dictionaries the schema's codecs use.
@@ -226,13 +226,24 @@ impl<'a> Startup<'a> {
         path: &'a Path,
         options: &Options,
         tables: &'static [TableInfo],
+        traces: &[ValueTrace],
     ) -> Result<Self> {
         // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
         let dictionary_names = dictionary_names(tables);
         let own_tables = 1 + usize::from(!dictionary_names.is_empty());
         let mut boot = Bootstrap::begin_with(path, options, tables.len(), own_tables)?;
-        let stored = boot.read_record()?;
-        let record = stored.clone().unwrap_or_else(SchemaRecord::empty);
+        let declared = || {
+            tables
+                .iter()
+                .zip(traces)
+                .map(|(info, trace)| (info.name.to_string(), TableRecord::traced(info, trace)))
+                .collect()
+        };
+        let (stored, record) = match boot.read_record_declared(declared)? {
+            None => (Stored::Nothing, SchemaRecord::empty()),
+            Some((record, true)) => (Stored::Declared(Stored::head(&record)), record),
+            Some((record, false)) => (Stored::Whole(record.clone()), record),
+        };
         // Loaded before the migration steps (which may decode and encode such values), and
         // again after them when they ran (a step may have trained a dictionary). A schema
         // without `ZstdDict` tables loads them only when the record has some (a step may be
@@ -265,7 +276,7 @@ impl<'a> Startup<'a> {
     /// Runs `upgrade` (the pending migration steps), reloads the dictionaries after steps,
     /// and drops the index tables the schema no longer declares (read-write).
     fn upgrade(&mut self, upgrade: &dyn Upgrade) -> Result<()> {
-        let stored = self.stored.is_some();
+        let stored = !matches!(self.stored, Stored::Nothing);
         self.report.applied = upgrade.upgrade(&mut self.boot, &mut self.record, stored)?;
         if self.uses_dictionaries && self.steps_ran() {
             self.dictionaries = DictionaryLease::default(); // released before the reload
@@ -530,7 +541,7 @@ impl<'a> Startup<'a> {
     fn write_record(&mut self) -> Result<()> {
         self.report.version = self.record.version;
         self.record.settle_format();
-        if !self.boot.is_read_only() && self.stored.as_ref() != Some(&self.record) {
+        if !self.boot.is_read_only() && self.stored.differs(&self.record, self.tables.len()) {
             self.boot.write_record(&mut self.record)?;
             self.report.record_written = true;
         }
@@ -541,6 +552,57 @@ impl<'a> Startup<'a> {
     fn publish<S: Schema>(self, handles: Vec<TableHandle>) -> Result<(Db<S>, Report)> {
         let db = self.boot.publish::<S>(handles, self.dictionaries)?;
         Ok((db, self.report))
+    }
+}
+
+/// The schema record as the file held it, kept to tell at the end whether the open changed it.
+enum Stored {
+    /// A new database: nothing recorded.
+    Nothing,
+    /// A record whose tables were exactly the schema's, as declared
+    /// ([`SchemaRecord::parse_declared`]): its other fields, with no tables. After
+    /// [`check_tables`](Startup::check_tables) every table of the schema is recorded as
+    /// declared, so the record's tables are the stored ones again exactly when it has no
+    /// others: as many as the schema has.
+    Declared(SchemaRecord),
+    /// Any other record, whole.
+    Whole(SchemaRecord),
+}
+
+impl Stored {
+    /// `record`'s fields other than its tables (cloned; the tables left empty).
+    fn head(record: &SchemaRecord) -> SchemaRecord {
+        SchemaRecord {
+            format: record.format,
+            version: record.version,
+            applied: record.applied.clone(),
+            tables: Default::default(),
+            in_progress: record.in_progress.clone(),
+        }
+    }
+
+    /// Whether `record`, checked by [`check_tables`](Startup::check_tables) against a schema of
+    /// `schema_tables` tables, differs from what the file held.
+    fn differs(&self, record: &SchemaRecord, schema_tables: usize) -> bool {
+        match self {
+            Stored::Nothing => true,
+            Stored::Whole(stored) => stored != record,
+            Stored::Declared(head) => {
+                // Every field named, so that a field added to the record is compared here too.
+                let SchemaRecord {
+                    format,
+                    version,
+                    applied,
+                    tables: _,
+                    in_progress,
+                } = head;
+                record.tables.len() != schema_tables
+                    || *format != record.format
+                    || *version != record.version
+                    || *applied != record.applied
+                    || *in_progress != record.in_progress
+            }
+        }
     }
 }
 
