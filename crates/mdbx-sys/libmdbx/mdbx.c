@@ -1846,27 +1846,34 @@ MDBX_NOTHROW_PURE_FUNCTION static __always_inline intptr_t cmp_lexical(const MDB
  * comparison's result. When that result is computed as a flag, a probe that misses the cache
  * must complete before the next one can begin, and the misses of a search run one after
  * another. When the sign is decided by a branch, the CPU predicts it and begins loading the
- * next probe during the miss, as it does in LMDB's search. The first 8 bytes of keys at least
- * that long are compared as one big-endian word in line, which decides most comparisons (8-byte
- * integer keys stored big-endian, hashes) without a call to memcmp(). */
+ * next probe during the miss, as it does in LMDB's search. The keys are compared in line, 8
+ * bytes at a time as big-endian words, then byte by byte, which for the short keys of most
+ * tables (an 8-byte integer stored big-endian, a hash, a key with a small prefix) costs less
+ * than a call to memcmp(). */
 MDBX_NOTHROW_PURE_FUNCTION static __always_inline intptr_t cmp_lexical_branchy(const MDBX_val *a, const MDBX_val *b) {
-  intptr_t diff;
-  if (likely(a->iov_len >= 8) && likely(b->iov_len >= 8)) {
-    uint64_t xa = unaligned_peek_u64(1, a->iov_base);
-    uint64_t xb = unaligned_peek_u64(1, b->iov_base);
+  const uint8_t *pa = a->iov_base, *pb = b->iov_base;
+  const size_t shortest = (a->iov_len < b->iov_len) ? a->iov_len : b->iov_len;
+  intptr_t diff = 0;
+  size_t i = 0;
+  for (; i + 8 <= shortest; i += 8) {
+    uint64_t xa = unaligned_peek_u64(1, pa + i);
+    uint64_t xb = unaligned_peek_u64(1, pb + i);
+    if (xa != xb) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    xa = osal_bswap64(xa);
-    xb = osal_bswap64(xb);
+      xa = osal_bswap64(xa);
+      xb = osal_bswap64(xb);
 #endif /* __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ */
-    if (likely(xa != xb))
       diff = (xa < xb) ? -1 : 1;
-    else {
-      const MDBX_val ra = {ptr_disp(a->iov_base, 8), a->iov_len - 8};
-      const MDBX_val rb = {ptr_disp(b->iov_base, 8), b->iov_len - 8};
-      diff = cmp_lexical(&ra, &rb);
+      goto done;
     }
-  } else
-    diff = cmp_lexical(a, b);
+  }
+  for (; i < shortest; ++i)
+    if (pa[i] != pb[i]) {
+      diff = (pa[i] < pb[i]) ? -1 : 1;
+      goto done;
+    }
+  diff = cmp_len(a->iov_len, b->iov_len);
+done:
   if (diff < 0) {
     KEEP_BRANCH();
     return -1;
