@@ -2,8 +2,8 @@
 //! then the shorter first: libmdbx's default order, which every other reader of the file uses).
 //!
 //! Tabula's libmdbx compares keys in its page searches with the branchy-search patch's
-//! comparator (`crates/mdbx-sys/patches/libmdbx-0.14.4-branchy-search.md`): the first 8 bytes as
-//! one big-endian word, then the rest. The keys here reach each of its paths — shorter than 8
+//! comparator (`crates/mdbx-sys/patches/libmdbx-0.14.4-branchy-search.md`): 8 bytes at a time as
+//! big-endian words, then byte by byte, then the length. The keys here reach each of its paths — shorter than 8
 //! bytes, exactly 8 (a `u64` key), longer with equal or different first words, prefixes of one
 //! another, bytes at 0x00, 0x7f, 0x80 and 0xff — in a plain table and as the values of a
 //! `dupsort` table (searched with the same comparator), and every read is checked against a
