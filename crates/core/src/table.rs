@@ -49,6 +49,11 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// For a history (`#[derive(History)]`): the name of the table whose changes it records;
     /// `None` for any other table.
     const HISTORY_OF: Option<&'static str> = None;
+    /// Of a `dupsort` table: how many bytes at the front of a stored value name the unit a
+    /// history records a change of, the value's subkey (its self-delimiting encoding) or, with
+    /// no subkey, the whole value; `None` when they do not decode. The derive fills it in.
+    #[doc(hidden)]
+    const DUP_UNIT: fn(&[u8]) -> Option<usize> = crate::__private::whole_value;
     /// A stored key's `Debug` form, for errors that name a key; `None` when the key type has
     /// no `Debug` or the bytes do not decode. The derives fill it in.
     #[doc(hidden)]

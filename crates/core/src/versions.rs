@@ -262,7 +262,9 @@ impl<H: Handle> Reads<H> {
         // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
         // whole history index is walked for them.
         let from = match (&bounds.lower, T::FLAGS.integer_key) {
-            (Bound::Included(k) | Bound::Excluded(k), false) => Some(k.as_slice().to_vec()),
+            (Bound::Included(k) | Bound::Excluded(k), false) => {
+                Some(history::index_prefix(k.as_slice()))
+            }
             _ => None,
         };
         self.h.with_txn(|raw| {
@@ -270,7 +272,7 @@ impl<H: Handle> Reads<H> {
                 raw,
                 shared,
                 (T::NAME, history),
-                (from.as_deref(), version),
+                (from, version),
                 |k| {
                     if !bounds.below_upper::<T>(k) {
                         // Past the range, unless integer keys' bytes do not sort as they do.
@@ -280,7 +282,7 @@ impl<H: Handle> Reads<H> {
                 },
                 |k, held| {
                     let key = decode_key::<T>(k)?;
-                    match held {
+                    match history::before(T::NAME, k, held)? {
                         Some(v) => rows.insert(key, decode_value::<T>(k, v)?),
                         None => rows.remove(&key),
                     };
@@ -471,11 +473,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             // change, and one that writes the rows back through the pipeline.
             let lent = raw.lend();
             let fail = |code| shared.fail(code, At::of::<T>("unwind"));
-            let mut unwind = history::Unwind::start(lent, shared, (T::NAME, history), version)?;
+            let dup = T::FLAGS.dupsort;
+            let mut unwind =
+                history::Unwind::start(lent, shared, (T::NAME, history, dup), version)?;
             let mut rows = lent.cursor(dbi, shared.cursors()).map_err(fail)?;
             while let Some(at) = unwind.change() {
                 let k = at.key();
                 let mut landing = Landing::Unmoved;
+                if dup {
+                    unwind_unit::<T>(&mut rows, shared, dbi, at)?;
+                    undone += 1;
+                    unwind.advance()?;
+                    continue;
+                }
                 match at.before() {
                     Some(v) => pipeline::put::<T>(
                         &mut rows,
@@ -556,4 +566,52 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let history = history::Of::<S, T>::dbi(shared)?;
         history::prune_batch(self.raw_mut(), shared, T::NAME, history, below, limit)
     }
+}
+
+/// Writes back the unit of the `dupsort` table `T` (handle `dbi`) that the unwind's change `at`
+/// names: the values it holds now and did not hold before the change deleted, those it held
+/// and does not hold now put back, each through the pipeline (so the watchers are told).
+fn unwind_unit<T: Table>(
+    rows: &mut engine::RawCursorMut<'_>,
+    shared: &crate::state::Shared,
+    dbi: engine::Dbi,
+    at: &history::Unwound,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::of::<T>("unwind"));
+    let (k, sub) = history::split_unit(T::NAME, at.key())?;
+    let before = at.befores();
+    let now = history::unit_values::<T>(rows, dbi, &k, sub).map_err(fail)?;
+    for v in now.iter().filter(|v| !before.contains(&v.as_slice())) {
+        let found = rows
+            .get_with(engine::op::GET_BOTH_RANGE, Some(&k), Some(v), |_, found| {
+                found == v.as_slice()
+            })
+            .map_err(fail)?;
+        if found == Some(true) {
+            let mut landing = Landing::Unmoved;
+            let op = ("unwind", Some(k.as_slice()));
+            pipeline::delete_current::<T>(
+                rows,
+                shared,
+                false,
+                engine::del::CURRENT,
+                op,
+                &mut landing,
+            )?;
+        }
+    }
+    for v in before.iter().filter(|v| !now.iter().any(|n| n == *v)) {
+        let mut landing = Landing::Unmoved;
+        pipeline::put::<T>(
+            rows,
+            shared,
+            false,
+            (&k, v),
+            None,
+            engine::put::UPSERT,
+            "unwind",
+            &mut landing,
+        )?;
+    }
+    Ok(())
 }
