@@ -73,9 +73,9 @@ pub use table::{
     EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, KeysFn, RawEntry, Unindexed,
     Unique, ValueOf, Writable,
 };
-pub use table::{HasHistory, History};
+pub use table::{HasHistory, History, RowHistory};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
-pub use versions::VersionChange;
+pub use versions::{DupChange, VersionChange};
 pub use watch::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, KeyReceiver, Received, TableSet,
 };

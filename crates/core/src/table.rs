@@ -330,6 +330,19 @@ pub trait Indexed: Writable {}
 )]
 pub trait HasHistory: Writable {}
 
+/// A table declared `history` that holds one value a key (not `dupsort`): its history records
+/// each key's value, read by [`get_as_of`](crate::Reads::get_as_of),
+/// [`range_as_of`](crate::Reads::range_as_of), [`versions`](crate::Reads::versions) and
+/// [`changes_at`](crate::Reads::changes_at). A `dupsort` table's history records each (key,
+/// subkey) instead, read by the `dup_` forms ([`dup_as_of`](crate::Reads::dup_as_of), ..).
+/// Implemented by the table derive; never by hand.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` is a `dupsort` table: its history records each (key, subkey), not each key",
+    label = "a `dupsort` table declared `history`",
+    note = "read it with `dup_as_of` (one subkey's values), `dups_as_of` (a key's values), `dup_versions` and `dup_changes_at`"
+)]
+pub trait RowHistory: HasHistory {}
+
 /// The history of table [`Source`](History::Source) (`#[derive(History)]`): every change of a
 /// row, with the version of the transaction that made it and the value before it. A table of
 /// the schema (created, opened and checked by the startup step), written only by the writes of

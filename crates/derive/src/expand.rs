@@ -106,10 +106,17 @@ fn table_impl(table: &ast::Table) -> TokenStream {
             impl #marker for #ident {}
         }
     });
+    let row_history = (!attrs.dupsort).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #krate::RowHistory for #ident {}
+        }
+    });
     let history_impl = history.then(|| {
         quote! {
             #[automatically_derived]
             impl #krate::HasHistory for #ident {}
+            #row_history
         }
     });
 

@@ -20,7 +20,7 @@ mod check;
 mod read;
 
 pub use check::HistoryCheck;
-pub(crate) use check::check;
+pub(crate) use check::{Rows, check};
 pub(crate) use read::{
     before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at,
     unit_changes_at, value_at, versions,
