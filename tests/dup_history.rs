@@ -557,3 +557,103 @@ fn dupsort_history_agrees_with_a_model_of_every_version() {
         run(random::mix(seed ^ round));
     }
 }
+
+#[derive(Schema)]
+struct StorageOnly(Storage, StorageHistory);
+
+#[test]
+fn a_transform_of_a_dupsort_history_tables_values_is_refused_until_the_history_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<StorageOnly>(dir.path(), tempdb::options()).unwrap();
+    for version in [1, 2] {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.cursor_mut::<Storage>()
+            .unwrap()
+            .upsert_dup(&7, &1, &(version as u32))
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    drop(db);
+
+    // The history is keyed by (key, subkey): a map of the values may change the subkeys.
+    type Stored = tabula::SubKeyed<u32, tabula::Bincode<u32>>;
+    let transform = tabula::Migrations::new().step(2, "double", |m| {
+        m.transform_with::<Storage, Stored>(|(s, v)| (s, v * 2));
+    });
+    let refused = tabula::open_with::<StorageOnly>(dir.path(), tempdb::options(), &transform);
+    match refused {
+        Err(Error::Migration { message, .. }) => {
+            assert!(message.contains("transform values of Storage"), "{message}");
+            assert!(
+                message.contains("drop_table(\"StorageHistory\")"),
+                "{message}"
+            );
+        }
+        other => panic!("{:?}", other.map(|(_, report)| report)),
+    }
+    // Nothing of the step was committed.
+    let db = tabula::open::<StorageOnly>(dir.path(), tempdb::options()).unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.dup_as_of::<Storage>(&7, &1, 1).unwrap(), [(1, 1)]);
+    assert_eq!(tx.dup_as_of::<Storage>(&7, &1, 2).unwrap(), [(1, 2)]);
+    drop(tx);
+    drop(db);
+
+    // Dropped first, the history lets the step through, and the open starts it again.
+    let transform = tabula::Migrations::new().step(2, "double", |m| {
+        m.drop_table("StorageHistory");
+        m.transform_with::<Storage, Stored>(|(s, v)| (s, v * 2));
+    });
+    let (db, report) =
+        tabula::open_with::<StorageOnly>(dir.path(), tempdb::options(), &transform).unwrap();
+    assert_eq!(report.histories_started, ["StorageHistory"]);
+    // Started on rows, the history records from the first version written.
+    let mut tx = db.write().unwrap();
+    tx.set_version(3);
+    tx.cursor_mut::<Storage>()
+        .unwrap()
+        .upsert_dup(&7, &2, &9)
+        .unwrap();
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.dups_as_of::<Storage>(&7, 3).unwrap(), [(1, 4), (2, 9)]);
+    assert_eq!(tx.dup_as_of::<Storage>(&7, &2, 3).unwrap(), [(2, 9)]);
+    assert!(matches!(
+        tx.dup_as_of::<Storage>(&7, &1, 1),
+        Err(Error::BelowHorizon { horizon: 3, .. })
+    ));
+    assert!(tx.check_history::<Storage>(10).unwrap().is_ok());
+}
+
+/// The write forms that cannot know a unit's values before them are refused before anything is
+/// written: a write without a version, or below the last one recorded.
+#[test]
+fn a_dupsort_write_without_a_version_or_below_the_last_is_refused_before_anything_is_written() {
+    let (_dir, db) = tempdb::open::<App>();
+    let mut tx = db.write().unwrap();
+    let refused = tx.cursor_mut::<Storage>().unwrap().upsert_dup(&1, &1, &1);
+    assert!(
+        matches!(refused, Err(Error::NoVersion { table: "Storage" })),
+        "{refused:?}"
+    );
+    let refused = tx.delete::<Members>(&1);
+    // Nothing to delete: nothing to refuse either.
+    assert!(matches!(refused, Ok(false)), "{refused:?}");
+    tx.set_version(5);
+    tx.put::<Members>(&1, &1).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(4);
+    let refused = tx.delete_dup::<Members>(&1, &1);
+    assert!(
+        matches!(refused, Err(Error::VersionBelow { version: 4, last: 5, .. })),
+        "{refused:?}"
+    );
+    let refused = tx.clear::<Members>();
+    assert!(matches!(refused, Err(Error::VersionBelow { .. })), "{refused:?}");
+    drop(tx);
+    let tx = db.read().unwrap();
+    assert_eq!(tx.dups::<Members>(&1).values().count(), 1);
+    assert_eq!(tx.dup_versions::<Members>(&1, &1).unwrap(), [5]);
+}
