@@ -100,7 +100,11 @@ impl<U: Ord + Clone> Hist<U> {
         if !std::mem::take(&mut self.changed_now) {
             return;
         }
-        if let Some(below) = self.last.and_then(|l| l.checked_sub(n - 1)).filter(|b| *b > 0) {
+        if let Some(below) = self
+            .last
+            .and_then(|l| l.checked_sub(n - 1))
+            .filter(|b| *b > 0)
+        {
             let dropped = self.prune(below);
             assert!(dropped <= tabula::KEEP_VERSIONS_BATCH, "{dropped} changes");
         }
@@ -108,7 +112,10 @@ impl<U: Ord + Clone> Hist<U> {
 
     /// Changes above `to`.
     fn above(&self, to: u64) -> usize {
-        self.touched.values().map(|vs| vs.range(to + 1..).count()).sum()
+        self.touched
+            .values()
+            .map(|vs| vs.range(to + 1..).count())
+            .sum()
     }
 
     fn unwind(&mut self, to: u64) {
@@ -192,7 +199,10 @@ fn write(
         }
         6 => {
             let found = tx.delete::<Storage>(&k)?;
-            assert_eq!(found, m.storage.range((k, 0, 0)..(k + 1, 0, 0)).next().is_some());
+            assert_eq!(
+                found,
+                m.storage.range((k, 0, 0)..(k + 1, 0, 0)).next().is_some()
+            );
             m.remove_storage(version, |e| e.0 == k);
         }
         7 => {
@@ -539,7 +549,9 @@ fn run(seed: u64) {
                 }) => {
                     watched.remove(&(key, s, v));
                 }
-                Received::Event(Change::Delete { key, value: None, .. }) => {
+                Received::Event(Change::Delete {
+                    key, value: None, ..
+                }) => {
                     watched.retain(|e| e.0 != key);
                 }
                 Received::Event(Change::Cleared { .. }) => watched.clear(),
@@ -647,11 +659,21 @@ fn a_dupsort_write_without_a_version_or_below_the_last_is_refused_before_anythin
     tx.set_version(4);
     let refused = tx.delete_dup::<Members>(&1, &1);
     assert!(
-        matches!(refused, Err(Error::VersionBelow { version: 4, last: 5, .. })),
+        matches!(
+            refused,
+            Err(Error::VersionBelow {
+                version: 4,
+                last: 5,
+                ..
+            })
+        ),
         "{refused:?}"
     );
     let refused = tx.clear::<Members>();
-    assert!(matches!(refused, Err(Error::VersionBelow { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::VersionBelow { .. })),
+        "{refused:?}"
+    );
     drop(tx);
     let tx = db.read().unwrap();
     assert_eq!(tx.dups::<Members>(&1).values().count(), 1);

@@ -375,13 +375,10 @@ where
 
 /// The entries of the `dupsort` table `T` (declared `history`) at the end of `version`, as
 /// [`contents`] shows them: every key's values read through its history.
-fn dups_as_of<T: tabula::DupSort + tabula::HasHistory>(
-    db: &Db<App>,
-    version: u64,
-) -> BTreeSet<(String, String)>
+fn dups_as_of<T>(db: &Db<App>, version: u64) -> BTreeSet<(String, String)>
 where
     App: tabula::Contains<T>,
-    T: Table<Key = u64>,
+    T: tabula::DupSort + tabula::HasHistory + Table<Key = u64>,
     T::Value: std::fmt::Debug,
 {
     let tx = db.read().unwrap();

@@ -337,9 +337,9 @@ pub trait HasHistory: Writable {}
 /// subkey) instead, read by the `dup_` forms ([`dup_as_of`](crate::Reads::dup_as_of), ..).
 /// Implemented by the table derive; never by hand.
 #[diagnostic::on_unimplemented(
-    message = "table `{Self}` is a `dupsort` table: its history records each (key, subkey), not each key",
-    label = "a `dupsort` table declared `history`",
-    note = "read it with `dup_as_of` (one subkey's values), `dups_as_of` (a key's values), `dup_versions` and `dup_changes_at`"
+    message = "table `{Self}` is not known to hold one value a key: its history cannot be read by key",
+    label = "a `dupsort` table, or not bound by `tabula::RowHistory`",
+    note = "a `dupsort` table's history records each (key, subkey): read it with `dup_as_of` (one subkey's values), `dups_as_of` (a key's values), `dup_versions` and `dup_changes_at`; in generic code, bound the table by `tabula::RowHistory`"
 )]
 pub trait RowHistory: HasHistory {}
 

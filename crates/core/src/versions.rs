@@ -408,7 +408,10 @@ impl<H: Handle> Reads<H> {
     {
         let db = self.h.db();
         let shared = &db.shared;
-        let dbis = (dbi_of::<H::Schema, T>(db), history::Of::<H::Schema, T>::dbi(shared)?);
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 with_subkey::<T, _, _>(subkey, |sub| {
@@ -454,7 +457,10 @@ impl<H: Handle> Reads<H> {
     {
         let db = self.h.db();
         let shared = &db.shared;
-        let dbis = (dbi_of::<H::Schema, T>(db), history::Of::<H::Schema, T>::dbi(shared)?);
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 let values = history::key_at::<T>(raw, shared, dbis, k, version)?;
@@ -529,16 +535,16 @@ impl<H: Handle> Reads<H> {
     ///
     /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the version was pruned;
     /// [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
-    pub fn dup_changes_at<T: DupSort + HasHistory>(
-        &self,
-        version: u64,
-    ) -> Result<Vec<DupChange<T>>>
+    pub fn dup_changes_at<T: DupSort + HasHistory>(&self, version: u64) -> Result<Vec<DupChange<T>>>
     where
         H::Schema: Contains<T>,
     {
         let db = self.h.db();
         let shared = &db.shared;
-        let dbis = (dbi_of::<H::Schema, T>(db), history::Of::<H::Schema, T>::dbi(shared)?);
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
         self.h.with_txn(|raw| {
             history::check_horizon(raw, shared, T::NAME, dbis.1, version.saturating_sub(1))?;
             let mut out = Vec::new();

@@ -28,8 +28,11 @@ pub(crate) enum Rows {
     /// `dupsort`: the history's keys are units (`unit_key`), each stored value's unit found by
     /// the function (`Table::DUP_UNIT`), or by key alone when it is not known (`None`: the
     /// schema-less check, which then checks that each key has some unit in the history).
-    Dup(Option<fn(&[u8]) -> Option<usize>>),
+    Dup(Option<UnitFn>),
 }
+
+/// [`Table::DUP_UNIT`](crate::table::Table::DUP_UNIT): the length of a stored value's unit.
+pub(crate) type UnitFn = fn(&[u8]) -> Option<usize>;
 
 /// What a check of one history found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -276,7 +279,10 @@ fn check_rows(
                 None => {
                     out.push(
                         limit,
-                        format!("row of `{source}` at key {}: its subkey does not decode", show(k)),
+                        format!(
+                            "row of `{source}` at key {}: its subkey does not decode",
+                            show(k)
+                        ),
                     );
                     at = rows.get(op::NEXT, None, None).map_err(fail)?;
                     continue;

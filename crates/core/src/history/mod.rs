@@ -59,6 +59,10 @@ const MANY: u8 = 2;
 /// A change read back, as stored: the key and the value it held before (`None`: none).
 pub(crate) type StoredChange = (Vec<u8>, Option<Vec<u8>>);
 
+/// A change of a `dupsort` table's unit read back, as stored: the unit's history key
+/// ([`unit_key`]) and the values it held before.
+pub(crate) type StoredUnitChange = (Vec<u8>, Vec<Vec<u8>>);
+
 /// The key of the change of `key` at `version`.
 fn change_key(version: u64, key: &[u8]) -> KeyBuf {
     let mut out = KeyBuf::new();

@@ -6,8 +6,8 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    Cx, HORIZON, PENDING, StoredChange, WHOLE, before_of, befores_of, change_key, changes_from,
-    damaged, index_key, index_prefix, parse_change, parse_index, version_of,
+    Cx, HORIZON, PENDING, StoredChange, StoredUnitChange, WHOLE, before_of, befores_of, change_key,
+    changes_from, damaged, index_key, index_prefix, parse_change, parse_index, version_of,
 };
 use crate::index::Store;
 use crate::table::Table;
@@ -190,9 +190,8 @@ pub(crate) fn unit_at<T: Table>(
             .into_iter()
             .map(<[u8]>::to_vec)
             .collect()),
-        AsOf::Current => super::unit_values::<T>(raw, table, k, sub).map_err(|code| {
-            shared.fail(code, At::of::<T>("read as of a version").key(k))
-        }),
+        AsOf::Current => super::unit_values::<T>(raw, table, k, sub)
+            .map_err(|code| shared.fail(code, At::of::<T>("read as of a version").key(k))),
     }
 }
 
@@ -297,11 +296,14 @@ pub(crate) fn unit_changes_at(
     source: &'static str,
     history: Dbi,
     version: u64,
-) -> Result<Vec<(Vec<u8>, Vec<Vec<u8>>)>> {
+) -> Result<Vec<StoredUnitChange>> {
     let mut out = Vec::new();
     changes_of(raw, shared, (source, history), version, |unit, change| {
         let values = befores(source, unit, change)?;
-        out.push((unit.to_vec(), values.into_iter().map(<[u8]>::to_vec).collect()));
+        out.push((
+            unit.to_vec(),
+            values.into_iter().map(<[u8]>::to_vec).collect(),
+        ));
         Ok(())
     })?;
     Ok(out)
