@@ -12,6 +12,11 @@
 //!   horizon then bounds the reads of every key, since nothing is known of the rows before it
 //!   (the horizon is [`PENDING`] until the first version is written).
 //!
+//! A `dupsort` table's history records each (key, subkey) — without a subkey, each (key,
+//! value) — its *unit*: where a plain table's history has the stored key, it has the unit's
+//! key ([`unit_key`]: the stored key escaped, then the subkey's encoding), and a change holds
+//! the unit's values before it (none, one, or [`MANY`]).
+//!
 //! The write pipeline plans a change of a history table ([`plan`]: the version checked, the
 //! value before read) and records it after the row is written ([`record`]); the reads as of a
 //! version and the unwind are here too.
@@ -101,13 +106,12 @@ pub(crate) fn index_prefix(key: &[u8]) -> KeyBuf {
 /// Where the history index entries of every unit of the stored key `k` of a `dupsort` table
 /// begin: [`index_prefix`] of its [`unit_key`]s without their unit, so the prefix of them all.
 pub(crate) fn units_start(k: &[u8]) -> KeyBuf {
-    let mut out = index_prefix(&unit_key(k, &[]));
-    // The escaped part's terminator, which the longer unit keys do not have there.
-    let all = out.as_slice();
+    let full = index_prefix(&unit_key(k, &[]));
+    // Without the escaped part's terminator, which the longer unit keys do not have there.
+    let full = full.as_slice();
     let mut start = KeyBuf::new();
-    start.extend_from_slice(&all[..all.len() - 2]);
-    out = start;
-    out
+    start.extend_from_slice(&full[..full.len() - 2]);
+    start
 }
 
 /// The history index key of `key` at `version`.
@@ -962,6 +966,37 @@ pub(crate) fn keep_versions(raw: &mut RawTxn, shared: &Shared, n: u64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_units_values_before_read_back_and_its_keys_group_by_key() {
+        for values in [
+            vec![],
+            vec![b"a".to_vec()],
+            vec![b"a".to_vec(), vec![], b"\0c".to_vec()],
+        ] {
+            let change = dup_change_value(&values);
+            let back: Vec<Vec<u8>> = befores_of(&change)
+                .unwrap()
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect();
+            assert_eq!(back, values);
+            // A plain table's reader takes none and one as before, and refuses several.
+            assert_eq!(before_of(&change).is_some(), values.len() < 2);
+        }
+        assert_eq!(befores_of(&[MANY, 0, 0, 0, 9, 1]), None);
+        let (k, sub) = (b"k\0".as_slice(), b"\0\x01s".as_slice());
+        let unit = unit_key(k, sub);
+        assert_eq!(split_unit("T", &unit).unwrap(), (k.to_vec(), sub));
+        // Every index entry of a unit of `k` starts with `units_start(k)`, none of `k ‖ 0`.
+        let start = units_start(k);
+        for sub in [&b""[..], b"\0", b"\xff\xff"] {
+            let entry = index_key(&unit_key(k, sub), 3);
+            assert!(entry.as_slice().starts_with(start.as_slice()), "{sub:?}");
+            let other = index_key(&unit_key(b"k\0\0", sub), 3);
+            assert!(!other.as_slice().starts_with(start.as_slice()), "{sub:?}");
+        }
+    }
 
     #[test]
     fn keys_parse_back_and_index_keys_sort_by_key_then_version() {
