@@ -415,6 +415,37 @@ pub(crate) struct Planned {
     settle_horizon: bool,
 }
 
+/// What a write plans in a history: the change of one row (or unit), or, for a delete of
+/// every value of a `dupsort` key, one change a unit; none while an unwind writes rows back.
+/// One change needs no allocation.
+pub(crate) enum Plans {
+    /// One change.
+    One(Planned),
+    /// Any number.
+    Many(Vec<Planned>),
+}
+
+impl Plans {
+    /// The changes planned.
+    #[inline(always)]
+    pub(crate) fn as_slice(&self) -> &[Planned] {
+        match self {
+            Plans::One(planned) => std::slice::from_ref(planned),
+            Plans::Many(planned) => planned,
+        }
+    }
+}
+
+impl From<Option<Planned>> for Plans {
+    #[inline(always)]
+    fn from(planned: Option<Planned>) -> Self {
+        match planned {
+            Some(planned) => Plans::One(planned),
+            None => Plans::Many(Vec::new()),
+        }
+    }
+}
+
 /// Plans a change of the row under `k` of table `T` (declared `history`), stored in `dbi`,
 /// written with libmdbx's put `flags` (`None` for a delete): the transaction's version checked
 /// against the last one recorded, and the value before the change read. `Ok(None)` while an
@@ -491,14 +522,14 @@ pub(crate) fn plan_dup_key<T: Table>(
     dbi: Dbi,
     k: &[u8],
     op: &'static str,
-) -> Result<Vec<Planned>> {
+) -> Result<Plans> {
     let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
     let mut out: Vec<Planned> = Vec::new();
     let Some(first) = store.store_get_dup_ge(dbi, k, &[]).map_err(fail)? else {
-        return Ok(out);
+        return Ok(Plans::Many(out));
     };
     let Some(planned) = versioned::<T>(store, shared, k, op)? else {
-        return Ok(out);
+        return Ok(Plans::Many(out));
     };
     let mut next = Some(first);
     while let Some(v) = next {
@@ -514,7 +545,7 @@ pub(crate) fn plan_dup_key<T: Table>(
         });
         next = store.store_get_dup_ge(dbi, k, &from).map_err(fail)?;
     }
-    Ok(out)
+    Ok(Plans::Many(out))
 }
 
 /// The version part of a plan: the transaction's version checked against the last version

@@ -24,7 +24,7 @@ pub(crate) use refusal::{Refusal, refused};
 
 use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::history::{self, Planned};
+use crate::history::{self, Planned, Plans};
 use crate::index::{self, Changes, EntryChange, Store};
 use crate::state::Shared;
 use crate::stored::decode_value;
@@ -466,15 +466,13 @@ fn delete_dup_recorded<T: Table>(
 ) -> Result<bool> {
     let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
     let dbi = target.dbi;
-    let recorded: Vec<Planned> = match dup {
+    let recorded: Plans = match dup {
         Some(v) => {
             let held = target.store_get_dup_ge(dbi, k, v).map_err(fail)?;
             if held.as_deref() != Some(v) {
                 return Ok(false);
             }
-            history::plan_dup::<T>(target, shared, dbi, (k, v), op)?
-                .into_iter()
-                .collect()
+            history::plan_dup::<T>(target, shared, dbi, (k, v), op)?.into()
         }
         None => history::plan_dup_key::<T>(target, shared, dbi, k, op)?,
     };
@@ -485,7 +483,7 @@ fn delete_dup_recorded<T: Table>(
             shared,
             Some(Change::Delete { key: k, dup }),
             &Changes::default(),
-            Some((&recorded, k)),
+            Some((recorded.as_slice(), k)),
         )?;
     }
     Ok(found)
@@ -631,7 +629,7 @@ fn plan_current_history<T: Table>(
     shared: &Shared,
     flags: u32,
     op: &'static str,
-) -> Result<Option<(Vec<Planned>, Vec<u8>)>> {
+) -> Result<Option<(Plans, Vec<u8>)>> {
     if shared.history().replaying() {
         return Ok(None);
     }
@@ -650,12 +648,9 @@ fn plan_current_history<T: Table>(
         }
         true => {
             let dbi = cursor.dbi();
-            let planned = history::plan_dup::<T>(cursor, shared, dbi, (&k, &v), op)?;
-            planned.into_iter().collect()
+            history::plan_dup::<T>(cursor, shared, dbi, (&k, &v), op)?.into()
         }
-        false => (history::plan_removal::<T>(cursor, shared, &k, &v, op)?)
-            .into_iter()
-            .collect(),
+        false => history::plan_removal::<T>(cursor, shared, &k, &v, op)?.into(),
     };
     Ok(Some((planned, k)))
 }
@@ -722,11 +717,9 @@ fn record_clear<T: Table>(raw: &mut RawTxn, shared: &Shared, dbi: Dbi) -> Result
     while let Some((k, v)) = at {
         let planned = match T::FLAGS.dupsort {
             true => history::plan_dup_key::<T>(&cursor, shared, dbi, &k, "clear")?,
-            false => (history::plan_removal::<T>(&cursor, shared, &k, &v, "clear")?)
-                .into_iter()
-                .collect(),
+            false => history::plan_removal::<T>(&cursor, shared, &k, &v, "clear")?.into(),
         };
-        for planned in &planned {
+        for planned in planned.as_slice() {
             history::record(&mut cursor, shared, planned, &k)?;
         }
         at = cursor
