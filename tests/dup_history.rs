@@ -679,3 +679,54 @@ fn a_dupsort_write_without_a_version_or_below_the_last_is_refused_before_anythin
     assert_eq!(tx.dups::<Members>(&1).values().count(), 1);
     assert_eq!(tx.dup_versions::<Members>(&1, &1).unwrap(), [5]);
 }
+
+/// The typed check goes unit by unit: a value of a new subkey written beside the history's
+/// back, under a key the history knows, is found (the schema-less check, which goes key by key,
+/// cannot tell).
+#[test]
+fn the_dupsort_history_check_finds_a_subkey_written_without_recording_it() {
+    use tabula_core::startup::Bootstrap;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = tabula::open::<StorageOnly>(dir.path(), tempdb::options()).unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(1);
+    tx.put::<Storage>(&7, &(1, 1)).unwrap();
+    tx.put::<Storage>(&7, &(1, 2)).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(2);
+    // The unit (7, 1) held two values before version 2.
+    tx.cursor_mut::<Storage>()
+        .unwrap()
+        .upsert_dup(&7, &1, &3)
+        .unwrap();
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(
+        sorted(tx.dup_as_of::<Storage>(&7, &1, 1).unwrap()),
+        [(1, 1), (1, 2)]
+    );
+    let check = tx.check_history::<Storage>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
+    assert_eq!((check.changes, check.rows), (2, 1));
+    drop(tx);
+    drop(db);
+
+    let mut boot = Bootstrap::begin(dir.path(), &tempdb::options(), 1).unwrap();
+    let storage = boot.find_table("Storage").unwrap().unwrap().handle;
+    // Subkey 5 (four bytes, big-endian), then bincode's 9.
+    let value = [0, 0, 0, 5, 9];
+    boot.put_raw("Storage", storage, &7u64.to_be_bytes(), &value, false)
+        .unwrap();
+    boot.checkpoint().unwrap();
+    drop(boot);
+    let db = tabula::open::<StorageOnly>(dir.path(), tempdb::options()).unwrap();
+    let check = db.read().unwrap().check_history::<Storage>(10).unwrap();
+    assert_eq!(check.problem_count, 1, "{:?}", check.problems);
+    assert!(
+        check.problems[0].contains("row of `Storage` at key 7: not in the history"),
+        "{:?}",
+        check.problems
+    );
+}

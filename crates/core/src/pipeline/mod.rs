@@ -79,9 +79,8 @@ fn sees_deleted_rows(shared: &Shared) -> bool {
 /// Every effect of a change of table `T` whose row was just written: the watchers' records,
 /// the change recorded in `T`'s history (`recorded`: its plans and the row's key, for a table
 /// declared `history`; a delete of every value of a `dupsort` key changes several units), then
-/// the index entries of `plan`. The one place a write's effects are
-/// applied. `change` is `None` for a delete at a cursor when no effect needs its bytes
-/// ([`sees_deleted_rows`]).
+/// the index entries of `plan`. The one place a write's effects are applied. `change` is
+/// `None` for a delete at a cursor when no effect needs its bytes ([`sees_deleted_rows`]).
 #[inline(always)]
 fn applied<T: Table>(
     store: &mut impl Store,
