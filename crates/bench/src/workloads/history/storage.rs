@@ -60,7 +60,7 @@ pub fn tabula_get_as_of(tx: &tabula::RoTx<'_, StorageSchema>, k: u64, v: u64) ->
     values.first().map(|(_, x)| *x)
 }
 
-/// A checksum of the table's state, as [`Model::state_sum`] makes it.
+/// A checksum of the table's state, as the model's `state_sum` makes it.
 pub fn tabula_state_sum(tx: &tabula::RwTx<'_, StorageSchema>) -> u64 {
     tx.iter::<Storage>().fold(0u64, |sum, e| {
         let (a, (s, x)) = e.expect("iter");
