@@ -713,7 +713,7 @@ pub use tabula_core::{
 #[rustfmt::skip]
 pub use tabula_core::{Handle, Mode, Reads, Ro, RoTx, Rw, RwTx, TableStat, Tx, TxHandle};
 // Tables declared `history`: versions, reads as of a version, unwind.
-pub use tabula_core::{HasHistory, History, HistoryCheck, VersionChange};
+pub use tabula_core::{DupChange, HasHistory, History, HistoryCheck, RowHistory, VersionChange};
 // Watching committed changes (`Db::subscribe`, `Db::watch`, `Db::follow`).
 pub use tabula_core::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, Followed, Follower, KeyReceiver,
@@ -874,9 +874,27 @@ pub mod __doc {
     #[history(on = Holdings)]
     pub struct HoldingsHistory;
 
+    /// A `dupsort` table with a subkey declared `history`, the shape of reth's storage: an
+    /// account (`u64`), its slots (`u64` subkeys) and their values (`u64`).
+    #[derive(Table)]
+    #[table(key = u64, subkey = u64, value = u64, dupsort, history)]
+    pub struct Slots;
+
+    /// [`Slots`]' history.
+    #[derive(crate::History)]
+    #[history(on = Slots)]
+    pub struct SlotsHistory;
+
     /// The history examples' schema.
     #[derive(Schema)]
-    pub struct Chain(Ledger, LedgerHistory, Holdings, HoldingsHistory);
+    pub struct Chain(
+        Ledger,
+        LedgerHistory,
+        Holdings,
+        HoldingsHistory,
+        Slots,
+        SlotsHistory,
+    );
 
     /// A directory that is removed when dropped.
     #[derive(Debug)]

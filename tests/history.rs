@@ -884,7 +884,7 @@ fn as_text(n: u64) -> String {
 fn as_of_reads<S, T>(db: &Db<S>, versions: std::ops::RangeInclusive<u64>) -> Vec<String>
 where
     S: Schema + tabula::Contains<T>,
-    T: tabula::HasHistory<Key = String>,
+    T: tabula::RowHistory<Key = String>,
     T::Value: std::fmt::Debug,
 {
     let tx = db.read().unwrap();

@@ -9,8 +9,9 @@
 //!   written, which replayed give the table's keys and values exactly;
 //! - the commit feed reported a commit naming each table that changed;
 //! - the indexes are exact (`check_indexes`);
-//! - the indexed table is declared `history`: read as of the seed's version it is the seed
-//!   again, and an unwind to that version gives back the seed's rows (and exact indexes);
+//! - the indexed table and the two dupsort tables are declared `history`: read as of the
+//!   seed's version each is the seed again, and an unwind to that version gives back the
+//!   seed's rows (and exact indexes);
 //! - with the `metrics` feature, one commit metric was recorded per commit the form made.
 //!
 //! A write form that skips an effect fails here.
@@ -33,12 +34,20 @@ struct Item {
 struct Plain;
 
 #[derive(Table)]
-#[table(name = "topics", key = u64, value = String, dupsort)]
+#[table(name = "topics", key = u64, value = String, dupsort, history)]
 struct Topics;
 
+#[derive(History)]
+#[history(on = Topics)]
+struct TopicsHistory;
+
 #[derive(Table)]
-#[table(name = "subs", key = u64, subkey = u64, value = u64, dupsort)]
+#[table(name = "subs", key = u64, subkey = u64, value = u64, dupsort, history)]
 struct Subs;
+
+#[derive(History)]
+#[history(on = Subs)]
+struct SubsHistory;
 
 #[derive(Table)]
 #[table(name = "blobs", key = u64, value = Vec<u8>, codec = Raw)]
@@ -61,7 +70,17 @@ fn group(_: &u64, item: &Item) -> String {
 }
 
 #[derive(Schema)]
-struct App(Plain, Topics, Subs, Blobs, Items, ByGroup, ItemsHistory);
+struct App(
+    Plain,
+    Topics,
+    TopicsHistory,
+    Subs,
+    SubsHistory,
+    Blobs,
+    Items,
+    ByGroup,
+    ItemsHistory,
+);
 
 fn s(text: &str) -> String {
     text.to_string()
@@ -123,7 +142,8 @@ impl From<tabula::Error> for Undo {
     }
 }
 
-/// The version of the seed's transaction, and of every form's (`Items` records its history).
+/// The version of the seed's transaction, and of every form's (`Items`, `Topics` and `Subs`
+/// record their histories).
 const SEEDED: u64 = 1;
 const WRITTEN: u64 = 2;
 
@@ -258,11 +278,25 @@ fn every_form() -> Vec<Form> {
         }
         "dupsort bulk load" commits 2 => |db| {
             let entries = (60..70u64).flat_map(|k| [(k, "a".to_string()), (k, "b".to_string())]);
-            db.bulk_loader::<Topics>().batch_entries(10).load(entries).unwrap();
+            db.bulk_loader::<Topics>().batch_entries(10).version(WRITTEN).load(entries).unwrap();
         }
         // Subkey table.
         "cursor upsert_dup" => |db| {
             write(db, |tx| tx.cursor_mut::<Subs>()?.upsert_dup(&20, &1, &99))
+        }
+        "subkey put (a second value of a subkey)" => |db| {
+            write(db, |tx| tx.put::<Subs>(&20, &(1, 7)))
+        }
+        "subkey delete_dup" => |db| {
+            write(db, |tx| tx.delete_dup::<Subs>(&30, &(2, 30)).map(|f| assert!(f)))
+        }
+        "subkey delete" => |db| { write(db, |tx| tx.delete::<Subs>(&40).map(|f| assert!(f))) }
+        "subkey cursor delete_current_dups" => |db| {
+            write(db, |tx| {
+                let mut c = tx.cursor_mut::<Subs>()?;
+                c.last()?;
+                c.delete_current_dups()
+            })
         }
         // Raw bytes, written in place.
         "put_reserve" => |db| {
@@ -335,6 +369,25 @@ where
         .map(|e| {
             let (k, v) = e.unwrap();
             (format!("{k:?}"), format!("{v:?}"))
+        })
+        .collect()
+}
+
+/// The entries of the `dupsort` table `T` (declared `history`) at the end of `version`, as
+/// [`contents`] shows them: every key's values read through its history.
+fn dups_as_of<T>(db: &Db<App>, version: u64) -> BTreeSet<(String, String)>
+where
+    App: tabula::Contains<T>,
+    T: tabula::DupSort + tabula::HasHistory + Table<Key = u64>,
+    T::Value: std::fmt::Debug,
+{
+    let tx = db.read().unwrap();
+    (0..=200u64)
+        .flat_map(|k| {
+            let values = tx.dups_as_of::<T>(&k, version).unwrap();
+            values
+                .into_iter()
+                .map(move |v| (format!("{k:?}"), format!("{v:?}")))
         })
         .collect()
 }
@@ -516,6 +569,8 @@ fn every_write_form_has_every_effect() {
         let (_dir, db) = tempdb::open_with::<App>(Options::new());
         seed(&db);
         let seeded = contents::<Items>(&db);
+        let seeded_topics = contents::<Topics>(&db);
+        let seeded_subs = contents::<Subs>(&db);
         let feed = db.subscribe(64);
         let plain = Watched::<Plain>::new(&db);
         let topics = Watched::<Topics>::new(&db);
@@ -603,6 +658,19 @@ fn every_write_form_has_every_effect() {
             "{}: items as of the seed's version",
             form.name
         );
+        let now_dups = (contents::<Topics>(&db), contents::<Subs>(&db));
+        assert_eq!(
+            dups_as_of::<Topics>(&db, SEEDED),
+            seeded_topics,
+            "{}: topics as of the seed's version",
+            form.name
+        );
+        assert_eq!(
+            dups_as_of::<Subs>(&db, SEEDED),
+            seeded_subs,
+            "{}: subs as of the seed's version",
+            form.name
+        );
         let mut tx = db.write().unwrap();
         let undone = tx.unwind(SEEDED).unwrap();
         tx.commit().unwrap();
@@ -613,8 +681,14 @@ fn every_write_form_has_every_effect() {
             form.name
         );
         assert_eq!(
+            (contents::<Topics>(&db), contents::<Subs>(&db)),
+            (seeded_topics.clone(), seeded_subs.clone()),
+            "{}: dupsort tables unwound",
+            form.name
+        );
+        assert_eq!(
             undone == 0,
-            now == seeded,
+            now == seeded && now_dups == (seeded_topics, seeded_subs),
             "{}: {undone} changes undone",
             form.name
         );

@@ -41,11 +41,6 @@ struct Plain;
 #[history(on = Plain)]
 struct PlainHistory;
 
-// `history` on a dupsort table.
-#[derive(Table)]
-#[table(key = u64, value = u32, dupsort, history)]
-struct Sets;
-
 fn main() {
     let _ = write;
     let _ = <Forgotten as Schema>::TABLES;

@@ -655,6 +655,17 @@ pub enum Error {
         by_writer: bool,
     },
 
+    /// A read of a table's history that the schema-less reader cannot make: a `dupsort`
+    /// table's history records each (key, subkey), whose boundary in a stored value only the
+    /// table's types know.
+    #[error("table `{table}`: {problem}")]
+    HistoryRead {
+        /// The table's name.
+        table: String,
+        /// Why, and what to use instead.
+        problem: String,
+    },
+
     /// A file-system error outside libmdbx (creating the directory).
     #[error("{context}: {source}")]
     Io {

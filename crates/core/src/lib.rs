@@ -73,9 +73,9 @@ pub use table::{
     EntriesError, EntriesFn, Index, IndexInfo, IndexKeys, Indexed, KeysFn, RawEntry, Unindexed,
     Unique, ValueOf, Writable,
 };
-pub use table::{HasHistory, History};
+pub use table::{HasHistory, History, RowHistory};
 pub use txn::{RoTx, RwTx, Tx, TxHandle};
-pub use versions::VersionChange;
+pub use versions::{DupChange, VersionChange};
 pub use watch::{
     Change, Commit, CommitReceiver, DEFAULT_WATCH_CAPACITY, KeyReceiver, Received, TableSet,
 };
@@ -115,6 +115,24 @@ pub mod __private {
     /// A table's [`Table::DEBUG_KEY`](crate::Table::DEBUG_KEY) when its key has no `Debug`.
     pub fn no_debug_key(_stored: &[u8]) -> Option<String> {
         None
+    }
+
+    /// [`Table::DUP_UNIT`](crate::Table::DUP_UNIT) of a `dupsort` table without a subkey: the
+    /// whole stored value is its unit of change.
+    pub fn whole_value(stored: &[u8]) -> Option<usize> {
+        Some(stored.len())
+    }
+
+    /// [`Table::DUP_UNIT`](crate::Table::DUP_UNIT) of a table with subkey `S`: the length of
+    /// the subkey's self-delimiting encoding at the front of a stored value; `None` when it
+    /// does not decode.
+    pub fn subkey_len<S: crate::Key>(stored: &[u8]) -> Option<usize> {
+        if let Some(n) = S::FIXED_SIZE {
+            return (stored.len() >= n).then_some(n);
+        }
+        let mut input = stored;
+        S::decode_part(&mut input, false).ok()?;
+        Some(stored.len() - input.len())
     }
 
     /// Table `T`, for the derives' choice of a key's `Debug` form: `(&&Shown::<T>::NEW).show(..)`

@@ -49,6 +49,11 @@ pub trait Table: crate::__private::ImplementedByDeriveTableOnly + 'static {
     /// For a history (`#[derive(History)]`): the name of the table whose changes it records;
     /// `None` for any other table.
     const HISTORY_OF: Option<&'static str> = None;
+    /// Of a `dupsort` table: how many bytes at the front of a stored value name the unit a
+    /// history records a change of, the value's subkey (its self-delimiting encoding) or, with
+    /// no subkey, the whole value; `None` when they do not decode. The derive fills it in.
+    #[doc(hidden)]
+    const DUP_UNIT: fn(&[u8]) -> Option<usize> = crate::__private::whole_value;
     /// A stored key's `Debug` form, for errors that name a key; `None` when the key type has
     /// no `Debug` or the bytes do not decode. The derives fill it in.
     #[doc(hidden)]
@@ -324,6 +329,19 @@ pub trait Indexed: Writable {}
     note = "add `history` to the table's `#[table(..)]` and list its `#[derive(History)]` struct in the schema"
 )]
 pub trait HasHistory: Writable {}
+
+/// A table declared `history` that holds one value a key (not `dupsort`): its history records
+/// each key's value, read by [`get_as_of`](crate::Reads::get_as_of),
+/// [`range_as_of`](crate::Reads::range_as_of), [`versions`](crate::Reads::versions) and
+/// [`changes_at`](crate::Reads::changes_at). A `dupsort` table's history records each (key,
+/// subkey) instead, read by the `dup_` forms ([`dup_as_of`](crate::Reads::dup_as_of), ..).
+/// Implemented by the table derive; never by hand.
+#[diagnostic::on_unimplemented(
+    message = "table `{Self}` is not known to hold one value a key: its history cannot be read by key",
+    label = "a `dupsort` table, or not bound by `tabula::RowHistory`",
+    note = "a `dupsort` table's history records each (key, subkey): read it with `dup_as_of` (one subkey's values), `dups_as_of` (a key's values), `dup_versions` and `dup_changes_at`; in generic code, bound the table by `tabula::RowHistory`"
+)]
+pub trait RowHistory: HasHistory {}
 
 /// The history of table [`Source`](History::Source) (`#[derive(History)]`): every change of a
 /// row, with the version of the transaction that made it and the value before it. A table of

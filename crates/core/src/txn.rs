@@ -322,7 +322,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     ///
     /// [`Error::AppendDupOutOfOrder`] naming the key, the value and the key's last value when
     /// the value does not sort after it (an equal value included); otherwise as [`put`](Tx::put).
-    pub fn append_dup<T: DupSort + Unindexed>(
+    pub fn append_dup<T: DupSort + Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl ValueOf<T> + ?Sized),
@@ -389,7 +389,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     /// # Errors
     ///
     /// [`Error::Encode`], [`Error::Mdbx`].
-    pub fn delete_dup<T: DupSort + Unindexed>(
+    pub fn delete_dup<T: DupSort + Writable>(
         &mut self,
         key: &(impl AsKey<T::Key> + ?Sized),
         value: &(impl ValueOf<T> + ?Sized),

@@ -15,8 +15,8 @@ use crate::iter::Positions;
 use crate::mode::Rw;
 use crate::pipeline::{self, Landing};
 use crate::read::{Handle, Reads};
-use crate::stored::{dbi_of, decode_key, decode_value, with_key};
-use crate::table::{Contains, HasHistory, Schema, Table};
+use crate::stored::{dbi_of, decode_key, decode_value, with_key, with_subkey};
+use crate::table::{Contains, DupSort, HasHistory, RowHistory, Schema, Table};
 use crate::txn::Tx;
 
 /// One change of a version ([`Reads::changes_at`]): the key, its value before the version and
@@ -25,6 +25,16 @@ pub type VersionChange<T> = (
     <T as Table>::Key,
     Option<<T as Table>::Value>,
     Option<<T as Table>::Value>,
+);
+
+/// One change of a version of a `dupsort` table ([`Reads::dup_changes_at`]): the key, the
+/// values of one of its subkeys (without a subkey, one value: present or not) before the
+/// version, and at its end. Each value is the table's `Value`, so `(subkey, value)` for a
+/// table with a subkey.
+pub type DupChange<T> = (
+    <T as Table>::Key,
+    Vec<<T as Table>::Value>,
+    Vec<<T as Table>::Value>,
 );
 
 /// Unwinds every table of a schema declared `history`: implemented by `#[derive(Schema)]`,
@@ -70,7 +80,7 @@ impl<H: Handle> Reads<H> {
     ///
     /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the changes after `version` were
     /// pruned; [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
-    pub fn get_as_of<T: HasHistory>(
+    pub fn get_as_of<T: RowHistory>(
         &self,
         key: &(impl AsKey<T::Key> + ?Sized),
         version: u64,
@@ -111,7 +121,7 @@ impl<H: Handle> Reads<H> {
     ///
     /// [`Error::Decode`](crate::Error::Decode) for a damaged history,
     /// [`Error::Mdbx`](crate::Error::Mdbx).
-    pub fn versions<T: HasHistory>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Vec<u64>>
+    pub fn versions<T: RowHistory>(&self, key: &(impl AsKey<T::Key> + ?Sized)) -> Result<Vec<u64>>
     where
         H::Schema: Contains<T>,
     {
@@ -152,7 +162,7 @@ impl<H: Handle> Reads<H> {
     /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when a row of the range had a change
     /// after `version` pruned; [`Error::Decode`](crate::Error::Decode),
     /// [`Error::Mdbx`](crate::Error::Mdbx).
-    pub fn range_as_of<T: HasHistory>(
+    pub fn range_as_of<T: RowHistory>(
         &self,
         range: impl KeyRange<T::Key>,
         version: u64,
@@ -184,7 +194,7 @@ impl<H: Handle> Reads<H> {
     /// # Errors
     ///
     /// As [`range_as_of`](Reads::range_as_of).
-    pub fn prefix_as_of<T: HasHistory>(
+    pub fn prefix_as_of<T: RowHistory>(
         &self,
         prefix: &(impl AsPrefix<T::Key> + ?Sized),
         version: u64,
@@ -233,20 +243,32 @@ impl<H: Handle> Reads<H> {
             history::Of::<H::Schema, T>::dbi(shared)?,
         );
         let decodes = |k: &[u8], before: Option<&[u8]>| {
-            if let Err(e) = decode_key::<T>(k) {
+            // A `dupsort` table's history is keyed by (key, subkey).
+            let k = match T::FLAGS.dupsort {
+                true => match history::split_unit(T::NAME, k) {
+                    Ok((k, _)) => std::borrow::Cow::Owned(k),
+                    Err(e) => return Some(e.to_string()),
+                },
+                false => std::borrow::Cow::Borrowed(k),
+            };
+            if let Err(e) = decode_key::<T>(&k) {
                 return Some(e.to_string());
             }
             let before = before?;
-            decode_value::<T>(k, before).err().map(|e| e.to_string())
+            decode_value::<T>(&k, before).err().map(|e| e.to_string())
         };
         let show = |k: &[u8]| crate::error::KeyHex::of::<T>(k).to_string();
+        let rows = match T::FLAGS.dupsort {
+            true => history::Rows::Dup(Some(T::DUP_UNIT)),
+            false => history::Rows::Plain,
+        };
         self.h
-            .with_txn(|raw| history::check(raw, shared, dbis, limit, decodes, show))
+            .with_txn(|raw| history::check(raw, shared, dbis, rows, limit, decodes, show))
     }
 
     /// The rows between `bounds` at the end of `version`: the table's rows, then every key of
     /// the range that changed after `version` set to what it held then.
-    fn rows_as_of<T: HasHistory>(
+    fn rows_as_of<T: RowHistory>(
         &self,
         bounds: Positions,
         version: u64,
@@ -262,7 +284,9 @@ impl<H: Handle> Reads<H> {
         // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
         // whole history index is walked for them.
         let from = match (&bounds.lower, T::FLAGS.integer_key) {
-            (Bound::Included(k) | Bound::Excluded(k), false) => Some(k.as_slice().to_vec()),
+            (Bound::Included(k) | Bound::Excluded(k), false) => {
+                Some(history::index_prefix(k.as_slice()))
+            }
             _ => None,
         };
         self.h.with_txn(|raw| {
@@ -270,7 +294,7 @@ impl<H: Handle> Reads<H> {
                 raw,
                 shared,
                 (T::NAME, history),
-                (from.as_deref(), version),
+                (from, version),
                 |k| {
                     if !bounds.below_upper::<T>(k) {
                         // Past the range, unless integer keys' bytes do not sort as they do.
@@ -280,7 +304,7 @@ impl<H: Handle> Reads<H> {
                 },
                 |k, held| {
                     let key = decode_key::<T>(k)?;
-                    match held {
+                    match history::before(T::NAME, k, held)? {
                         Some(v) => rows.insert(key, decode_value::<T>(k, v)?),
                         None => rows.remove(&key),
                     };
@@ -319,7 +343,7 @@ impl<H: Handle> Reads<H> {
     ///
     /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the version was pruned;
     /// [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
-    pub fn changes_at<T: HasHistory>(&self, version: u64) -> Result<Vec<VersionChange<T>>>
+    pub fn changes_at<T: RowHistory>(&self, version: u64) -> Result<Vec<VersionChange<T>>>
     where
         H::Schema: Contains<T>,
     {
@@ -338,6 +362,199 @@ impl<H: Handle> Reads<H> {
                     decode(before.as_deref())?,
                     decode(after)?,
                 ));
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// Reads of a `dupsort` table declared `history` as of a version: its history records each
+/// (key, subkey) — without a subkey, each (key, value) — so these take a subkey where the reads
+/// of a table of one value a key take a key.
+impl<H: Handle> Reads<H> {
+    /// The values of `key` with `subkey` at the end of `version` (in a table without a subkey,
+    /// `subkey` is the value: it is there or not), in their order, as `(subkey, value)` pairs
+    /// for a table with a subkey: what they are now if they have not changed since, else what
+    /// the history recorded before their first change after `version`.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
+    /// for (version, value) in [(1, 10), (2, 20)] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.cursor_mut::<Slots>()?.upsert_dup(&7, &1, &value)?;
+    ///     tx.commit()?;
+    /// }
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.dup_as_of::<Slots>(&7, &1, 0)?, []);
+    /// assert_eq!(tx.dup_as_of::<Slots>(&7, &1, 1)?, [(1, 10)]);
+    /// assert_eq!(tx.dup_as_of::<Slots>(&7, &1, 2)?, [(1, 20)]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the changes after `version` were
+    /// pruned; [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn dup_as_of<T: DupSort + HasHistory>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+        version: u64,
+    ) -> Result<Vec<T::Value>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
+        self.h.with_txn(|raw| {
+            with_key::<T, _, _>(key, |k| {
+                with_subkey::<T, _, _>(subkey, |sub| {
+                    let values = history::unit_at::<T>(raw, shared, dbis, (k, sub), version)?;
+                    values.iter().map(|v| decode_value::<T>(k, v)).collect()
+                })
+            })
+        })
+    }
+
+    /// Every value of `key` at the end of `version`, in their order: its values now, each
+    /// subkey that changed after `version` as it was then.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Slots>(&7, &(1, 10))?;
+    /// tx.put::<Slots>(&7, &(2, 20))?;
+    /// tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(2);
+    /// tx.delete_dup::<Slots>(&7, &(1, 10))?;
+    /// tx.put::<Slots>(&7, &(3, 30))?;
+    /// tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.dups_as_of::<Slots>(&7, 1)?, [(1, 10), (2, 20)]);
+    /// assert_eq!(tx.dups_as_of::<Slots>(&7, 2)?, [(2, 20), (3, 30)]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`dup_as_of`](Reads::dup_as_of).
+    pub fn dups_as_of<T: DupSort + HasHistory>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        version: u64,
+    ) -> Result<Vec<T::Value>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
+        self.h.with_txn(|raw| {
+            with_key::<T, _, _>(key, |k| {
+                let values = history::key_at::<T>(raw, shared, dbis, k, version)?;
+                values.iter().map(|v| decode_value::<T>(k, v)).collect()
+            })
+        })
+    }
+
+    /// The versions at which the values of `key` with `subkey` changed, in increasing order
+    /// (those its history still holds).
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
+    /// for version in [3, 5] {
+    ///     let mut tx = db.write()?;
+    ///     tx.set_version(version);
+    ///     tx.cursor_mut::<Slots>()?.upsert_dup(&7, &1, &version)?;
+    ///     tx.cursor_mut::<Slots>()?.upsert_dup(&7, &version, &0)?;
+    ///     tx.commit()?;
+    /// }
+    /// assert_eq!(db.read()?.dup_versions::<Slots>(&7, &1)?, [3, 5]);
+    /// assert_eq!(db.read()?.dup_versions::<Slots>(&7, &5)?, [5]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Decode`](crate::Error::Decode) for a damaged history,
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn dup_versions<T: DupSort + HasHistory>(
+        &self,
+        key: &(impl AsKey<T::Key> + ?Sized),
+        subkey: &(impl AsKey<T::SubKey> + ?Sized),
+    ) -> Result<Vec<u64>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let shared = &self.h.db().shared;
+        let history = history::Of::<H::Schema, T>::dbi(shared)?;
+        self.h.with_txn(|raw| {
+            with_key::<T, _, _>(key, |k| {
+                with_subkey::<T, _, _>(subkey, |sub| {
+                    let unit = history::unit_key(k, sub);
+                    history::versions(raw, shared, T::NAME, history, &unit)
+                })
+            })
+        })
+    }
+
+    /// The changes of `version` in a `dupsort` table: every (key, subkey) it changed, in that
+    /// order, with the subkey's values before the version and at its end.
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Slots>(&7, &(1, 10))?;
+    /// tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(2);
+    /// tx.cursor_mut::<Slots>()?.upsert_dup(&7, &1, &11)?;
+    /// tx.put::<Slots>(&8, &(2, 20))?;
+    /// tx.commit()?;
+    /// let changes = db.read()?.dup_changes_at::<Slots>(2)?;
+    /// assert_eq!(changes, [(7, vec![(1, 10)], vec![(1, 11)]), (8, vec![], vec![(2, 20)])]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when the version was pruned;
+    /// [`Error::Decode`](crate::Error::Decode), [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn dup_changes_at<T: DupSort + HasHistory>(&self, version: u64) -> Result<Vec<DupChange<T>>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
+        self.h.with_txn(|raw| {
+            history::check_horizon(raw, shared, T::NAME, dbis.1, version.saturating_sub(1))?;
+            let mut out = Vec::new();
+            for (unit, before) in history::unit_changes_at(raw, shared, T::NAME, dbis.1, version)? {
+                let (k, sub) = history::split_unit(T::NAME, &unit)?;
+                let after = history::unit_at::<T>(raw, shared, dbis, (&k, sub), version)?;
+                let decode = |values: &[Vec<u8>]| -> Result<Vec<T::Value>> {
+                    values.iter().map(|v| decode_value::<T>(&k, v)).collect()
+                };
+                out.push((decode_key::<T>(&k)?, decode(&before)?, decode(&after)?));
             }
             Ok(out)
         })
@@ -471,11 +688,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             // change, and one that writes the rows back through the pipeline.
             let lent = raw.lend();
             let fail = |code| shared.fail(code, At::of::<T>("unwind"));
-            let mut unwind = history::Unwind::start(lent, shared, (T::NAME, history), version)?;
+            let dup = T::FLAGS.dupsort;
+            let mut unwind =
+                history::Unwind::start(lent, shared, (T::NAME, history, dup), version)?;
             let mut rows = lent.cursor(dbi, shared.cursors()).map_err(fail)?;
             while let Some(at) = unwind.change() {
                 let k = at.key();
                 let mut landing = Landing::Unmoved;
+                if dup {
+                    unwind_unit::<T>(&mut rows, shared, dbi, at)?;
+                    undone += 1;
+                    unwind.advance()?;
+                    continue;
+                }
                 match at.before() {
                     Some(v) => pipeline::put::<T>(
                         &mut rows,
@@ -556,4 +781,52 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let history = history::Of::<S, T>::dbi(shared)?;
         history::prune_batch(self.raw_mut(), shared, T::NAME, history, below, limit)
     }
+}
+
+/// Writes back the unit of the `dupsort` table `T` (handle `dbi`) that the unwind's change `at`
+/// names: the values it holds now and did not hold before the change deleted, those it held
+/// and does not hold now put back, each through the pipeline (so the watchers are told).
+fn unwind_unit<T: Table>(
+    rows: &mut engine::RawCursorMut<'_>,
+    shared: &crate::state::Shared,
+    dbi: engine::Dbi,
+    at: &history::Unwound,
+) -> Result<()> {
+    let fail = |code| shared.fail(code, At::of::<T>("unwind"));
+    let (k, sub) = history::split_unit(T::NAME, at.key())?;
+    let before = at.befores();
+    let now = history::unit_values::<T>(rows, dbi, &k, sub).map_err(fail)?;
+    for v in now.iter().filter(|v| !before.contains(&v.as_slice())) {
+        let found = rows
+            .get_with(engine::op::GET_BOTH_RANGE, Some(&k), Some(v), |_, found| {
+                found == v.as_slice()
+            })
+            .map_err(fail)?;
+        if found == Some(true) {
+            let mut landing = Landing::Unmoved;
+            let op = ("unwind", Some(k.as_slice()));
+            pipeline::delete_current::<T>(
+                rows,
+                shared,
+                false,
+                engine::del::CURRENT,
+                op,
+                &mut landing,
+            )?;
+        }
+    }
+    for v in before.iter().filter(|v| !now.iter().any(|n| n == *v)) {
+        let mut landing = Landing::Unmoved;
+        pipeline::put::<T>(
+            rows,
+            shared,
+            false,
+            (&k, v),
+            None,
+            engine::put::UPSERT,
+            "unwind",
+            &mut landing,
+        )?;
+    }
+    Ok(())
 }

@@ -115,15 +115,6 @@ pub fn dupsort(cx: &Ctxt, table: &ast::Table) {
         );
     }
     if attrs.dupsort
-        && let Some(keyword) = &attrs.history
-    {
-        cx.error_spanned_by(
-            keyword,
-            "a `history` table cannot be `dupsort` (yet): its history records the value before \
-             each change of a key, and a dupsort key has several",
-        );
-    }
-    if attrs.dupsort
         && attrs.subkey.is_none()
         && let Some(codec) = &attrs.codec
     {

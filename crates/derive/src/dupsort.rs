@@ -40,6 +40,19 @@ pub fn value_and_codec(attrs: &attr::Table, krate: &Path) -> Option<(TokenStream
     })
 }
 
+/// `Table::DUP_UNIT` of a dupsort table with a subkey (the subkey's encoding at the front of a
+/// stored value is the unit its history records); the trait's default (the whole value) for
+/// any other table.
+pub fn unit(attrs: &attr::Table, krate: &Path) -> TokenStream {
+    match (&attrs.subkey, attrs.dupsort) {
+        (Some((_, subkey)), true) => quote! {
+            const DUP_UNIT: fn(&[::core::primitive::u8]) -> ::core::option::Option<::core::primitive::usize> =
+                #krate::__private::subkey_len::<#subkey>;
+        },
+        _ => TokenStream::new(),
+    }
+}
+
 /// `DupSort` (and, with a subkey, `HasSubKey`) for a dupsort table; nothing otherwise.
 pub fn impls(ident: &syn::Ident, attrs: &attr::Table, krate: &Path) -> TokenStream {
     if !attrs.dupsort {

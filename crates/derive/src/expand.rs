@@ -86,6 +86,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
     // A dupsort table stores its values in an ordered form (`dupsort.rs`).
     let (value, codec) = dupsort::value_and_codec(attrs, krate).unwrap_or((quote!(#value), codec));
     let dup_impls = dupsort::impls(ident, attrs, krate);
+    let dup_unit = dupsort::unit(attrs, krate);
     // Every table is written by the application; one declared `indexed` only through the
     // write paths that keep its indexes exact (`Unindexed` bounds the others).
     let indexed = attrs.indexed.is_some();
@@ -105,10 +106,17 @@ fn table_impl(table: &ast::Table) -> TokenStream {
             impl #marker for #ident {}
         }
     });
+    let row_history = (!attrs.dupsort).then(|| {
+        quote! {
+            #[automatically_derived]
+            impl #krate::RowHistory for #ident {}
+        }
+    });
     let history_impl = history.then(|| {
         quote! {
             #[automatically_derived]
             impl #krate::HasHistory for #ident {}
+            #row_history
         }
     });
 
@@ -154,6 +162,7 @@ fn table_impl(table: &ast::Table) -> TokenStream {
                     ::core::concat!(::core::module_path!(), "::", #rust_name);
                 const INDEXED: ::core::primitive::bool = #indexed;
                 const HISTORY: ::core::primitive::bool = #history;
+                #dup_unit
                 #debug_key
             }
 

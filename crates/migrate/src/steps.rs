@@ -635,7 +635,10 @@ impl Step {
     /// `T`'s codec), in place, in batches with their own resume point (a value is converted
     /// once, however often the step is interrupted), so reads as of a version and unwinds
     /// give `T`'s values. The versions, keys and horizon stay. A value of the history that
-    /// does not decode as `Old` fails the step as a row would.
+    /// does not decode as `Old` fails the step as a row would. A `dupsort` table's history is
+    /// not converted (its keys hold the values' subkeys, which the map may change): the step
+    /// is refused while the database holds one (drop the history first: the next open starts
+    /// it again).
     ///
     /// ```
     /// use serde::{Deserialize, Serialize};
@@ -761,7 +764,9 @@ impl Step {
             in_order: !T::FLAGS.dupsort,
             unique: false,
             map: Box::new(map),
-            converts_history: true,
+            // A `dupsort` table's history is keyed by (key, subkey) — without a subkey, by the
+            // value itself — which a map of the values can change: not converted but refused.
+            converts_history: !T::FLAGS.dupsort,
             declaration,
             legacy,
         });

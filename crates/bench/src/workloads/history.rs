@@ -21,6 +21,12 @@
 //! [`HistorySizes::versions`] versions of [`HistorySizes::changes`] random puts each. Every
 //! read is checked against a model (each key's values by version), and every unwind leaves the
 //! state of the model at the version unwound to.
+//!
+//! The `storage_*` rows run the same operations on reth's storage shape, a `dupsort` table of
+//! slots under each account declared `history`, against reth's storage changesets and history
+//! index kept by hand ([`storage`]).
+
+pub mod storage;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hint::black_box;
@@ -36,7 +42,14 @@ use crate::util::{Pass, XorShift, interleaved, ns_per, time};
 use super::{scratch_dir, tabula_options};
 
 /// The operations, each a pair of rows `tabula_{op}` and `hand_{op}`.
-pub const OPS: [&str; 3] = ["put", "get_as_of", "unwind"];
+pub const OPS: [&str; 6] = [
+    "put",
+    "get_as_of",
+    "unwind",
+    "storage_put",
+    "storage_get_as_of",
+    "storage_unwind",
+];
 
 /// Versions a history index shard holds (reth's `NUM_OF_INDICES_IN_SHARD`).
 pub const SHARD: usize = 2000;
@@ -153,12 +166,88 @@ struct Hand {
     index: raw::Dbi,
 }
 
-/// The open shard's key of `k`.
-fn shard_key(k: u64, highest: u64) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    out[..8].copy_from_slice(&k.to_be_bytes());
-    out[8..].copy_from_slice(&highest.to_be_bytes());
-    out
+/// reth's sharded history index kept by hand: under `unit ‖ highest version in the shard`
+/// (`u64::MAX` for the open shard), the versions at which the unit (a key, or an account's
+/// slot) changed, [`SHARD`] a shard, big-endian, packed.
+mod shard {
+    use super::SHARD;
+    use crate::raw;
+
+    /// The key of `unit`'s shard whose highest version is `highest`: on the stack (units are
+    /// at most 16 bytes).
+    pub struct Key {
+        buf: [u8; 24],
+        len: usize,
+    }
+
+    impl Key {
+        pub fn new(unit: &[u8], highest: u64) -> Key {
+            let mut buf = [0u8; 24];
+            buf[..unit.len()].copy_from_slice(unit);
+            buf[unit.len()..unit.len() + 8].copy_from_slice(&highest.to_be_bytes());
+            Key {
+                buf,
+                len: unit.len() + 8,
+            }
+        }
+
+        pub fn as_slice(&self) -> &[u8] {
+            &self.buf[..self.len]
+        }
+    }
+
+    /// `v` added to `unit`'s open shard (a full shard is closed under its highest version
+    /// first), once.
+    pub fn add(txn: &mut raw::Txn, index: raw::Dbi, unit: &[u8], v: u64) {
+        let open = Key::new(unit, u64::MAX);
+        let mut list = txn
+            .get(index, open.as_slice())
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default();
+        if list.ends_with(&v.to_be_bytes()) {
+            return;
+        }
+        if list.len() / 8 >= SHARD {
+            let highest = u64::from_be_bytes(list[list.len() - 8..].try_into().unwrap());
+            txn.put(index, Key::new(unit, highest).as_slice(), &list, 0);
+            list.clear();
+        }
+        list.extend_from_slice(&v.to_be_bytes());
+        txn.put(index, open.as_slice(), &list, 0);
+    }
+
+    /// The first version above `v` at which `unit` changed: its shard sought, the version
+    /// found in it.
+    pub fn first_after(txn: &raw::Txn, index: raw::Dbi, unit: &[u8], v: u64) -> Option<u64> {
+        let mut cursor = txn.cursor(index);
+        let changed = match cursor.get(raw::SET_RANGE, Some(Key::new(unit, v + 1).as_slice())) {
+            Some((shard, list)) if shard.len() == unit.len() + 8 && shard.starts_with(unit) => list
+                .chunks_exact(8)
+                .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+                .find(|w| *w > v),
+            _ => None,
+        };
+        cursor.close();
+        changed
+    }
+
+    /// `unit`'s open shard cut after `to` (an unwind).
+    pub fn cut(txn: &mut raw::Txn, index: raw::Dbi, unit: &[u8], to: u64) {
+        let open = Key::new(unit, u64::MAX);
+        let list = txn
+            .get(index, open.as_slice())
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default();
+        let keep = list
+            .chunks_exact(8)
+            .take_while(|c| u64::from_be_bytes((*c).try_into().unwrap()) <= to)
+            .count();
+        if keep == 0 {
+            txn.del(index, open.as_slice());
+        } else {
+            txn.put(index, open.as_slice(), &list[..keep * 8], 0);
+        }
+    }
 }
 
 impl Hand {
@@ -200,37 +289,14 @@ impl Hand {
     /// (a full shard is closed under its highest version first).
     fn index(&self, txn: &mut raw::Txn, seen: &BTreeSet<u64>, v: u64) {
         for &k in seen {
-            let open = shard_key(k, u64::MAX);
-            let mut list = txn
-                .get(self.index, &open)
-                .map(<[u8]>::to_vec)
-                .unwrap_or_default();
-            if list.ends_with(&v.to_be_bytes()) {
-                continue;
-            }
-            if list.len() / 8 >= SHARD {
-                let highest = u64::from_be_bytes(list[list.len() - 8..].try_into().unwrap());
-                txn.put(self.index, &shard_key(k, highest), &list, 0);
-                list.clear();
-            }
-            list.extend_from_slice(&v.to_be_bytes());
-            txn.put(self.index, &open, &list, 0);
+            shard::add(txn, self.index, &k.to_be_bytes(), v);
         }
     }
 
     /// The value of `k` at the end of `v`.
     fn get_as_of(&self, txn: &raw::Txn, k: u64, v: u64) -> Option<u64> {
         let key = k.to_be_bytes();
-        let mut cursor = txn.cursor(self.index);
-        let changed = match cursor.get(raw::SET_RANGE, Some(&shard_key(k, v + 1))) {
-            Some((shard, list)) if shard[..8] == key => list
-                .chunks_exact(8)
-                .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
-                .find(|w| *w > v),
-            _ => None,
-        };
-        cursor.close();
-        let Some(w) = changed else {
+        let Some(w) = shard::first_after(txn, self.index, &key, v) else {
             return txn.get(self.state, &key).map(decode);
         };
         let mut cursor = txn.cursor(self.changes);
@@ -275,20 +341,7 @@ impl Hand {
             undone += 1;
         }
         for k in keys {
-            let open = shard_key(k, u64::MAX);
-            let list = txn
-                .get(self.index, &open)
-                .map(<[u8]>::to_vec)
-                .unwrap_or_default();
-            let keep = list
-                .chunks_exact(8)
-                .take_while(|c| u64::from_be_bytes((*c).try_into().unwrap()) <= to)
-                .count();
-            if keep == 0 {
-                txn.del(self.index, &open);
-            } else {
-                txn.put(self.index, &open, &list[..keep * 8], 0);
-            }
+            shard::cut(txn, self.index, &k.to_be_bytes(), to);
         }
         undone
     }
@@ -352,8 +405,13 @@ pub fn run(sizes: HistorySizes) -> Workload {
         "{} accounts (u64 -> u64) with a history of {} versions of {} puts: a write txn of {} \
          puts at a new version, as-of reads at random versions, an unwind of {} versions \
          (history table vs reth's changesets and sharded history index kept by hand on raw \
-         libmdbx)",
-        sizes.keys, sizes.versions, sizes.changes, sizes.puts, sizes.unwound
+         libmdbx; `storage_*`: the same on {} slots an account of a dupsort table)",
+        sizes.keys,
+        sizes.versions,
+        sizes.changes,
+        sizes.puts,
+        sizes.unwound,
+        storage::SLOTS
     );
     let mut w = Workload::new("history", title, Unit::Ns);
     let model = Model::build(&sizes);
@@ -366,6 +424,21 @@ pub fn run(sizes: HistorySizes) -> Workload {
     let hand_dir = scratch_dir("history-hand");
     let hand = any("hand").then(|| Hand::open(hand_dir.path()));
     load(&sizes, tabula_db.as_ref(), hand.as_ref());
+    // reth's storage shape: the same histories, unit `k` an account's slot.
+    let storage_wanted = |who: &str| OPS[3..].iter().any(|op| want(op, who));
+    let storage_dir = scratch_dir("history-storage-tabula");
+    let storage_db = storage_wanted("tabula").then(|| {
+        let db = tabula::open::<storage::StorageSchema>(storage_dir.path(), tabula_options())
+            .expect("open");
+        storage::tabula_load(&sizes, &db);
+        db
+    });
+    let storage_hand_dir = scratch_dir("history-storage-hand");
+    let storage_hand = storage_wanted("hand").then(|| {
+        let hand = storage::Hand::open(storage_hand_dir.path());
+        hand.load(&sizes);
+        hand
+    });
 
     let new_puts: Vec<(u64, u64)> = {
         let mut rng = XorShift::new(11);
@@ -440,6 +513,118 @@ pub fn run(sizes: HistorySizes) -> Workload {
                 });
                 verify("tabula_unwind (state after)", sum, unwound_sum);
                 drop(tx);
+                t
+            }),
+        ));
+    }
+    if let Some(db) = &storage_db {
+        let new_puts = &new_puts;
+        passes.push((
+            "tabula_storage_put".into(),
+            "hand_storage_put".into(),
+            new_puts.len(),
+            Box::new(move || {
+                let mut tx = db.write().expect("write");
+                let t = time(|| storage::tabula_puts(&mut tx, last + 1, new_puts));
+                let (k, x) = new_puts[new_puts.len() - 1];
+                let (a, s) = storage::unit(k);
+                let got = tx.get_dup::<storage::Storage>(&a, &s).expect("get_dup");
+                assert_eq!(got, Some((s, x)), "tabula_storage_put");
+                drop(tx);
+                t
+            }),
+        ));
+        let queries = &queries;
+        passes.push((
+            "tabula_storage_get_as_of".into(),
+            "hand_storage_get_as_of".into(),
+            queries.len(),
+            Box::new(move || {
+                let tx = db.read().expect("read");
+                let mut sum = 0u64;
+                let t = time(|| {
+                    for &(k, v) in queries {
+                        let x = storage::tabula_get_as_of(&tx, k, v);
+                        sum = sum.wrapping_add(query_sum(k, v, x));
+                    }
+                });
+                verify("tabula_storage_get_as_of", black_box(sum), query_want);
+                t
+            }),
+        ));
+        passes.push((
+            "tabula_storage_unwind".into(),
+            "hand_storage_unwind".into(),
+            changes_above as usize,
+            Box::new(move || {
+                let mut tx = db.write().expect("write");
+                let mut undone = 0;
+                let t = time(|| undone = tx.unwind(to).expect("unwind"));
+                assert_eq!(
+                    undone, changes_above,
+                    "tabula_storage_unwind: changes undone"
+                );
+                let sum = storage::tabula_state_sum(&tx);
+                verify("tabula_storage_unwind (state after)", sum, unwound_sum);
+                drop(tx);
+                t
+            }),
+        ));
+    }
+    if let Some(h) = &storage_hand {
+        let new_puts = &new_puts;
+        passes.push((
+            "hand_storage_put".into(),
+            "hand_storage_put".into(),
+            new_puts.len(),
+            Box::new(move || {
+                let mut txn = h.env.begin(true);
+                let t = time(|| {
+                    let mut seen = BTreeSet::new();
+                    for &(k, x) in new_puts {
+                        h.put(&mut txn, &mut seen, last + 1, k, x);
+                    }
+                    h.index(&mut txn, &seen, last + 1);
+                });
+                let (k, x) = new_puts[new_puts.len() - 1];
+                assert_eq!(h.get_as_of(&txn, k, last + 1), Some(x), "hand_storage_put");
+                txn.abort();
+                t
+            }),
+        ));
+        let queries = &queries;
+        passes.push((
+            "hand_storage_get_as_of".into(),
+            "hand_storage_get_as_of".into(),
+            queries.len(),
+            Box::new(move || {
+                let txn = h.env.begin(false);
+                let mut sum = 0u64;
+                let t = time(|| {
+                    for &(k, v) in queries {
+                        sum = sum.wrapping_add(query_sum(k, v, h.get_as_of(&txn, k, v)));
+                    }
+                });
+                verify("hand_storage_get_as_of", black_box(sum), query_want);
+                txn.abort();
+                t
+            }),
+        ));
+        passes.push((
+            "hand_storage_unwind".into(),
+            "hand_storage_unwind".into(),
+            changes_above as usize,
+            Box::new(move || {
+                let mut txn = h.env.begin(true);
+                let mut undone = 0;
+                let t = time(|| undone = h.unwind(&mut txn, to));
+                assert_eq!(undone, changes_above, "hand_storage_unwind: changes undone");
+                verify(
+                    "hand_storage_unwind (state after)",
+                    h.state_sum(&txn),
+                    unwound_sum,
+                );
+                txn.abort();
                 t
             }),
         ));

@@ -465,6 +465,37 @@ macro_rules! txn_of_cursor {
                 }
             }
 
+            /// The first value of `key` in the dupsort table `dbi` of the cursor's transaction
+            /// that is `>= value` (`mdbx_get_equal_or_great`), copied out; `None` when `key`
+            /// has none (a greater key is not a value of `key`).
+            pub fn txn_get_dup_ge(
+                &self,
+                dbi: Dbi,
+                key: &[u8],
+                value: &[u8],
+            ) -> Result<Option<Vec<u8>>, Code> {
+                let mut k = val(key);
+                let mut v = val(value);
+                // SAFETY: as for `txn_get`; libmdbx overwrites `k` and `v` with pointers into
+                // the txn's pages, read and copied out below before anything can write.
+                let rc = unsafe {
+                    sys::mdbx_get_equal_or_great(
+                        sys::mdbx_cursor_txn(self.ptr.as_ptr()),
+                        dbi,
+                        &mut k,
+                        &mut v,
+                    )
+                };
+                if rc == sys::MDBX_RESULT_TRUE || check_found(rc)? {
+                    // SAFETY: a successful search: both point at bytes of the txn's pages,
+                    // valid until the txn writes, which `&self` rules out until the copy.
+                    let (found, value) = unsafe { (slice(&k), slice(&v)) };
+                    Ok((found == key).then(|| value.to_vec()))
+                } else {
+                    Ok(None)
+                }
+            }
+
             /// `mdbx_put` on table `dbi` of the cursor's transaction.
             pub fn txn_put(
                 &mut self,

@@ -16,9 +16,23 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Result};
 
 use super::{
-    Cx, HORIZON, INDEX, LAST, WHOLE, before_of, change_key, index_key, index_prefix, parse_change,
-    parse_index, version_of,
+    Cx, HORIZON, INDEX, LAST, WHOLE, before_of, befores_of, change_key, index_key, index_prefix,
+    parse_change, parse_index, unit_key, units_start, version_of,
 };
+
+/// How a checked table holds its rows, which says what its history's keys are.
+#[derive(Clone, Copy)]
+pub(crate) enum Rows {
+    /// One value a key: the history's keys are the stored keys.
+    Plain,
+    /// `dupsort`: the history's keys are units (`unit_key`), each stored value's unit found by
+    /// the function (`Table::DUP_UNIT`), or by key alone when it is not known (`None`: the
+    /// schema-less check, which then checks that each key has some unit in the history).
+    Dup(Option<UnitFn>),
+}
+
+/// [`Table::DUP_UNIT`](crate::table::Table::DUP_UNIT): the length of a stored value's unit.
+pub(crate) type UnitFn = fn(&[u8]) -> Option<usize>;
 
 /// What a check of one history found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,13 +72,16 @@ impl HistoryCheck {
     }
 }
 
-/// Checks the history `history` of table `source` (handle `table`); `decodes(key, value
-/// before)` says what of a change does not decode as the table's key and value types, `show`
-/// shows a stored key in a problem.
+/// Checks the history `history` of table `source` (handle `table`, holding its rows as
+/// `rows` says); `decodes(key, value before)` says what of a change does not decode as the
+/// table's key and value types (of a `dupsort` table: the unit's key, and each value before,
+/// or `None` when it held none), `show` shows a stored key in a problem.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check(
     raw: &RawTxn,
     shared: &impl Cx,
     (source, table, history): (&'static str, Dbi, Dbi),
+    rows: Rows,
     limit: usize,
     decodes: impl Fn(&[u8], Option<&[u8]>) -> Option<String>,
     show: impl Fn(&[u8]) -> String,
@@ -113,11 +130,19 @@ pub(crate) fn check(
                     at = cursor.get(op::NEXT, None, None).map_err(fail)?;
                     continue;
                 };
-                let before = before_of(value);
-                if before.is_none() {
+                let befores = match rows {
+                    Rows::Plain => before_of(value).map(|b| b.into_iter().collect()),
+                    Rows::Dup(_) => befores_of(value),
+                };
+                if befores.is_none() {
                     out.push(limit, format!("change of {k:02x?} at {version}: no tag"));
                 }
-                if let Some(problem) = decodes(k, before.flatten()) {
+                let befores = befores.unwrap_or_default();
+                let problem = match befores.is_empty() {
+                    true => decodes(k, None),
+                    false => befores.iter().find_map(|b| decodes(k, Some(b))),
+                };
+                if let Some(problem) = problem {
                     out.push(limit, format!("change of {k:02x?} at {version}: {problem}"));
                 }
                 if version < horizon && unpruned.is_none() {
@@ -180,7 +205,7 @@ pub(crate) fn check(
                     }
                     // Replayed from an empty table, the key's first change creates its row.
                     Some(change) if earliest && from_creation => {
-                        if let Some(Some(_)) = before_of(change) {
+                        if befores_of(change).is_some_and(|b| !b.is_empty()) {
                             out.push(
                                 limit,
                                 format!(
@@ -222,7 +247,7 @@ pub(crate) fn check(
             raw,
             shared,
             (source, table, history),
-            limit,
+            (rows, limit),
             &show,
             &mut out,
         )?;
@@ -231,12 +256,13 @@ pub(crate) fn check(
 }
 
 /// The rows of table `source` (handle `table`) against its history, recorded from the table's
-/// creation: each row's key has an entry in the history index.
+/// creation: each row's key (of a `dupsort` table, each value's unit) has an entry in the
+/// history index.
 fn check_rows(
     raw: &RawTxn,
     shared: &impl Cx,
     (source, table, history): (&'static str, Dbi, Dbi),
-    limit: usize,
+    (rows_are, limit): (Rows, usize),
     show: &impl Fn(&[u8]) -> String,
     out: &mut HistoryCheck,
 ) -> Result<()> {
@@ -244,9 +270,26 @@ fn check_rows(
     let mut rows = shared.cursor(raw, table).map_err(fail)?;
     let mut index = shared.cursor(raw, history).map_err(fail)?;
     let mut at = rows.get(op::FIRST, None, None).map_err(fail)?;
-    while let Some((k, _)) = at {
+    while let Some((k, v)) = at {
         out.rows += 1;
-        let prefix = index_prefix(k);
+        let prefix = match rows_are {
+            Rows::Plain => index_prefix(k),
+            Rows::Dup(Some(unit)) => match unit(v) {
+                Some(n) => index_prefix(&unit_key(k, &v[..n])),
+                None => {
+                    out.push(
+                        limit,
+                        format!(
+                            "row of `{source}` at key {}: its subkey does not decode",
+                            show(k)
+                        ),
+                    );
+                    at = rows.get(op::NEXT, None, None).map_err(fail)?;
+                    continue;
+                }
+            },
+            Rows::Dup(None) => units_start(k),
+        };
         let entry = index
             .get(op::SET_RANGE, Some(prefix.as_slice()), None)
             .map_err(fail)?;

@@ -12,6 +12,11 @@
 //!   horizon then bounds the reads of every key, since nothing is known of the rows before it
 //!   (the horizon is [`PENDING`] until the first version is written).
 //!
+//! A `dupsort` table's history records each (key, subkey) — without a subkey, each (key,
+//! value) — its *unit*: where a plain table's history has the stored key, it has the unit's
+//! key ([`unit_key`]: the stored key escaped, then the subkey's encoding), and a change holds
+//! the unit's values before it (none, one, or [`MANY`]).
+//!
 //! The write pipeline plans a change of a history table ([`plan`]: the version checked, the
 //! value before read) and records it after the row is written ([`record`]); the reads as of a
 //! version and the unwind are here too.
@@ -20,8 +25,11 @@ mod check;
 mod read;
 
 pub use check::HistoryCheck;
-pub(crate) use check::check;
-pub(crate) use read::{changed_after, changes_at, check_horizon, check_unwind, value_at, versions};
+pub(crate) use check::{Rows, check};
+pub(crate) use read::{
+    before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at,
+    unit_changes_at, value_at, versions,
+};
 
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::engine::{self, CursorNav, Dbi, LentTxn, RawCursorMut, RawTxn, op};
@@ -48,9 +56,17 @@ const PENDING: u64 = u64::MAX;
 const ABSENT: u8 = 0;
 /// The tag before the stored value a key held before a change.
 const PRESENT: u8 = 1;
+/// The tag before the stored values a unit of a `dupsort` table (a key's values of one subkey)
+/// held before a change, when it held more than one: each as its length (u32 BE), then its
+/// bytes.
+const MANY: u8 = 2;
 
 /// A change read back, as stored: the key and the value it held before (`None`: none).
 pub(crate) type StoredChange = (Vec<u8>, Option<Vec<u8>>);
+
+/// A change of a `dupsort` table's unit read back, as stored: the unit's history key
+/// ([`unit_key`]) and the values it held before.
+pub(crate) type StoredUnitChange = (Vec<u8>, Vec<Vec<u8>>);
 
 /// The key of the change of `key` at `version`.
 fn change_key(version: u64, key: &[u8]) -> KeyBuf {
@@ -80,11 +96,22 @@ fn parse_change(key: &[u8]) -> Option<(u64, &[u8])> {
 }
 
 /// Every history index key of `key` begins with this.
-fn index_prefix(key: &[u8]) -> KeyBuf {
+pub(crate) fn index_prefix(key: &[u8]) -> KeyBuf {
     let mut out = KeyBuf::new();
     out.push(INDEX);
     encode_bytes_part(key, &mut out, false);
     out
+}
+
+/// Where the history index entries of every unit of the stored key `k` of a `dupsort` table
+/// begin: [`index_prefix`] of its [`unit_key`]s without their unit, so the prefix of them all.
+pub(crate) fn units_start(k: &[u8]) -> KeyBuf {
+    let full = index_prefix(&unit_key(k, &[]));
+    // Without the escaped part's terminator, which the longer unit keys do not have there.
+    let full = full.as_slice();
+    let mut start = KeyBuf::new();
+    start.extend_from_slice(&full[..full.len() - 2]);
+    start
 }
 
 /// The history index key of `key` at `version`.
@@ -106,12 +133,116 @@ fn parse_index(key: &[u8]) -> Option<(Vec<u8>, u64)> {
 }
 
 /// The value a change records: the stored value before it, or none.
-fn before_of(value: &[u8]) -> Option<Option<&[u8]>> {
+pub(crate) fn before_of(value: &[u8]) -> Option<Option<&[u8]>> {
     match value {
         [ABSENT] => Some(None),
         [PRESENT, rest @ ..] => Some(Some(rest)),
         _ => None,
     }
+}
+
+/// The values a change of a `dupsort` table's unit records: the stored values it held before
+/// (none, one, or [`MANY`]), in their order.
+pub(crate) fn befores_of(value: &[u8]) -> Option<Vec<&[u8]>> {
+    match value {
+        [MANY, rest @ ..] => {
+            let mut out = Vec::new();
+            let mut rest = rest;
+            while !rest.is_empty() {
+                let (len, tail) = rest.split_first_chunk::<4>()?;
+                let len = u32::from_be_bytes(*len) as usize;
+                if tail.len() < len {
+                    return None;
+                }
+                let (one, tail) = tail.split_at(len);
+                out.push(one);
+                rest = tail;
+            }
+            Some(out)
+        }
+        _ => Some(before_of(value)?.into_iter().collect()),
+    }
+}
+
+/// A change's value for a unit of a `dupsort` table that held `values` before it: as
+/// [`change_value`] for none or one, [`MANY`] for more; read back by [`befores_of`].
+fn dup_change_value(values: &[Vec<u8>]) -> Vec<u8> {
+    match values {
+        [] => change_value(None),
+        [one] => change_value(Some(one)),
+        many => {
+            let len = many.iter().map(|v| 4 + v.len()).sum::<usize>();
+            let mut value = Vec::with_capacity(1 + len);
+            value.push(MANY);
+            for one in many {
+                // A stored value fits libmdbx's value size, well within 32 bits.
+                value.extend_from_slice(&(one.len() as u32).to_be_bytes());
+                value.extend_from_slice(one);
+            }
+            value
+        }
+    }
+}
+
+/// The history key of the unit `sub` (a subkey's encoding, or a whole value without a subkey)
+/// of the stored key `k` of a `dupsort` table: `k` as an escaped, terminated byte string, then
+/// `sub`. It keeps the byte order of (key, subkey), and the changes and index entries of a
+/// dupsort table's history use it where a plain table's use the stored key.
+pub(crate) fn unit_key(k: &[u8], sub: &[u8]) -> Vec<u8> {
+    let mut out = KeyBuf::new();
+    encode_bytes_part(k, &mut out, false);
+    let mut key = out.as_slice().to_vec();
+    key.extend_from_slice(sub);
+    key
+}
+
+/// The stored key and the unit of a [`unit_key`] in the history of table `source`.
+pub(crate) fn split_unit<'u>(source: &'static str, unit: &'u [u8]) -> Result<(Vec<u8>, &'u [u8])> {
+    let mut input = unit;
+    let k = decode_bytes_part(&mut input, false, "history unit")
+        .map_err(|_| damaged(source, "a key and subkey", unit))?;
+    Ok((k, input))
+}
+
+/// The unit of the stored value `v` of `dupsort` table `T`: its front [`Table::DUP_UNIT`]
+/// bytes.
+pub(crate) fn unit_of<T: Table>(k: &[u8], v: &[u8]) -> Result<usize> {
+    (T::DUP_UNIT)(v).ok_or_else(|| Error::Decode {
+        table: T::NAME,
+        part: crate::error::Part::Value,
+        key: crate::error::KeyHex::of::<T>(k),
+        source: crate::codec::DecodeError::new(
+            "the value's subkey does not decode: its history cannot record it".to_string(),
+        ),
+    })
+}
+
+/// The stored values of `k` in the unit `sub` of `dupsort` table `T` (table `dbi`) now, in
+/// their order: one `mdbx_get_equal_or_great` each, and one more to find the end.
+pub(crate) fn unit_values<T: Table>(
+    store: &impl Store,
+    dbi: Dbi,
+    k: &[u8],
+    sub: &[u8],
+) -> std::result::Result<Vec<Vec<u8>>, engine::Code> {
+    let mut out = Vec::new();
+    let mut from = sub.to_vec();
+    while let Some(v) = store.store_get_dup_ge(dbi, k, &from)? {
+        if !v.starts_with(sub) || (T::DUP_UNIT)(&v) != Some(sub.len()) {
+            break;
+        }
+        // The next value is at least this one followed by a zero byte.
+        from.clear();
+        from.extend_from_slice(&v);
+        from.push(0);
+        let whole = v.len() == sub.len();
+        out.push(v);
+        if whole {
+            // Without a subkey a unit is one value.
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// A history entry's value with the value before its change converted by `convert` (given the
@@ -265,17 +396,54 @@ fn damaged(history: &'static str, what: &str, key: &[u8]) -> Error {
 
 /// A change of a history table, planned before the row is written: where it is recorded, at
 /// which version, and the value before it.
+#[derive(Clone)]
 pub(crate) struct Planned {
     source: &'static str,
     dbi: Dbi,
     version: u64,
-    before: Option<Vec<u8>>,
+    /// The change's value: what the row (or the unit) held before it ([`change_value`],
+    /// [`dup_change_value`]).
+    change: Vec<u8>,
+    /// Of a `dupsort` table: the history key of the unit changed ([`unit_key`]); `None`: the
+    /// row's stored key.
+    unit: Option<Vec<u8>>,
     raise_last: bool,
     /// The last version was checked: once the change is recorded, the transaction knows it
     /// (and that it changed this history), so its next changes of the history skip the check.
     note_last: bool,
     /// The horizon is [`PENDING`]: this first version written becomes it.
     settle_horizon: bool,
+}
+
+/// What a write plans in a history: the change of one row (or unit), or, for a delete of
+/// every value of a `dupsort` key, one change a unit; none while an unwind writes rows back.
+/// One change needs no allocation.
+pub(crate) enum Plans {
+    /// One change.
+    One(Planned),
+    /// Any number.
+    Many(Vec<Planned>),
+}
+
+impl Plans {
+    /// The changes planned.
+    #[inline(always)]
+    pub(crate) fn as_slice(&self) -> &[Planned] {
+        match self {
+            Plans::One(planned) => std::slice::from_ref(planned),
+            Plans::Many(planned) => planned,
+        }
+    }
+}
+
+impl From<Option<Planned>> for Plans {
+    #[inline(always)]
+    fn from(planned: Option<Planned>) -> Self {
+        match planned {
+            Some(planned) => Plans::One(planned),
+            None => Plans::Many(Vec::new()),
+        }
+    }
 }
 
 /// Plans a change of the row under `k` of table `T` (declared `history`), stored in `dbi`,
@@ -295,13 +463,14 @@ pub(crate) fn plan<T: Table>(
         return Ok(None);
     };
     // An append's key is above every key of the table, so it held nothing.
-    let before = match flags {
+    let change = match flags {
         Some(flags) if flags & engine::put::APPEND != 0 => None,
         _ => store
-            .store_get_with(dbi, k, <[u8]>::to_vec)
+            .store_get_with(dbi, k, |before| change_value(Some(before)))
             .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?,
     };
-    Ok(Some(Planned { before, ..planned }))
+    let change = change.unwrap_or_else(|| change_value(None));
+    Ok(Some(Planned { change, ..planned }))
 }
 
 /// Plans the delete of the stored row `(k, v)` (under a cursor, or walked by a clear): as
@@ -310,14 +479,73 @@ pub(crate) fn plan_removal<T: Table>(
     store: &impl Store,
     shared: &Shared,
     k: &[u8],
-    v: Vec<u8>,
+    v: &[u8],
     op: &'static str,
 ) -> Result<Option<Planned>> {
     let planned = versioned::<T>(store, shared, k, op)?;
     Ok(planned.map(|p| Planned {
-        before: Some(v),
+        change: change_value(Some(v)),
         ..p
     }))
+}
+
+/// Plans a change of the unit of the stored value `v` (its subkey, or itself without one) of
+/// the key `k` of the `dupsort` table `T` (declared `history`), stored in `dbi`: a put or a
+/// delete of `v`. The unit's values before the change are read (a unit of a table with a
+/// subkey may hold several), nothing is written. `Ok(None)` while an unwind writes rows back.
+pub(crate) fn plan_dup<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    dbi: Dbi,
+    (k, v): (&[u8], &[u8]),
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let Some(planned) = versioned::<T>(store, shared, k, op)? else {
+        return Ok(None);
+    };
+    let sub = &v[..unit_of::<T>(k, v)?];
+    let values = unit_values::<T>(store, dbi, k, sub)
+        .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
+    Ok(Some(Planned {
+        change: dup_change_value(&values),
+        unit: Some(unit_key(k, sub)),
+        ..planned
+    }))
+}
+
+/// Plans the delete of every value of the key `k` of the `dupsort` table `T` (declared
+/// `history`), stored in `dbi`: a change of each of its units. Empty while an unwind writes
+/// rows back, or when `k` has no value.
+pub(crate) fn plan_dup_key<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    dbi: Dbi,
+    k: &[u8],
+    op: &'static str,
+) -> Result<Plans> {
+    let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
+    let mut out: Vec<Planned> = Vec::new();
+    let Some(first) = store.store_get_dup_ge(dbi, k, &[]).map_err(fail)? else {
+        return Ok(Plans::Many(out));
+    };
+    let Some(planned) = versioned::<T>(store, shared, k, op)? else {
+        return Ok(Plans::Many(out));
+    };
+    let mut next = Some(first);
+    while let Some(v) = next {
+        let sub = v[..unit_of::<T>(k, &v)?].to_vec();
+        let values = unit_values::<T>(store, dbi, k, &sub).map_err(fail)?;
+        // The first value after the unit's last.
+        let mut from = values.last().cloned().unwrap_or_else(|| v.clone());
+        from.push(0);
+        out.push(Planned {
+            change: dup_change_value(&values),
+            unit: Some(unit_key(k, &sub)),
+            ..planned.clone()
+        });
+        next = store.store_get_dup_ge(dbi, k, &from).map_err(fail)?;
+    }
+    Ok(Plans::Many(out))
 }
 
 /// The version part of a plan: the transaction's version checked against the last version
@@ -380,32 +608,34 @@ fn versioned<T: Table>(
         source: T::NAME,
         dbi: history,
         version,
-        before: None,
+        change: Vec::new(),
+        unit: None,
         raise_last,
         note_last,
         settle_horizon,
     }))
 }
 
-/// Records the change of the row under `k` that `planned` planned, after the row was written:
-/// the change (unless the key already changed in this version: the first change of a version
-/// holds the value before it), the history index entry, and the last version.
+/// Records the change of the row under `k` (of a `dupsort` table: of the unit `planned` names)
+/// that `planned` planned, after the row was written: the change (unless the key already
+/// changed in this version: the first change of a version holds the value before it), the
+/// history index entry, and the last version.
 pub(crate) fn record(
     store: &mut impl Store,
     shared: &Shared,
     planned: &Planned,
     k: &[u8],
 ) -> Result<()> {
+    let k = planned.unit.as_deref().unwrap_or(k);
     let fail =
         |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
     // The first change of a key in a version holds the value before it; a later one in the
     // same version finds its change there and leaves it (one search for both).
-    let value = change_value(planned.before.as_deref());
     let fresh = store
         .store_put_new(
             planned.dbi,
             change_key(planned.version, k).as_slice(),
-            &value,
+            &planned.change,
         )
         .map_err(|code| fail(code, k))?;
     // A change and its index entry are written together, so a change found means its entry
@@ -447,19 +677,25 @@ const UNWIND_BATCH_BYTES: usize = 1 << 24;
 pub(crate) struct Unwound {
     version: u64,
     key: Vec<u8>,
-    before: Vec<u8>,
-    present: bool,
+    /// The change's value, checked by the walk ([`before_of`], or for a `dupsort` table
+    /// [`befores_of`]).
+    change: Vec<u8>,
 }
 
 impl Unwound {
-    /// The row's stored key.
+    /// The row's stored key (of a `dupsort` table: the unit's history key, [`unit_key`]).
     pub(crate) fn key(&self) -> &[u8] {
         &self.key
     }
 
     /// The stored value the row held before the change; `None`: none.
     pub(crate) fn before(&self) -> Option<&[u8]> {
-        self.present.then_some(&self.before[..])
+        before_of(&self.change).flatten()
+    }
+
+    /// The stored values the unit of a `dupsort` table held before the change.
+    pub(crate) fn befores(&self) -> Vec<&[u8]> {
+        befores_of(&self.change).unwrap_or_default()
     }
 }
 
@@ -475,6 +711,8 @@ pub(crate) struct Unwind<'t> {
     shared: &'t Shared,
     source: &'static str,
     version: u64,
+    /// Of a `dupsort` table: a change may hold several values before it.
+    dup: bool,
     at: Unwound,
     /// Whether `at` holds a change still to undo.
     more: bool,
@@ -485,12 +723,12 @@ pub(crate) struct Unwind<'t> {
 }
 
 impl<'t> Unwind<'t> {
-    /// The unwind of the history `history` of table `source` to `version`, in `txn`: on the
-    /// last change above `version`, if any.
+    /// The unwind of the history `history` of table `source` (`dup`: a `dupsort` table) to
+    /// `version`, in `txn`: on the last change above `version`, if any.
     pub(crate) fn start(
         txn: LentTxn<'t>,
         shared: &'t Shared,
-        (source, history): (&'static str, Dbi),
+        (source, history, dup): (&'static str, Dbi, bool),
         version: u64,
     ) -> Result<Self> {
         let fail = |code| shared.fail(code, At::table(source, "unwind"));
@@ -506,6 +744,7 @@ impl<'t> Unwind<'t> {
             shared,
             source,
             version,
+            dup,
             at: Unwound::default(),
             more: false,
             keys: Vec::new(),
@@ -551,7 +790,7 @@ impl<'t> Unwind<'t> {
     /// Moves the changes' cursor with `op` and copies the change it lands on into `at` when
     /// its version is above the unwind's; `more` says whether it was.
     fn step(&mut self, op: engine::op::Op) -> Result<()> {
-        let (source, version, at) = (self.source, self.version, &mut self.at);
+        let (source, version, dup, at) = (self.source, self.version, self.dup, &mut self.at);
         let found = self
             .changes
             .get_with(op, None, None, |key, value| {
@@ -561,13 +800,18 @@ impl<'t> Unwind<'t> {
                 if changed <= version {
                     return Ok(false);
                 }
-                let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
+                let valid = match dup {
+                    true => befores_of(value).is_some(),
+                    false => before_of(value).is_some(),
+                };
+                if !valid {
+                    return Err(damaged(source, "a change", key));
+                }
                 at.version = changed;
                 at.key.clear();
                 at.key.extend_from_slice(k);
-                at.before.clear();
-                at.before.extend_from_slice(before.unwrap_or_default());
-                at.present = before.is_some();
+                at.change.clear();
+                at.change.extend_from_slice(value);
                 Ok(true)
             })
             .map_err(|code| self.shared.fail(code, At::table(source, "unwind")))?;
@@ -753,6 +997,37 @@ pub(crate) fn keep_versions(raw: &mut RawTxn, shared: &Shared, n: u64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_units_values_before_read_back_and_its_keys_group_by_key() {
+        for values in [
+            vec![],
+            vec![b"a".to_vec()],
+            vec![b"a".to_vec(), vec![], b"\0c".to_vec()],
+        ] {
+            let change = dup_change_value(&values);
+            let back: Vec<Vec<u8>> = befores_of(&change)
+                .unwrap()
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect();
+            assert_eq!(back, values);
+            // A plain table's reader takes none and one as before, and refuses several.
+            assert_eq!(before_of(&change).is_some(), values.len() < 2);
+        }
+        assert_eq!(befores_of(&[MANY, 0, 0, 0, 9, 1]), None);
+        let (k, sub) = (b"k\0".as_slice(), b"\0\x01s".as_slice());
+        let unit = unit_key(k, sub);
+        assert_eq!(split_unit("T", &unit).unwrap(), (k.to_vec(), sub));
+        // Every index entry of a unit of `k` starts with `units_start(k)`, none of `k ‖ 0`.
+        let start = units_start(k);
+        for sub in [&b""[..], b"\0", b"\xff\xff"] {
+            let entry = index_key(&unit_key(k, sub), 3);
+            assert!(entry.as_slice().starts_with(start.as_slice()), "{sub:?}");
+            let other = index_key(&unit_key(b"k\0\0", sub), 3);
+            assert!(!other.as_slice().starts_with(start.as_slice()), "{sub:?}");
+        }
+    }
 
     #[test]
     fn keys_parse_back_and_index_keys_sort_by_key_then_version() {

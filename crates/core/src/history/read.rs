@@ -6,16 +6,37 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    Cx, HORIZON, PENDING, StoredChange, WHOLE, before_of, change_key, changes_from, damaged,
-    index_key, index_prefix, parse_change, parse_index, version_of,
+    Cx, HORIZON, PENDING, StoredChange, StoredUnitChange, WHOLE, before_of, befores_of, change_key,
+    changes_from, damaged, index_key, index_prefix, parse_change, parse_index, version_of,
 };
+use crate::index::Store;
+use crate::table::Table;
 
 /// What a key held at the end of a version.
 enum AsOf<'t> {
     /// What it holds now: it has not changed since.
     Current,
-    /// This, the value before its first change after the version (`None`: no value).
-    Held(Option<&'t [u8]>),
+    /// What its first change after the version recorded of the value before it (the change's
+    /// value: [`before_of`], or for a `dupsort` table [`befores_of`]).
+    Held(&'t [u8]),
+}
+
+/// The stored value before a change of table `source` whose key is `key` and value `change`.
+pub(crate) fn before<'c>(
+    source: &'static str,
+    key: &[u8],
+    change: &'c [u8],
+) -> Result<Option<&'c [u8]>> {
+    before_of(change).ok_or_else(|| damaged(source, "a change", key))
+}
+
+/// The stored values before a change of a unit of the `dupsort` table `source`.
+pub(crate) fn befores<'c>(
+    source: &'static str,
+    key: &[u8],
+    change: &'c [u8],
+) -> Result<Vec<&'c [u8]>> {
+    befores_of(change).ok_or_else(|| damaged(source, "a change", key))
 }
 
 /// The horizon of the history (`None`: none stored, nothing was pruned).
@@ -133,8 +154,7 @@ fn as_of<'t>(
         check_horizon(raw, shared, source, history, version)?;
         return Err(damaged(source, "a missing change", change.as_slice()));
     };
-    let held = before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
-    Ok(AsOf::Held(held))
+    Ok(AsOf::Held(before))
 }
 
 /// The stored value under `k` of table `source` (handle `table`) at the end of `version`: what
@@ -147,11 +167,73 @@ pub(crate) fn value_at<'t>(
     version: u64,
 ) -> Result<Option<&'t [u8]>> {
     match as_of(raw, shared, source, history, k, version)? {
-        AsOf::Held(held) => Ok(held),
+        AsOf::Held(held) => before(source, k, held),
         AsOf::Current => raw
             .get(table, k)
             .map_err(|code| shared.fail(code, At::table(source, "read as of a version").key(k))),
     }
+}
+
+/// The stored values of the unit `sub` of the stored key `k` of the `dupsort` table `T`
+/// (handles `table` and `history`) at the end of `version`, in their order: what its history
+/// recorded ([`as_of`] of the unit's history key), or what the table holds now.
+pub(crate) fn unit_at<T: Table>(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    (table, history): (Dbi, Dbi),
+    (k, sub): (&[u8], &[u8]),
+    version: u64,
+) -> Result<Vec<Vec<u8>>> {
+    let unit = super::unit_key(k, sub);
+    match as_of(raw, shared, T::NAME, history, &unit, version)? {
+        AsOf::Held(held) => Ok(befores(T::NAME, &unit, held)?
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect()),
+        AsOf::Current => super::unit_values::<T>(raw, table, k, sub)
+            .map_err(|code| shared.fail(code, At::of::<T>("read as of a version").key(k))),
+    }
+}
+
+/// The stored values of the key `k` of the `dupsort` table `T` at the end of `version`, in
+/// their order: its values now, each unit that changed after `version` set to what it held
+/// then.
+pub(crate) fn key_at<T: Table>(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    (table, history): (Dbi, Dbi),
+    k: &[u8],
+    version: u64,
+) -> Result<Vec<Vec<u8>>> {
+    let fail = |code| shared.fail(code, At::of::<T>("read as of a version").key(k));
+    // The key's values now, by unit (a unit's bytes sort as its values do).
+    let mut units: std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>> = Default::default();
+    let mut from = Vec::new();
+    while let Some(v) = raw.store_get_dup_ge(table, k, &from).map_err(fail)? {
+        let sub = v[..super::unit_of::<T>(k, &v)?].to_vec();
+        from.clear();
+        from.extend_from_slice(&v);
+        from.push(0);
+        units.entry(sub).or_default().push(v);
+    }
+    let head = super::unit_key(k, &[]);
+    changed_after(
+        raw,
+        shared,
+        (T::NAME, history),
+        (Some(super::units_start(k)), version),
+        |unit| unit.starts_with(&head).then_some(true),
+        |unit, held| {
+            let values = befores(T::NAME, unit, held)?;
+            let sub = unit[head.len()..].to_vec();
+            match values.is_empty() {
+                true => units.remove(&sub),
+                false => units.insert(sub, values.into_iter().map(<[u8]>::to_vec).collect()),
+            };
+            Ok(())
+        },
+    )?;
+    Ok(units.into_values().flatten().collect())
 }
 
 /// The versions at which the stored key `k` of table `source` changed, in increasing order.
@@ -197,47 +279,80 @@ pub(crate) fn changes_at(
     history: Dbi,
     version: u64,
 ) -> Result<Vec<StoredChange>> {
+    let mut out = Vec::new();
+    changes_of(raw, shared, (source, history), version, |k, change| {
+        let before = before(source, k, change)?;
+        out.push((k.to_vec(), before.map(<[u8]>::to_vec)));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// The changes of `version` in the `dupsort` table `source`: each unit changed (its history
+/// key, `unit_key`) and the stored values it held before, in (key, unit) order.
+pub(crate) fn unit_changes_at(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    source: &'static str,
+    history: Dbi,
+    version: u64,
+) -> Result<Vec<StoredUnitChange>> {
+    let mut out = Vec::new();
+    changes_of(raw, shared, (source, history), version, |unit, change| {
+        let values = befores(source, unit, change)?;
+        out.push((
+            unit.to_vec(),
+            values.into_iter().map(<[u8]>::to_vec).collect(),
+        ));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Hands `each` the stored key and the value of every change of `version`, in key order.
+fn changes_of(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    (source, history): (&'static str, Dbi),
+    version: u64,
+    mut each: impl FnMut(&[u8], &[u8]) -> Result<()>,
+) -> Result<()> {
     let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
     let from = changes_from(version);
     let mut cursor = shared.cursor(raw, history).map_err(fail)?;
-    let mut out = Vec::new();
     let mut at = cursor.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
     while let Some((key, value)) = at {
         match parse_change(key) {
-            Some((v, k)) if v == version => {
-                let before = before_of(value).ok_or_else(|| damaged(source, "a change", key))?;
-                out.push((k.to_vec(), before.map(<[u8]>::to_vec)));
-            }
+            Some((v, k)) if v == version => each(k, value)?,
             _ => break,
         }
         at = cursor.get(op::NEXT, None, None).map_err(fail)?;
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Walks the history index of table `source` from the stored key `from` (the first key when
-/// `None`), in byte order of the keys, and hands `each` every key that changed after `version`
-/// and that `wanted` takes (`Some(true)`; `Some(false)` skips the key, `None` ends the walk)
-/// with what it held at the end of `version` (`None`: no value). A wanted key whose first entry
-/// above `version` is its mark (a pruned change) is refused.
+/// Walks the history index of table `source` from the index key `from` (its first entry when
+/// `None`; [`index_prefix`] of a stored key, or [`super::units_start`]), in byte order of the
+/// keys, and hands `each` every key that changed after `version` and that `wanted` takes
+/// (`Some(true)`; `Some(false)` skips the key, `None` ends the walk) with the value of its
+/// first change after `version`, which holds what it held at the end of `version` ([`before`],
+/// [`befores`]). A wanted key whose first entry above `version` is its mark (a pruned change)
+/// is refused.
 pub(crate) fn changed_after(
     raw: &RawTxn,
     shared: &impl Cx,
     (source, history): (&'static str, Dbi),
-    (from, version): (Option<&[u8]>, u64),
+    (from, version): (Option<crate::codec::KeyBuf>, u64),
     wanted: impl Fn(&[u8]) -> Option<bool>,
-    mut each: impl FnMut(&[u8], Option<&[u8]>) -> Result<()>,
+    mut each: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     check_whole(raw, shared, source, history, version)?;
     let fail = |code| shared.fail(code, At::table(source, "read a range as of a version"));
-    let start = match from {
-        Some(k) => index_prefix(k),
-        None => {
-            let mut start = crate::codec::KeyBuf::new();
-            start.push(super::INDEX);
-            start
-        }
-    };
+    let start = from.unwrap_or_else(|| {
+        let mut start = crate::codec::KeyBuf::new();
+        start.push(super::INDEX);
+        start
+    });
     let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut at = cursor
         .get(op::SET_RANGE, Some(start.as_slice()), None)
@@ -265,9 +380,7 @@ pub(crate) fn changed_after(
                 check_horizon(raw, shared, source, history, version)?;
                 return Err(damaged(source, "a missing change", change.as_slice()));
             };
-            let held =
-                before_of(before).ok_or_else(|| damaged(source, "a change", change.as_slice()))?;
-            each(&k, held)?;
+            each(&k, before)?;
             done = Some(k);
         }
         at = cursor.get(op::NEXT, None, None).map_err(fail)?;

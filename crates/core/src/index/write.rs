@@ -55,6 +55,14 @@ pub(crate) trait Store {
             Err(code) => Err(code),
         }
     }
+    /// The first value of `key` that is `>= value` in the dupsort table `dbi`, copied; `None`
+    /// when `key` has none.
+    fn store_get_dup_ge(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<Option<Vec<u8>>, Code>;
     /// Deletes `(key, value)` (every value of `key` when `None`) from table `dbi`.
     fn store_del(
         &mut self,
@@ -93,6 +101,18 @@ impl Store for RawTxn {
     ) -> std::result::Result<bool, Code> {
         RawTxn::del(self, dbi, key, value)
     }
+
+    fn store_get_dup_ge(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<Option<Vec<u8>>, Code> {
+        Ok(match RawTxn::get_lower_bound(self, dbi, key, value)? {
+            Some((found, v)) if found == key => Some(v.to_vec()),
+            _ => None,
+        })
+    }
 }
 
 macro_rules! cursor_store {
@@ -125,6 +145,15 @@ macro_rules! cursor_store {
                 value: Option<&[u8]>,
             ) -> std::result::Result<bool, Code> {
                 self.txn_del(dbi, key, value)
+            }
+
+            fn store_get_dup_ge(
+                &self,
+                dbi: Dbi,
+                key: &[u8],
+                value: &[u8],
+            ) -> std::result::Result<Option<Vec<u8>>, Code> {
+                self.txn_get_dup_ge(dbi, key, value)
             }
         }
     };

@@ -24,7 +24,7 @@ pub(crate) use refusal::{Refusal, refused};
 
 use crate::engine::{self, Code, CursorNav, Dbi, RawCursorMut, RawTxn, RawWriteCursor, Room};
 use crate::error::{At, Error, KeyHex, Result};
-use crate::history::{self, Planned};
+use crate::history::{self, Planned, Plans};
 use crate::index::{self, Changes, EntryChange, Store};
 use crate::state::Shared;
 use crate::stored::decode_value;
@@ -77,17 +77,17 @@ fn sees_deleted_rows(shared: &Shared) -> bool {
 }
 
 /// Every effect of a change of table `T` whose row was just written: the watchers' records,
-/// the change recorded in `T`'s history (`recorded`: its plan and the row's key, for a table
-/// declared `history`), then the index entries of `plan`. The one place a write's effects are
-/// applied. `change` is `None` for a delete at a cursor when no effect needs its bytes
-/// ([`sees_deleted_rows`]).
+/// the change recorded in `T`'s history (`recorded`: its plans and the row's key, for a table
+/// declared `history`; a delete of every value of a `dupsort` key changes several units), then
+/// the index entries of `plan`. The one place a write's effects are applied. `change` is
+/// `None` for a delete at a cursor when no effect needs its bytes ([`sees_deleted_rows`]).
 #[inline(always)]
 fn applied<T: Table>(
     store: &mut impl Store,
     shared: &Shared,
     change: Option<Change<'_>>,
     plan: &Changes,
-    recorded: Option<(&Planned, &[u8])>,
+    recorded: Option<(&[Planned], &[u8])>,
 ) -> Result<()> {
     match change {
         Some(Change::Put { key, value }) => shared.watch().put::<T>(key, value),
@@ -97,7 +97,9 @@ fn applied<T: Table>(
     if T::HISTORY
         && let Some((planned, key)) = recorded
     {
-        history::record(store, shared, planned, key)?;
+        for planned in planned {
+            history::record(store, shared, planned, key)?;
+        }
     }
     if plan.is_empty() {
         return Ok(());
@@ -166,6 +168,15 @@ impl Store for InTxn<'_> {
         value: Option<&[u8]>,
     ) -> std::result::Result<bool, Code> {
         self.raw.store_del(dbi, key, value)
+    }
+
+    fn store_get_dup_ge(
+        &self,
+        dbi: Dbi,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<Option<Vec<u8>>, Code> {
+        self.raw.store_get_dup_ge(dbi, key, value)
     }
 }
 
@@ -307,6 +318,9 @@ fn put_planned<T: Table>(
         false => Changes::default(),
     };
     let recorded = match T::HISTORY {
+        true if T::FLAGS.dupsort => {
+            history::plan_dup::<T>(target, shared, target.dbi(), (k, v), op)?
+        }
         true => history::plan::<T>(target, shared, target.dbi(), k, Some(flags), op)?,
         false => None,
     };
@@ -318,7 +332,7 @@ fn put_planned<T: Table>(
                 shared,
                 Some(Change::Put { key: k, value: v }),
                 &plan,
-                recorded.as_ref().map(|p| (p, k)),
+                recorded.as_ref().map(|p| (std::slice::from_ref(p), k)),
             )
         }
         Err(code) => {
@@ -416,6 +430,9 @@ pub(crate) fn delete<T: Table>(
     dup: Option<&[u8]>,
     op: &'static str,
 ) -> Result<bool> {
+    if T::HISTORY && T::FLAGS.dupsort {
+        return delete_dup_recorded::<T>(target, shared, k, dup, op);
+    }
     if indexed || T::HISTORY {
         return delete_planned::<T>(target, shared, indexed, k, op);
     }
@@ -431,6 +448,41 @@ pub(crate) fn delete<T: Table>(
             Some(Change::Delete { key: k, dup }),
             &Changes::default(),
             None,
+        )?;
+    }
+    Ok(found)
+}
+
+/// [`delete`] of the value `dup` of `k` (every value when `None`) of a `dupsort` table declared
+/// `history` (never indexed): the change of each unit it empties or shrinks planned first.
+#[inline(never)]
+fn delete_dup_recorded<T: Table>(
+    target: &mut InTxn<'_>,
+    shared: &Shared,
+    k: &[u8],
+    dup: Option<&[u8]>,
+    op: &'static str,
+) -> Result<bool> {
+    let fail = |code| shared.fail(code, At::of::<T>(op).key(k));
+    let dbi = target.dbi;
+    let recorded: Plans = match dup {
+        Some(v) => {
+            let held = target.store_get_dup_ge(dbi, k, v).map_err(fail)?;
+            if held.as_deref() != Some(v) {
+                return Ok(false);
+            }
+            history::plan_dup::<T>(target, shared, dbi, (k, v), op)?.into()
+        }
+        None => history::plan_dup_key::<T>(target, shared, dbi, k, op)?,
+    };
+    let found = target.raw.del(dbi, k, dup).map_err(fail)?;
+    if found {
+        applied::<T>(
+            target,
+            shared,
+            Some(Change::Delete { key: k, dup }),
+            &Changes::default(),
+            Some((recorded.as_slice(), k)),
         )?;
     }
     Ok(found)
@@ -463,7 +515,7 @@ fn delete_planned<T: Table>(
         None => Changes::default(),
     };
     let recorded = match before {
-        Some(before) => history::plan_removal::<T>(target, shared, k, before, op)?,
+        Some(before) => history::plan_removal::<T>(target, shared, k, &before, op)?,
         None => None,
     };
     target
@@ -475,7 +527,7 @@ fn delete_planned<T: Table>(
         shared,
         Some(Change::Delete { key: k, dup: None }),
         &plan,
-        recorded.as_ref().map(|p| (p, k)),
+        recorded.as_ref().map(|p| (std::slice::from_ref(p), k)),
     )?;
     Ok(true)
 }
@@ -549,7 +601,7 @@ pub(crate) fn delete_current<T: Table>(
 ) -> Result<()> {
     let plan = plan_delete_current::<T>(cursor, shared, indexed, op)?;
     let recorded = match T::HISTORY {
-        true => plan_current_history::<T>(cursor, shared, op)?,
+        true => plan_current_history::<T>(cursor, shared, flags, op)?,
         false => None,
     };
     let watched = watched_entry(cursor, shared, flags);
@@ -563,18 +615,20 @@ pub(crate) fn delete_current<T: Table>(
         key,
         dup: dup.as_deref(),
     });
-    let recorded = recorded.as_ref().map(|(p, k)| (p, k.as_slice()));
+    let recorded = recorded.as_ref().map(|(p, k)| (p.as_slice(), k.as_slice()));
     applied::<T>(cursor, shared, change, &plan, recorded)
 }
 
-/// The history of deleting the row under `cursor` of table `T` (declared `history`): the
-/// change planned, with the row's key.
+/// The history of deleting the row under `cursor` of table `T` (declared `history`) with
+/// `flags`: the changes planned (of a `dupsort` table, of the value's unit, or with `ALLDUPS`
+/// of every unit of the key), with the row's key.
 #[inline(never)]
 fn plan_current_history<T: Table>(
     cursor: &mut RawCursorMut<'_>,
     shared: &Shared,
+    flags: u32,
     op: &'static str,
-) -> Result<Option<(Planned, Vec<u8>)>> {
+) -> Result<Option<(Plans, Vec<u8>)>> {
     if shared.history().replaying() {
         return Ok(None);
     }
@@ -586,7 +640,18 @@ fn plan_current_history<T: Table>(
     let Some((k, v)) = row else {
         return Ok(None);
     };
-    Ok(history::plan_removal::<T>(cursor, shared, &k, v, op)?.map(|p| (p, k)))
+    let planned = match T::FLAGS.dupsort {
+        true if flags == engine::del::ALLDUPS => {
+            let dbi = cursor.dbi();
+            history::plan_dup_key::<T>(cursor, shared, dbi, &k, op)?
+        }
+        true => {
+            let dbi = cursor.dbi();
+            history::plan_dup::<T>(cursor, shared, dbi, (&k, &v), op)?.into()
+        }
+        false => history::plan_removal::<T>(cursor, shared, &k, &v, op)?.into(),
+    };
+    Ok(Some((planned, k)))
 }
 
 /// The entry under the cursor, copied, when an effect needs it ([`sees_deleted_rows`]):
@@ -643,12 +708,21 @@ fn record_clear<T: Table>(raw: &mut RawTxn, shared: &Shared, dbi: Dbi) -> Result
         .get(engine::op::FIRST)
         .map_err(fail)?
         .map(|(k, v)| (k.to_vec(), v.to_vec()));
+    // A `dupsort` key's units are planned together, then the walk goes to the next key.
+    let next = match T::FLAGS.dupsort {
+        true => engine::op::NEXT_NODUP,
+        false => engine::op::NEXT,
+    };
     while let Some((k, v)) = at {
-        if let Some(planned) = history::plan_removal::<T>(&cursor, shared, &k, v, "clear")? {
-            history::record(&mut cursor, shared, &planned, &k)?;
+        let planned = match T::FLAGS.dupsort {
+            true => history::plan_dup_key::<T>(&cursor, shared, dbi, &k, "clear")?,
+            false => history::plan_removal::<T>(&cursor, shared, &k, &v, "clear")?.into(),
+        };
+        for planned in planned.as_slice() {
+            history::record(&mut cursor, shared, planned, &k)?;
         }
         at = cursor
-            .get(engine::op::NEXT)
+            .get(next)
             .map_err(fail)?
             .map(|(k, v)| (k.to_vec(), v.to_vec()));
     }

@@ -77,6 +77,7 @@ impl UntypedTx<'_> {
         key: &[u8],
         version: u64,
     ) -> Result<Option<Vec<u8>>> {
+        refuse_dupsort(table, "read a key as of a version")?;
         let source = super::intern(&table.name);
         let dbis = (source, table.dbi, history.dbi);
         let held = history::value_at(&self.txn, self.db, dbis, key, version)?;
@@ -105,6 +106,7 @@ impl UntypedTx<'_> {
         history: &UntypedTable,
         key: &[u8],
     ) -> Result<Vec<u64>> {
+        refuse_dupsort(table, "list a key's versions")?;
         let source = super::intern(&table.name);
         history::versions(&self.txn, self.db, source, history.dbi, key)
     }
@@ -134,6 +136,7 @@ impl UntypedTx<'_> {
         history: &UntypedTable,
         version: u64,
     ) -> Result<Vec<StoredVersionChange>> {
+        refuse_dupsort(table, "list a version's changes")?;
         let source = super::intern(&table.name);
         history::check_horizon(
             &self.txn,
@@ -177,14 +180,37 @@ impl UntypedTx<'_> {
     ) -> Result<HistoryCheck> {
         let source = super::intern(&table.name);
         let dbis = (source, table.dbi, history.dbi);
+        // Without the types a `dupsort` table's rows are checked by key (each has a subkey in
+        // the history), not by subkey.
+        let rows = match table.dupsort {
+            true => history::Rows::Dup(None),
+            false => history::Rows::Plain,
+        };
         history::check(
             &self.txn,
             self.db,
             dbis,
+            rows,
             limit,
             |_, _| None,
             |k| show(table, k),
         )
+    }
+}
+
+/// Refuses `what` of a `dupsort` table: its history's keys are (key, subkey) units, and where a
+/// stored value's subkey ends only its types know.
+fn refuse_dupsort(table: &UntypedTable, what: &str) -> Result<()> {
+    match table.dupsort {
+        true => Err(Error::HistoryRead {
+            table: table.name.clone(),
+            problem: format!(
+                "cannot {what} without its types: it is a `dupsort` table, whose history \
+                 records each (key, subkey); read it in Rust with `Reads::dup_as_of`, \
+                 `dups_as_of`, `dup_versions` or `dup_changes_at` (`tabula check` checks it)"
+            ),
+        }),
+        false => Ok(()),
     }
 }
 
