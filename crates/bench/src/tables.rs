@@ -30,6 +30,16 @@ pub struct Rows;
 #[derive(Schema)]
 pub struct RowsSchema(Rows);
 
+/// [`Rows`] with `integer_key`: native-endian `u64` keys in libmdbx's integer order (the
+/// get workloads' `tabula_typed_intkey` row).
+#[derive(Table)]
+#[table(name = "rows", key = u64, value = crate::data::Row, integer_key)]
+pub struct RowsInt;
+
+/// Schema of [`RowsInt`].
+#[derive(Schema)]
+pub struct RowsIntSchema(RowsInt);
+
 /// Big raw values (big_values): `u64` keys, values read with `get_bytes` (borrowed) or `get`
 /// (owned `Vec<u8>`).
 #[derive(Table)]
@@ -148,7 +158,7 @@ impl Upgrade for ExtraTables {
         _stored: bool,
     ) -> tabula::Result<Vec<(u32, &'static str)>> {
         if let Some(info) = self.schema_table
-            && boot.find_schema_table(info.name, info.flags)?.is_none()
+            && boot.find_table(info.name)?.is_none()
         {
             boot.create_table(info.name, info.flags)?;
         }

@@ -23,9 +23,7 @@ pub fn specs() -> Vec<Spec> {
         Spec::new("get_cold", "tabula_typed", AtMost, 1.0, "heed_typed"),
         Spec::new("get_cold", "tabula_typed", AtMost, 0.85, "redb_typed"),
         Spec::new("get_cold", "tabula_typed", AtMost, 1.05, "raw_typed"),
-        // Against raw libmdbx with the comparator Tabula installs; `raw` (libmdbx's default
-        // comparator) is printed for information.
-        Spec::new("get_cold", "tabula_bytes", AtMost, 1.05, "raw_customcmp"),
+        Spec::new("get_cold", "tabula_bytes", AtMost, 1.05, "raw"),
         Spec::new("get_cold", "tabula_bytes", AtMost, 1.0, "heed_bytes"),
         Spec::min_of(
             "append",

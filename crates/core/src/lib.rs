@@ -302,10 +302,6 @@ pub mod __private {
     /// Compile-time check used by `#[derive(Table)]` with `integer_key`.
     pub const fn assert_integer_key<K: crate::IntegerKey>() {}
 
-    /// libmdbx's byte-key order and Tabula's branchy comparator, compared by
-    /// `tests/key_comparator.rs`.
-    pub use crate::engine::{branchy_key_order, default_key_order};
-
     /// `Vec`, for the index derive's expansion (which names nothing from the prelude).
     pub use std::vec::Vec;
 }

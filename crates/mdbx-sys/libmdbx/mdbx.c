@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -1828,6 +1828,61 @@ MDBX_NOTHROW_PURE_FUNCTION static __always_inline intptr_t cmp_lexical(const MDB
   const size_t shortest = (a->iov_len < b->iov_len) ? a->iov_len : b->iov_len;
   int diff_data = likely(shortest) ? memcmp(a->iov_base, b->iov_base, shortest) : 0;
   return likely(diff_data) ? diff_data : diff_len;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* An empty statement the compiler may not move or drop: placed in each arm of a branch, it keeps
+ * the branch from being turned into a conditional move or a set-on-condition. */
+#define KEEP_BRANCH() __asm__ __volatile__("")
+#else
+#define KEEP_BRANCH()                                                                                                  \
+  do {                                                                                                                 \
+  } while (0)
+#endif
+
+/* Compare two items lexically, exactly as cmp_lexical() orders them, for the page searches.
+ *
+ * A page search is a branchless binary search: each probe's address depends on the previous
+ * comparison's result. When that result is computed as a flag, a probe that misses the cache
+ * must complete before the next one can begin, and the misses of a search run one after
+ * another. When the sign is decided by a branch, the CPU predicts it and begins loading the
+ * next probe during the miss, as it does in LMDB's search. The keys are compared in line, 8
+ * bytes at a time as big-endian words, then byte by byte, which for the short keys of most
+ * tables (an 8-byte integer stored big-endian, a hash, a key with a small prefix) costs less
+ * than a call to memcmp(). */
+MDBX_NOTHROW_PURE_FUNCTION static __always_inline intptr_t cmp_lexical_branchy(const MDBX_val *a, const MDBX_val *b) {
+  const uint8_t *pa = a->iov_base, *pb = b->iov_base;
+  const size_t shortest = (a->iov_len < b->iov_len) ? a->iov_len : b->iov_len;
+  intptr_t diff = 0;
+  size_t i = 0;
+  for (; i + 8 <= shortest; i += 8) {
+    uint64_t xa = unaligned_peek_u64(1, pa + i);
+    uint64_t xb = unaligned_peek_u64(1, pb + i);
+    if (xa != xb) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      xa = osal_bswap64(xa);
+      xb = osal_bswap64(xb);
+#endif /* __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ */
+      diff = (xa < xb) ? -1 : 1;
+      goto done;
+    }
+  }
+  for (; i < shortest; ++i)
+    if (pa[i] != pb[i]) {
+      diff = (pa[i] < pb[i]) ? -1 : 1;
+      goto done;
+    }
+  diff = cmp_len(a->iov_len, b->iov_len);
+done:
+  if (diff < 0) {
+    KEEP_BRANCH();
+    return -1;
+  }
+  if (diff > 0) {
+    KEEP_BRANCH();
+    return 1;
+  }
+  return 0;
 }
 
 MDBX_NOTHROW_PURE_FUNCTION static __always_inline unsigned tail3le(const uint8_t *p, size_t l) {
@@ -39764,7 +39819,7 @@ static intptr_t null_comparator(const MDBX_val *a, const MDBX_val *b) {
     return ret;                                                                                                        \
   }
 
-SEARCH_FOLIAGE(lexical_usual, cmp_lexical, null_comparator, false, false)
+SEARCH_FOLIAGE(lexical_usual, cmp_lexical_branchy, null_comparator, false, false)
 SEARCH_FOLIAGE(reverse_usual, cmp_reverse, null_comparator, false, false)
 SEARCH_FOLIAGE(lenfast_usual, cmp_lenfast, null_comparator, false, false)
 SEARCH_FOLIAGE(custom_usual, mc->clc->k.cmp, null_comparator, false, false)
@@ -40054,7 +40109,7 @@ __hot sfr_t tree_search_foliage_configure(MDBX_cursor *mc, const MDBX_val *key) 
 SEARCH_BRANCH(ordinal, cmp_uint_align4)
 SEARCH_BRANCH(uint32, cmp_uint32_align4_unchecked)
 SEARCH_BRANCH(uint64, cmp_uint64_align4_unchecked)
-SEARCH_BRANCH(lexical, cmp_lexical)
+SEARCH_BRANCH(lexical, cmp_lexical_branchy)
 SEARCH_BRANCH(reverse, cmp_reverse)
 SEARCH_BRANCH(lenfast, cmp_lenfast)
 SEARCH_BRANCH(custom, mc->clc->k.cmp)

@@ -8,21 +8,4 @@ set -euo pipefail
 source "$(dirname "$0")/lib-check.sh"
 check_setup dbi-open "$@"
 
-for variant in pristine patched; do
-    crate=$src
-    [[ $variant == patched ]] && crate=$dest
-    build_check "$crate" "$work/check-$variant" "$patches/dbi-open-check.c" -DMDBX_FORCE_ASSERTIONS=1
-    mkdir "$work/db-$variant"
-    # libmdbx's own notices go to stderr (source line numbers differ); compare stdout.
-    "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
-        echo "error: dbi-open-check failed on the $variant libmdbx:" >&2
-        grep -E 'FAIL|failure' "$work/$variant.out" >&2 || true
-        tail -n 5 "$work/$variant.err" >&2
-        exit 1
-    }
-done
-if ! diff -u "$work/pristine.out" "$work/patched.out"; then
-    echo "error: the patched libmdbx answers differently from the pristine one (diff above)" >&2
-    exit 1
-fi
-echo "dbi-open-check: passed on both, identical output ($(wc -l < "$work/patched.out") lines)"
+same_output dbi-open

@@ -17,6 +17,9 @@
 # traced_check NAME VARIANT SYSCALLS builds NAME-check.c against the pristine or the patched
 # libmdbx (VARIANT, assertions on) and runs it on a new directory under strace (the SYSCALLS
 # traced), leaving $work/VARIANT.out, .err and .strace, or says why it failed and exits;
+# same_output NAME [CFLAGS...] builds NAME-check.c against the pristine and the patched libmdbx
+# (assertions on, CFLAGS added), runs each on a new directory, and fails unless both pass with
+# identical output (stdout: libmdbx's own notices on stderr carry source line numbers);
 # traced_gone NAME SYSCALLS PATTERN WHAT runs traced_check on both and fails unless their
 # outputs are identical, the patched run made no call matching PATTERN (an extended regexp
 # over the strace log; WHAT names those calls in the messages) and the pristine run some.
@@ -93,4 +96,26 @@ traced_gone() {
         exit 1
     fi
     echo "$name-check: identical results ($(wc -l < "$work/patched.out") lines); $what ${counts[0]} -> 0"
+}
+
+same_output() {
+    local name=$1 variant crate
+    shift
+    for variant in pristine patched; do
+        crate=$src
+        [[ $variant == patched ]] && crate=$dest
+        build_check "$crate" "$work/check-$variant" "$patches/$name-check.c" -DMDBX_FORCE_ASSERTIONS=1 "$@"
+        mkdir "$work/db-$variant"
+        "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
+            echo "error: $name-check failed on the $variant libmdbx:" >&2
+            grep -E 'FAIL|failure' "$work/$variant.out" >&2 || true
+            tail -n 5 "$work/$variant.err" >&2
+            exit 1
+        }
+    done
+    if ! diff -u "$work/pristine.out" "$work/patched.out"; then
+        echo "error: the patched libmdbx answers differently from the pristine one (diff above)" >&2
+        exit 1
+    fi
+    echo "$name-check: passed on both, identical output ($(wc -l < "$work/patched.out") lines)"
 }

@@ -644,7 +644,7 @@ impl Store for TabulaStore {
 // Raw libmdbx
 
 /// Raw libmdbx with the flags Tabula opens with (`MDBX_NOSTICKYTHREADS`, durable, 16 MiB growth
-/// steps) and Tabula's key comparator, plus `tune`'s settings.
+/// steps) and libmdbx's own key comparator (as Tabula's tables), plus `tune`'s settings.
 struct RawStore {
     env: raw::Env,
     dbi: raw::Dbi,
@@ -658,7 +658,7 @@ impl RawStore {
         };
         let env = raw::Env::open_tuned(dir, 1, flags, tune);
         let txn = env.begin(true);
-        let dbi = txn.open_table_with_cmp(c"pairs24", Some(raw::lexical_cmp_branchy));
+        let dbi = txn.open_table(c"pairs24", raw::NO_FLAGS, true);
         txn.commit();
         RawStore { env, dbi }
     }

@@ -93,7 +93,7 @@ pub fn run(sizes: BigSizes) -> Workload {
         let raw_env = want("raw").then(|| {
             let env = raw::Env::open(raw_dir.path(), 1, EnvFlags::DEFAULT);
             let mut txn = env.begin(true);
-            let dbi = txn.open_table_with_cmp(c"blobs", Some(raw::lexical_cmp_branchy));
+            let dbi = txn.open_table(c"blobs", raw::NO_FLAGS, true);
             for k in 0..entries {
                 txn.put(dbi, &k.to_be_bytes(), &big_value(k, size), raw::APPEND);
             }

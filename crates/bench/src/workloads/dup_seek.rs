@@ -151,7 +151,9 @@ const REDB_SLOTS: TableDefinition<(Addr, Word), Word> = TableDefinition::new("sl
 
 /// Runs every variant: every store is loaded first, each with its read txn live, then all
 /// seek passes are timed in interleaved rounds ([`interleaved`]). `investigate` adds
-/// `raw_defaultcmp` (raw libmdbx with its own key comparator; printed, not in the JSON).
+/// `raw_customcmp` (raw libmdbx with a branchy key comparator written in Rust,
+/// [`raw::lexical_cmp_branchy`], which Tabula installed before its libmdbx compared keys that
+/// way itself; printed, not in the JSON).
 pub fn run(sizes: DupSeekSizes, investigate: bool) -> Workload {
     let n = sizes.keys;
     let title = format!(
@@ -169,14 +171,14 @@ pub fn run(sizes: DupSeekSizes, investigate: bool) -> Workload {
     let tabula_db = want(&["tabula", "tabula_cursor"]).then(|| load_tabula(tabula_dir.path(), n));
     let tabula_tx = tabula_db.as_ref().map(|db| db.read().expect("read"));
     let raw_dir = scratch_dir("dup_seek-raw");
-    let raw_store = want(&["raw"]).then(|| load_raw(raw_dir.path(), n, true));
+    let raw_store = want(&["raw"]).then(|| load_raw(raw_dir.path(), n, false));
     let raw_txn = raw_store
         .as_ref()
         .map(|(env, dbi)| (env.begin(false), *dbi));
-    let default_dir = scratch_dir("dup_seek-raw-defaultcmp");
-    let default_store =
-        (investigate && want(&["raw_defaultcmp"])).then(|| load_raw(default_dir.path(), n, false));
-    let default_txn = default_store
+    let custom_dir = scratch_dir("dup_seek-raw-customcmp");
+    let custom_store =
+        (investigate && want(&["raw_customcmp"])).then(|| load_raw(custom_dir.path(), n, true));
+    let custom_txn = custom_store
         .as_ref()
         .map(|(env, dbi)| (env.begin(false), *dbi));
     let lmdb_dir = scratch_dir("dup_seek-lmdb");
@@ -234,8 +236,8 @@ pub fn run(sizes: DupSeekSizes, investigate: bool) -> Workload {
     if let Some((txn, dbi)) = &raw_txn {
         seeks.push(("raw", "raw", raw_seeks(txn, *dbi, qs)));
     }
-    if let Some((txn, dbi)) = &default_txn {
-        seeks.push(("raw_defaultcmp", "raw", raw_seeks(txn, *dbi, qs)));
+    if let Some((txn, dbi)) = &custom_txn {
+        seeks.push(("raw_customcmp", "raw", raw_seeks(txn, *dbi, qs)));
     }
     if let Some((txn, dbi)) = &lmdb_txn {
         seeks.push((
@@ -328,7 +330,7 @@ pub fn run(sizes: DupSeekSizes, investigate: bool) -> Workload {
             w.extra(name, || ns_per(t, count), Some(base));
         }
     }
-    for (txn, _) in [raw_txn, default_txn].into_iter().flatten() {
+    for (txn, _) in [raw_txn, custom_txn].into_iter().flatten() {
         txn.abort();
     }
     if let Some((txn, _)) = lmdb_txn {
@@ -390,8 +392,8 @@ fn load_tabula(dir: &std::path::Path, n: u64) -> tabula::Db<SlotsSchema> {
     db
 }
 
-/// Raw libmdbx: a dupsort table of the same stored bytes, with the key comparator Tabula
-/// installs (`custom_cmp`) or libmdbx's own.
+/// Raw libmdbx: a dupsort table of the same stored bytes, with libmdbx's own key comparator
+/// (as Tabula's tables) or, with `custom_cmp`, [`raw::lexical_cmp_branchy`].
 fn load_raw(dir: &std::path::Path, n: u64, custom_cmp: bool) -> (raw::Env, raw::Dbi) {
     let env = raw::Env::open(dir, 1, raw::EnvFlags::DEFAULT);
     let txn = env.begin(true);
@@ -516,7 +518,7 @@ mod tests {
             .collect();
         assert_eq!(names, ROWS);
         assert!(
-            w.get("raw_defaultcmp").is_some(),
+            w.get("raw_customcmp").is_some(),
             "the investigation row ran"
         );
         assert!(w.invalid().is_empty(), "{:?}", w.invalid());

@@ -37,7 +37,10 @@ use crate::data::{
 };
 use crate::raw::{self, EnvFlags};
 use crate::report::{Unit, Workload, variant_wanted};
-use crate::tables::{Kv, KvInt, KvIntSchema, KvSchema, Rows, RowsSchema, open_with_extra_tables};
+use crate::tables::{
+    Kv, KvInt, KvIntSchema, KvSchema, Rows, RowsInt, RowsIntSchema, RowsSchema,
+    open_with_extra_tables,
+};
 use crate::util::{ns_per, table_cname, table_name, time, value32};
 use crate::vm::{self, Probe};
 
@@ -95,7 +98,8 @@ pub struct Knobs {
     /// `MDBX_INTEGERKEY` with native-endian keys and libmdbx's integer comparator (raw only).
     pub integer_key: bool,
     /// A custom key comparator with libmdbx's default order ([`raw::lexical_cmp_branchy`],
-    /// the same as the one Tabula installs; raw only).
+    /// written in Rust, the one Tabula installed on its tables before its libmdbx compared
+    /// keys that way in line: the branchy-search patch's gain; raw only).
     pub custom_cmp: bool,
 }
 
@@ -151,6 +155,13 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
             Box::new(|| Box::new(TabulaReader::rows(sizes, validated))),
         ),
         (
+            // `integer_key` (`MDBX_INTEGERKEY`, native-endian keys): the same rows in libmdbx's
+            // integer order, against the default row above.
+            "tabula_typed_intkey",
+            "tabula_typed",
+            Box::new(|| Box::new(TabulaReader::rows_int(sizes, d))),
+        ),
+        (
             "heed_typed",
             "heed_typed",
             Box::new(|| Box::new(HeedReader::new(sizes, d, Data::Typed))),
@@ -168,7 +179,7 @@ pub fn run(key: &'static str, sizes: GetSizes, keys: &[u64], investigate: bool) 
         (
             "raw_typed",
             "heed_typed",
-            Box::new(|| Box::new(RawReader::new(sizes, custom, false, Data::Typed))),
+            Box::new(|| Box::new(RawReader::new(sizes, d, false, Data::Typed))),
         ),
         (
             "tabula_bytes",
@@ -407,12 +418,29 @@ struct TabulaReader<S: Schema> {
 impl TabulaReader<RowsSchema> {
     /// The typed rows: `tx.get::<Rows>(&k)`.
     fn rows(sizes: GetSizes, k: Knobs) -> Self {
+        TabulaReader::typed::<Rows>(sizes, k)
+    }
+}
+
+impl TabulaReader<RowsIntSchema> {
+    /// The typed rows on an `integer_key` table: `tx.get::<RowsInt>(&k)`.
+    fn rows_int(sizes: GetSizes, k: Knobs) -> Self {
+        TabulaReader::typed::<RowsInt>(sizes, k)
+    }
+}
+
+impl<S: Schema> TabulaReader<S> {
+    /// [`Row`]s through `tx.get::<T>`.
+    fn typed<T: Unindexed<Key = u64, Value = Row>>(sizes: GetSizes, k: Knobs) -> Self
+    where
+        S: Contains<T>,
+    {
         TabulaReader::new(
             sizes,
             k,
             Data::Typed,
             |tx, entries| {
-                let mut ap = tx.appender::<Rows>().expect("appender");
+                let mut ap = tx.appender::<T>().expect("appender");
                 for i in 0..entries {
                     ap.append(&i, &row(i, 0)).expect("append");
                 }
@@ -420,12 +448,12 @@ impl TabulaReader<RowsSchema> {
             |tx, keys| {
                 let mut sum = 0u64;
                 for k in keys {
-                    let r = tx.get::<Rows>(k).expect("get");
+                    let r = tx.get::<T>(k).expect("get");
                     sum = sum.wrapping_add(r.as_ref().map_or(0, row_sum));
                 }
                 sum
             },
-            |tx| tx.stat::<Rows>().expect("stat"),
+            |tx| tx.stat::<T>().expect("stat"),
         )
     }
 }

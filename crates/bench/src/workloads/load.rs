@@ -35,16 +35,12 @@ pub fn tabula(dir: &Path, entries: u64, options: tabula::Options) -> Db<RowsSche
     db
 }
 
-/// Raw libmdbx: the rows as Tabula stores them (bincode 2), in table `rows` opened with the
-/// comparator Tabula installs ([`raw::lexical_cmp_branchy`]) when `custom_cmp`.
-pub fn raw(dir: &Path, entries: u64, flags: EnvFlags, custom_cmp: bool) -> (raw::Env, raw::Dbi) {
+/// Raw libmdbx: the rows as Tabula stores them (bincode 2), in table `rows` (libmdbx's own
+/// comparator, as Tabula's tables).
+pub fn raw(dir: &Path, entries: u64, flags: EnvFlags) -> (raw::Env, raw::Dbi) {
     let env = raw::Env::open(dir, 1, flags);
     let mut txn = env.begin(true);
-    let dbi = if custom_cmp {
-        txn.open_table_with_cmp(c"rows", Some(raw::lexical_cmp_branchy))
-    } else {
-        txn.open_table(c"rows", raw::NO_FLAGS, true)
-    };
+    let dbi = txn.open_table(c"rows", raw::NO_FLAGS, true);
     for k in 0..entries {
         txn.put(dbi, &k.to_be_bytes(), &row_bytes(&row(k, 0)), raw::APPEND);
     }

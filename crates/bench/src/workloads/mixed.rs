@@ -254,7 +254,7 @@ pub fn load_tabula(db: &tabula::Db<KvSchema>, entries: u64) {
 }
 
 /// Raw libmdbx, readers parking their txn on the latest snapshot between requests (what
-/// Tabula's pool does), in a `NOSTICKYTHREADS` env; the table with Tabula's comparator.
+/// Tabula's pool does), in a `NOSTICKYTHREADS` env; the table with libmdbx's own comparator, as Tabula's.
 fn raw_park(sizes: &MixedSizes, keys: &[u64]) -> Figures {
     let dir = scratch_dir("mixed-raw");
     let flags = EnvFlags {
@@ -306,12 +306,12 @@ impl Drop for Parked {
     }
 }
 
-/// A raw env holding `0..entries` with version-0 [`value32v`]s in table `kv` (Tabula's
-/// comparator).
+/// A raw env holding `0..entries` with version-0 [`value32v`]s in table `kv` (libmdbx's own
+/// comparator, as Tabula's).
 pub fn load_raw(path: &std::path::Path, entries: u64, flags: EnvFlags) -> (raw::Env, raw::Dbi) {
     let env = raw::Env::open(path, 1, flags);
     let mut txn = env.begin(true);
-    let dbi = txn.open_table_with_cmp(c"kv", Some(raw::lexical_cmp_branchy));
+    let dbi = txn.open_table(c"kv", raw::NO_FLAGS, true);
     for k in 0..entries {
         txn.put(dbi, &k.to_be_bytes(), &value32v(k, 0), raw::APPEND);
     }

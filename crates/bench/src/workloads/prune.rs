@@ -314,11 +314,11 @@ fn load_tabula(dir: &std::path::Path, n: u64) -> tabula::Db<PairsSchema> {
     db
 }
 
-/// Raw libmdbx: Tabula's bytes (big-endian keys, bincode 2 values) with Tabula's comparator.
+/// Raw libmdbx: Tabula's bytes (big-endian keys, bincode 2 values) with libmdbx's own comparator, as Tabula's.
 fn load_raw(dir: &std::path::Path, n: u64) -> (raw::Env, raw::Dbi) {
     let env = raw::Env::open(dir, 1, EnvFlags::DEFAULT);
     let mut txn = env.begin(true);
-    let dbi = txn.open_table_with_cmp(c"pairs", Some(raw::lexical_cmp_branchy));
+    let dbi = txn.open_table(c"pairs", raw::NO_FLAGS, true);
     let mut buf = [0u8; 16];
     for k in 0..n {
         let len = bincode::serde::encode_into_slice(value(k), &mut buf, BINCODE2)

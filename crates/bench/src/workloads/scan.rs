@@ -60,7 +60,7 @@ pub fn run(sizes: ScanSizes) -> Workload {
     let validated_tx = validated_db.as_ref().map(|db| db.read().expect("read"));
     let raw_dir = scratch_dir("scan-raw");
     let raw_store =
-        want(&["raw_typed", "raw"]).then(|| load::raw(raw_dir.path(), n, EnvFlags::DEFAULT, true));
+        want(&["raw_typed", "raw"]).then(|| load::raw(raw_dir.path(), n, EnvFlags::DEFAULT));
     let raw_txn = raw_store
         .as_ref()
         .map(|(env, dbi)| (env.begin(false), *dbi));

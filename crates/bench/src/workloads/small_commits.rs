@@ -349,7 +349,7 @@ impl Store for TabulaStore {
 }
 
 /// Raw libmdbx with the flags Tabula opens with (`MDBX_NOSTICKYTHREADS`, 16 MiB growth steps),
-/// Tabula's key comparator, and the mode's flags and options.
+/// libmdbx's own key comparator (as Tabula's tables), and the mode's flags and options.
 struct RawStore {
     env: raw::Env,
     dbi: raw::Dbi,
@@ -364,7 +364,7 @@ impl RawStore {
         };
         let env = raw::Env::open_tuned(dir, 1, flags, tune);
         let mut txn = env.begin(true);
-        let dbi = txn.open_table_with_cmp(c"pairs24", Some(raw::lexical_cmp_branchy));
+        let dbi = txn.open_table(c"pairs24", raw::NO_FLAGS, true);
         for k in keys {
             txn.put(dbi, k, &value_of(k), raw::APPEND);
         }

@@ -181,15 +181,15 @@ fn tabula_with(
     (t, f)
 }
 
-/// Raw libmdbx: bincode 2 into a reused buffer, `mdbx_put` (upsert), on a table with the
-/// comparator Tabula installs.
+/// Raw libmdbx: bincode 2 into a reused buffer, `mdbx_put` (upsert), on a table with
+/// libmdbx's own comparator, as Tabula's.
 fn raw_put(sizes: &UpsertSizes, puts: &[(u64, Row)], durable: bool) -> (Duration, Final) {
     let dir = scratch_dir("upsert-raw");
     let flags = EnvFlags {
         safe_no_sync: !durable,
         ..EnvFlags::DEFAULT
     };
-    let (env, dbi) = load::raw(dir.path(), sizes.entries, flags, true);
+    let (env, dbi) = load::raw(dir.path(), sizes.entries, flags);
     let mut buf = [0u8; 256];
     let t = time(|| {
         for batch in puts.chunks(sizes.batch) {

@@ -35,7 +35,6 @@ use mdbx_sys as sys;
 
 mod chk;
 mod clock;
-mod cmp;
 mod code;
 mod cursor;
 mod env;
@@ -52,8 +51,6 @@ mod txn;
 
 pub(crate) use chk::*;
 pub(crate) use clock::*;
-pub(crate) use cmp::*;
-pub use cmp::{branchy_key_order, default_key_order};
 pub(crate) use code::*;
 pub(crate) use cursor::*;
 pub(crate) use env::*;

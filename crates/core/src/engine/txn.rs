@@ -306,54 +306,12 @@ impl RawTxn {
         flags: u32,
         create: bool,
     ) -> Result<Option<Dbi>, Code> {
-        self.open_table_with(name, flags, create, false)
-    }
-
-    /// [`open_table`](Self::open_table), optionally with [`byte_key_cmp`] as the key comparator
-    /// (`branchy_cmp`). Only for tables whose keys are compared as bytes (not
-    /// `MDBX_INTEGERKEY`): the comparator orders exactly like libmdbx's default one, so the
-    /// file stays readable by every other program. libmdbx fixes a handle's comparator at its
-    /// first open in the environment; if the handle is already open with the default one,
-    /// this falls back to that (same order, so still correct).
-    pub fn open_table_with(
-        &mut self,
-        name: Option<&str>,
-        flags: u32,
-        create: bool,
-        branchy_cmp: bool,
-    ) -> Result<Option<Dbi>, Code> {
         let cname = match name {
             Some(n) => Some(CString::new(n).map_err(|_| Code::EINVAL)?),
             None => None,
         };
         let cname_ptr = cname.as_ref().map_or(ptr::null(), |c| c.as_ptr());
         let mut dbi: Dbi = 0;
-        if branchy_cmp {
-            // With a comparator libmdbx wants the table's exact flags (`MDBX_DB_ACCEDE` is only
-            // accepted with the default comparators): the declared ones.
-            let exact = if create {
-                flags | sys::MDBX_CREATE
-            } else {
-                flags
-            };
-            let keycmp: sys::MDBX_cmp_func = Some(byte_key_cmp);
-            // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
-            // outlives the call; `dbi` is an out-parameter; `byte_key_cmp` is a plain function
-            // valid for the life of the process that never unwinds and orders keys exactly like
-            // libmdbx's default (byte-wise) comparator, and the caller passes it only for tables
-            // declared without `MDBX_INTEGERKEY` (libmdbx refuses the open with
-            // `MDBX_INCOMPATIBLE` if the stored flags differ from `exact`).
-            #[allow(deprecated)]
-            let rc = unsafe {
-                sys::mdbx_dbi_open_ex(self.ptr.as_ptr(), cname_ptr, exact, &mut dbi, keycmp, None)
-            };
-            if rc != sys::MDBX_EINVAL && rc != sys::MDBX_INCOMPATIBLE {
-                return Ok(check_found(rc)?.then_some(dbi));
-            }
-            // EINVAL: the handle is already open with libmdbx's own comparator (same order).
-            // INCOMPATIBLE: the stored flags differ from the declared ones; open as below so
-            // the caller sees the stored flags and reports the mismatch.
-        }
         let flags = if create {
             flags | sys::MDBX_CREATE
         } else {

@@ -294,82 +294,14 @@ impl Bootstrap {
     /// reachable through a bootstrap); [`Error::Mdbx`] when libmdbx fails.
     pub fn find_table(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
         not_reserved(name)?;
-        self.find_table_as(name, None)
+        self.find_any(name)
     }
 
-    /// [`find_table`](Self::find_table) for a table the schema declares with `declared` flags:
-    /// a byte-keyed table gets Tabula's branchy key comparator (`engine::byte_key_cmp`, the same
-    /// order as libmdbx's default). When the stored flags differ from the declared ones the
-    /// table is opened with libmdbx's own comparator instead (libmdbx refuses a comparator with
-    /// other flags), and the returned flags show the difference for the caller to report
-    /// ([`check_flags`](super::check_flags)).
-    ///
-    /// ```
-    /// # use tabula::{Options, TableFlags};
-    /// # use tabula_core::startup::Bootstrap;
-    /// # let dir = tabula::__doc::temp_dir();
-    /// let dupsort = TableFlags { dupsort: true, integer_key: false };
-    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
-    /// boot.create_table("tags", TableFlags::NONE)?;
-    /// let tags = boot.find_schema_table("tags", dupsort)?.expect("created");
-    /// assert_ne!(tags.flags, Bootstrap::flag_bits(dupsort));
-    /// # Ok::<(), tabula::Error>(())
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidTable`] for a reserved name; [`Error::Mdbx`] when libmdbx fails.
-    pub fn find_schema_table(
-        &mut self,
-        name: &'static str,
-        declared: TableFlags,
-    ) -> Result<Option<ExistingTable>> {
-        not_reserved(name)?;
-        self.find_table_as(name, Some(declared))
-    }
-
-    pub(super) fn find_table_as(
-        &mut self,
-        name: &'static str,
-        declared: Option<TableFlags>,
-    ) -> Result<Option<ExistingTable>> {
-        let branchy = declared.is_some_and(|f| !f.integer_key);
-        self.find_table_cmp(name, declared, branchy)
-    }
-
-    /// The open and create of an index table, with libmdbx's own key comparator: an index
-    /// table is searched on every write of its source table and once per query, so the
-    /// branchy comparator's gain (cold point reads) is not worth its instructions there
-    /// (`docs/design.md`, "Key comparator").
-    pub(crate) fn find_index_table(
-        &mut self,
-        name: &'static str,
-        declared: TableFlags,
-    ) -> Result<Option<ExistingTable>> {
-        not_reserved(name)?;
-        self.find_table_cmp(name, Some(declared), false)
-    }
-
-    /// [`find_index_table`](Self::find_index_table)'s create.
-    pub(crate) fn create_index_table(
-        &mut self,
-        name: &'static str,
-        flags: TableFlags,
-    ) -> Result<TableHandle> {
-        not_reserved(name)?;
-        self.create_cmp(name, flags, false)
-    }
-
-    fn find_table_cmp(
-        &mut self,
-        name: &'static str,
-        declared: Option<TableFlags>,
-        branchy: bool,
-    ) -> Result<Option<ExistingTable>> {
-        let bits = declared.map_or(0, |f| engine::table_flags(f.dupsort, f.integer_key));
+    /// [`find_table`](Self::find_table) without the check of the name (Tabula's own tables).
+    pub(super) fn find_any(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
         let Some(dbi) = self
             .txn()
-            .open_table_with(Some(name), bits, false, branchy)
+            .open_table(Some(name), 0, false)
             .map_err(|c| self.fail(c, At::table(name, "open")))?
         else {
             return Ok(None);
@@ -416,20 +348,10 @@ impl Bootstrap {
         name: &'static str,
         flags: TableFlags,
     ) -> Result<TableHandle> {
-        // Byte-keyed tables get the branchy comparator (see `find_schema_table`).
-        self.create_cmp(name, flags, !flags.integer_key)
-    }
-
-    fn create_cmp(
-        &mut self,
-        name: &'static str,
-        flags: TableFlags,
-        branchy: bool,
-    ) -> Result<TableHandle> {
         let bits = engine::table_flags(flags.dupsort, flags.integer_key);
         let dbi = self
             .txn()
-            .open_table_with(Some(name), bits, true, branchy)
+            .open_table(Some(name), bits, true)
             .map_err(|c| self.fail(c, At::table(name, "create")))?;
         Ok(TableHandle(dbi.expect("MDBX_CREATE returns a handle")))
     }
@@ -471,7 +393,7 @@ impl Bootstrap {
     }
 
     fn drop_any(&mut self, name: &'static str) -> Result<bool> {
-        let Some(t) = self.find_table_as(name, None)? else {
+        let Some(t) = self.find_any(name)? else {
             return Ok(false);
         };
         self.txn()
@@ -508,7 +430,7 @@ impl Bootstrap {
 
     /// Renames table `from` to `to`, returning its handle (which stays).
     fn rename_any(&mut self, from: &'static str, to: &'static str) -> Result<TableHandle> {
-        let t = self.find_table_as(from, None)?.ok_or(Error::Mdbx {
+        let t = self.find_any(from)?.ok_or(Error::Mdbx {
             table: from,
             op: "rename (the table does not exist)",
             key: None,
@@ -554,7 +476,7 @@ impl Bootstrap {
     ) -> Result<(&'static str, TableHandle)> {
         not_reserved(table)?;
         let name = scratch_name(table);
-        let handle = match self.find_table_as(name, None)? {
+        let handle = match self.find_any(name)? {
             Some(t) if fresh => {
                 self.clear_table(name, t.handle)?;
                 t.handle
@@ -593,7 +515,7 @@ impl Bootstrap {
     pub fn replace_with_scratch(&mut self, table: &'static str) -> Result<()> {
         not_reserved(table)?;
         // The table's sequence goes on in its replacement: a sequence hands out each value once.
-        let sequence = match self.find_table_as(table, None)? {
+        let sequence = match self.find_any(table)? {
             Some(t) => self
                 .txn()
                 .sequence(t.handle.0)

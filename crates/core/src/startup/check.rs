@@ -162,7 +162,7 @@ impl std::hash::Hasher for Fnv {
 /// let declared = TableRecord::of(&info);
 /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
 /// boot.create_table("notes", info.flags)?;
-/// let existing = boot.find_schema_table("notes", info.flags)?.expect("created");
+/// let existing = boot.find_table("notes")?.expect("created");
 /// check_table(&info, Some(&existing), Some((&declared, &declared)), 2)?;
 ///
 /// let mut stored = declared.clone();
@@ -191,7 +191,7 @@ pub fn check_table(
     Ok(())
 }
 
-/// Refuses a table whose stored flags (`existing`, as [`Bootstrap::find_schema_table`] found
+/// Refuses a table whose stored flags (`existing`, as [`Bootstrap::find_table`] found
 /// it) differ from its declaration. The advice names the migration step to add (at
 /// `next_version`): one that drops an empty table (the startup path then creates it with the
 /// declared flags), or one that rewrites the entries into a table with the declared flags.
@@ -208,7 +208,7 @@ pub fn check_table(
 /// let info = TableInfo::of::<Tags>();
 /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 1)?;
 /// boot.create_table("tags", TableFlags::NONE)?;
-/// let stored = boot.find_schema_table("tags", info.flags)?.expect("created");
+/// let stored = boot.find_table("tags")?.expect("created");
 /// let err = check_flags(&info, &stored, 2).unwrap_err();
 /// assert!(matches!(err, Error::SchemaMismatch { what: "flags", .. }));
 /// assert!(err.to_string().contains("recreate-tags"), "{err}");

@@ -31,8 +31,7 @@ impl Bootstrap {
     /// [`Error::ZstdDictionary`] when the table is damaged; [`Error::Mdbx`] when libmdbx fails.
     #[cfg(feature = "compression")]
     pub fn zstd_dictionaries(&mut self) -> Result<crate::codec::StoredDictionaries> {
-        let Some(table) = self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(TableFlags::default()))?
-        else {
+        let Some(table) = self.find_any(ZSTD_DICTIONARY_TABLE)? else {
             return Ok(crate::codec::StoredDictionaries::default());
         };
         let mut entries = Vec::new();
@@ -107,7 +106,7 @@ impl Bootstrap {
             )));
         }
         let flags = TableFlags::default();
-        let handle = match self.find_table_as(ZSTD_DICTIONARY_TABLE, Some(flags))? {
+        let handle = match self.find_any(ZSTD_DICTIONARY_TABLE)? {
             Some(table) => table.handle,
             None => self.create_any(ZSTD_DICTIONARY_TABLE, flags)?,
         };

@@ -320,23 +320,12 @@ impl<'a> Startup<'a> {
     ) -> (Vec<Opened>, Option<Error>) {
         let mut found: Vec<Opened> = Vec::with_capacity(tables.len());
         for info in tables {
-            // Index tables and histories keep libmdbx's own key comparator: each is searched
-            // on every write of its table (`docs/design.md`, "Key comparator").
-            let index = info.index.is_some() || info.history_of.is_some();
-            let existing = if index {
-                boot.find_index_table(info.name, info.flags)
-            } else {
-                boot.find_schema_table(info.name, info.flags)
-            };
-            let opened = match existing {
+            let opened = match boot.find_table(info.name) {
                 Ok(Some(existing)) => Ok(Opened::Existing(existing)),
                 Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
                     table: info.name.to_string(),
                     path: path.to_path_buf(),
                 }),
-                Ok(None) if index => boot
-                    .create_index_table(info.name, info.flags)
-                    .map(Opened::Created),
                 Ok(None) => boot
                     .create_table(info.name, info.flags)
                     .map(Opened::Created),
