@@ -191,7 +191,8 @@ fn dup_change_value(values: &[Vec<u8>]) -> Vec<u8> {
 pub(crate) fn unit_key(k: &[u8], sub: &[u8]) -> Vec<u8> {
     let mut out = KeyBuf::new();
     encode_bytes_part(k, &mut out, false);
-    let mut key = out.as_slice().to_vec();
+    let mut key = Vec::with_capacity(out.len() + sub.len());
+    key.extend_from_slice(out.as_slice());
     key.extend_from_slice(sub);
     key
 }
@@ -241,6 +242,38 @@ pub(crate) fn unit_values<T: Table>(
             // Without a subkey a unit is one value.
             break;
         }
+    }
+    Ok(out)
+}
+
+/// [`unit_values`] through a cursor on the table: one `MDBX_GET_BOTH_RANGE`, then
+/// `MDBX_NEXT_DUP` while the values are the unit's (where [`unit_values`] searches the tree
+/// from its root for each, and once more for the end). Leaves the cursor anywhere.
+pub(crate) fn unit_values_at<T: Table>(
+    cursor: &mut impl CursorNav,
+    k: &[u8],
+    sub: &[u8],
+) -> std::result::Result<Vec<Vec<u8>>, engine::Code> {
+    let of_unit = |_: &[u8], v: &[u8]| {
+        (v.starts_with(sub) && (T::DUP_UNIT)(v) == Some(sub.len())).then(|| v.to_vec())
+    };
+    let mut out = Vec::new();
+    let mut found = cursor.get_with(op::GET_BOTH_RANGE, Some(k), Some(sub), of_unit);
+    loop {
+        match found {
+            Ok(Some(Some(v))) => {
+                // Without a subkey a unit is one value.
+                let whole = v.len() == sub.len();
+                out.push(v);
+                if whole {
+                    break;
+                }
+            }
+            Ok(_) => break,
+            Err(code) if code == engine::Code::ENODATA => break,
+            Err(code) => return Err(code),
+        }
+        found = cursor.get_with(op::NEXT_DUP, None, None, of_unit);
     }
     Ok(out)
 }
@@ -511,6 +544,37 @@ pub(crate) fn plan_dup<T: Table>(
         unit: Some(unit_key(k, sub)),
         ..planned
     }))
+}
+
+/// Plans the replacement of the unit `sub` (a subkey's encoding) of the key `k` of the
+/// `dupsort` table `T` (declared `history`) by one value, as `upsert_dup` writes it: one change
+/// for its deletes and its put, whose values before the caller reads while it deletes them and
+/// hands to [`Planned::with_befores`] (each delete and the put then plan nothing of their own).
+/// The version is checked here, before anything is written; `Ok(None)` while an unwind writes
+/// rows back.
+pub(crate) fn plan_unit<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    (k, sub): (&[u8], &[u8]),
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let Some(planned) = versioned::<T>(store, shared, k, op)? else {
+        return Ok(None);
+    };
+    Ok(Some(Planned {
+        unit: Some(unit_key(k, sub)),
+        ..planned
+    }))
+}
+
+impl Planned {
+    /// The change of a unit planned by [`plan_unit`], with the stored values it held before.
+    pub(crate) fn with_befores(self, values: &[Vec<u8>]) -> Planned {
+        Planned {
+            change: dup_change_value(values),
+            ..self
+        }
+    }
 }
 
 /// Plans the delete of every value of the key `k` of the `dupsort` table `T` (declared
@@ -822,28 +886,36 @@ impl<'t> Unwind<'t> {
     /// Deletes the collected index entries, in key order, and forgets them.
     fn delete_index_entries(&mut self) -> Result<()> {
         // The index's order is its stored keys' byte order, then the versions'. Sorted as
-        // numbers first: a key's first eight bytes and its place among the collected ones;
-        // then the runs of keys whose first eight bytes are equal by all their bytes and the
-        // version.
+        // numbers first: a key's first 32 bytes and its place among the collected ones; then
+        // the runs of keys whose first 32 bytes are equal by all their bytes and the version.
+        // 32, not 8: a `dupsort` table's unit key begins with its key escaped (two bytes for
+        // each zero byte) and ends with its subkey, so the first eight bytes of a small integer
+        // key's units are the same for every key, and every change fell in one run, sorted by
+        // comparing slices.
         let (shared, source) = (self.shared, self.source);
         let (keys, doomed) = (&self.keys, &self.doomed);
-        let entry = |i: usize| {
+        let entry = |i: u32| {
+            let i = i as usize;
             let (version, end) = doomed[i];
             let start = i.checked_sub(1).map_or(0, |before| doomed[before].1);
             (&keys[start as usize..end as usize], version)
         };
-        let mut order: Vec<u128> = (0..doomed.len())
+        // `UNWIND_BATCH` keeps the places within 32 bits.
+        let mut order: Vec<([u128; 2], u32)> = (0..doomed.len() as u32)
             .map(|i| {
                 let (key, _) = entry(i);
-                let mut head = [0; 8];
-                let n = key.len().min(8);
+                let mut head = [0; 32];
+                let n = key.len().min(32);
                 head[..n].copy_from_slice(&key[..n]);
-                u128::from(u64::from_be_bytes(head)) << 64 | i as u128
+                let (high, low) = head.split_at(16);
+                let high = u128::from_be_bytes(high.try_into().expect("16 bytes"));
+                let low = u128::from_be_bytes(low.try_into().expect("16 bytes"));
+                ([high, low], i)
             })
             .collect();
         order.sort_unstable();
-        let at = |o: u128| entry(o as u64 as usize);
-        for run in order.chunk_by_mut(|a, b| a >> 64 == b >> 64) {
+        let at = |o: ([u128; 2], u32)| entry(o.1);
+        for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
             if run.len() > 1 {
                 run.sort_unstable_by(|a, b| at(*a).cmp(&at(*b)));
             }

@@ -190,7 +190,9 @@ pub(crate) fn unit_at<T: Table>(
             .into_iter()
             .map(<[u8]>::to_vec)
             .collect()),
-        AsOf::Current => super::unit_values::<T>(raw, table, k, sub)
+        AsOf::Current => shared
+            .cursor(raw, table)
+            .and_then(|mut cursor| super::unit_values_at::<T>(&mut cursor, k, sub))
             .map_err(|code| shared.fail(code, At::of::<T>("read as of a version").key(k))),
     }
 }
