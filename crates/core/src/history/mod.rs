@@ -189,12 +189,15 @@ fn dup_change_value(values: &[Vec<u8>]) -> Vec<u8> {
 /// `sub`. It keeps the byte order of (key, subkey), and the changes and index entries of a
 /// dupsort table's history use it where a plain table's use the stored key.
 pub(crate) fn unit_key(k: &[u8], sub: &[u8]) -> Vec<u8> {
+    unit_key_buf(k, sub).as_slice().to_vec()
+}
+
+/// [`unit_key`] in a key buffer (a read's, without an allocation for most keys).
+pub(crate) fn unit_key_buf(k: &[u8], sub: &[u8]) -> KeyBuf {
     let mut out = KeyBuf::new();
     encode_bytes_part(k, &mut out, false);
-    let mut key = Vec::with_capacity(out.len() + sub.len());
-    key.extend_from_slice(out.as_slice());
-    key.extend_from_slice(sub);
-    key
+    out.extend_from_slice(sub);
+    out
 }
 
 /// The stored key and the unit of a [`unit_key`] in the history of table `source`.
@@ -885,13 +888,17 @@ impl<'t> Unwind<'t> {
 
     /// Deletes the collected index entries, in key order, and forgets them.
     fn delete_index_entries(&mut self) -> Result<()> {
+        if self.doomed.is_empty() {
+            return Ok(());
+        }
         // The index's order is its stored keys' byte order, then the versions'. Sorted as
-        // numbers first: a key's first 32 bytes and its place among the collected ones; then
-        // the runs of keys whose first 32 bytes are equal by all their bytes and the version.
-        // 32, not 8: a `dupsort` table's unit key begins with its key escaped (two bytes for
-        // each zero byte) and ends with its subkey, so the first eight bytes of a small integer
-        // key's units are the same for every key, and every change fell in one run, sorted by
-        // comparing slices.
+        // numbers first: each key's first bytes after the prefix every collected key shares
+        // (twelve and its place among them in one number, when they all fit; sixteen beside
+        // the place otherwise), then each run of equal first bytes by all their bytes and the
+        // version. After the shared prefix, not from the start: a
+        // `dupsort` table's unit key begins with its key escaped (two bytes for each zero
+        // byte), so the first bytes of every unit of small integer keys are the same, and
+        // every change fell in one run, sorted by comparing slices.
         let (shared, source) = (self.shared, self.source);
         let (keys, doomed) = (&self.keys, &self.doomed);
         let entry = |i: u32| {
@@ -901,27 +908,42 @@ impl<'t> Unwind<'t> {
             (&keys[start as usize..end as usize], version)
         };
         // `UNWIND_BATCH` keeps the places within 32 bits.
-        let mut order: Vec<([u128; 2], u32)> = (0..doomed.len() as u32)
-            .map(|i| {
-                let (key, _) = entry(i);
-                let mut head = [0; 32];
-                let n = key.len().min(32);
-                head[..n].copy_from_slice(&key[..n]);
-                let (high, low) = head.split_at(16);
-                let high = u128::from_be_bytes(high.try_into().expect("16 bytes"));
-                let low = u128::from_be_bytes(low.try_into().expect("16 bytes"));
-                ([high, low], i)
-            })
-            .collect();
-        order.sort_unstable();
-        let at = |o: ([u128; 2], u32)| entry(o.1);
-        for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
-            if run.len() > 1 {
-                run.sort_unstable_by(|a, b| at(*a).cmp(&at(*b)));
+        let n = doomed.len() as u32;
+        let longest = (0..n).map(|i| entry(i).0.len()).max().unwrap_or(0);
+        // Keys of up to twelve bytes (a plain table's integer keys) are sorted from their
+        // start; longer ones after the prefix they share.
+        let mut shared_prefix = 0;
+        if longest > 12 {
+            let first = entry(0).0;
+            shared_prefix = first.len();
+            for i in 1..n {
+                let key = entry(i).0;
+                if key.get(..shared_prefix) != Some(&first[..shared_prefix]) {
+                    let same = first.iter().zip(key).take_while(|(a, b)| a == b).count();
+                    shared_prefix = shared_prefix.min(same);
+                }
             }
         }
+        let head = |i: u32| {
+            let key = &entry(i).0[shared_prefix..];
+            let mut head = [0; 16];
+            let m = key.len().min(16);
+            head[..m].copy_from_slice(&key[..m]);
+            u128::from_be_bytes(head)
+        };
+        let order: Vec<u32> = match longest - shared_prefix <= 12 {
+            // Twelve bytes and the place in one number.
+            true => index_order(
+                n,
+                entry,
+                |i| head(i) | u128::from(i),
+                |a, b| a >> 32 == b >> 32,
+                |o| o as u32,
+            ),
+            false => index_order(n, entry, |i| (head(i), i), |a, b| a.0 == b.0, |o| o.1),
+        };
         for o in order {
-            let (key, version) = at(o);
+            let (key, version) = entry(o);
             let fail = |code| shared.fail(code, At::table(source, "unwind").key(key));
             let index_key = index_key(key, version);
             let found = self
@@ -936,6 +958,28 @@ impl<'t> Unwind<'t> {
         self.doomed.clear();
         Ok(())
     }
+}
+
+/// The places `0..n` of an unwind's collected index entries (`entry`: a place's stored key and
+/// version) in the index's order: sorted as numbers first, each place by its `number` (the
+/// first bytes of its key after the prefix they all share, zeros after its end, and the place),
+/// then each run of numbers whose heads are the `same` by the keys' bytes and the versions;
+/// `place` takes a place back out of its number.
+fn index_order<'k, H: Ord + Copy>(
+    n: u32,
+    entry: impl Fn(u32) -> (&'k [u8], u64),
+    number: impl Fn(u32) -> H,
+    same: impl Fn(&H, &H) -> bool,
+    place: impl Fn(H) -> u32,
+) -> Vec<u32> {
+    let mut order: Vec<H> = (0..n).map(number).collect();
+    order.sort_unstable();
+    for run in order.chunk_by_mut(|a, b| same(a, b)) {
+        if run.len() > 1 {
+            run.sort_unstable_by(|a, b| entry(place(*a)).cmp(&entry(place(*b))));
+        }
+    }
+    order.into_iter().map(place).collect()
 }
 
 /// After an unwind to `version`: the last version recorded is at most `version`.

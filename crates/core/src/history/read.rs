@@ -184,9 +184,10 @@ pub(crate) fn unit_at<T: Table>(
     (k, sub): (&[u8], &[u8]),
     version: u64,
 ) -> Result<Vec<Vec<u8>>> {
-    let unit = super::unit_key(k, sub);
-    match as_of(raw, shared, T::NAME, history, &unit, version)? {
-        AsOf::Held(held) => Ok(befores(T::NAME, &unit, held)?
+    let unit = super::unit_key_buf(k, sub);
+    let unit = unit.as_slice();
+    match as_of(raw, shared, T::NAME, history, unit, version)? {
+        AsOf::Held(held) => Ok(befores(T::NAME, unit, held)?
             .into_iter()
             .map(<[u8]>::to_vec)
             .collect()),
