@@ -415,8 +415,12 @@ impl<H: Handle> Reads<H> {
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 with_subkey::<T, _, _>(subkey, |sub| {
-                    let values = history::unit_at::<T>(raw, shared, dbis, (k, sub), version)?;
-                    values.iter().map(|v| decode_value::<T>(k, v)).collect()
+                    let mut values = Vec::new();
+                    history::unit_at_each::<T>(raw, shared, dbis, (k, sub), version, |v| {
+                        values.push(decode_value::<T>(k, v)?);
+                        Ok(())
+                    })?;
+                    Ok(values)
                 })
             })
         })

@@ -27,7 +27,7 @@ mod read;
 pub use check::HistoryCheck;
 pub(crate) use check::{Rows, check};
 pub(crate) use read::{
-    before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at,
+    before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at, unit_at_each,
     unit_changes_at, value_at, versions,
 };
 
@@ -257,28 +257,41 @@ pub(crate) fn unit_values_at<T: Table>(
     k: &[u8],
     sub: &[u8],
 ) -> std::result::Result<Vec<Vec<u8>>, engine::Code> {
-    let of_unit = |_: &[u8], v: &[u8]| {
-        (v.starts_with(sub) && (T::DUP_UNIT)(v) == Some(sub.len())).then(|| v.to_vec())
-    };
     let mut out = Vec::new();
-    let mut found = cursor.get_with(op::GET_BOTH_RANGE, Some(k), Some(sub), of_unit);
+    let walked = unit_values_each::<T, std::convert::Infallible>(cursor, k, sub, |v| {
+        out.push(v.to_vec());
+        Ok(())
+    })?;
+    match walked {
+        Ok(()) => Ok(out),
+    }
+}
+
+/// [`unit_values_at`] handing each value to `each` in the page, without a copy: the outer
+/// error is libmdbx's, the inner one the first `each` returned (which ends the walk).
+pub(crate) fn unit_values_each<T: Table, E>(
+    cursor: &mut impl CursorNav,
+    k: &[u8],
+    sub: &[u8],
+    mut each: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+) -> std::result::Result<std::result::Result<(), E>, engine::Code> {
+    let (mut op, mut key, mut value) = (op::GET_BOTH_RANGE, Some(k), Some(sub));
     loop {
+        let found = cursor.get_with(op, key, value, |_, v| {
+            let of_unit = v.starts_with(sub) && (T::DUP_UNIT)(v) == Some(sub.len());
+            // Without a subkey a unit is one value.
+            of_unit.then(|| (each(v), v.len() == sub.len()))
+        });
         match found {
-            Ok(Some(Some(v))) => {
-                // Without a subkey a unit is one value.
-                let whole = v.len() == sub.len();
-                out.push(v);
-                if whole {
-                    break;
-                }
-            }
+            Ok(Some(Some((Err(e), _)))) => return Ok(Err(e)),
+            Ok(Some(Some((Ok(()), whole)))) if !whole => {}
             Ok(_) => break,
             Err(code) if code == engine::Code::ENODATA => break,
             Err(code) => return Err(code),
         }
-        found = cursor.get_with(op::NEXT_DUP, None, None, of_unit);
+        (op, key, value) = (op::NEXT_DUP, None, None);
     }
-    Ok(out)
+    Ok(Ok(()))
 }
 
 /// A history entry's value with the value before its change converted by `convert` (given the
