@@ -654,9 +654,25 @@ fn a_dupsort_write_without_a_version_or_below_the_last_is_refused_before_anythin
     assert!(matches!(refused, Ok(false)), "{refused:?}");
     tx.set_version(5);
     tx.put::<Members>(&1, &1).unwrap();
+    tx.put::<Storage>(&1, &(1, 1)).unwrap();
+    tx.put::<Storage>(&1, &(1, 2)).unwrap();
     tx.commit().unwrap();
     let mut tx = db.write().unwrap();
     tx.set_version(4);
+    // `upsert_dup` deletes the unit's values before it puts: refused before the first delete.
+    let refused = tx.cursor_mut::<Storage>().unwrap().upsert_dup(&1, &1, &3);
+    assert!(
+        matches!(
+            refused,
+            Err(Error::VersionBelow {
+                version: 4,
+                last: 5,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(tx.dups::<Storage>(&1).values().count(), 2);
     let refused = tx.delete_dup::<Members>(&1, &1);
     assert!(
         matches!(
@@ -678,6 +694,27 @@ fn a_dupsort_write_without_a_version_or_below_the_last_is_refused_before_anythin
     let tx = db.read().unwrap();
     assert_eq!(tx.dups::<Members>(&1).values().count(), 1);
     assert_eq!(tx.dup_versions::<Members>(&1, &1).unwrap(), [5]);
+    assert_eq!(
+        tx.dup_as_of::<Storage>(&1, &1, 5).unwrap(),
+        [(1, 1), (1, 2)]
+    );
+    drop(tx);
+    // At a later version, one change of the unit records both values before it.
+    let mut tx = db.write().unwrap();
+    tx.set_version(6);
+    tx.cursor_mut::<Storage>()
+        .unwrap()
+        .upsert_dup(&1, &1, &3)
+        .unwrap();
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    assert_eq!(tx.dup_versions::<Storage>(&1, &1).unwrap(), [5, 6]);
+    assert_eq!(
+        tx.dup_as_of::<Storage>(&1, &1, 5).unwrap(),
+        [(1, 1), (1, 2)]
+    );
+    assert_eq!(tx.dup_as_of::<Storage>(&1, &1, 6).unwrap(), [(1, 3)]);
+    assert_eq!(tx.dup_changes_at::<Storage>(6).unwrap().len(), 1);
 }
 
 /// The typed check goes unit by unit: a value of a new subkey written beside the history's

@@ -415,8 +415,12 @@ impl<H: Handle> Reads<H> {
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 with_subkey::<T, _, _>(subkey, |sub| {
-                    let values = history::unit_at::<T>(raw, shared, dbis, (k, sub), version)?;
-                    values.iter().map(|v| decode_value::<T>(k, v)).collect()
+                    let mut values = Vec::new();
+                    history::unit_at_each::<T>(raw, shared, dbis, (k, sub), version, |v| {
+                        values.push(decode_value::<T>(k, v)?);
+                        Ok(())
+                    })?;
+                    Ok(values)
                 })
             })
         })
@@ -696,7 +700,7 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                 let k = at.key();
                 let mut landing = Landing::Unmoved;
                 if dup {
-                    unwind_unit::<T>(&mut rows, shared, dbi, at)?;
+                    unwind_unit::<T>(&mut rows, shared, at)?;
                     undone += 1;
                     unwind.advance()?;
                     continue;
@@ -783,19 +787,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 }
 
-/// Writes back the unit of the `dupsort` table `T` (handle `dbi`) that the unwind's change `at`
-/// names: the values it holds now and did not hold before the change deleted, those it held
-/// and does not hold now put back, each through the pipeline (so the watchers are told).
+/// Writes back, through `rows` (a cursor on it), the unit of the `dupsort` table `T` that the
+/// unwind's change `at` names: the values it holds now and did not hold before the change
+/// deleted, those it held and does not hold now put back, each through the pipeline (so the
+/// watchers are told).
 fn unwind_unit<T: Table>(
     rows: &mut engine::RawCursorMut<'_>,
     shared: &crate::state::Shared,
-    dbi: engine::Dbi,
     at: &history::Unwound,
 ) -> Result<()> {
     let fail = |code| shared.fail(code, At::of::<T>("unwind"));
     let (k, sub) = history::split_unit(T::NAME, at.key())?;
     let before = at.befores();
-    let now = history::unit_values::<T>(rows, dbi, &k, sub).map_err(fail)?;
+    let now = history::unit_values_at::<T>(rows, &k, sub).map_err(fail)?;
     for v in now.iter().filter(|v| !before.contains(&v.as_slice())) {
         let found = rows
             .get_with(engine::op::GET_BOTH_RANGE, Some(&k), Some(v), |_, found| {

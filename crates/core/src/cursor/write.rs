@@ -12,6 +12,7 @@ use super::{Cursor, Position, WriteCursor};
 use crate::codec::{AsKey, KeyBuf, KeyRange};
 use crate::engine::{Code, CursorNav, LentTxn, del, op, put};
 use crate::error::{At, Result};
+use crate::history;
 use crate::mode::Rw;
 use crate::pipeline::{self, Landing};
 use crate::state::Db;
@@ -396,33 +397,39 @@ impl<'t, T: Table> Cursor<'t, T, Rw> {
         *at = Position::Unpositioned;
         with_key::<T, _, _>(key, |k| {
             with_subkey::<T, _, _>(subkey, |front| {
+                // A table declared `history` records one change of the unit for the deletes
+                // and the put, its values before read by the deletes' lookups (the version
+                // checked first, before anything is written).
+                let planned = match T::HISTORY {
+                    true => history::plan_unit::<T>(raw, shared, (k, front), "upsert_dup")?,
+                    false => None,
+                };
+                let mut befores: Vec<Vec<u8>> = Vec::new();
                 // Every stored value of this subkey starts with `front` (self-delimiting) and
                 // sorts at or after it: delete them one `MDBX_GET_BOTH_RANGE` at a time.
                 loop {
-                    let same = |_: &[u8], old: &[u8]| has_subkey::<T>(old, front);
+                    let keep = planned.is_some();
+                    let same = |_: &[u8], old: &[u8]| {
+                        let same = has_subkey::<T>(old, front);
+                        (same, (same && keep).then(|| old.to_vec()))
+                    };
                     match raw.get_with(op::GET_BOTH_RANGE, Some(k), Some(front), same) {
-                        Ok(Some(true)) => {
+                        Ok(Some((true, old))) => {
+                            befores.extend(old);
                             let op = ("upsert_dup", Some(k));
                             let mut landing = Landing::Unmoved;
-                            let flags = del::CURRENT;
-                            pipeline::delete_current::<T>(
-                                raw,
-                                shared,
-                                false,
-                                flags,
-                                op,
-                                &mut landing,
-                            )?;
+                            pipeline::delete_current_in_unit::<T>(raw, shared, op, &mut landing)?;
                         }
                         Ok(_) => break,
                         Err(code) if code == Code::ENODATA => break,
                         Err(code) => return Err(cursor_error::<T>("upsert_dup", code)),
                     }
                 }
+                let planned = planned.map(|p| p.with_befores(&befores));
                 let v = encode_subkey_value::<T>(k, subkey, value, scratch)?;
                 let mut landing = Landing::Unmoved;
-                let (flags, op) = (put::UPSERT, "upsert_dup");
-                pipeline::put::<T>(raw, shared, false, (k, v), None, flags, op, &mut landing)?;
+                let op = "upsert_dup";
+                pipeline::put_unit::<T>(raw, shared, (k, v), planned.as_ref(), op, &mut landing)?;
                 *at = Position::OnEntry;
                 Ok(())
             })

@@ -27,7 +27,7 @@ mod read;
 pub use check::HistoryCheck;
 pub(crate) use check::{Rows, check};
 pub(crate) use read::{
-    before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at,
+    before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at, unit_at_each,
     unit_changes_at, value_at, versions,
 };
 
@@ -189,11 +189,15 @@ fn dup_change_value(values: &[Vec<u8>]) -> Vec<u8> {
 /// `sub`. It keeps the byte order of (key, subkey), and the changes and index entries of a
 /// dupsort table's history use it where a plain table's use the stored key.
 pub(crate) fn unit_key(k: &[u8], sub: &[u8]) -> Vec<u8> {
+    unit_key_buf(k, sub).as_slice().to_vec()
+}
+
+/// [`unit_key`] in a key buffer (a read's, without an allocation for most keys).
+pub(crate) fn unit_key_buf(k: &[u8], sub: &[u8]) -> KeyBuf {
     let mut out = KeyBuf::new();
     encode_bytes_part(k, &mut out, false);
-    let mut key = out.as_slice().to_vec();
-    key.extend_from_slice(sub);
-    key
+    out.extend_from_slice(sub);
+    out
 }
 
 /// The stored key and the unit of a [`unit_key`] in the history of table `source`.
@@ -243,6 +247,51 @@ pub(crate) fn unit_values<T: Table>(
         }
     }
     Ok(out)
+}
+
+/// [`unit_values`] through a cursor on the table: one `MDBX_GET_BOTH_RANGE`, then
+/// `MDBX_NEXT_DUP` while the values are the unit's (where [`unit_values`] searches the tree
+/// from its root for each, and once more for the end). Leaves the cursor anywhere.
+pub(crate) fn unit_values_at<T: Table>(
+    cursor: &mut impl CursorNav,
+    k: &[u8],
+    sub: &[u8],
+) -> std::result::Result<Vec<Vec<u8>>, engine::Code> {
+    let mut out = Vec::new();
+    let walked = unit_values_each::<T, std::convert::Infallible>(cursor, k, sub, |v| {
+        out.push(v.to_vec());
+        Ok(())
+    })?;
+    match walked {
+        Ok(()) => Ok(out),
+    }
+}
+
+/// [`unit_values_at`] handing each value to `each` in the page, without a copy: the outer
+/// error is libmdbx's, the inner one the first `each` returned (which ends the walk).
+pub(crate) fn unit_values_each<T: Table, E>(
+    cursor: &mut impl CursorNav,
+    k: &[u8],
+    sub: &[u8],
+    mut each: impl FnMut(&[u8]) -> std::result::Result<(), E>,
+) -> std::result::Result<std::result::Result<(), E>, engine::Code> {
+    let (mut op, mut key, mut value) = (op::GET_BOTH_RANGE, Some(k), Some(sub));
+    loop {
+        let found = cursor.get_with(op, key, value, |_, v| {
+            let of_unit = v.starts_with(sub) && (T::DUP_UNIT)(v) == Some(sub.len());
+            // Without a subkey a unit is one value.
+            of_unit.then(|| (each(v), v.len() == sub.len()))
+        });
+        match found {
+            Ok(Some(Some((Err(e), _)))) => return Ok(Err(e)),
+            Ok(Some(Some((Ok(()), whole)))) if !whole => {}
+            Ok(_) => break,
+            Err(code) if code == engine::Code::ENODATA => break,
+            Err(code) => return Err(code),
+        }
+        (op, key, value) = (op::NEXT_DUP, None, None);
+    }
+    Ok(Ok(()))
 }
 
 /// A history entry's value with the value before its change converted by `convert` (given the
@@ -511,6 +560,37 @@ pub(crate) fn plan_dup<T: Table>(
         unit: Some(unit_key(k, sub)),
         ..planned
     }))
+}
+
+/// Plans the replacement of the unit `sub` (a subkey's encoding) of the key `k` of the
+/// `dupsort` table `T` (declared `history`) by one value, as `upsert_dup` writes it: one change
+/// for its deletes and its put, whose values before the caller reads while it deletes them and
+/// hands to [`Planned::with_befores`] (each delete and the put then plan nothing of their own).
+/// The version is checked here, before anything is written; `Ok(None)` while an unwind writes
+/// rows back.
+pub(crate) fn plan_unit<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    (k, sub): (&[u8], &[u8]),
+    op: &'static str,
+) -> Result<Option<Planned>> {
+    let Some(planned) = versioned::<T>(store, shared, k, op)? else {
+        return Ok(None);
+    };
+    Ok(Some(Planned {
+        unit: Some(unit_key(k, sub)),
+        ..planned
+    }))
+}
+
+impl Planned {
+    /// The change of a unit planned by [`plan_unit`], with the stored values it held before.
+    pub(crate) fn with_befores(self, values: &[Vec<u8>]) -> Planned {
+        Planned {
+            change: dup_change_value(values),
+            ..self
+        }
+    }
 }
 
 /// Plans the delete of every value of the key `k` of the `dupsort` table `T` (declared
@@ -821,35 +901,62 @@ impl<'t> Unwind<'t> {
 
     /// Deletes the collected index entries, in key order, and forgets them.
     fn delete_index_entries(&mut self) -> Result<()> {
+        if self.doomed.is_empty() {
+            return Ok(());
+        }
         // The index's order is its stored keys' byte order, then the versions'. Sorted as
-        // numbers first: a key's first eight bytes and its place among the collected ones;
-        // then the runs of keys whose first eight bytes are equal by all their bytes and the
-        // version.
+        // numbers first: each key's first bytes after the prefix every collected key shares
+        // (twelve and its place among them in one number, when they all fit; sixteen beside
+        // the place otherwise), then each run of equal first bytes by all their bytes and the
+        // version. After the shared prefix, not from the start: a
+        // `dupsort` table's unit key begins with its key escaped (two bytes for each zero
+        // byte), so the first bytes of every unit of small integer keys are the same, and
+        // every change fell in one run, sorted by comparing slices.
         let (shared, source) = (self.shared, self.source);
         let (keys, doomed) = (&self.keys, &self.doomed);
-        let entry = |i: usize| {
+        let entry = |i: u32| {
+            let i = i as usize;
             let (version, end) = doomed[i];
             let start = i.checked_sub(1).map_or(0, |before| doomed[before].1);
             (&keys[start as usize..end as usize], version)
         };
-        let mut order: Vec<u128> = (0..doomed.len())
-            .map(|i| {
-                let (key, _) = entry(i);
-                let mut head = [0; 8];
-                let n = key.len().min(8);
-                head[..n].copy_from_slice(&key[..n]);
-                u128::from(u64::from_be_bytes(head)) << 64 | i as u128
-            })
-            .collect();
-        order.sort_unstable();
-        let at = |o: u128| entry(o as u64 as usize);
-        for run in order.chunk_by_mut(|a, b| a >> 64 == b >> 64) {
-            if run.len() > 1 {
-                run.sort_unstable_by(|a, b| at(*a).cmp(&at(*b)));
+        // `UNWIND_BATCH` keeps the places within 32 bits.
+        let n = doomed.len() as u32;
+        let longest = (0..n).map(|i| entry(i).0.len()).max().unwrap_or(0);
+        // Keys of up to twelve bytes (a plain table's integer keys) are sorted from their
+        // start; longer ones after the prefix they share.
+        let mut shared_prefix = 0;
+        if longest > 12 {
+            let first = entry(0).0;
+            shared_prefix = first.len();
+            for i in 1..n {
+                let key = entry(i).0;
+                if key.get(..shared_prefix) != Some(&first[..shared_prefix]) {
+                    let same = first.iter().zip(key).take_while(|(a, b)| a == b).count();
+                    shared_prefix = shared_prefix.min(same);
+                }
             }
         }
+        let head = |i: u32| {
+            let key = &entry(i).0[shared_prefix..];
+            let mut head = [0; 16];
+            let m = key.len().min(16);
+            head[..m].copy_from_slice(&key[..m]);
+            u128::from_be_bytes(head)
+        };
+        let order: Vec<u32> = match longest - shared_prefix <= 12 {
+            // Twelve bytes and the place in one number.
+            true => index_order(
+                n,
+                entry,
+                |i| head(i) | u128::from(i),
+                |a, b| a >> 32 == b >> 32,
+                |o| o as u32,
+            ),
+            false => index_order(n, entry, |i| (head(i), i), |a, b| a.0 == b.0, |o| o.1),
+        };
         for o in order {
-            let (key, version) = at(o);
+            let (key, version) = entry(o);
             let fail = |code| shared.fail(code, At::table(source, "unwind").key(key));
             let index_key = index_key(key, version);
             let found = self
@@ -864,6 +971,28 @@ impl<'t> Unwind<'t> {
         self.doomed.clear();
         Ok(())
     }
+}
+
+/// The places `0..n` of an unwind's collected index entries (`entry`: a place's stored key and
+/// version) in the index's order: sorted as numbers first, each place by its `number` (the
+/// first bytes of its key after the prefix they all share, zeros after its end, and the place),
+/// then each run of numbers whose heads are the `same` by the keys' bytes and the versions;
+/// `place` takes a place back out of its number.
+fn index_order<'k, H: Ord + Copy>(
+    n: u32,
+    entry: impl Fn(u32) -> (&'k [u8], u64),
+    number: impl Fn(u32) -> H,
+    same: impl Fn(&H, &H) -> bool,
+    place: impl Fn(H) -> u32,
+) -> Vec<u32> {
+    let mut order: Vec<H> = (0..n).map(number).collect();
+    order.sort_unstable();
+    for run in order.chunk_by_mut(|a, b| same(a, b)) {
+        if run.len() > 1 {
+            run.sort_unstable_by(|a, b| entry(place(*a)).cmp(&entry(place(*b))));
+        }
+    }
+    order.into_iter().map(place).collect()
 }
 
 /// After an unwind to `version`: the last version recorded is at most `version`.

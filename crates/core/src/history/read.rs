@@ -180,18 +180,37 @@ pub(crate) fn value_at<'t>(
 pub(crate) fn unit_at<T: Table>(
     raw: &RawTxn,
     shared: &impl Cx,
+    dbis: (Dbi, Dbi),
+    unit: (&[u8], &[u8]),
+    version: u64,
+) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    unit_at_each::<T>(raw, shared, dbis, unit, version, |v| {
+        out.push(v.to_vec());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`unit_at`] handing each stored value to `each` (in the page, or in the change), without a
+/// copy.
+pub(crate) fn unit_at_each<T: Table>(
+    raw: &RawTxn,
+    shared: &impl Cx,
     (table, history): (Dbi, Dbi),
     (k, sub): (&[u8], &[u8]),
     version: u64,
-) -> Result<Vec<Vec<u8>>> {
-    let unit = super::unit_key(k, sub);
-    match as_of(raw, shared, T::NAME, history, &unit, version)? {
-        AsOf::Held(held) => Ok(befores(T::NAME, &unit, held)?
-            .into_iter()
-            .map(<[u8]>::to_vec)
-            .collect()),
-        AsOf::Current => super::unit_values::<T>(raw, table, k, sub)
-            .map_err(|code| shared.fail(code, At::of::<T>("read as of a version").key(k))),
+    each: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let unit = super::unit_key_buf(k, sub);
+    let unit = unit.as_slice();
+    match as_of(raw, shared, T::NAME, history, unit, version)? {
+        AsOf::Held(held) => befores(T::NAME, unit, held)?.into_iter().try_for_each(each),
+        AsOf::Current => {
+            let fail = |code| shared.fail(code, At::of::<T>("read as of a version").key(k));
+            let mut cursor = shared.cursor(raw, table).map_err(fail)?;
+            super::unit_values_each::<T, Error>(&mut cursor, k, sub, each).map_err(fail)?
+        }
     }
 }
 

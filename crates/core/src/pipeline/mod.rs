@@ -351,6 +351,46 @@ fn put_planned<T: Table>(
     }
 }
 
+/// Writes the value `v` of the unit of a `dupsort` table `T` (no indexes) that `upsert_dup`
+/// emptied, its change planned by the caller (`planned`: [`history::plan_unit`], `None` for a
+/// table without history or while an unwind writes rows back), with every effect. The change
+/// is recorded even when the put is refused: the deletes before it were made.
+#[inline(always)]
+pub(crate) fn put_unit<T: Table>(
+    target: &mut impl Target,
+    shared: &Shared,
+    (k, v): (&[u8], &[u8]),
+    planned: Option<&Planned>,
+    op: &'static str,
+    landing: &mut Landing,
+) -> Result<()> {
+    let flags = engine::put::UPSERT;
+    let recorded = planned.map(|p| (std::slice::from_ref(p), k));
+    match target.put_row(k, v, flags) {
+        Ok(()) => {
+            *landing = Landing::Written;
+            let change = Some(Change::Put { key: k, value: v });
+            applied::<T>(target, shared, change, &Changes::default(), recorded)
+        }
+        Err(code) => {
+            *landing = Landing::Refused;
+            if let Some(planned) = planned {
+                history::record(target, shared, planned, k)?;
+            }
+            Err(refused::<T>(
+                target,
+                shared,
+                code,
+                flags,
+                op,
+                k,
+                Some(v),
+                v.len(),
+            ))
+        }
+    }
+}
+
 /// Writes under `k` of table `T` (never an indexed nor a dupsort table) a value of `len` bytes
 /// that `fill` writes into the page (`MDBX_RESERVE`), with every effect.
 #[inline(always)]
@@ -599,8 +639,36 @@ pub(crate) fn delete_current<T: Table>(
     (op, key): (&'static str, Option<&[u8]>),
     landing: &mut Landing,
 ) -> Result<()> {
+    delete_current_with::<T>(cursor, shared, indexed, flags, (op, key), landing, true)
+}
+
+/// [`delete_current`] of one value of a unit of a `dupsort` table whose change the caller
+/// plans and records itself (`upsert_dup`: [`history::plan_unit`], then [`put_unit`]): every
+/// other effect applied.
+#[inline(always)]
+pub(crate) fn delete_current_in_unit<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    (op, key): (&'static str, Option<&[u8]>),
+    landing: &mut Landing,
+) -> Result<()> {
+    let flags = engine::del::CURRENT;
+    delete_current_with::<T>(cursor, shared, false, flags, (op, key), landing, false)
+}
+
+/// [`delete_current`], its history planned when `history` (and `T` is declared `history`).
+#[inline(always)]
+fn delete_current_with<T: Table>(
+    cursor: &mut RawCursorMut<'_>,
+    shared: &Shared,
+    indexed: bool,
+    flags: u32,
+    (op, key): (&'static str, Option<&[u8]>),
+    landing: &mut Landing,
+    history: bool,
+) -> Result<()> {
     let plan = plan_delete_current::<T>(cursor, shared, indexed, op)?;
-    let recorded = match T::HISTORY {
+    let recorded = match T::HISTORY && history {
         true => plan_current_history::<T>(cursor, shared, flags, op)?,
         false => None,
     };

@@ -36,6 +36,21 @@ pub(crate) fn encode_bytes_part(bytes: &[u8], out: &mut KeyBuf, last: bool) {
     // Byte by byte into a stack buffer, appended a buffer at a time: a part with many zero
     // bytes (a big-endian integer stored as bytes) costs no append per zero.
     let mut buf = [0u8; 64];
+    if bytes.len() < buf.len() / 2 {
+        // A short part fits in one buffer, terminator included: each byte written with an
+        // `ESCAPED_ZERO` after it, which only a zero keeps (the next byte, or the terminator,
+        // writes over it otherwise), without a branch or a check of the room.
+        let mut n = 0;
+        for &b in bytes {
+            buf[n] = b;
+            buf[n + 1] = ESCAPED_ZERO;
+            n += 1 + usize::from(b == ESCAPE);
+        }
+        buf[n] = ESCAPE;
+        buf[n + 1] = TERMINATOR;
+        out.extend_from_slice(&buf[..n + 2]);
+        return;
+    }
     let mut n = 0;
     for &b in bytes {
         if n + 2 > buf.len() {
