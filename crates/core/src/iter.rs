@@ -196,7 +196,8 @@ pub struct Iter<'t, T: Table> {
     /// The transaction and the cursor cache; `None` for an iterator that could not begin
     /// ([`failed`](Self::failed)).
     from: Option<(&'t RawTxn, &'t crate::engine::CursorCache)>,
-    /// Why it could not begin: yielded once, first.
+    /// Why it could not begin, or why a step from the front failed: yielded once, after which
+    /// the walk is over.
     failed: Option<Error>,
     dbi: Dbi,
     bounds: Positions,
@@ -331,56 +332,100 @@ impl<'t, T: Table> Iter<'t, T> {
         res.map_err(|code| cursor_error::<T>("iterate", code))
     }
 
-    /// The next entry from the front, undecoded.
+    /// The next entry from the front, undecoded: `Ok(None)` at the end of the walk.
+    #[inline(always)]
+    fn next_entry(&mut self) -> Result<Option<Entry<'t>>> {
+        match self.front_step() {
+            Some(entry) => Ok(Some(entry)),
+            None => self.front_end(),
+        }
+    }
+
+    /// What a front step that found no entry yields: the failure it kept in `failed` (once),
+    /// else the end of the walk.
+    #[inline(always)]
+    fn front_end(&mut self) -> Result<Option<Entry<'t>>> {
+        if self.failed.is_some() {
+            return self.take_failure();
+        }
+        Ok(None)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_failure(&mut self) -> Result<Option<Entry<'t>>> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(None),
+        }
+    }
+
+    /// The next entry from the front, or `None` when there is none to yield: past the upper
+    /// bound or the last entry, or a failure, which it keeps in `failed` for
+    /// [`front_end`](Self::front_end).
     ///
     /// A scan spends most of its steps here, so the steady state (the `steady` field) takes
     /// a short path that the compiler inlines into the caller's loop: one `MDBX_NEXT`, the
-    /// upper-bound check, and the entry returned in registers. The first step, the steps
-    /// after one from the back, and the end of the walk go through the general path.
+    /// upper-bound check, and the entry returned in registers (no error travels with it, and
+    /// nothing else is written: the front cursor itself is on the last entry it yielded, which
+    /// `next_back_entry` reads back when the back end comes into play). The first step, the
+    /// steps after one from the back, and the end of the walk go through the general path.
     #[inline(always)]
-    fn next_entry(&mut self) -> Result<Option<Entry<'t>>> {
+    fn front_step(&mut self) -> Option<Entry<'t>> {
         if self.steady
             && let Some(cur) = self.front.as_mut()
         {
+            // Each way out takes only scalars, so that the entry stays in registers.
             match cur.get(op::NEXT, None, None) {
-                Ok(Some(entry)) if self.below_upper(entry.0) => {
-                    self.front_last = Some(entry);
-                    return Ok(Some(entry));
-                }
-                other => return self.front_ended(other),
+                Ok(Some(entry)) if self.bounds.below_upper::<T>(entry.0) => return Some(entry),
+                Ok(_) => self.front_ended(),
+                Err(code) => self.front_failed(code),
             }
+            return None;
         }
-        self.next_entry_slow()
+        // The general path answers in one register and leaves its entry in `front_last`: an
+        // entry returned through memory would take the fast path's through memory too.
+        if self.next_entry_slow() {
+            self.front_last
+        } else {
+            None
+        }
     }
 
-    /// The fast path's way out: past the upper bound or the last entry (`Ok(None)`), or a
-    /// libmdbx failure; either way the walk is over.
+    /// The fast path's way out past the upper bound or the last entry: the walk is over.
     #[cold]
     #[inline(never)]
-    fn front_ended(&mut self, step: Result<Option<Entry<'t>>, Code>) -> Result<Option<Entry<'t>>> {
+    fn front_ended(&mut self) {
         self.steady = false;
         self.done = true;
-        match step {
-            Ok(_) => Ok(None),
-            Err(code) => Err(cursor_error::<T>("iterate", code)),
-        }
     }
 
+    /// The fast path's way out on a libmdbx failure, kept in `failed`: the walk is over.
+    #[cold]
     #[inline(never)]
-    fn next_entry_slow(&mut self) -> Result<Option<Entry<'t>>> {
+    fn front_failed(&mut self, code: Code) {
+        self.front_ended();
+        self.failed = Some(cursor_error::<T>("iterate", code));
+    }
+
+    /// The general path of [`front_step`](Self::front_step): whether it found an entry, left in
+    /// `front_last`.
+    #[inline(never)]
+    fn next_entry_slow(&mut self) -> bool {
         self.steady = false;
         if self.done {
-            return Ok(None);
+            return false;
         }
         let entry = match self.front_raw() {
             Ok(Some(e)) => e,
             Ok(None) => {
                 self.done = true;
-                return Ok(None);
+                return false;
             }
             Err(e) => {
                 self.done = true;
-                return Err(e);
+                self.failed = Some(e);
+                return false;
             }
         };
         let past_back = self
@@ -388,20 +433,35 @@ impl<'t, T: Table> Iter<'t, T> {
             .is_some_and(|b| Self::cmp_entries(entry, b) != Ordering::Less);
         if past_back || !self.below_upper(entry.0) {
             self.done = true;
-            return Ok(None);
+            return false;
         }
         self.front_last = Some(entry);
         // The front cursor is open and placed: the next step from the front is a plain
         // `MDBX_NEXT`, unless the back end is in play (its last entry bounds the walk).
         self.steady = self.back_last.is_none();
-        Ok(Some(entry))
+        true
+    }
+
+    /// The entry under the front cursor: the last one the fast path yielded.
+    fn front_current(&mut self) -> Result<Option<Entry<'t>>> {
+        let Some(cur) = self.front.as_mut() else {
+            return Ok(None);
+        };
+        cur.get(op::GET_CURRENT, None, None).map_err(|code| {
+            self.done = true;
+            cursor_error::<T>("iterate", code)
+        })
     }
 
     fn next_back_entry(&mut self) -> Result<Option<Entry<'t>>> {
-        // A step from the back bounds the front walk by its entry: leave the fast path.
-        self.steady = false;
         if self.done {
             return Ok(None);
+        }
+        // A step from the back bounds the front walk by its entry: leave the fast path. The
+        // fast path does not write down what it yields; the front cursor is on it.
+        if self.steady {
+            self.steady = false;
+            self.front_last = self.front_current()?;
         }
         let entry = match self.back_raw() {
             Ok(Some(e)) => e,
@@ -446,6 +506,7 @@ impl<'t, T: Table> Iter<'t, T> {
     /// # Errors
     ///
     /// [`Error::Mdbx`](crate::Error::Mdbx) on libmdbx failure.
+    #[inline(always)]
     pub fn next_raw(&mut self) -> Option<Result<(&'t [u8], &'t [u8])>> {
         self.next_entry().transpose()
     }
