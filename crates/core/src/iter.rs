@@ -22,47 +22,119 @@ fn decode<T: Table>((k, v): Entry<'_>) -> Result<(T::Key, T::Value)> {
 }
 
 /// The encoded bounds of an iteration, in the form the table stores keys.
+///
+/// The keys share one buffer (`keys`), so that a range read moves and drops one [`KeyBuf`],
+/// not three (a read of 10 entries spent ≈ 40 instructions moving three apart).
 #[derive(Clone)]
 pub(crate) struct Positions {
-    pub(crate) lower: Bound<KeyBuf>,
-    pub(crate) upper: Bound<KeyBuf>,
-    /// With an exact key (`lower` = `upper`, included): the stored value the front starts at
+    /// The bounds' keys: the upper bound's at `..upper_end`, the lower bound's at
+    /// `lower_start..lower_end` (the same bytes for an exact key), then `lower_dup`'s from
+    /// `lower_end`.
+    keys: KeyBuf,
+    upper_end: u32,
+    lower_start: u32,
+    lower_end: u32,
+    lower: Edge,
+    upper: Edge,
+    /// With an exact key (`lower` = `upper`, included): a stored value the front starts at
     /// (the first value `>=` it, found with `MDBX_GET_BOTH_RANGE`) and the back stops before.
-    pub(crate) lower_dup: Option<KeyBuf>,
+    lower_dup: bool,
 }
 
-fn encode_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(b: Bound<&Q>) -> Bound<KeyBuf> {
-    let enc = |q: &Q| {
-        with_key::<T, _, _>(q, |k| {
-            let mut buf = KeyBuf::new();
-            buf.extend_from_slice(k);
-            buf
-        })
-    };
-    match b {
-        Bound::Included(q) => Bound::Included(enc(q)),
-        Bound::Excluded(q) => Bound::Excluded(enc(q)),
-        Bound::Unbounded => Bound::Unbounded,
+/// How a bound takes its key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    Unbounded,
+    Included,
+    Excluded,
+}
+
+impl Edge {
+    #[inline]
+    fn with<K>(self, key: K) -> Bound<K> {
+        match self {
+            Edge::Unbounded => Bound::Unbounded,
+            Edge::Included => Bound::Included(key),
+            Edge::Excluded => Bound::Excluded(key),
+        }
     }
 }
 
 /// Where a walk starts and where it stops, for borrowed ([`Iter`]) and owned
 /// ([`OwnedIter`](crate::OwnedIter)) iteration alike.
 impl Positions {
+    #[inline]
+    fn empty() -> Self {
+        Positions {
+            keys: KeyBuf::new(),
+            upper_end: 0,
+            lower_start: 0,
+            lower_end: 0,
+            lower: Edge::Unbounded,
+            upper: Edge::Unbounded,
+            lower_dup: false,
+        }
+    }
+
+    /// Appends the encoding of `b`'s key (if any) to `keys`; how the bound takes it.
+    #[inline]
+    fn push_bound<T: Table, Q: AsKey<T::Key> + ?Sized>(&mut self, b: Bound<&Q>) -> Edge {
+        let (edge, q) = match b {
+            Bound::Included(q) => (Edge::Included, q),
+            Bound::Excluded(q) => (Edge::Excluded, q),
+            Bound::Unbounded => return Edge::Unbounded,
+        };
+        with_key::<T, _, _>(q, |k| self.keys.extend_from_slice(k));
+        edge
+    }
+
+    #[inline]
+    fn end(&self) -> u32 {
+        self.keys.len() as u32
+    }
+
+    /// The lower bound's key (empty when unbounded).
+    #[inline]
+    fn lower_key(&self) -> &[u8] {
+        &self.keys.as_slice()[self.lower_start as usize..self.lower_end as usize]
+    }
+
+    /// The upper bound's key (empty when unbounded).
+    #[inline(always)]
+    fn upper_key(&self) -> &[u8] {
+        &self.keys.as_slice()[..self.upper_end as usize]
+    }
+
+    fn lower_dup(&self) -> Option<&[u8]> {
+        self.lower_dup
+            .then(|| &self.keys.as_slice()[self.lower_end as usize..])
+    }
+
+    /// The lower bound, as the table stores keys.
+    pub(crate) fn lower(&self) -> Bound<&[u8]> {
+        self.lower.with(self.lower_key())
+    }
+
+    /// The upper bound, as the table stores keys.
+    pub(crate) fn upper(&self) -> Bound<&[u8]> {
+        self.upper.with(self.upper_key())
+    }
+
     /// Places `cur` on the first entry at or after the lower bound (with `lower_dup`, the
     /// exact key's first value `>=` it).
     pub(crate) fn place_front<'t, T: Table>(
         &self,
         cur: &mut RawCursor<'t>,
     ) -> std::result::Result<Option<Entry<'t>>, Code> {
-        match &self.lower {
-            Bound::Unbounded => cur.get(op::FIRST, None, None),
-            Bound::Included(k) => match &self.lower_dup {
-                None => cur.get(op::SET_RANGE, Some(k.as_slice()), None),
-                Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k.as_slice()), Some(d.as_slice())),
+        let k = self.lower_key();
+        match self.lower {
+            Edge::Unbounded => cur.get(op::FIRST, None, None),
+            Edge::Included => match self.lower_dup() {
+                None => cur.get(op::SET_RANGE, Some(k), None),
+                Some(d) => cur.get(op::GET_BOTH_RANGE, Some(k), Some(d)),
             },
-            Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
-                Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
+            Edge::Excluded => match cur.get(op::SET_RANGE, Some(k), None)? {
+                Some((found, _)) if cmp_keys::<T>(found, k).is_eq() => {
                     cur.get(op::NEXT_NODUP, None, None)
                 }
                 other => Ok(other),
@@ -76,11 +148,12 @@ impl Positions {
         &self,
         cur: &mut RawCursor<'t>,
     ) -> std::result::Result<Option<Entry<'t>>, Code> {
-        match &self.upper {
-            Bound::Unbounded => cur.get(op::LAST, None, None),
-            Bound::Included(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+        let k = self.upper_key();
+        match self.upper {
+            Edge::Unbounded => cur.get(op::LAST, None, None),
+            Edge::Included => match cur.get(op::SET_RANGE, Some(k), None)? {
                 None => cur.get(op::LAST, None, None),
-                Some((found, _)) if cmp_keys::<T>(found, k.as_slice()).is_eq() => {
+                Some((found, _)) if cmp_keys::<T>(found, k).is_eq() => {
                     if T::FLAGS.dupsort {
                         cur.get(op::LAST_DUP, None, None)?;
                     }
@@ -88,7 +161,7 @@ impl Positions {
                 }
                 Some(_) => cur.get(op::PREV, None, None),
             },
-            Bound::Excluded(k) => match cur.get(op::SET_RANGE, Some(k.as_slice()), None)? {
+            Edge::Excluded => match cur.get(op::SET_RANGE, Some(k), None)? {
                 None => cur.get(op::LAST, None, None),
                 Some(_) => cur.get(op::PREV, None, None),
             },
@@ -98,54 +171,49 @@ impl Positions {
     /// Whether a stored key is at or below the upper bound.
     #[inline(always)]
     pub(crate) fn below_upper<T: Table>(&self, key: &[u8]) -> bool {
-        match &self.upper {
-            Bound::Unbounded => true,
-            Bound::Included(u) => cmp_keys::<T>(key, u.as_slice()) != Ordering::Greater,
-            Bound::Excluded(u) => cmp_keys::<T>(key, u.as_slice()) == Ordering::Less,
+        match self.upper {
+            Edge::Unbounded => true,
+            Edge::Included => cmp_keys::<T>(key, self.upper_key()) != Ordering::Greater,
+            Edge::Excluded => cmp_keys::<T>(key, self.upper_key()) == Ordering::Less,
         }
     }
 
     /// Whether a stored entry is at or above the lower bound (and `lower_dup`).
     pub(crate) fn above_lower<T: Table>(&self, (key, value): Entry<'_>) -> bool {
-        match &self.lower {
-            Bound::Unbounded => true,
-            Bound::Included(l) => match cmp_keys::<T>(key, l.as_slice()) {
+        match self.lower {
+            Edge::Unbounded => true,
+            Edge::Included => match cmp_keys::<T>(key, self.lower_key()) {
                 Ordering::Less => false,
                 // libmdbx orders a dupsort table's values by their bytes (`memcmp`, then the
                 // shorter first), as slices compare.
-                Ordering::Equal => self
-                    .lower_dup
-                    .as_ref()
-                    .is_none_or(|d| value >= d.as_slice()),
+                Ordering::Equal => self.lower_dup().is_none_or(|d| value >= d),
                 Ordering::Greater => true,
             },
-            Bound::Excluded(l) => cmp_keys::<T>(key, l.as_slice()) == Ordering::Greater,
+            Edge::Excluded => cmp_keys::<T>(key, self.lower_key()) == Ordering::Greater,
         }
     }
 
     pub(crate) fn all() -> Self {
-        Positions {
-            lower: Bound::Unbounded,
-            upper: Bound::Unbounded,
-            lower_dup: None,
-        }
+        Self::empty()
     }
 
     pub(crate) fn range<T: Table>(r: &(impl KeyRange<T::Key> + ?Sized)) -> Self {
-        Positions {
-            lower: encode_bound::<T, _>(r.start()),
-            upper: encode_bound::<T, _>(r.end()),
-            lower_dup: None,
-        }
+        let mut p = Self::empty();
+        p.upper = p.push_bound::<T, _>(r.end());
+        p.upper_end = p.end();
+        p.lower_start = p.upper_end;
+        p.lower = p.push_bound::<T, _>(r.start());
+        p.lower_end = p.end();
+        p
     }
 
     pub(crate) fn exact<T: Table, Q: AsKey<T::Key> + ?Sized>(key: &Q) -> Self {
-        let b = encode_bound::<T, Q>(Bound::Included(key));
-        Positions {
-            lower: b.clone(),
-            upper: b,
-            lower_dup: None,
-        }
+        let mut p = Self::empty();
+        p.upper = p.push_bound::<T, Q>(Bound::Included(key));
+        p.lower = p.upper;
+        p.upper_end = p.end();
+        p.lower_end = p.upper_end;
+        p
     }
 
     /// The values of `key` from the first whose subkey is `>= subkey` (a dupsort table).
@@ -155,11 +223,8 @@ impl Positions {
         P: AsKey<T::SubKey> + ?Sized,
     {
         let mut positions = Self::exact::<T, Q>(key);
-        positions.lower_dup = Some(with_subkey::<T, _, _>(subkey, |s| {
-            let mut buf = KeyBuf::new();
-            buf.extend_from_slice(s);
-            buf
-        }));
+        with_subkey::<T, _, _>(subkey, |s| positions.keys.extend_from_slice(s));
+        positions.lower_dup = true;
         positions
     }
 
@@ -169,20 +234,18 @@ impl Positions {
         // form, exactly as it appears at the front of the full key.
         let start = encode_prefix::<K>(prefix);
         let bytes = start.as_slice();
-        let upper = match bytes.iter().rposition(|&b| b != 0xff) {
-            Some(i) => {
-                let mut succ = KeyBuf::new();
-                succ.extend_from_slice(&bytes[..i]);
-                succ.push(bytes[i] + 1);
-                Bound::Excluded(succ)
-            }
-            None => Bound::Unbounded,
-        };
-        Positions {
-            lower: Bound::Included(start),
-            upper,
-            lower_dup: None,
+        let mut p = Self::empty();
+        if let Some(i) = bytes.iter().rposition(|&b| b != 0xff) {
+            p.keys.extend_from_slice(&bytes[..i]);
+            p.keys.push(bytes[i] + 1);
+            p.upper = Edge::Excluded;
         }
+        p.upper_end = p.end();
+        p.lower_start = p.upper_end;
+        p.keys.extend_from_slice(bytes);
+        p.lower = Edge::Included;
+        p.lower_end = p.end();
+        p
     }
 }
 
