@@ -51,7 +51,7 @@ enum Edge {
 
 impl Edge {
     #[inline]
-    fn with<K>(self, key: K) -> Bound<K> {
+    fn as_bound<K>(self, key: K) -> Bound<K> {
         match self {
             Edge::Unbounded => Bound::Unbounded,
             Edge::Included => Bound::Included(key),
@@ -112,12 +112,12 @@ impl Positions {
 
     /// The lower bound, as the table stores keys.
     pub(crate) fn lower(&self) -> Bound<&[u8]> {
-        self.lower.with(self.lower_key())
+        self.lower.as_bound(self.lower_key())
     }
 
     /// The upper bound, as the table stores keys.
     pub(crate) fn upper(&self) -> Bound<&[u8]> {
-        self.upper.with(self.upper_key())
+        self.upper.as_bound(self.upper_key())
     }
 
     /// Places `cur` on the first entry at or after the lower bound (with `lower_dup`, the
@@ -268,12 +268,14 @@ pub struct Iter<'t, T: Table> {
     back: Option<RawCursor<'t>>,
     front_started: bool,
     back_started: bool,
+    /// The last entry the front yielded, written by the general path only: in the steady
+    /// state the front cursor is on it (`next_back_entry` reads it back from there).
     front_last: Option<Entry<'t>>,
     back_last: Option<Entry<'t>>,
     done: bool,
     /// The forward walk's steady state: the front cursor is open and placed, nothing was
     /// taken from the back, and the walk has not ended. Then a step is one `MDBX_NEXT` and the
-    /// upper-bound check (`next_entry`'s fast path); everything else goes
+    /// upper-bound check (`front_step`'s fast path); everything else goes
     /// through `next_entry_slow`, which sets it.
     steady: bool,
     _table: PhantomData<fn() -> T>,
