@@ -674,22 +674,51 @@ pub unsafe extern "C" fn lexical_cmp_branchy(
     b: *const sys::MDBX_val,
 ) -> i32 {
     // SAFETY: libmdbx passes two valid values, alive for the call.
+    let (a, b) = unsafe { (&*a, &*b) };
+    // 8-byte keys, then the first 8 bytes of longer ones, decided the way Tabula's comparator
+    // (`engine::byte_key_cmp`) decides them: one load of each from the values as they are.
+    if a.iov_len == 8 && b.iov_len == 8 {
+        // SAFETY: each value's 8 bytes are readable for the call (libmdbx's comparator
+        // contract); keys on a page are only 2-byte aligned, so the reads are unaligned.
+        let (x, y) = unsafe {
+            (
+                (a.iov_base as *const [u8; 8]).read_unaligned(),
+                (b.iov_base as *const [u8; 8]).read_unaligned(),
+            )
+        };
+        let (x, y) = (u64::from_be_bytes(x), u64::from_be_bytes(y));
+        return if x < y {
+            std::hint::black_box(-1)
+        } else if x > y {
+            std::hint::black_box(1)
+        } else {
+            0
+        };
+    }
+    if a.iov_len >= 8 && b.iov_len >= 8 {
+        // SAFETY: both values have at least 8 readable bytes (libmdbx's contract); keys on a
+        // page are only 2-byte aligned, so the reads are unaligned.
+        let (x, y) = unsafe {
+            (
+                (a.iov_base as *const u64).read_unaligned(),
+                (b.iov_base as *const u64).read_unaligned(),
+            )
+        };
+        if x != y {
+            return if u64::from_be(x) < u64::from_be(y) {
+                std::hint::black_box(-1)
+            } else {
+                std::hint::black_box(1)
+            };
+        }
+    }
+    // SAFETY: as above; a zero length is an empty slice whatever the pointer.
     let (a, b) = unsafe {
         (
-            std::slice::from_raw_parts((*a).iov_base as *const u8, (*a).iov_len),
-            std::slice::from_raw_parts((*b).iov_base as *const u8, (*b).iov_len),
+            slice_of(a.iov_base as *const u8, a.iov_len),
+            slice_of(b.iov_base as *const u8, b.iov_len),
         )
     };
-    if let (Ok(x), Ok(y)) = (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) {
-        let (x, y) = (u64::from_be_bytes(x), u64::from_be_bytes(y));
-        if x < y {
-            return std::hint::black_box(-1);
-        }
-        if x > y {
-            return std::hint::black_box(1);
-        }
-        return 0;
-    }
     // Other lengths (dup_seek's 20-byte keys) the way Tabula's comparator
     // (`engine::byte_key_cmp`) walks them, so the raw rows compare keys at the same cost: the
     // first 8-byte words (which decide almost every comparison of random keys), then every
@@ -731,6 +760,20 @@ pub unsafe extern "C" fn lexical_cmp_branchy(
         std::cmp::Ordering::Less => std::hint::black_box(-1),
         std::cmp::Ordering::Equal => 0,
         std::cmp::Ordering::Greater => std::hint::black_box(1),
+    }
+}
+
+/// The bytes of a value libmdbx passed: empty when the length is 0, whatever the pointer.
+///
+/// # Safety
+///
+/// With `len > 0`, `ptr` points at `len` readable bytes alive for `'a`.
+unsafe fn slice_of<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
     }
 }
 

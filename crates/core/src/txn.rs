@@ -1035,14 +1035,14 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
         let dbi = dbi_of::<S, T>(db);
         let shared = &db.shared;
         let fail = |code| crate::stored::cursor_error::<T>("retain_bytes", code);
-        let crate::iter::Positions { lower, upper, .. } =
-            crate::iter::Positions::range::<T>(&range);
+        let bounds = crate::iter::Positions::range::<T>(&range);
+        let (lower, upper) = (bounds.lower(), bounds.upper());
         let raw = self.raw_mut();
         let mut cursor = raw.lend().cursor(dbi, shared.cursors()).map_err(fail)?;
-        let (mut op, from, mut skip_from) = match &lower {
+        let (mut op, from, mut skip_from) = match lower {
             std::ops::Bound::Unbounded => (op::FIRST, None, false),
-            std::ops::Bound::Included(k) => (op::SET_RANGE, Some(k.as_slice()), false),
-            std::ops::Bound::Excluded(k) => (op::SET_RANGE, Some(k.as_slice()), true),
+            std::ops::Bound::Included(k) => (op::SET_RANGE, Some(k), false),
+            std::ops::Bound::Excluded(k) => (op::SET_RANGE, Some(k), true),
         };
         let mut seek = from;
         let mut deleted = 0u64;
@@ -1056,10 +1056,10 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                         _ => skip_from = false,
                     }
                 }
-                let inside = match &upper {
+                let inside = match upper {
                     std::ops::Bound::Unbounded => true,
-                    std::ops::Bound::Included(u) => cmp_keys::<T>(k, u.as_slice()).is_le(),
-                    std::ops::Bound::Excluded(u) => cmp_keys::<T>(k, u.as_slice()).is_lt(),
+                    std::ops::Bound::Included(u) => cmp_keys::<T>(k, u).is_le(),
+                    std::ops::Bound::Excluded(u) => cmp_keys::<T>(k, u).is_lt(),
                 };
                 match (inside, inside && keep(k, v)) {
                     (false, _) => Step::Stop,

@@ -283,10 +283,8 @@ impl<H: Handle> Reads<H> {
             .collect::<Result<_>>()?;
         // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
         // whole history index is walked for them.
-        let from = match (&bounds.lower, T::FLAGS.integer_key) {
-            (Bound::Included(k) | Bound::Excluded(k), false) => {
-                Some(history::index_prefix(k.as_slice()))
-            }
+        let from = match (bounds.lower(), T::FLAGS.integer_key) {
+            (Bound::Included(k) | Bound::Excluded(k), false) => Some(history::index_prefix(k)),
             _ => None,
         };
         self.h.with_txn(|raw| {
