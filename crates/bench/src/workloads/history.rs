@@ -265,6 +265,16 @@ impl Hand {
             index,
         }
     }
+}
+
+impl HandKept for Hand {
+    fn env(&self) -> &raw::Env {
+        &self.env
+    }
+
+    fn current(&self, txn: &raw::Txn, k: u64, _version: u64) -> Option<u64> {
+        txn.get(self.state, &k.to_be_bytes()).map(decode)
+    }
 
     /// Puts `(k, x)` at version `v`: the value before recorded once per key and version
     /// (`seen`), the row written.
@@ -382,7 +392,7 @@ fn load(sizes: &HistorySizes, tabula: Option<&tabula::Db<HistorySchema>>, hand: 
         let mut txn = h.env.begin(true);
         let mut seen = BTreeSet::new();
         for k in 0..sizes.keys {
-            h.put(&mut txn, &mut seen, 1, k, value(k));
+            HandKept::put(h, &mut txn, &mut seen, 1, k, value(k));
         }
         h.index(&mut txn, &seen, 1);
         txn.commit();
@@ -390,7 +400,7 @@ fn load(sizes: &HistorySizes, tabula: Option<&tabula::Db<HistorySchema>>, hand: 
             let mut txn = h.env.begin(true);
             let mut seen = BTreeSet::new();
             for (k, x) in puts_of(sizes, v) {
-                h.put(&mut txn, &mut seen, v, k, x);
+                HandKept::put(h, &mut txn, &mut seen, v, k, x);
             }
             h.index(&mut txn, &seen, v);
             txn.commit();
@@ -545,66 +555,48 @@ impl Store for tabula::Db<storage::StorageSchema> {
     }
 }
 
-impl Store for Hand {
-    fn put(&self, version: u64, puts: &[(u64, u64)]) -> (Duration, Option<u64>) {
-        let mut txn = self.env.begin(true);
-        let t = time(|| {
-            let mut seen = BTreeSet::new();
-            for &(k, x) in puts {
-                self.put(&mut txn, &mut seen, version, k, x);
-            }
-            self.index(&mut txn, &seen, version);
-        });
-        let (k, _) = puts[puts.len() - 1];
-        let got = txn.get(self.state, &k.to_be_bytes()).map(decode);
-        txn.abort();
-        (t, got)
-    }
-
-    fn get_as_of(&self, queries: &[(u64, u64)]) -> (Duration, u64) {
-        let txn = self.env.begin(false);
-        let mut sum = 0u64;
-        let t = time(|| {
-            for &(k, v) in queries {
-                sum = sum.wrapping_add(query_sum(k, v, self.get_as_of(&txn, k, v)));
-            }
-        });
-        txn.abort();
-        (t, sum)
-    }
-
-    fn unwind(&self, to: u64) -> (Duration, u64, u64) {
-        let mut txn = self.env.begin(true);
-        let mut undone = 0;
-        let t = time(|| undone = self.unwind(&mut txn, to));
-        let sum = self.state_sum(&txn);
-        txn.abort();
-        (t, undone, sum)
-    }
+/// The hand-kept layouts on raw libmdbx (the accounts and the storage shape): what their
+/// passes call.
+trait HandKept {
+    /// The environment.
+    fn env(&self) -> &raw::Env;
+    /// Writes `k = x` at version `v`, noting `k` in `seen` (for [`index`](Self::index)).
+    fn put(&self, txn: &mut raw::Txn, seen: &mut BTreeSet<u64>, v: u64, k: u64, x: u64);
+    /// Adds version `v` to the history index of every key in `seen`.
+    fn index(&self, txn: &mut raw::Txn, seen: &BTreeSet<u64>, v: u64);
+    /// `k`'s value at the end of version `v`.
+    fn get_as_of(&self, txn: &raw::Txn, k: u64, v: u64) -> Option<u64>;
+    /// Reverts every change above `to`; the changes undone.
+    fn unwind(&self, txn: &mut raw::Txn, to: u64) -> u64;
+    /// The state's rows folded ([`mix`] of key and value).
+    fn state_sum(&self, txn: &raw::Txn) -> u64;
+    /// What `k` holds now, after puts at `version` (the put pass's check).
+    fn current(&self, txn: &raw::Txn, k: u64, version: u64) -> Option<u64>;
 }
 
-impl Store for storage::Hand {
+impl<H: HandKept> Store for H {
     fn put(&self, version: u64, puts: &[(u64, u64)]) -> (Duration, Option<u64>) {
-        let mut txn = self.env.begin(true);
+        let mut txn = self.env().begin(true);
         let t = time(|| {
             let mut seen = BTreeSet::new();
             for &(k, x) in puts {
-                self.put(&mut txn, &mut seen, version, k, x);
+                HandKept::put(self, &mut txn, &mut seen, version, k, x);
             }
             self.index(&mut txn, &seen, version);
         });
         let (k, _) = puts[puts.len() - 1];
-        let got = self.get_as_of(&txn, k, version);
+        let got = self.current(&txn, k, version);
         txn.abort();
         (t, got)
     }
 
     fn get_as_of(&self, queries: &[(u64, u64)]) -> (Duration, u64) {
-        let txn = self.env.begin(false);
+        let txn = self.env().begin(false);
         let mut sum = 0u64;
         let t = time(|| {
             for &(k, v) in queries {
-                sum = sum.wrapping_add(query_sum(k, v, self.get_as_of(&txn, k, v)));
+                let x = HandKept::get_as_of(self, &txn, k, v);
+                sum = sum.wrapping_add(query_sum(k, v, x));
             }
         });
         txn.abort();
@@ -612,9 +604,9 @@ impl Store for storage::Hand {
     }
 
     fn unwind(&self, to: u64) -> (Duration, u64, u64) {
-        let mut txn = self.env.begin(true);
+        let mut txn = self.env().begin(true);
         let mut undone = 0;
-        let t = time(|| undone = self.unwind(&mut txn, to));
+        let t = time(|| undone = HandKept::unwind(self, &mut txn, to));
         let sum = self.state_sum(&txn);
         txn.abort();
         (t, undone, sum)
@@ -692,8 +684,16 @@ pub fn run(sizes: HistorySizes) -> Workload {
     let mut passes: Vec<(String, String, usize, TimedPass<'_>)> = Vec::new();
     let stores: [(&str, &str, Option<&dyn Store>); 4] = [
         ("tabula", "", tabula_db.as_ref().map(|db| db as &dyn Store)),
-        ("tabula", "storage_", storage_db.as_ref().map(|db| db as &dyn Store)),
-        ("hand", "storage_", storage_hand.as_ref().map(|h| h as &dyn Store)),
+        (
+            "tabula",
+            "storage_",
+            storage_db.as_ref().map(|db| db as &dyn Store),
+        ),
+        (
+            "hand",
+            "storage_",
+            storage_hand.as_ref().map(|h| h as &dyn Store),
+        ),
         ("hand", "", hand.as_ref().map(|h| h as &dyn Store)),
     ];
     for (who, shape, store) in stores {
