@@ -265,6 +265,16 @@ impl Hand {
             index,
         }
     }
+}
+
+impl HandKept for Hand {
+    fn env(&self) -> &raw::Env {
+        &self.env
+    }
+
+    fn current(&self, txn: &raw::Txn, k: u64, _version: u64) -> Option<u64> {
+        txn.get(self.state, &k.to_be_bytes()).map(decode)
+    }
 
     /// Puts `(k, x)` at version `v`: the value before recorded once per key and version
     /// (`seen`), the row written.
@@ -382,7 +392,7 @@ fn load(sizes: &HistorySizes, tabula: Option<&tabula::Db<HistorySchema>>, hand: 
         let mut txn = h.env.begin(true);
         let mut seen = BTreeSet::new();
         for k in 0..sizes.keys {
-            h.put(&mut txn, &mut seen, 1, k, value(k));
+            HandKept::put(h, &mut txn, &mut seen, 1, k, value(k));
         }
         h.index(&mut txn, &seen, 1);
         txn.commit();
@@ -390,7 +400,7 @@ fn load(sizes: &HistorySizes, tabula: Option<&tabula::Db<HistorySchema>>, hand: 
             let mut txn = h.env.begin(true);
             let mut seen = BTreeSet::new();
             for (k, x) in puts_of(sizes, v) {
-                h.put(&mut txn, &mut seen, v, k, x);
+                HandKept::put(h, &mut txn, &mut seen, v, k, x);
             }
             h.index(&mut txn, &seen, v);
             txn.commit();
@@ -399,6 +409,210 @@ fn load(sizes: &HistorySizes, tabula: Option<&tabula::Db<HistorySchema>>, hand: 
 }
 
 /// Runs the workload: both stores loaded, then each operation's passes interleaved.
+/// A timed pass of the workload.
+type TimedPass<'a> = Box<dyn FnMut() -> Duration + 'a>;
+
+/// One of the stores the workload times (Tabula's and the hand-kept layout, each in the
+/// accounts and the storage shape): its three operations, each timed alone, with what the
+/// pass checks afterwards.
+trait Store {
+    /// `puts` at `version` in a write transaction that is then dropped: the puts' time, and
+    /// what the last put's key holds after them.
+    fn put(&self, version: u64, puts: &[(u64, u64)]) -> (Duration, Option<u64>);
+    /// The as-of reads of `queries` in one read transaction: their time and their
+    /// [`query_sum`]s folded.
+    fn get_as_of(&self, queries: &[(u64, u64)]) -> (Duration, u64);
+    /// An unwind to the end of `to` in a write transaction that is then dropped: its time,
+    /// the changes it undid and the state's sum after it.
+    fn unwind(&self, to: u64) -> (Duration, u64, u64);
+}
+
+/// What every store's passes do and check against.
+struct Run<'a> {
+    version: u64,
+    puts: &'a [(u64, u64)],
+    queries: &'a [(u64, u64)],
+    query_want: u64,
+    to: u64,
+    changes_above: u64,
+    unwound_sum: u64,
+}
+
+impl<'a> Run<'a> {
+    /// The three passes of `store`, named `{who}_{shape}{op}` and compared with the hand-kept
+    /// layout's of the same shape.
+    fn push(
+        &'a self,
+        passes: &mut Vec<(String, String, usize, TimedPass<'a>)>,
+        who: &str,
+        shape: &str,
+        store: &'a dyn Store,
+    ) {
+        let name = |op: &str| format!("{who}_{shape}{op}");
+        let base = |op: &str| format!("hand_{shape}{op}");
+        let put = name("put");
+        passes.push((
+            put.clone(),
+            base("put"),
+            self.puts.len(),
+            Box::new(move || {
+                let (t, got) = store.put(self.version, self.puts);
+                let (_, x) = self.puts[self.puts.len() - 1];
+                assert_eq!(got, Some(x), "{put}");
+                t
+            }),
+        ));
+        let get = name("get_as_of");
+        passes.push((
+            get.clone(),
+            base("get_as_of"),
+            self.queries.len(),
+            Box::new(move || {
+                let (t, sum) = store.get_as_of(self.queries);
+                verify(&get, black_box(sum), self.query_want);
+                t
+            }),
+        ));
+        let unwind = name("unwind");
+        passes.push((
+            unwind.clone(),
+            base("unwind"),
+            self.changes_above as usize,
+            Box::new(move || {
+                let (t, undone, sum) = store.unwind(self.to);
+                assert_eq!(undone, self.changes_above, "{unwind}: changes undone");
+                verify(&format!("{unwind} (state after)"), sum, self.unwound_sum);
+                t
+            }),
+        ));
+    }
+}
+
+impl Store for tabula::Db<HistorySchema> {
+    fn put(&self, version: u64, puts: &[(u64, u64)]) -> (Duration, Option<u64>) {
+        let mut tx = self.write().expect("write");
+        let t = time(|| {
+            tx.set_version(version);
+            for (k, x) in puts {
+                tx.put::<Accounts>(k, x).expect("put");
+            }
+        });
+        let (k, _) = puts[puts.len() - 1];
+        (t, tx.get::<Accounts>(&k).expect("get"))
+    }
+
+    fn get_as_of(&self, queries: &[(u64, u64)]) -> (Duration, u64) {
+        let tx = self.read().expect("read");
+        let mut sum = 0u64;
+        let t = time(|| {
+            for &(k, v) in queries {
+                let x = tx.get_as_of::<Accounts>(&k, v).expect("get_as_of");
+                sum = sum.wrapping_add(query_sum(k, v, x));
+            }
+        });
+        (t, sum)
+    }
+
+    fn unwind(&self, to: u64) -> (Duration, u64, u64) {
+        let mut tx = self.write().expect("write");
+        let mut undone = 0;
+        let t = time(|| undone = tx.unwind(to).expect("unwind"));
+        let sum = tx.iter::<Accounts>().fold(0u64, |s, e| {
+            let (k, x) = e.expect("iter");
+            s.wrapping_add(mix(k ^ x))
+        });
+        (t, undone, sum)
+    }
+}
+
+impl Store for tabula::Db<storage::StorageSchema> {
+    fn put(&self, version: u64, puts: &[(u64, u64)]) -> (Duration, Option<u64>) {
+        let mut tx = self.write().expect("write");
+        let t = time(|| storage::tabula_puts(&mut tx, version, puts));
+        let (k, _) = puts[puts.len() - 1];
+        let (a, s) = storage::unit(k);
+        let got = tx.get_dup::<storage::Storage>(&a, &s).expect("get_dup");
+        (t, got.filter(|&(slot, _)| slot == s).map(|(_, x)| x))
+    }
+
+    fn get_as_of(&self, queries: &[(u64, u64)]) -> (Duration, u64) {
+        let tx = self.read().expect("read");
+        let mut sum = 0u64;
+        let t = time(|| {
+            for &(k, v) in queries {
+                let x = storage::tabula_get_as_of(&tx, k, v);
+                sum = sum.wrapping_add(query_sum(k, v, x));
+            }
+        });
+        (t, sum)
+    }
+
+    fn unwind(&self, to: u64) -> (Duration, u64, u64) {
+        let mut tx = self.write().expect("write");
+        let mut undone = 0;
+        let t = time(|| undone = tx.unwind(to).expect("unwind"));
+        (t, undone, storage::tabula_state_sum(&tx))
+    }
+}
+
+/// The hand-kept layouts on raw libmdbx (the accounts and the storage shape): what their
+/// passes call.
+trait HandKept {
+    /// The environment.
+    fn env(&self) -> &raw::Env;
+    /// Writes `k = x` at version `v`, noting `k` in `seen` (for [`index`](Self::index)).
+    fn put(&self, txn: &mut raw::Txn, seen: &mut BTreeSet<u64>, v: u64, k: u64, x: u64);
+    /// Adds version `v` to the history index of every key in `seen`.
+    fn index(&self, txn: &mut raw::Txn, seen: &BTreeSet<u64>, v: u64);
+    /// `k`'s value at the end of version `v`.
+    fn get_as_of(&self, txn: &raw::Txn, k: u64, v: u64) -> Option<u64>;
+    /// Reverts every change above `to`; the changes undone.
+    fn unwind(&self, txn: &mut raw::Txn, to: u64) -> u64;
+    /// The state's rows folded ([`mix`] of key and value).
+    fn state_sum(&self, txn: &raw::Txn) -> u64;
+    /// What `k` holds now, after puts at `version` (the put pass's check).
+    fn current(&self, txn: &raw::Txn, k: u64, version: u64) -> Option<u64>;
+}
+
+impl<H: HandKept> Store for H {
+    fn put(&self, version: u64, puts: &[(u64, u64)]) -> (Duration, Option<u64>) {
+        let mut txn = self.env().begin(true);
+        let t = time(|| {
+            let mut seen = BTreeSet::new();
+            for &(k, x) in puts {
+                HandKept::put(self, &mut txn, &mut seen, version, k, x);
+            }
+            self.index(&mut txn, &seen, version);
+        });
+        let (k, _) = puts[puts.len() - 1];
+        let got = self.current(&txn, k, version);
+        txn.abort();
+        (t, got)
+    }
+
+    fn get_as_of(&self, queries: &[(u64, u64)]) -> (Duration, u64) {
+        let txn = self.env().begin(false);
+        let mut sum = 0u64;
+        let t = time(|| {
+            for &(k, v) in queries {
+                let x = HandKept::get_as_of(self, &txn, k, v);
+                sum = sum.wrapping_add(query_sum(k, v, x));
+            }
+        });
+        txn.abort();
+        (t, sum)
+    }
+
+    fn unwind(&self, to: u64) -> (Duration, u64, u64) {
+        let mut txn = self.env().begin(true);
+        let mut undone = 0;
+        let t = time(|| undone = HandKept::unwind(self, &mut txn, to));
+        let sum = self.state_sum(&txn);
+        txn.abort();
+        (t, undone, sum)
+    }
+}
+
 pub fn run(sizes: HistorySizes) -> Workload {
     let last = sizes.versions + 1;
     let title = format!(
@@ -458,234 +672,34 @@ pub fn run(sizes: HistorySizes) -> Workload {
         .map(|vs| vs.iter().filter(|(w, _)| *w > to).count() as u64)
         .sum();
 
-    type Timed<'a> = Box<dyn FnMut() -> Duration + 'a>;
-    let mut passes: Vec<(String, String, usize, Timed<'_>)> = Vec::new();
-    if let Some(db) = &tabula_db {
-        let new_puts = &new_puts;
-        passes.push((
-            "tabula_put".into(),
-            "hand_put".into(),
-            new_puts.len(),
-            Box::new(move || {
-                let mut tx = db.write().expect("write");
-                let t = time(|| {
-                    tx.set_version(last + 1);
-                    for (k, x) in new_puts {
-                        tx.put::<Accounts>(k, x).expect("put");
-                    }
-                });
-                let (k, x) = new_puts[new_puts.len() - 1];
-                assert_eq!(tx.get::<Accounts>(&k).expect("get"), Some(x), "tabula_put");
-                drop(tx);
-                t
-            }),
-        ));
-        let queries = &queries;
-        passes.push((
-            "tabula_get_as_of".into(),
-            "hand_get_as_of".into(),
-            queries.len(),
-            Box::new(move || {
-                let tx = db.read().expect("read");
-                let mut sum = 0u64;
-                let t = time(|| {
-                    for &(k, v) in queries {
-                        let x = tx.get_as_of::<Accounts>(&k, v).expect("get_as_of");
-                        sum = sum.wrapping_add(query_sum(k, v, x));
-                    }
-                });
-                verify("tabula_get_as_of", black_box(sum), query_want);
-                t
-            }),
-        ));
-        passes.push((
-            "tabula_unwind".into(),
-            "hand_unwind".into(),
-            changes_above as usize,
-            Box::new(move || {
-                let mut tx = db.write().expect("write");
-                let mut undone = 0;
-                let t = time(|| undone = tx.unwind(to).expect("unwind"));
-                assert_eq!(undone, changes_above, "tabula_unwind: changes undone");
-                let sum = tx.iter::<Accounts>().fold(0u64, |s, e| {
-                    let (k, x) = e.expect("iter");
-                    s.wrapping_add(mix(k ^ x))
-                });
-                verify("tabula_unwind (state after)", sum, unwound_sum);
-                drop(tx);
-                t
-            }),
-        ));
-    }
-    if let Some(db) = &storage_db {
-        let new_puts = &new_puts;
-        passes.push((
-            "tabula_storage_put".into(),
-            "hand_storage_put".into(),
-            new_puts.len(),
-            Box::new(move || {
-                let mut tx = db.write().expect("write");
-                let t = time(|| storage::tabula_puts(&mut tx, last + 1, new_puts));
-                let (k, x) = new_puts[new_puts.len() - 1];
-                let (a, s) = storage::unit(k);
-                let got = tx.get_dup::<storage::Storage>(&a, &s).expect("get_dup");
-                assert_eq!(got, Some((s, x)), "tabula_storage_put");
-                drop(tx);
-                t
-            }),
-        ));
-        let queries = &queries;
-        passes.push((
-            "tabula_storage_get_as_of".into(),
-            "hand_storage_get_as_of".into(),
-            queries.len(),
-            Box::new(move || {
-                let tx = db.read().expect("read");
-                let mut sum = 0u64;
-                let t = time(|| {
-                    for &(k, v) in queries {
-                        let x = storage::tabula_get_as_of(&tx, k, v);
-                        sum = sum.wrapping_add(query_sum(k, v, x));
-                    }
-                });
-                verify("tabula_storage_get_as_of", black_box(sum), query_want);
-                t
-            }),
-        ));
-        passes.push((
-            "tabula_storage_unwind".into(),
-            "hand_storage_unwind".into(),
-            changes_above as usize,
-            Box::new(move || {
-                let mut tx = db.write().expect("write");
-                let mut undone = 0;
-                let t = time(|| undone = tx.unwind(to).expect("unwind"));
-                assert_eq!(
-                    undone, changes_above,
-                    "tabula_storage_unwind: changes undone"
-                );
-                let sum = storage::tabula_state_sum(&tx);
-                verify("tabula_storage_unwind (state after)", sum, unwound_sum);
-                drop(tx);
-                t
-            }),
-        ));
-    }
-    if let Some(h) = &storage_hand {
-        let new_puts = &new_puts;
-        passes.push((
-            "hand_storage_put".into(),
-            "hand_storage_put".into(),
-            new_puts.len(),
-            Box::new(move || {
-                let mut txn = h.env.begin(true);
-                let t = time(|| {
-                    let mut seen = BTreeSet::new();
-                    for &(k, x) in new_puts {
-                        h.put(&mut txn, &mut seen, last + 1, k, x);
-                    }
-                    h.index(&mut txn, &seen, last + 1);
-                });
-                let (k, x) = new_puts[new_puts.len() - 1];
-                assert_eq!(h.get_as_of(&txn, k, last + 1), Some(x), "hand_storage_put");
-                txn.abort();
-                t
-            }),
-        ));
-        let queries = &queries;
-        passes.push((
-            "hand_storage_get_as_of".into(),
-            "hand_storage_get_as_of".into(),
-            queries.len(),
-            Box::new(move || {
-                let txn = h.env.begin(false);
-                let mut sum = 0u64;
-                let t = time(|| {
-                    for &(k, v) in queries {
-                        sum = sum.wrapping_add(query_sum(k, v, h.get_as_of(&txn, k, v)));
-                    }
-                });
-                verify("hand_storage_get_as_of", black_box(sum), query_want);
-                txn.abort();
-                t
-            }),
-        ));
-        passes.push((
-            "hand_storage_unwind".into(),
-            "hand_storage_unwind".into(),
-            changes_above as usize,
-            Box::new(move || {
-                let mut txn = h.env.begin(true);
-                let mut undone = 0;
-                let t = time(|| undone = h.unwind(&mut txn, to));
-                assert_eq!(undone, changes_above, "hand_storage_unwind: changes undone");
-                verify(
-                    "hand_storage_unwind (state after)",
-                    h.state_sum(&txn),
-                    unwound_sum,
-                );
-                txn.abort();
-                t
-            }),
-        ));
-    }
-    if let Some(h) = &hand {
-        let new_puts = &new_puts;
-        passes.push((
-            "hand_put".into(),
-            "hand_put".into(),
-            new_puts.len(),
-            Box::new(move || {
-                let mut txn = h.env.begin(true);
-                let t = time(|| {
-                    let mut seen = BTreeSet::new();
-                    for &(k, x) in new_puts {
-                        h.put(&mut txn, &mut seen, last + 1, k, x);
-                    }
-                    h.index(&mut txn, &seen, last + 1);
-                });
-                let (k, x) = new_puts[new_puts.len() - 1];
-                assert_eq!(
-                    txn.get(h.state, &k.to_be_bytes()).map(decode),
-                    Some(x),
-                    "hand_put"
-                );
-                txn.abort();
-                t
-            }),
-        ));
-        let queries = &queries;
-        passes.push((
-            "hand_get_as_of".into(),
-            "hand_get_as_of".into(),
-            queries.len(),
-            Box::new(move || {
-                let txn = h.env.begin(false);
-                let mut sum = 0u64;
-                let t = time(|| {
-                    for &(k, v) in queries {
-                        sum = sum.wrapping_add(query_sum(k, v, h.get_as_of(&txn, k, v)));
-                    }
-                });
-                verify("hand_get_as_of", black_box(sum), query_want);
-                txn.abort();
-                t
-            }),
-        ));
-        passes.push((
-            "hand_unwind".into(),
-            "hand_unwind".into(),
-            changes_above as usize,
-            Box::new(move || {
-                let mut txn = h.env.begin(true);
-                let mut undone = 0;
-                let t = time(|| undone = h.unwind(&mut txn, to));
-                assert_eq!(undone, changes_above, "hand_unwind: changes undone");
-                verify("hand_unwind (state after)", h.state_sum(&txn), unwound_sum);
-                txn.abort();
-                t
-            }),
-        ));
+    let run = Run {
+        version: last + 1,
+        puts: &new_puts,
+        queries: &queries,
+        query_want,
+        to,
+        changes_above,
+        unwound_sum,
+    };
+    let mut passes: Vec<(String, String, usize, TimedPass<'_>)> = Vec::new();
+    let stores: [(&str, &str, Option<&dyn Store>); 4] = [
+        ("tabula", "", tabula_db.as_ref().map(|db| db as &dyn Store)),
+        (
+            "tabula",
+            "storage_",
+            storage_db.as_ref().map(|db| db as &dyn Store),
+        ),
+        (
+            "hand",
+            "storage_",
+            storage_hand.as_ref().map(|h| h as &dyn Store),
+        ),
+        ("hand", "", hand.as_ref().map(|h| h as &dyn Store)),
+    ];
+    for (who, shape, store) in stores {
+        if let Some(store) = store {
+            run.push(&mut passes, who, shape, store);
+        }
     }
     passes.retain(|(name, ..)| variant_wanted(name));
     let labels: Vec<(String, String, usize)> = passes

@@ -17,6 +17,7 @@ use std::collections::BTreeSet;
 
 use tabula::{History, Schema, Table};
 
+use super::HandKept;
 use super::{decode, encode, puts_of, shard, value};
 use crate::data::mix;
 use crate::raw::{self, EnvFlags};
@@ -121,9 +122,39 @@ impl Hand {
         }
     }
 
+    /// Loads the hand-kept store: every unit at version 1, then the versions.
+    pub fn load(&self, sizes: &HistorySizes) {
+        let mut txn = self.env.begin(true);
+        let mut seen = BTreeSet::new();
+        for k in 0..sizes.keys {
+            self.put(&mut txn, &mut seen, 1, k, value(k));
+        }
+        self.index(&mut txn, &seen, 1);
+        txn.commit();
+        for v in 2..=sizes.versions + 1 {
+            let mut txn = self.env.begin(true);
+            let mut seen = BTreeSet::new();
+            for (k, x) in puts_of(sizes, v) {
+                self.put(&mut txn, &mut seen, v, k, x);
+            }
+            self.index(&mut txn, &seen, v);
+            txn.commit();
+        }
+    }
+}
+
+impl HandKept for Hand {
+    fn env(&self) -> &raw::Env {
+        &self.env
+    }
+
+    fn current(&self, txn: &raw::Txn, k: u64, version: u64) -> Option<u64> {
+        HandKept::get_as_of(self, txn, k, version)
+    }
+
     /// Puts `x` into unit `k` at version `v`: the slot's value before recorded once per unit
     /// and version (`seen`), the old entry deleted, the new one put.
-    pub fn put(&self, txn: &mut raw::Txn, seen: &mut BTreeSet<u64>, v: u64, k: u64, x: u64) {
+    fn put(&self, txn: &mut raw::Txn, seen: &mut BTreeSet<u64>, v: u64, k: u64, x: u64) {
         let (a, s) = unit(k);
         let account = a.to_be_bytes();
         let slot = s.to_be_bytes();
@@ -152,7 +183,7 @@ impl Hand {
     }
 
     /// The end of a transaction at version `v`: each unit it changed gets `v` in its shard.
-    pub fn index(&self, txn: &mut raw::Txn, seen: &BTreeSet<u64>, v: u64) {
+    fn index(&self, txn: &mut raw::Txn, seen: &BTreeSet<u64>, v: u64) {
         for &k in seen {
             let (a, s) = unit(k);
             shard::add(txn, self.index, &unit_bytes(a, s), v);
@@ -160,7 +191,7 @@ impl Hand {
     }
 
     /// The value of unit `k` at the end of `v`.
-    pub fn get_as_of(&self, txn: &raw::Txn, k: u64, v: u64) -> Option<u64> {
+    fn get_as_of(&self, txn: &raw::Txn, k: u64, v: u64) -> Option<u64> {
         let (a, s) = unit(k);
         let slot = s.to_be_bytes();
         let Some(w) = shard::first_after(txn, self.index, &unit_bytes(a, s), v) else {
@@ -188,7 +219,7 @@ impl Hand {
 
     /// Unwinds every version above `to`: the changesets walked from the last, each slot's
     /// value before written back, each change deleted; then each unit's open shard cut.
-    pub fn unwind(&self, txn: &mut raw::Txn, to: u64) -> u64 {
+    fn unwind(&self, txn: &mut raw::Txn, to: u64) -> u64 {
         let mut undone = 0;
         let mut units = BTreeSet::new();
         loop {
@@ -227,7 +258,7 @@ impl Hand {
         undone
     }
 
-    pub fn state_sum(&self, txn: &raw::Txn) -> u64 {
+    fn state_sum(&self, txn: &raw::Txn) -> u64 {
         let mut cursor = txn.cursor(self.state);
         let mut sum = 0u64;
         let mut first = true;
@@ -239,25 +270,5 @@ impl Hand {
         }
         cursor.close();
         sum
-    }
-
-    /// Loads the hand-kept store: every unit at version 1, then the versions.
-    pub fn load(&self, sizes: &HistorySizes) {
-        let mut txn = self.env.begin(true);
-        let mut seen = BTreeSet::new();
-        for k in 0..sizes.keys {
-            self.put(&mut txn, &mut seen, 1, k, value(k));
-        }
-        self.index(&mut txn, &seen, 1);
-        txn.commit();
-        for v in 2..=sizes.versions + 1 {
-            let mut txn = self.env.begin(true);
-            let mut seen = BTreeSet::new();
-            for (k, x) in puts_of(sizes, v) {
-                self.put(&mut txn, &mut seen, v, k, x);
-            }
-            self.index(&mut txn, &seen, v);
-            txn.commit();
-        }
     }
 }
