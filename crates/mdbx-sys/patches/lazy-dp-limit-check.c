@@ -18,47 +18,7 @@
  * open. */
 #include "mdbx.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static void check(const char *what, int rc) {
-  if (rc != MDBX_SUCCESS) {
-    printf("FAIL %s: %s\n", what, mdbx_strerror(rc));
-    fflush(stdout);
-    exit(1);
-  }
-}
-
-static MDBX_env *open_env(const char *dir) {
-  MDBX_env *env;
-  check("env_create", mdbx_env_create(&env));
-  check("set_geometry", mdbx_env_set_geometry(env, -1, -1, 1 << 26, -1, -1, -1));
-  check("env_open", mdbx_env_open(env, dir, MDBX_ENV_DEFAULTS, 0644));
-  return env;
-}
-
-static void put(MDBX_env *env, const char *key, const char *value) {
-  MDBX_txn *txn;
-  MDBX_dbi dbi;
-  check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_READWRITE, &txn));
-  check("dbi_open", mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi));
-  MDBX_val k = {.iov_base = (void *)key, .iov_len = strlen(key)};
-  MDBX_val v = {.iov_base = (void *)value, .iov_len = strlen(value)};
-  check("put", mdbx_put(txn, dbi, &k, &v, MDBX_UPSERT));
-  check("commit", mdbx_txn_commit(txn));
-}
-
-static void show(MDBX_env *env, const char *key) {
-  MDBX_txn *txn;
-  MDBX_dbi dbi;
-  check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn));
-  check("dbi_open", mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi));
-  MDBX_val k = {.iov_base = (void *)key, .iov_len = strlen(key)}, v;
-  check("get", mdbx_get(txn, dbi, &k, &v));
-  printf("%s = %.*s\n", key, (int)v.iov_len, (const char *)v.iov_base);
-  mdbx_txn_abort(txn);
-}
+#include "kv-check.h"
 
 static uint64_t option(MDBX_env *env, MDBX_option_t which) {
   uint64_t value;
@@ -71,16 +31,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s DIR\n", argv[0]);
     return 2;
   }
-  MDBX_env *env = open_env(argv[1]);
+  MDBX_env *env = open_env(argv[1], 1 << 26);
   put(env, "a", "first");
   mdbx_env_close(env);
   for (int i = 0; i < 3; i++) {
-    env = open_env(argv[1]);
+    env = open_env(argv[1], 1 << 26);
     show(env, "a");
     mdbx_env_close(env);
   }
 
-  env = open_env(argv[1]);
+  env = open_env(argv[1], 1 << 26);
   const uint64_t before = option(env, MDBX_opt_txn_dp_limit);
   put(env, "b", "second");
   const uint64_t after = option(env, MDBX_opt_txn_dp_limit);
@@ -94,7 +54,7 @@ int main(int argc, char **argv) {
   put(env, "c", "third");
   mdbx_env_close(env);
 
-  env = open_env(argv[1]);
+  env = open_env(argv[1], 1 << 26);
   show(env, "a");
   show(env, "b");
   show(env, "c");
