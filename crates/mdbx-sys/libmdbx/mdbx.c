@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -39700,6 +39700,24 @@ __hot __noinline int tree_deepen_edge(MDBX_cursor *mc, int flags) {
   adjust &= 1;                                                                                                         \
   IT = LOWER + half
 
+/* Prefetches the nodes of both probes the step after the one at LOWER + half of a search may make
+ * (BINARY_BRANCHLESS_SEARCH_CYCLE_BEGIN's names), so that on a page not in the cache the next
+ * probe's miss overlaps this step's instead of following it. Each index is the one
+ * BINARY_BRANCHLESS_SEARCH_CYCLE_END gives for one sign of the comparison, so it lies within the
+ * range the search has left, below the page's number of keys (NKEYS, checked with assertions on). */
+#define SEARCH_PREFETCH_NODE(MC, MP, NKEYS, IDX)                                                                       \
+  do {                                                                                                                 \
+    cASSERT0(MC, (IDX) >= 0 && (IDX) < (NKEYS));                                                                       \
+    __builtin_prefetch(page_node(MP, IDX));                                                                            \
+  } while (0)
+#define SEARCH_PREFETCH_NEXT(MC, MP, NKEYS, LOWER)                                                                     \
+  do {                                                                                                                 \
+    if (likely(half > 0)) {                                                                                            \
+      SEARCH_PREFETCH_NODE(MC, MP, NKEYS, (LOWER) + ((half - 1) >> 1));                                                \
+      SEARCH_PREFETCH_NODE(MC, MP, NKEYS, (LOWER) + half + 1 + ((half + adjust - 1) >> 1));                            \
+    }                                                                                                                  \
+  } while (0)
+
 #define BINARY_BRANCHLESS_SEARCH_CYCLE_END(IT, CMP, LOWER, SIZE)                                                       \
   CMP >>= CHAR_BIT * sizeof(CMP) - 1;                                                                                  \
   CLEAR_VALUE_PROPAGATION(CMP);                                                                                        \
@@ -39742,6 +39760,7 @@ static intptr_t null_comparator(const MDBX_val *a, const MDBX_val *b) {
         MDBX_CURSOR_STC_INC(mc);                                                                                       \
         BINARY_BRANCHLESS_SEARCH_CYCLE_BEGIN(it, cmp, lo, scope);                                                      \
         node = page_node(mp, it);                                                                                      \
+        SEARCH_PREFETCH_NEXT(mc, mp, nkeys, lo);                                                                       \
         node_key = get_key(node);                                                                                      \
         cASSERT0(mc, ptr_disp(mp, mc->txn->env->ps) >= ptr_disp(node_key.iov_base, node_key.iov_len));                 \
         cmp = BRANCH_COMPARATOR(&node_key, key);                                                                       \
@@ -39793,6 +39812,7 @@ static intptr_t null_comparator(const MDBX_val *a, const MDBX_val *b) {
         MDBX_CURSOR_STC_INC(mc);                                                                                       \
         BINARY_BRANCHLESS_SEARCH_CYCLE_BEGIN(it, cmp, lo, scope);                                                      \
         node = page_node(mp, it);                                                                                      \
+        SEARCH_PREFETCH_NEXT(mc, mp, nkeys, lo);                                                                       \
         node_key = get_key(node);                                                                                      \
         cASSERT0(mc, ptr_disp(mp, mc->txn->env->ps) >= ptr_disp(node_key.iov_base, node_key.iov_len));                 \
         cmp = LEAF_COMPARATOR(&node_key, key);                                                                         \
@@ -40090,6 +40110,7 @@ __hot sfr_t tree_search_foliage_configure(MDBX_cursor *mc, const MDBX_val *key) 
         MDBX_CURSOR_STC_INC(mc);                                                                                       \
         BINARY_BRANCHLESS_SEARCH_CYCLE_BEGIN(it, cmp, lo, scope);                                                      \
         MDBX_val node_key = get_key(page_node(mp, it));                                                                \
+        SEARCH_PREFETCH_NEXT(mc, mp, (intptr_t)nkeys, lo);                                                             \
         cASSERT0(mc, ptr_disp(mp, mc->txn->env->ps) >= ptr_disp(node_key.iov_base, node_key.iov_len));                 \
         cmp = COMPARATOR(&node_key, key);                                                                              \
         TRACE("== i %zu, cmp %zi", it, cmp);                                                                           \

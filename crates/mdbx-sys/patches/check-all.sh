@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # Longest first (about 10, 6.5, 0.7, 0.4, 0.3, 0.3 and 0.1 minutes on two idle cores; local-fs
-# and lazy-dp-limit 0.4 and 0.3 minutes with both cores busy; branchy-search, last, seconds).
-names=(dpl-tail loose-batch nometasync-gc write-chunks dbi-open page-zeroing lck-sync local-fs lazy-dp-limit branchy-search)
+# and lazy-dp-limit 0.4 and 0.3 minutes with both cores busy; branchy-search and search-prefetch,
+# last, seconds).
+names=(dpl-tail loose-batch nometasync-gc write-chunks dbi-open page-zeroing lck-sync local-fs lazy-dp-limit branchy-search search-prefetch)
 jobs_max=${TABULA_PATCH_CHECK_JOBS:-$(nproc)}
 out=$(mktemp -d)
 # shellcheck disable=SC2064 # expand $out now

@@ -17,9 +17,10 @@
 # traced_check NAME VARIANT SYSCALLS builds NAME-check.c against the pristine or the patched
 # libmdbx (VARIANT, assertions on) and runs it on a new directory under strace (the SYSCALLS
 # traced), leaving $work/VARIANT.out, .err and .strace, or says why it failed and exits;
-# same_output NAME [CFLAGS...] builds NAME-check.c against the pristine and the patched libmdbx
-# (assertions on, CFLAGS added), runs each on a new directory, and fails unless both pass with
-# identical output (stdout: libmdbx's own notices on stderr carry source line numbers);
+# same_output NAME [--program PROGRAM] [CFLAGS...] builds NAME-check.c (PROGRAM-check.c when
+# given) against the pristine and the patched libmdbx (assertions on, CFLAGS added), runs each on
+# a new directory, and fails unless both pass with identical output (stdout: libmdbx's own
+# notices on stderr carry source line numbers);
 # traced_gone NAME SYSCALLS PATTERN WHAT runs traced_check on both and fails unless their
 # outputs are identical, the patched run made no call matching PATTERN (an extended regexp
 # over the strace log; WHAT names those calls in the messages) and the pristine run some.
@@ -99,12 +100,16 @@ traced_gone() {
 }
 
 same_output() {
-    local name=$1 variant crate
+    local name=$1 program=$1 variant crate
     shift
+    if [[ ${1:-} == --program ]]; then
+        program=$2
+        shift 2
+    fi
     for variant in pristine patched; do
         crate=$src
         [[ $variant == patched ]] && crate=$dest
-        build_check "$crate" "$work/check-$variant" "$patches/$name-check.c" -DMDBX_FORCE_ASSERTIONS=1 "$@"
+        build_check "$crate" "$work/check-$variant" "$patches/$program-check.c" -DMDBX_FORCE_ASSERTIONS=1 "$@"
         mkdir "$work/db-$variant"
         "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || {
             echo "error: $name-check failed on the $variant libmdbx:" >&2
