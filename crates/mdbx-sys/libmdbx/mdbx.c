@@ -39718,6 +39718,19 @@ __hot __noinline int tree_deepen_edge(MDBX_cursor *mc, int flags) {
     }                                                                                                                  \
   } while (0)
 
+/* In a branch page's search, once at most two entries are left (SCOPE, before this step), the
+ * entry the search returns is the probe IT or the one before it (lo - 1 after the loop): the
+ * child pages of both are prefetched, so that the header of the page the descent reads next is
+ * on its way while the last comparison is decided. A page address is computed, never read. */
+#define SEARCH_PREFETCH_CHILDREN(MC, MP, IT, SCOPE)                                                                    \
+  do {                                                                                                                 \
+    if ((SCOPE) <= 2) {                                                                                                \
+      cASSERT0(MC, (IT) >= 1);                                                                                         \
+      __builtin_prefetch(pgno2page((MC)->txn->env, node_pgno(page_node(MP, (IT) - 1))));                               \
+      __builtin_prefetch(pgno2page((MC)->txn->env, node_pgno(page_node(MP, IT))));                                     \
+    }                                                                                                                  \
+  } while (0)
+
 #define BINARY_BRANCHLESS_SEARCH_CYCLE_END(IT, CMP, LOWER, SIZE)                                                       \
   CMP >>= CHAR_BIT * sizeof(CMP) - 1;                                                                                  \
   CLEAR_VALUE_PROPAGATION(CMP);                                                                                        \
@@ -40111,6 +40124,7 @@ __hot sfr_t tree_search_foliage_configure(MDBX_cursor *mc, const MDBX_val *key) 
         BINARY_BRANCHLESS_SEARCH_CYCLE_BEGIN(it, cmp, lo, scope);                                                      \
         MDBX_val node_key = get_key(page_node(mp, it));                                                                \
         SEARCH_PREFETCH_NEXT(mc, mp, (intptr_t)nkeys, lo);                                                             \
+        SEARCH_PREFETCH_CHILDREN(mc, mp, it, scope);                                                                   \
         cASSERT0(mc, ptr_disp(mp, mc->txn->env->ps) >= ptr_disp(node_key.iov_base, node_key.iov_len));                 \
         cmp = COMPARATOR(&node_key, key);                                                                              \
         TRACE("== i %zu, cmp %zi", it, cmp);                                                                           \
