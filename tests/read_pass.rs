@@ -109,13 +109,19 @@ fn an_unchanged_open_takes_no_write_transaction() {
         .expect("the open waited for the other process's write transaction")
         .unwrap();
     assert_eq!(report.verified, ["notes"]);
-    assert!(report.created.is_empty() && !report.record_written, "{report:?}");
+    assert!(
+        report.created.is_empty() && !report.record_written,
+        "{report:?}"
+    );
     assert_eq!(note.as_deref(), Some("kept"));
 
     // The child's commit landed after the open: the file is whole and the database usable.
     let db = tabula::open::<One>(dir.path(), options()).unwrap();
     let tx = db.read().unwrap();
-    assert_eq!(tx.get::<Notes>(&2).unwrap().as_deref(), Some("from the child"));
+    assert_eq!(
+        tx.get::<Notes>(&2).unwrap().as_deref(),
+        Some("from the child")
+    );
 }
 
 fn a_new_table_is_created_after_the_read_pass() {
@@ -151,11 +157,17 @@ fn a_pending_step_still_runs() {
     assert_eq!(report.applied, [(2, "add-tags")]);
     assert_eq!(report.version, 2);
     assert!(report.record_written);
-    assert_eq!(db.read().unwrap().get::<Notes>(&1).unwrap().as_deref(), Some("one"));
+    assert_eq!(
+        db.read().unwrap().get::<Notes>(&1).unwrap().as_deref(),
+        Some("one")
+    );
     drop(db);
     // Applied: the next open has no work and changes nothing.
     let (_, report) = tabula::open_with::<Two>(dir.path(), Options::new(), &steps()).unwrap();
-    assert!(report.applied.is_empty() && !report.record_written, "{report:?}");
+    assert!(
+        report.applied.is_empty() && !report.record_written,
+        "{report:?}"
+    );
     assert_eq!(report.version, 2);
     // A program without the step refuses the migrated database, read pass or not.
     match tabula::open::<Two>(dir.path(), Options::new()) {
@@ -174,7 +186,10 @@ fn a_read_only_open_still_works() {
     let read_only = || Options::new().read_only(true);
     let (db, report) = tabula::open_with_report::<One>(dir.path(), read_only()).unwrap();
     assert_eq!(report.verified, ["notes"]);
-    assert_eq!(db.read().unwrap().get::<Notes>(&1).unwrap().as_deref(), Some("one"));
+    assert_eq!(
+        db.read().unwrap().get::<Notes>(&1).unwrap().as_deref(),
+        Some("one")
+    );
     drop(db);
     match tabula::open::<Two>(dir.path(), read_only()) {
         Err(Error::TableMissing { table, .. }) => assert_eq!(table, "tags"),

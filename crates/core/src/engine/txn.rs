@@ -313,7 +313,9 @@ impl RawTxn {
             Some(n) => Some(super::val(n.as_bytes())),
             None => None,
         };
-        let name_ptr = name.as_ref().map_or(ptr::null(), |v| v as *const sys::MDBX_val);
+        let name_ptr = name
+            .as_ref()
+            .map_or(ptr::null(), |v| v as *const sys::MDBX_val);
         let mut dbi: Dbi = 0;
         let flags = if create {
             flags | sys::MDBX_CREATE

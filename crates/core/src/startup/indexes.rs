@@ -155,7 +155,11 @@ pub(crate) fn build(
 /// Whether [`drop_undeclared`] may have work: `record` lists an index `tables` no longer
 /// declares, or a build is in progress (its progress record is there, to resume or to drop).
 /// `true` when the meta table cannot be read: the write pass meets the error.
-pub(crate) fn any_to_drop(boot: &mut Bootstrap, record: &SchemaRecord, tables: &[TableInfo]) -> bool {
+pub(crate) fn any_to_drop(
+    boot: &mut Bootstrap,
+    record: &SchemaRecord,
+    tables: &[TableInfo],
+) -> bool {
     record
         .tables
         .iter()
