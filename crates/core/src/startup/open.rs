@@ -268,7 +268,7 @@ impl<'a> Startup<'a> {
         traces: &[ValueTrace],
     ) -> Result<Self> {
         // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
-        let own_tables = 1 + usize::from(tables.iter().any(|t| uses_dictionary(t)));
+        let own_tables = 1 + usize::from(tables.iter().any(uses_dictionary));
         let boot = Bootstrap::begin_reading(path, options, tables.len(), own_tables)?;
         Self::read_state(path, tables, traces, boot)
     }
