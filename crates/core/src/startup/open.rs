@@ -18,7 +18,9 @@ use crate::table::{Schema, TableInfo};
 
 /// What the startup path runs before it verifies the schema's tables: the migration steps of
 /// `tabula-migrate` (`Migrations` implements it). [`open`] calls [`upgrade`](Upgrade::upgrade)
-/// once, in the startup transaction, with the stored schema record.
+/// once, in the startup's write transaction, with the stored schema record; a read-write
+/// open whose read pass finds nothing to change, the hook included
+/// ([`has_work`](Upgrade::has_work)), does not call it.
 ///
 /// Control goes from the application to [`tabula::open_with`](crate::open_with) (in this
 /// crate), which calls [`open`] with its `Migrations` as the hook ([`NoSteps`](super::NoSteps)
