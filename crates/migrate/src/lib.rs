@@ -133,6 +133,13 @@ impl Upgrade for Migrations {
         }
     }
 
+    /// No step pending or in progress, and the steps applied as declared
+    /// ([`nothing_pending`](startup::nothing_pending)): an open that finds nothing else to
+    /// change takes no write transaction.
+    fn has_work(&self, boot: &mut Bootstrap, record: &SchemaRecord) -> bool {
+        !startup::nothing_pending(boot, record, &self.steps)
+    }
+
     fn upgrade(
         &self,
         boot: &mut Bootstrap,

@@ -306,11 +306,16 @@ impl RawTxn {
         flags: u32,
         create: bool,
     ) -> Result<Option<Dbi>, Code> {
-        let cname = match name {
-            Some(n) => Some(CString::new(n).map_err(|_| Code::EINVAL)?),
+        // The name as libmdbx's `MDBX_val` (`mdbx_dbi_open2`): no NUL-terminated copy. A name
+        // with a NUL inside is refused, as `mdbx_dbi_open`'s C string could not hold it.
+        let name = match name {
+            Some(n) if n.as_bytes().contains(&0) => return Err(Code::EINVAL),
+            Some(n) => Some(super::val(n.as_bytes())),
             None => None,
         };
-        let cname_ptr = cname.as_ref().map_or(ptr::null(), |c| c.as_ptr());
+        let name_ptr = name
+            .as_ref()
+            .map_or(ptr::null(), |v| v as *const sys::MDBX_val);
         let mut dbi: Dbi = 0;
         let flags = if create {
             flags | sys::MDBX_CREATE
@@ -318,9 +323,10 @@ impl RawTxn {
             // Open with whatever flags the table was created with; the caller compares them.
             sys::MDBX_DB_ACCEDE
         };
-        // SAFETY: the txn is live and exclusively borrowed; the name is NUL-terminated and
-        // outlives the call; `dbi` is an out-parameter.
-        let rc = unsafe { sys::mdbx_dbi_open(self.ptr.as_ptr(), cname_ptr, flags, &mut dbi) };
+        // SAFETY: the txn is live and exclusively borrowed; `name_ptr` is null (the main
+        // table) or points at an `MDBX_val` whose bytes (the borrowed `&str`) outlive the call;
+        // libmdbx copies the name it keeps; `dbi` is an out-parameter.
+        let rc = unsafe { sys::mdbx_dbi_open2(self.ptr.as_ptr(), name_ptr, flags, &mut dbi) };
         Ok(check_found(rc)?.then_some(dbi))
     }
 

@@ -85,6 +85,9 @@ pub struct Bootstrap {
     /// The environment checks every page (`MDBX_VALIDATION`) for the startup only: a writable
     /// open without `Options::validation`, switched off when the database is published.
     validating_startup: bool,
+    /// The startup's read pass ([`begin_reading`](Self::begin_reading)): a read transaction
+    /// on a writable environment, until [`begin_writing`](Self::begin_writing).
+    reading: bool,
     /// Keeps `Bootstrap` on the thread that began its transaction (`!Send`, `!Sync`).
     _stays_on_its_thread: PhantomData<*const ()>,
 }
@@ -167,6 +170,28 @@ impl Bootstrap {
         schema_tables: usize,
         own_tables: usize,
     ) -> Result<Self> {
+        Self::begin_as(path, options, schema_tables, own_tables, false)
+    }
+
+    /// [`begin_with`](Self::begin_with), but a read-write open begins with a read transaction:
+    /// the startup's read pass, which [`begin_writing`](Self::begin_writing) ends when the
+    /// open must change something. A read-only open is the same as with `begin_with`.
+    pub(super) fn begin_reading(
+        path: &Path,
+        options: &Options,
+        schema_tables: usize,
+        own_tables: usize,
+    ) -> Result<Self> {
+        Self::begin_as(path, options, schema_tables, own_tables, true)
+    }
+
+    fn begin_as(
+        path: &Path,
+        options: &Options,
+        schema_tables: usize,
+        own_tables: usize,
+        read_first: bool,
+    ) -> Result<Self> {
         let mut cfg = options.checked_env_config(schema_tables, own_tables)?;
         let run = options.run_config();
         // The startup reads what the file says (the schema record, the table directory, the
@@ -177,8 +202,9 @@ impl Bootstrap {
         let validating_startup = !run.read_only && !cfg.validation;
         cfg.validation |= validating_startup;
         let env = open_env(path, path, &cfg, !run.read_only)?;
+        let reading = read_first && !run.read_only;
         let txn = env
-            .begin(run.read_only)
+            .begin(run.read_only || reading)
             .map_err(|code| fail(code, At::env("begin the startup transaction"), &env, path))?;
         let mut boot = Bootstrap {
             txn: Some(txn),
@@ -187,6 +213,7 @@ impl Bootstrap {
             path: path.to_path_buf(),
             meta: None,
             validating_startup,
+            reading,
             _stays_on_its_thread: PhantomData,
         };
         let meta = boot.txn().open_table(Some(META_TABLE), 0, false);
@@ -211,11 +238,38 @@ impl Bootstrap {
             return f(self);
         }
         let out = f(self);
-        // Inside the startup's write transaction, which this thread owns: libmdbx changes the
-        // flag without waiting for the write lock. Should it fail, the startup goes on without
+        // Inside the startup's write transaction, which this thread owns, libmdbx changes the
+        // flag without waiting for the write lock; in the read pass it takes the lock for the
+        // change (uncontended: no system call). Should it fail, the startup goes on without
         // page checks, as every open did before they were made at startup.
         let _ = self.env.set_validation(true);
         out
+    }
+
+    /// Whether this is the read pass of a read-write open: a read transaction that
+    /// [`begin_writing`](Self::begin_writing) replaces by the write transaction when the open
+    /// must change something. Every write fails until then.
+    pub(super) fn is_reading(&self) -> bool {
+        self.reading
+    }
+
+    /// Ends the read pass: aborts its read transaction and begins the startup's write
+    /// transaction, in which the startup starts over (another process may have written
+    /// between the two). The handles the read pass opened are of tables that exist, which
+    /// libmdbx makes available to every transaction at once, so they stay valid.
+    pub(super) fn begin_writing(&mut self) -> Result<()> {
+        debug_assert!(self.reading);
+        drop(self.txn.take());
+        self.reading = false;
+        let txn = self
+            .env
+            .begin(false)
+            .map_err(|code| self.fail(code, At::env("begin the startup transaction")))?;
+        self.txn = Some(txn);
+        // The meta table may have been created since the read pass looked.
+        let meta = self.txn().open_table(Some(META_TABLE), 0, false);
+        self.meta = meta.map_err(|c| self.fail(c, At::table(META_TABLE, "open")))?;
+        Ok(())
     }
 
     /// Walks the catalog, every page of it loaded (and so checked, when page checks are on).
@@ -797,14 +851,19 @@ impl Bootstrap {
         debug_assert_eq!(handles.len(), S::TABLES.len());
         let dbis: Box<[Dbi]> = handles.into_iter().map(|h| h.0).collect();
         if self.validating_startup {
-            // Inside the startup's write transaction, which this thread owns: libmdbx changes
-            // the flag without waiting for the write lock (`mdbx_env_set_flags`).
+            // Inside the startup's write transaction, which this thread owns, libmdbx changes
+            // the flag without waiting for the write lock (`mdbx_env_set_flags`); after a read
+            // pass it takes that lock for the change, as it does for the switches of
+            // `with_catalog_checked` in the read pass.
             self.env
                 .set_validation(false)
                 .map_err(|code| self.fail(code, At::env("switch off the startup's page checks")))?;
         }
         let txn = self.txn.take().expect("live");
-        // Committing a read-only txn keeps the handles it opened, like a write commit does.
+        // Committing a read-only txn (a read-only open's, or the read pass of a read-write
+        // one that found nothing to change) keeps the handles it opened, like a write commit
+        // does; they are handles of existing tables, which libmdbx makes available to every
+        // transaction as soon as they are opened (`mdbx_dbi_open`).
         txn.commit()
             .map_err(|code| self.fail(code, At::commit(None, "commit the startup transaction")))?;
         let info = self

@@ -115,6 +115,48 @@ pub fn upgrade<D: DeclaredStep>(
     Ok(applied)
 }
 
+/// Whether [`upgrade`] with `steps` would do nothing on the stored `record`, and refuse
+/// nothing: no step pending, none in progress (nor an older Tabula's progress record above the
+/// version), and the steps applied as `steps` declare them. What [`NoSteps`] and
+/// `tabula-migrate`'s `Migrations` answer to [`Upgrade::has_work`] (negated). Reads the meta
+/// table (`false` when it cannot: [`upgrade`] then meets the error).
+///
+/// ```
+/// # use tabula::__doc::*;
+/// use tabula_core::startup::{Bootstrap, DeclaredStep, nothing_pending};
+/// # enum NoStep {}
+/// # impl DeclaredStep for NoStep {
+/// #     fn version(&self) -> u32 { match *self {} }
+/// #     fn name(&self) -> &'static str { match *self {} }
+/// #     fn checksum(&self) -> String { match *self {} }
+/// #     fn checksum_matches(&self, _: &str) -> bool { match *self {} }
+/// #     fn operations(&self) -> usize { match *self {} }
+/// # }
+///
+/// # let dir = temp_dir();
+/// drop(tabula::open::<App>(dir.path(), Options::new())?);
+/// let mut boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
+/// let record = boot.read_record()?.expect("recorded");
+/// assert!(nothing_pending::<NoStep>(&mut boot, &record, &[]));
+/// # Ok::<(), tabula::Error>(())
+/// ```
+pub fn nothing_pending<D: DeclaredStep>(
+    boot: &mut Bootstrap,
+    record: &SchemaRecord,
+    steps: &[D],
+) -> bool {
+    let Ok(pending) = pending_steps(record, steps) else {
+        return false;
+    };
+    if !pending.is_empty() {
+        return false;
+    }
+    let Ok(legacy) = read_legacy_progress(boot) else {
+        return false;
+    };
+    matches!(resume_state(record, legacy, &pending, steps), Ok(None))
+}
+
 /// The [`Upgrade`] of a program that declares no migration steps (schema version 1): what
 /// [`open`](crate::open) runs. It records a new database at version 1 and refuses, as
 /// `tabula-migrate`'s `Migrations` would with no steps (both run [`upgrade`]), a database
@@ -155,6 +197,10 @@ impl Upgrade for NoSteps {
         stored: bool,
     ) -> Result<Vec<(u32, &'static str)>> {
         upgrade::<NoStep>(boot, record, stored, &[], |_, step, _, _| match *step {})
+    }
+
+    fn has_work(&self, boot: &mut Bootstrap, record: &SchemaRecord) -> bool {
+        !nothing_pending::<NoStep>(boot, record, &[])
     }
 }
 

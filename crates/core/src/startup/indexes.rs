@@ -152,6 +152,21 @@ pub(crate) fn build(
     Ok(written)
 }
 
+/// Whether [`drop_undeclared`] may have work: `record` lists an index `tables` no longer
+/// declares, or a build is in progress (its progress record is there, to resume or to drop).
+/// `true` when the meta table cannot be read: the write pass meets the error.
+pub(crate) fn any_to_drop(
+    boot: &mut Bootstrap,
+    record: &SchemaRecord,
+    tables: &[TableInfo],
+) -> bool {
+    record
+        .tables
+        .iter()
+        .any(|(name, t)| t.index.is_some() && !tables.iter().any(|d| d.name == name.as_str()))
+        || !matches!(boot.meta_get(PROGRESS_KEY), Ok(None))
+}
+
 /// Drops the table of every index `record` lists that `tables` no longer declares, and its
 /// record; and the table of an interrupted build of an index `tables` does not declare, with
 /// its progress. Returns the names dropped.

@@ -34,8 +34,8 @@ pub use conversions::{
     encode_stored_value,
 };
 pub use history::{
-    DeclaredStep, NoSteps, pending_steps, read_legacy_progress, resume_state, target_version,
-    upgrade,
+    DeclaredStep, NoSteps, nothing_pending, pending_steps, read_legacy_progress, resume_state,
+    target_version, upgrade,
 };
 pub(crate) use meta::parse_record;
 pub use open::{Report, Upgrade, data_file, open};

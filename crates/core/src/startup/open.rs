@@ -18,7 +18,9 @@ use crate::table::{Schema, TableInfo};
 
 /// What the startup path runs before it verifies the schema's tables: the migration steps of
 /// `tabula-migrate` (`Migrations` implements it). [`open`] calls [`upgrade`](Upgrade::upgrade)
-/// once, in the startup transaction, with the stored schema record.
+/// once, in the startup's write transaction, with the stored schema record; a read-write
+/// open whose read pass finds nothing to change, the hook included
+/// ([`has_work`](Upgrade::has_work)), does not call it.
 ///
 /// Control goes from the application to [`tabula::open_with`](crate::open_with) (in this
 /// crate), which calls [`open`] with its `Migrations` as the hook ([`NoSteps`](super::NoSteps)
@@ -114,6 +116,36 @@ pub trait Upgrade {
     fn index_progress(&self, index: &str, table: &str, done: u64, total: u64) {
         let _ = (index, table, done, total);
     }
+
+    /// Whether [`upgrade`](Upgrade::upgrade) may have work on the stored database whose
+    /// record is `record`. A read-write [`open`] asks it in its read pass (`boot` is in a read
+    /// transaction: it reads, and every write fails), before the tables are opened: `false`
+    /// promises that `upgrade` would neither change nor refuse anything on this record, and
+    /// lets an open that finds nothing else to change take no write transaction (`upgrade`
+    /// is then not called). The default, `true`, sends every open through the write
+    /// transaction, where `upgrade` runs. [`NoSteps`](super::NoSteps) and `tabula-migrate`'s
+    /// `Migrations` answer from the version, the steps applied and the step in progress
+    /// ([`nothing_pending`](super::nothing_pending)).
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// use tabula_core::record::SchemaRecord;
+    /// use tabula_core::startup::{Bootstrap, NoSteps, Upgrade};
+    ///
+    /// # let dir = temp_dir();
+    /// drop(tabula::open::<App>(dir.path(), Options::new())?);
+    /// let mut boot = Bootstrap::begin(dir.path(), &Options::new().read_only(true), 0)?;
+    /// let mut record = boot.read_record()?.expect("recorded by the open");
+    /// assert!(!NoSteps.has_work(&mut boot, &record));
+    /// // A database migrated past version 1 is refused by `NoSteps`: its `upgrade` has work.
+    /// record.version = 2;
+    /// assert!(NoSteps.has_work(&mut boot, &record));
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    fn has_work(&self, boot: &mut Bootstrap, record: &SchemaRecord) -> bool {
+        let _ = (boot, record);
+        true
+    }
 }
 
 /// What the startup step did, for logs and tests.
@@ -169,15 +201,18 @@ pub fn open<S: Schema>(
     let traces = declare_traces(S::TABLES)?;
     let traced_us = started.elapsed().as_micros() as u64;
     let mut startup = Startup::open_environment(path, options, S::TABLES, &traces)?;
-    startup.upgrade(upgrade)?;
-    let (found, stop) = startup.open_handles();
-    let handles = startup.check_tables(&traces, found)?;
-    if let Some(e) = stop {
-        return Err(e);
-    }
-    startup.build_indexes(&handles, upgrade)?;
-    let any_whole = startup.start_histories(&handles)?;
-    startup.write_record()?;
+    let read_pass = startup.read_pass(upgrade, &traces);
+    // Whether the open took the write transaction (for the log).
+    let wrote = read_pass.is_none() && !startup.boot.is_read_only();
+    let (handles, any_whole) = match read_pass {
+        Some(checked) => checked,
+        None => {
+            if startup.boot.is_reading() {
+                startup = startup.begin_writing(&traces)?;
+            }
+            startup.full_pass(upgrade, &traces)?
+        }
+    };
     let (db, report) = startup.publish::<S>(handles)?;
     if any_whole {
         db.shared.history().note_whole();
@@ -189,6 +224,7 @@ pub fn open<S: Schema>(
         verified = report.verified.len(),
         migrations = report.applied.len(),
         version = report.version,
+        write_transaction = wrote,
         traced_us,
         elapsed_us = started.elapsed().as_micros() as u64,
         "opened database"
@@ -215,6 +251,8 @@ struct Startup<'a> {
     next_version: u32,
     /// The indexes to build from their tables (positions in `tables`).
     builds: Vec<usize>,
+    /// The read pass found something to write (a history to start, the record changed).
+    write_needed: bool,
     /// The startup transaction (last: dropped after the dictionaries, on an error).
     boot: Bootstrap,
 }
@@ -222,6 +260,9 @@ struct Startup<'a> {
 impl<'a> Startup<'a> {
     /// Opens the environment at `path` and begins the startup transaction, reads the schema
     /// record, and loads the zstd dictionaries when the schema or the record uses some.
+    ///
+    /// A read-write open begins with a read transaction, the read pass
+    /// ([`read_pass`](Self::read_pass)); a read-only one with the read transaction it runs in.
     fn open_environment(
         path: &'a Path,
         options: &Options,
@@ -229,9 +270,35 @@ impl<'a> Startup<'a> {
         traces: &[ValueTrace],
     ) -> Result<Self> {
         // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
+        let own_tables = 1 + usize::from(tables.iter().any(uses_dictionary));
+        let boot = Bootstrap::begin_reading(path, options, tables.len(), own_tables)?;
+        Self::read_state(path, tables, traces, boot)
+    }
+
+    /// Ends the read pass, which found something to change: the startup starts over in the
+    /// write transaction, from the record as the file holds it now.
+    fn begin_writing(self, traces: &[ValueTrace]) -> Result<Self> {
+        let Startup {
+            path,
+            tables,
+            dictionaries,
+            mut boot,
+            ..
+        } = self;
+        drop(dictionaries); // released before the reload
+        boot.begin_writing()?;
+        Self::read_state(path, tables, traces, boot)
+    }
+
+    /// The startup's state at its beginning, in `boot`'s transaction: the record read, the
+    /// dictionaries loaded.
+    fn read_state(
+        path: &'a Path,
+        tables: &'static [TableInfo],
+        traces: &[ValueTrace],
+        mut boot: Bootstrap,
+    ) -> Result<Self> {
         let dictionary_names = dictionary_names(tables);
-        let own_tables = 1 + usize::from(!dictionary_names.is_empty());
-        let mut boot = Bootstrap::begin_with(path, options, tables.len(), own_tables)?;
         let declared = || {
             tables
                 .iter()
@@ -270,7 +337,62 @@ impl<'a> Startup<'a> {
             report: Report::default(),
             next_version: 0,
             builds: Vec::new(),
+            write_needed: false,
         })
+    }
+
+    /// The read pass of a read-write open, in the read transaction it began with: when the
+    /// open changes nothing (the record stored and unchanged, `upgrade` with no work
+    /// ([`Upgrade::has_work`]), no index to drop or build, every table there and as declared,
+    /// no history to start), the schema's handles, checked, and whether any history bounds
+    /// every key's reads ([`start_histories`](Self::start_histories)). `None` when the
+    /// open must write, or meets any error or refusal: the write transaction then runs the
+    /// whole startup again ([`full_pass`](Self::full_pass)), which gives that error as an open
+    /// without a read pass would. `None` at once for a read-only open, which runs the whole
+    /// startup in its read transaction.
+    fn read_pass(
+        &mut self,
+        upgrade: &dyn Upgrade,
+        traces: &[ValueTrace],
+    ) -> Option<(Vec<TableHandle>, bool)> {
+        if !self.boot.is_reading()
+            || matches!(self.stored, Stored::Nothing)
+            || upgrade.has_work(&mut self.boot, &self.record)
+            || indexes::any_to_drop(&mut self.boot, &self.record, self.tables)
+        {
+            return None;
+        }
+        self.next_version = self.record.version.max(upgrade.version()) + 1;
+        let (found, stop) = self.open_handles();
+        if stop.is_some() {
+            return None; // a missing table (created by the write pass) or an error
+        }
+        let handles = self.check_tables(traces, found).ok()?;
+        if !self.builds.is_empty() {
+            return None;
+        }
+        let any_whole = self.start_histories(&handles).ok()?;
+        self.write_record().ok()?;
+        (!self.write_needed).then_some((handles, any_whole))
+    }
+
+    /// The whole startup in its transaction: the write transaction of a read-write open (after
+    /// a read pass that found something to change), the read transaction of a read-only one.
+    fn full_pass(
+        &mut self,
+        upgrade: &dyn Upgrade,
+        traces: &[ValueTrace],
+    ) -> Result<(Vec<TableHandle>, bool)> {
+        self.upgrade(upgrade)?;
+        let (found, stop) = self.open_handles();
+        let handles = self.check_tables(traces, found)?;
+        if let Some(e) = stop {
+            return Err(e);
+        }
+        self.build_indexes(&handles, upgrade)?;
+        let any_whole = self.start_histories(&handles)?;
+        self.write_record()?;
+        Ok((handles, any_whole))
     }
 
     /// Runs `upgrade` (the pending migration steps), reloads the dictionaries after steps,
@@ -322,7 +444,8 @@ impl<'a> Startup<'a> {
         for info in tables {
             let opened = match boot.find_table(info.name) {
                 Ok(Some(existing)) => Ok(Opened::Existing(existing)),
-                Ok(None) if boot.is_read_only() => Err(Error::TableMissing {
+                // The read pass stops here too: the write pass creates the table.
+                Ok(None) if boot.is_read_only() || boot.is_reading() => Err(Error::TableMissing {
                     table: info.name.to_string(),
                     path: path.to_path_buf(),
                 }),
@@ -504,6 +627,10 @@ impl<'a> Startup<'a> {
             if self.boot.row_count(info.name, history)? == 0 {
                 let rows = self.boot.row_count(source, handles[source_at])?;
                 if rows > 0 {
+                    if self.boot.is_reading() {
+                        self.write_needed = true; // the write pass starts it
+                        continue;
+                    }
                     if self.boot.is_read_only() {
                         return Err(Error::InvalidTable {
                             table: source.to_string(),
@@ -542,6 +669,10 @@ impl<'a> Startup<'a> {
         self.report.version = self.record.version;
         self.record.settle_format();
         if !self.boot.is_read_only() && self.stored.differs(&self.record, self.tables.len()) {
+            if self.boot.is_reading() {
+                self.write_needed = true; // the write pass writes it
+                return Ok(());
+            }
             self.boot.write_record(&mut self.record)?;
             self.report.record_written = true;
         }
@@ -612,6 +743,19 @@ enum Opened {
     Existing(ExistingTable),
     /// It was missing and has been created.
     Created(TableHandle),
+}
+
+/// Whether `table`'s codec uses a zstd dictionary ([`ZstdDict`](crate::codec::ZstdDict)).
+fn uses_dictionary(table: &TableInfo) -> bool {
+    #[cfg(feature = "compression")]
+    {
+        crate::codec::dictionary_name(&table.value).is_some()
+    }
+    #[cfg(not(feature = "compression"))]
+    {
+        let _ = table;
+        false
+    }
 }
 
 /// The zstd dictionary names the tables' codecs use ([`ZstdDict`](crate::codec::ZstdDict)),
