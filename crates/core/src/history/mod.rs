@@ -113,10 +113,15 @@ impl Form {
     /// The form of the history of the table `record` describes (the schema-less reader and
     /// the migrations, which know the table by its schema record): as [`Form::of`] its type.
     pub(crate) fn of_record(record: &TableRecord) -> Form {
-        let width = crate::untyped::KeyShape::parse(&record.key)
+        Form::of_text(record.dupsort, &record.key, &record.value)
+    }
+
+    /// [`of_record`](Self::of_record) of a table's flag and recorded descriptors' texts.
+    pub(crate) fn of_text(dupsort: bool, key: &str, value: &str) -> Form {
+        let width = crate::untyped::KeyShape::parse(key)
             .ok()
             .and_then(|shape| shape.fixed_size());
-        let unit = match (record.dupsort, record.value.starts_with("subkey ")) {
+        let unit = match (dupsort, value.starts_with("subkey ")) {
             (false, _) => Unit::None,
             (true, true) => Unit::Delimited,
             (true, false) => Unit::Escaped,
@@ -1236,9 +1241,9 @@ pub(crate) fn lower_last(
 
 /// One batch of a prune of the history (`dbi`) of table `source` below `below`: the horizon
 /// raised to `below` first, then up to `limit` changes of versions below it deleted. Each key
-/// keeps the index entry of its highest pruned change, whose change is gone: its mark, which a
-/// read as of an earlier version finds first and refuses ([`as_of`]), while a read as of a
-/// later one never meets it. Returns how many changes were deleted (fewer than `limit`: the
+/// keeps its highest pruned change with an empty value: its mark, which a read as of an
+/// earlier version finds first and refuses (`read::as_of`), while a read as of a later one
+/// never meets it. Returns how many changes were deleted (fewer than `limit`: the
 /// prune is complete).
 pub(crate) fn prune_batch(
     raw: &mut RawTxn,
@@ -1257,22 +1262,23 @@ pub(crate) fn prune_batch(
             .put(history, &HORIZON, &below.to_be_bytes(), engine::put::UPSERT)
             .map_err(fail)?,
     }
-    // One cursor walks the changes from the first, deleting them; the other deletes each
-    // pruned key's mark. Changes go in version order, so a key's index entries below a pruned
-    // change are earlier pruned changes: the one left of them (the key's mark) goes, the new
-    // one stays. The mark goes first, so that the walking cursor's next move is the one that
-    // follows its own delete.
+    // One cursor walks the log from its first entry, deleting each entry below `below`; the
+    // other turns the entry's change into its key's mark (an empty value) and deletes the
+    // key's previous mark. The log goes in version order, so a key's changes below a pruned
+    // one were pruned before it: the one left of them (its mark) is just before it. The
+    // marks go first, so that the walking cursor's next move is the one that follows its own
+    // delete.
     let lent = raw.lend();
-    let mut changes = lent.cursor(history, shared.cursors()).map_err(fail)?;
+    let mut log = lent.cursor(history, shared.cursors()).map_err(fail)?;
     let mut marks = lent.cursor(history, shared.cursors()).map_err(fail)?;
-    let mut key = Vec::new();
+    let mut part = Vec::new();
     let mut pruned = 0;
     let mut op = op::FIRST;
     while pruned < limit {
-        let change = match changes.get_with(op, None, None, |k, _| match parse_change(k) {
-            Some((version, stored)) if version < below => {
-                key.clear();
-                key.extend_from_slice(stored);
+        let change = match log.get_with(op, None, None, |k, _| match parse_log(k) {
+            Some((version, p)) if version < below => {
+                part.clear();
+                part.extend_from_slice(p);
                 Some(version)
             }
             _ => None,
@@ -1285,23 +1291,25 @@ pub(crate) fn prune_batch(
         let Some(version) = change else {
             break;
         };
-        let fail = |code| shared.fail(code, At::table(source, "prune history").key(&key));
-        let prefix = index_prefix(&key);
-        let marked = marks
-            .get_with(op::SET_RANGE, Some(prefix.as_slice()), None, |entry, _| {
-                if !entry.starts_with(prefix.as_slice()) {
-                    return Ok(false);
-                }
-                let (_, marked) =
-                    parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
-                Ok(marked < version)
-            })
-            .map_err(fail)?
-            .transpose()?;
-        if marked == Some(true) {
-            marks.del(engine::del::CURRENT).map_err(fail)?;
+        let fail = |code| shared.fail(code, At::table(source, "prune history").key(&part));
+        let key = keyed_key(&part, version);
+        let found = marks
+            .get_with(op::SET_KEY, Some(key.as_slice()), None, |_, _| ())
+            .map_err(fail)?;
+        if found.is_some() {
+            marks
+                .put(key.as_slice(), &[], engine::put::UPSERT)
+                .map_err(fail)?;
+            let earlier = marks
+                .get_with(op::PREV, None, None, |k, v| {
+                    is_mark(v) && parse_keyed(k).is_some_and(|(p, _)| p == part.as_slice())
+                })
+                .map_err(fail)?;
+            if earlier == Some(true) {
+                marks.del(engine::del::CURRENT).map_err(fail)?;
+            }
         }
-        changes.del(engine::del::CURRENT).map_err(fail)?;
+        log.del(engine::del::CURRENT).map_err(fail)?;
         pruned += 1;
         // After a delete, `MDBX_NEXT` lands on the entry that followed the deleted one.
         op = op::NEXT;
@@ -1346,7 +1354,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_units_values_before_read_back_and_its_keys_group_by_key() {
+    fn a_units_values_before_read_back() {
         for values in [
             vec![],
             vec![b"a".to_vec()],
@@ -1363,45 +1371,93 @@ mod tests {
             assert_eq!(before_of(&change).is_some(), values.len() < 2);
         }
         assert_eq!(befores_of(&[MANY, 0, 0, 0, 9, 1]), None);
-        let (k, sub) = (b"k\0".as_slice(), b"\0\x01s".as_slice());
-        let unit = unit_key(k, sub);
-        assert_eq!(split_unit("T", &unit).unwrap(), (k.to_vec(), sub));
-        // Every index entry of a unit of `k` starts with `units_start(k)`, none of `k ‖ 0`.
-        let start = units_start(k);
-        for sub in [&b""[..], b"\0", b"\xff\xff"] {
-            let entry = index_key(&unit_key(k, sub), 3);
-            assert!(entry.as_slice().starts_with(start.as_slice()), "{sub:?}");
-            let other = index_key(&unit_key(b"k\0\0", sub), 3);
-            assert!(!other.as_slice().starts_with(start.as_slice()), "{sub:?}");
-        }
+        assert_eq!(before_of(&[]), None, "a mark is no change");
     }
 
+    /// Every form's key parts: decoded back, and sorted by (key part, version) they keep each
+    /// key's entries together in version order, and keys in their byte order.
     #[test]
-    fn keys_parse_back_and_index_keys_sort_by_key_then_version() {
-        let change = change_key(7, b"a\0b");
-        assert_eq!(parse_change(change.as_slice()), Some((7, &b"a\0b"[..])));
-        let index = index_key(b"a\0b", 9);
-        assert_eq!(parse_index(index.as_slice()), Some((b"a\0b".to_vec(), 9)));
-        let mut keys = [
-            index_key(b"b", 1),
-            index_key(b"a", 2),
-            index_key(b"a\0", 0),
-            index_key(b"a", 1),
-            index_key(b"", 5),
-        ]
-        .map(|k| k.as_slice().to_vec());
-        keys.sort();
-        let parsed: Vec<_> = keys.iter().map(|k| parse_index(k).unwrap()).collect();
-        assert_eq!(
-            parsed,
-            [
-                (b"".to_vec(), 5),
-                (b"a".to_vec(), 1),
-                (b"a".to_vec(), 2),
-                (b"a\0".to_vec(), 0),
-                (b"b".to_vec(), 1)
-            ]
-        );
-        assert_eq!(&changes_from(3)[..], change_key(3, b"").as_slice());
+    fn key_parts_parse_back_and_keep_each_keys_changes_together() {
+        let fixed = Form {
+            width: Some(2),
+            unit: Unit::None,
+        };
+        let open = Form {
+            width: None,
+            unit: Unit::None,
+        };
+        let units = Form {
+            width: Some(2),
+            unit: Unit::Delimited,
+        };
+        let whole = Form {
+            width: None,
+            unit: Unit::Escaped,
+        };
+        let cases: [(Form, Vec<(&[u8], &[u8])>); 4] = [
+            (
+                fixed,
+                vec![
+                    (b"a\0", b""),
+                    (b"\0\0", b""),
+                    (b"ab", b""),
+                    (b"\xff\xff", b""),
+                ],
+            ),
+            (
+                open,
+                vec![
+                    (b"", b""),
+                    (b"a", b""),
+                    (b"a\0", b""),
+                    (b"ab", b""),
+                    (b"b", b""),
+                ],
+            ),
+            (
+                units,
+                vec![(b"k\0", b"\x01"), (b"k\0", b"\x02"), (b"k\x01", b"\x01")],
+            ),
+            (
+                whole,
+                vec![
+                    (b"k", b""),
+                    (b"k", b"\0"),
+                    (b"k", b"a"),
+                    (b"k", b"ab"),
+                    (b"k\0", b""),
+                ],
+            ),
+        ];
+        for (form, keys) in cases {
+            let mut entries = Vec::new();
+            for (i, (k, sub)) in keys.iter().enumerate() {
+                let part = form.key_part(k, sub);
+                let part = part.as_slice();
+                match form.unit {
+                    Unit::None => assert_eq!(form.key_of(part).as_deref(), Some(*k)),
+                    _ => {
+                        let (kk, ss) = form.unit_of(part).unwrap();
+                        assert_eq!((&*kk, &*ss), (*k, *sub));
+                    }
+                }
+                assert!(form.key_start(k).as_slice().len() <= part.len());
+                assert!(part.starts_with(form.key_start(k).as_slice()));
+                for version in [0, 1, 256, u64::MAX] {
+                    entries.push((keyed_key(part, version).as_slice().to_vec(), i, version));
+                    let (p, v) = parse_keyed(entries.last().unwrap().0.as_slice()).unwrap();
+                    assert_eq!((p, v), (part, version));
+                    let log = log_key(version, part);
+                    assert_eq!(parse_log(log.as_slice()), Some((version, part)));
+                }
+            }
+            let mut sorted = entries.clone();
+            sorted.sort();
+            let order: Vec<_> = sorted.iter().map(|(_, i, v)| (*i, *v)).collect();
+            let mut want: Vec<_> = entries.iter().map(|(_, i, v)| (*i, *v)).collect();
+            want.sort();
+            assert_eq!(order, want, "{form:?}");
+        }
+        assert_eq!(&log_from(3)[..], log_key(3, b"").as_slice());
     }
 }

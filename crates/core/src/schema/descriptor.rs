@@ -172,9 +172,9 @@ impl Descriptor {
         match self {
             Descriptor::Unit => Some(0),
             Descriptor::Bool => Some(1),
-            Descriptor::Unsigned(bits) | Descriptor::Signed(bits) | Descriptor::NativeInteger(bits) => {
-                Some(*bits as usize / 8)
-            }
+            Descriptor::Unsigned(bits)
+            | Descriptor::Signed(bits)
+            | Descriptor::NativeInteger(bits) => Some(*bits as usize / 8),
             Descriptor::Char => Some(4),
             Descriptor::Array(n) => Some(*n),
             Descriptor::Tuple(parts) => {
@@ -256,8 +256,10 @@ mod tests {
     fn fixed_sizes_are_the_parsed_shapes() {
         use crate::Key;
         use crate::untyped::KeyShape;
-        const FIELDS: &[(&str, Descriptor)] = &[("a", Descriptor::Array(20)), ("b", Descriptor::Signed(32))];
-        const OPEN: &[(&str, Descriptor)] = &[("a", Descriptor::Unsigned(8)), ("b", Descriptor::Str)];
+        const FIELDS: &[(&str, Descriptor)] =
+            &[("a", Descriptor::Array(20)), ("b", Descriptor::Signed(32))];
+        const OPEN: &[(&str, Descriptor)] =
+            &[("a", Descriptor::Unsigned(8)), ("b", Descriptor::Str)];
         let all = [
             Descriptor::Unit,
             Descriptor::Bool,
@@ -274,8 +276,14 @@ mod tests {
             <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR,
             <(u64, String)>::DESCRIPTOR,
             <((u8, u16), u32)>::DESCRIPTOR,
-            Descriptor::Struct { name: "S", fields: FIELDS },
-            Descriptor::Struct { name: "T", fields: OPEN },
+            Descriptor::Struct {
+                name: "S",
+                fields: FIELDS,
+            },
+            Descriptor::Struct {
+                name: "T",
+                fields: OPEN,
+            },
             Descriptor::Custom("key-v1"),
             Descriptor::Bincode,
         ];
@@ -283,7 +291,10 @@ mod tests {
             let parsed = KeyShape::of(&d).and_then(|shape| shape.fixed_size());
             assert_eq!(d.fixed_size(), parsed, "{d}");
         }
-        assert_eq!(<(u64, [u8; 20], bool, char, ())>::DESCRIPTOR.fixed_size(), Some(33));
+        assert_eq!(
+            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR.fixed_size(),
+            Some(33)
+        );
     }
 
     #[test]
