@@ -1398,8 +1398,8 @@ mod tests {
             (
                 fixed,
                 vec![
-                    (b"a\0", b""),
                     (b"\0\0", b""),
+                    (b"a\0", b""),
                     (b"ab", b""),
                     (b"\xff\xff", b""),
                 ],
