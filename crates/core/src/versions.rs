@@ -209,8 +209,8 @@ impl<H: Handle> Reads<H> {
         self.rows_as_of::<T>(Positions::prefix::<T::Key>(prefix), version)
     }
 
-    /// Checks table `T`'s history against its layout: every change with its index entry and
-    /// every index entry above the horizon with its change, at most one mark a key below it,
+    /// Checks table `T`'s history against its layout: every change with its log entry and
+    /// every log entry with its change, marks below the horizon, one a key at most,
     /// the changes a prune in progress left below it after every pruned one, none above the
     /// last version recorded, every key and value before decoding as `T`'s. Then against
     /// `T`'s rows, when the history recorded `T` from its creation (not one added to a
@@ -290,7 +290,7 @@ impl<H: Handle> Reads<H> {
             .iter_between::<T>(bounds.clone())
             .collect::<Result<_>>()?;
         // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
-        // whole history index is walked for them.
+        // whole of the history's changes is walked for them.
         let form = const { history::Form::of::<T>() };
         let from = match (bounds.lower(), T::FLAGS.integer_key) {
             (Bound::Included(k) | Bound::Excluded(k), false) => Some(form.key_start(k)),
@@ -635,10 +635,11 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Reverts every table declared `history` to the end of `version`: each change recorded
-    /// at a higher version is undone — the row written back (or deleted) with its secondary
-    /// index entries, the key watchers told — and removed from the history, in this
-    /// transaction, so the unwind commits or aborts as one. Returns how many changes were
-    /// undone. Writes after it name a version of at least `version`.
+    /// at a higher version is undone and removed from the history, in this transaction, so
+    /// the unwind commits or aborts as one. Each key changed is written back (or deleted)
+    /// once, to its value at the end of `version`, with its secondary index entries, and its
+    /// key watchers told of that one change. Returns how many changes were undone. Writes
+    /// after it name a version of at least `version`.
     ///
     /// ```
     /// # use tabula::__doc::*;

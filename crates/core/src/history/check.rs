@@ -120,7 +120,7 @@ pub(crate) fn check(
     let mut unpruned: Option<(u64, Vec<u8>)> = None;
     // The last pruned change (its key's mark) in version order.
     let mut pruned: Option<(u64, Vec<u8>)> = None;
-    // The key of the previous index entry, and whether that entry was a mark.
+    // The key part of the previous change, and whether that change was a mark.
     let mut previous: Option<(Vec<u8>, bool)> = None;
     while let Some((key, value)) = at {
         match key.first() {
