@@ -319,7 +319,7 @@ fn apply_op(
                 step,
                 index,
                 what,
-                (&history, &rec),
+                (&history, rec),
                 map,
                 record,
                 history_resume,

@@ -209,7 +209,7 @@ impl Form {
 
     /// The stored key and the unit (the subkey's encoding, or the whole value) of the key part
     /// of a `dupsort` table's unit; `None` when `part` is not of this form.
-    pub(crate) fn unit_of<'p>(&self, part: &'p [u8]) -> Option<(Cow<'p, [u8]>, Cow<'p, [u8]>)> {
+    pub(crate) fn unit_of<'p>(&self, part: &'p [u8]) -> Option<KeyAndUnit<'p>> {
         let (k, rest) = self.split_key(part)?;
         let sub = match self.unit {
             Unit::None => return rest.is_empty().then_some((k, Cow::Borrowed(rest))),
@@ -232,11 +232,15 @@ impl Form {
         &self,
         source: &'static str,
         part: &'p [u8],
-    ) -> Result<(Cow<'p, [u8]>, Cow<'p, [u8]>)> {
+    ) -> Result<KeyAndUnit<'p>> {
         self.unit_of(part)
             .ok_or_else(|| damaged(source, "a key and subkey", part))
     }
 }
+
+/// A stored key and its unit, decoded from a key part (borrowed from it where they are
+/// written as they are).
+pub(crate) type KeyAndUnit<'p> = (Cow<'p, [u8]>, Cow<'p, [u8]>);
 
 /// The key of the change of the key part `part` at `version`.
 fn keyed_key(part: &[u8], version: u64) -> KeyBuf {
@@ -1394,7 +1398,8 @@ mod tests {
             width: None,
             unit: Unit::Escaped,
         };
-        let cases: [(Form, Vec<(&[u8], &[u8])>); 4] = [
+        type Keys = Vec<(&'static [u8], &'static [u8])>;
+        let cases: [(Form, Keys); 4] = [
             (
                 fixed,
                 vec![
