@@ -41,7 +41,7 @@ fn owner(_: &u64, a: &Acct) -> u32 {
 #[history(on = Accounts)]
 struct AccountsHistory;
 
-/// String keys: their history index entries escape the key.
+/// String keys: their history escapes the key (no fixed width).
 #[derive(Table)]
 #[table(key = String, value = u64, history)]
 struct Names;
