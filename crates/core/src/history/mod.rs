@@ -118,7 +118,7 @@ impl Form {
 
     /// [`of_record`](Self::of_record) of a table's flag and recorded descriptors' texts.
     pub(crate) fn of_text(dupsort: bool, key: &str, value: &str) -> Form {
-        let width = crate::untyped::KeyShape::parse(key)
+        let width = crate::codec::untyped::KeyShape::parse(key)
             .ok()
             .and_then(|shape| shape.fixed_size());
         let unit = match (dupsort, value.starts_with("subkey ")) {
@@ -1040,7 +1040,7 @@ impl<'t> Unwind<'t> {
             if self.op.is_none() {
                 return Ok(None);
             }
-            self.collect()?;
+            self.fill_batch()?;
         }
     }
 
@@ -1051,7 +1051,7 @@ impl<'t> Unwind<'t> {
 
     /// Walks the log down, deleting each entry above the version, until a batch is collected
     /// or the walk is done; then orders the batch by key part.
-    fn collect(&mut self) -> Result<()> {
+    fn fill_batch(&mut self) -> Result<()> {
         let (shared, source, version) = (self.shared, self.source, self.version);
         let fail = |code| shared.fail(code, At::table(source, "unwind"));
         self.parts.clear();
@@ -1464,5 +1464,51 @@ mod tests {
             assert_eq!(order, want, "{form:?}");
         }
         assert_eq!(&log_from(3)[..], log_key(3, b"").as_slice());
+    }
+
+    #[test]
+    fn fixed_sizes_are_the_parsed_shapes() {
+        use crate::codec::Key;
+        use crate::codec::untyped::KeyShape;
+        use crate::schema::Descriptor;
+        const FIELDS: &[(&str, Descriptor)] =
+            &[("a", Descriptor::Array(20)), ("b", Descriptor::Signed(32))];
+        const OPEN: &[(&str, Descriptor)] =
+            &[("a", Descriptor::Unsigned(8)), ("b", Descriptor::Str)];
+        let all = [
+            Descriptor::Unit,
+            Descriptor::Bool,
+            Descriptor::Unsigned(8),
+            Descriptor::Unsigned(128),
+            Descriptor::Signed(64),
+            Descriptor::Char,
+            Descriptor::Array(32),
+            Descriptor::Bytes,
+            Descriptor::Str,
+            Descriptor::NativeInteger(32),
+            Descriptor::NativeInteger(64),
+            <Option<u8>>::DESCRIPTOR,
+            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR,
+            <(u64, String)>::DESCRIPTOR,
+            <((u8, u16), u32)>::DESCRIPTOR,
+            Descriptor::Struct {
+                name: "S",
+                fields: FIELDS,
+            },
+            Descriptor::Struct {
+                name: "T",
+                fields: OPEN,
+            },
+            Descriptor::Custom("key-v1"),
+            Descriptor::Bincode,
+        ];
+        for d in all {
+            let parsed = KeyShape::of(&d).and_then(|shape| shape.fixed_size());
+            assert_eq!(d.fixed_size(), parsed, "{d}");
+        }
+        assert_eq!(
+            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR.fixed_size(),
+            Some(33)
+        );
     }
 }

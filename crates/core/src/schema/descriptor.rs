@@ -163,11 +163,11 @@ impl Descriptor {
 
 impl Descriptor {
     /// `Some(n)` when every key this key descriptor describes is stored in exactly `n` bytes
-    /// (as [`KeyShape::fixed_size`](crate::untyped::KeyShape::fixed_size) says of the shape
-    /// its text parses to); `None` for a variable width, and for every descriptor that is no
-    /// key's (a custom codec's among them). A history writes such keys without escaping them
-    /// (`history::Form`), so the typed API and the schema-less reader, which knows the key
-    /// only by its recorded text, must agree on it: the test below holds them together.
+    /// (as `KeyShape::fixed_size` says of the shape its text parses to); `None` for a
+    /// variable width, and for every descriptor that is no key's (a custom codec's among
+    /// them). A history writes such keys without escaping them (`history::Form`), so the
+    /// typed API and the schema-less reader, which knows the key only by its recorded text,
+    /// must agree on it: a test of `history` holds them together.
     pub(crate) const fn fixed_size(&self) -> Option<usize> {
         match self {
             Descriptor::Unit => Some(0),
@@ -251,51 +251,6 @@ impl Descriptor {
 #[cfg(test)]
 mod tests {
     use super::Descriptor;
-
-    #[test]
-    fn fixed_sizes_are_the_parsed_shapes() {
-        use crate::Key;
-        use crate::untyped::KeyShape;
-        const FIELDS: &[(&str, Descriptor)] =
-            &[("a", Descriptor::Array(20)), ("b", Descriptor::Signed(32))];
-        const OPEN: &[(&str, Descriptor)] =
-            &[("a", Descriptor::Unsigned(8)), ("b", Descriptor::Str)];
-        let all = [
-            Descriptor::Unit,
-            Descriptor::Bool,
-            Descriptor::Unsigned(8),
-            Descriptor::Unsigned(128),
-            Descriptor::Signed(64),
-            Descriptor::Char,
-            Descriptor::Array(32),
-            Descriptor::Bytes,
-            Descriptor::Str,
-            Descriptor::NativeInteger(32),
-            Descriptor::NativeInteger(64),
-            <Option<u8>>::DESCRIPTOR,
-            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR,
-            <(u64, String)>::DESCRIPTOR,
-            <((u8, u16), u32)>::DESCRIPTOR,
-            Descriptor::Struct {
-                name: "S",
-                fields: FIELDS,
-            },
-            Descriptor::Struct {
-                name: "T",
-                fields: OPEN,
-            },
-            Descriptor::Custom("key-v1"),
-            Descriptor::Bincode,
-        ];
-        for d in all {
-            let parsed = KeyShape::of(&d).and_then(|shape| shape.fixed_size());
-            assert_eq!(d.fixed_size(), parsed, "{d}");
-        }
-        assert_eq!(
-            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR.fixed_size(),
-            Some(33)
-        );
-    }
 
     #[test]
     fn fixed_renderings_are_the_display_form() {
