@@ -41,7 +41,7 @@ fn owner(_: &u64, a: &Acct) -> u32 {
 #[history(on = Accounts)]
 struct AccountsHistory;
 
-/// String keys: their history index entries escape the key.
+/// String keys: their history escapes the key (no fixed width).
 #[derive(Table)]
 #[table(key = String, value = u64, history)]
 struct Names;
@@ -1297,55 +1297,64 @@ fn the_history_check_finds_each_kind_of_damage() {
 
     // Each damage, written by hand into the history, is a problem of its own.
     let history = "names_history";
-    /// A stored string key as the history index writes it (escaped, terminated).
+    /// A stored string key as the history writes it (escaped, terminated: a `String` key has
+    /// no fixed width).
     fn key(k: &str) -> Vec<u8> {
         let mut stored = k.as_bytes().to_vec();
         stored.extend_from_slice(&[0, 0]);
         stored
     }
-    fn change(v: u64, k: &str) -> Vec<u8> {
-        [&[0][..], &v.to_be_bytes(), k.as_bytes()].concat()
+    /// The key of a log entry.
+    fn log(v: u64, k: &str) -> Vec<u8> {
+        [&[0][..], &v.to_be_bytes(), &key(k)].concat()
     }
-    fn index(k: &str, v: u64) -> Vec<u8> {
+    /// The key of a change (or a mark), under the key.
+    fn change(k: &str, v: u64) -> Vec<u8> {
         [&[1][..], &key(k), &v.to_be_bytes()].concat()
     }
     type Damage = Box<dyn Fn(&mut Bootstrap, tabula_core::startup::TableHandle)>;
     let damages: Vec<(&str, Damage)> = vec![
         (
-            "no index entry",
+            "no log entry",
             Box::new(move |b, h| {
-                b.delete_raw(history, h, &index("a", 3)).unwrap();
+                b.delete_raw(history, h, &log(3, "a")).unwrap();
             }),
         ),
         (
             "no change",
             Box::new(move |b, h| {
-                b.delete_raw(history, h, &change(4, "b")).unwrap();
+                b.delete_raw(history, h, &change("b", 4)).unwrap();
             }),
         ),
         (
             "below the horizon",
             Box::new(move |b, h| {
-                b.put_raw(history, h, &change(1, "a"), &[0], false).unwrap();
+                b.put_raw(history, h, &log(1, "a"), &[], false).unwrap();
             }),
         ),
         (
             "no tag",
             Box::new(move |b, h| {
-                b.put_raw(history, h, &change(3, "a"), &[7], false).unwrap();
+                b.put_raw(history, h, &change("a", 3), &[7], false).unwrap();
             }),
         ),
         (
             "above the last version",
             Box::new(move |b, h| {
-                b.put_raw(history, h, &change(9, "a"), &[0], false).unwrap();
-                b.put_raw(history, h, &index("a", 9), &[], false).unwrap();
+                b.put_raw(history, h, &change("a", 9), &[0], false).unwrap();
+                b.put_raw(history, h, &log(9, "a"), &[], false).unwrap();
             }),
         ),
         (
             "two marks",
             Box::new(move |b, h| {
-                b.put_raw(history, h, &index("a", 0), &[], false).unwrap();
+                b.put_raw(history, h, &change("a", 0), &[], false).unwrap();
+            }),
+        ),
+        (
+            "not below the horizon",
+            Box::new(move |b, h| {
+                b.put_raw(history, h, &change("b", 3), &[], false).unwrap();
             }),
         ),
     ];
@@ -1621,6 +1630,51 @@ fn an_unwind_longer_than_a_sorted_batch_removes_every_change_and_index_entry() {
         assert_eq!(tx.get::<Ledger>(&k).unwrap(), Some(1));
         assert_eq!(tx.versions::<Ledger>(&k).unwrap(), [1]);
     }
+}
+
+/// An unwind writes each key back once, with its value at the end of the version (its
+/// earliest change above it), however many versions above changed it: a watcher is told one
+/// change a key reverted, not one a change undone.
+#[test]
+fn an_unwind_reverts_each_key_once_and_tells_its_watcher_once() {
+    let (_dir, db) = tempdb::open::<App>();
+    let acct = |owner: u32| Acct {
+        owner,
+        balance: u64::from(owner) * 10,
+    };
+    for version in 1..=4u64 {
+        let mut tx = db.write().unwrap();
+        tx.set_version(version);
+        tx.put::<Accounts>(&7, &acct(version as u32)).unwrap();
+        if version == 2 {
+            tx.put::<Accounts>(&8, &acct(9)).unwrap();
+        }
+        if version >= 3 {
+            tx.put::<Accounts>(&8, &acct(version as u32 + 10)).unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let watcher = db.watch_values::<Accounts>(.., 1 << 10);
+    let mut tx = db.write().unwrap();
+    // Key 7 changed at 2, 3 and 4, key 8 at 2, 3 and 4: six changes undone.
+    assert_eq!(tx.unwind(1).unwrap(), 6);
+    tx.commit().unwrap();
+    let mut seen = Vec::new();
+    while let Some(event) = watcher.try_recv() {
+        match event.unwrap() {
+            Received::Event(Change::Put { key, value, .. }) => seen.push((key, value)),
+            Received::Event(Change::Delete { key, .. }) => seen.push((key, None)),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(seen, [(7, Some(acct(1))), (8, None)]);
+    let tx = db.read().unwrap();
+    assert_eq!(tx.get::<Accounts>(&7).unwrap(), Some(acct(1)));
+    assert_eq!(tx.get::<Accounts>(&8).unwrap(), None);
+    assert_eq!(tx.versions::<Accounts>(&7).unwrap(), [1]);
+    assert_eq!(tx.versions::<Accounts>(&8).unwrap(), Vec::<u64>::new());
+    let check = tx.check_history::<Accounts>(10).unwrap();
+    assert!(check.is_ok(), "{:?}", check.problems);
 }
 
 #[test]

@@ -94,7 +94,8 @@ impl<H: Handle> Reads<H> {
         let history = history::Of::<H::Schema, T>::dbi(shared)?;
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
-                history::value_at(raw, shared, (T::NAME, dbi, history), k, version)?
+                let form = const { history::Form::of::<T>() };
+                history::value_at(raw, shared, (T::NAME, dbi, history), form, k, version)?
                     .map(|v| decode_value::<T>(k, v))
                     .transpose()
             })
@@ -128,7 +129,10 @@ impl<H: Handle> Reads<H> {
         let shared = &self.h.db().shared;
         let history = history::Of::<H::Schema, T>::dbi(shared)?;
         self.h.with_txn(|raw| {
-            with_key::<T, _, _>(key, |k| history::versions(raw, shared, T::NAME, history, k))
+            with_key::<T, _, _>(key, |k| {
+                let part = const { history::Form::of::<T>() }.plain_part(k);
+                history::versions(raw, shared, T::NAME, history, &part)
+            })
         })
     }
 
@@ -205,8 +209,8 @@ impl<H: Handle> Reads<H> {
         self.rows_as_of::<T>(Positions::prefix::<T::Key>(prefix), version)
     }
 
-    /// Checks table `T`'s history against its layout: every change with its index entry and
-    /// every index entry above the horizon with its change, at most one mark a key below it,
+    /// Checks table `T`'s history against its layout: every change with its log entry and
+    /// every log entry with its change, marks below the horizon, one a key at most,
     /// the changes a prune in progress left below it after every pruned one, none above the
     /// last version recorded, every key and value before decoding as `T`'s. Then against
     /// `T`'s rows, when the history recorded `T` from its creation (not one added to a
@@ -242,14 +246,18 @@ impl<H: Handle> Reads<H> {
             dbi_of::<H::Schema, T>(db),
             history::Of::<H::Schema, T>::dbi(shared)?,
         );
-        let decodes = |k: &[u8], before: Option<&[u8]>| {
+        let form = const { history::Form::of::<T>() };
+        let decodes = |part: &[u8], before: Option<&[u8]>| {
             // A `dupsort` table's history is keyed by (key, subkey).
             let k = match T::FLAGS.dupsort {
-                true => match history::split_unit(T::NAME, k) {
-                    Ok((k, _)) => std::borrow::Cow::Owned(k),
+                true => match form.split_unit(T::NAME, part) {
+                    Ok((k, _)) => k,
                     Err(e) => return Some(e.to_string()),
                 },
-                false => std::borrow::Cow::Borrowed(k),
+                false => match form.key_of(part) {
+                    Some(k) => k,
+                    None => return Some("not a key part of this table's history".to_string()),
+                },
             };
             if let Err(e) = decode_key::<T>(&k) {
                 return Some(e.to_string());
@@ -263,7 +271,7 @@ impl<H: Handle> Reads<H> {
             false => history::Rows::Plain,
         };
         self.h
-            .with_txn(|raw| history::check(raw, shared, dbis, rows, limit, decodes, show))
+            .with_txn(|raw| history::check(raw, shared, dbis, (form, rows), limit, decodes, show))
     }
 
     /// The rows between `bounds` at the end of `version`: the table's rows, then every key of
@@ -282,9 +290,10 @@ impl<H: Handle> Reads<H> {
             .iter_between::<T>(bounds.clone())
             .collect::<Result<_>>()?;
         // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
-        // whole history index is walked for them.
+        // whole of the history's changes is walked for them.
+        let form = const { history::Form::of::<T>() };
         let from = match (bounds.lower(), T::FLAGS.integer_key) {
-            (Bound::Included(k) | Bound::Excluded(k), false) => Some(history::index_prefix(k)),
+            (Bound::Included(k) | Bound::Excluded(k), false) => Some(form.key_start(k)),
             _ => None,
         };
         self.h.with_txn(|raw| {
@@ -293,14 +302,29 @@ impl<H: Handle> Reads<H> {
                 shared,
                 (T::NAME, history),
                 (from, version),
-                |k| {
-                    if !bounds.below_upper::<T>(k) {
+                |part| {
+                    // A part that is not of the form is reported by the second closure.
+                    let Some(k) = form.key_of(part) else {
+                        return Some(true);
+                    };
+                    if !bounds.below_upper::<T>(&k) {
                         // Past the range, unless integer keys' bytes do not sort as they do.
                         return T::FLAGS.integer_key.then_some(false);
                     }
-                    Some(bounds.above_lower::<T>((k, &[])))
+                    Some(bounds.above_lower::<T>((&k, &[])))
                 },
-                |k, held| {
+                |part, held| {
+                    let k = form
+                        .key_of(part)
+                        .ok_or_else(|| crate::error::Error::Decode {
+                            table: T::NAME,
+                            part: crate::error::Part::Key,
+                            key: crate::error::KeyHex::new(part),
+                            source: crate::codec::DecodeError::new(
+                                "not a key part of this table's history".to_string(),
+                            ),
+                        })?;
+                    let k = &*k;
                     let key = decode_key::<T>(k)?;
                     match history::before(T::NAME, k, held)? {
                         Some(v) => rows.insert(key, decode_value::<T>(k, v)?),
@@ -352,8 +376,11 @@ impl<H: Handle> Reads<H> {
         self.h.with_txn(|raw| {
             history::check_horizon(raw, shared, T::NAME, history, version.saturating_sub(1))?;
             let mut out = Vec::new();
-            for (k, before) in history::changes_at(raw, shared, T::NAME, history, version)? {
-                let after = history::value_at(raw, shared, (T::NAME, dbi, history), &k, version)?;
+            let form = const { history::Form::of::<T>() };
+            for (k, before) in history::changes_at(raw, shared, T::NAME, (history, form), version)?
+            {
+                let after =
+                    history::value_at(raw, shared, (T::NAME, dbi, history), form, &k, version)?;
                 let decode = |v: Option<&[u8]>| v.map(|v| decode_value::<T>(&k, v)).transpose();
                 out.push((
                     decode_key::<T>(&k)?,
@@ -506,8 +533,8 @@ impl<H: Handle> Reads<H> {
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 with_subkey::<T, _, _>(subkey, |sub| {
-                    let unit = history::unit_key(k, sub);
-                    history::versions(raw, shared, T::NAME, history, &unit)
+                    let unit = const { history::Form::of::<T>() }.key_part(k, sub);
+                    history::versions(raw, shared, T::NAME, history, unit.as_slice())
                 })
             })
         })
@@ -551,8 +578,9 @@ impl<H: Handle> Reads<H> {
             history::check_horizon(raw, shared, T::NAME, dbis.1, version.saturating_sub(1))?;
             let mut out = Vec::new();
             for (unit, before) in history::unit_changes_at(raw, shared, T::NAME, dbis.1, version)? {
-                let (k, sub) = history::split_unit(T::NAME, &unit)?;
-                let after = history::unit_at::<T>(raw, shared, dbis, (&k, sub), version)?;
+                let form = const { history::Form::of::<T>() };
+                let (k, sub) = form.split_unit(T::NAME, &unit)?;
+                let after = history::unit_at::<T>(raw, shared, dbis, (&k, &sub), version)?;
                 let decode = |values: &[Vec<u8>]| -> Result<Vec<T::Value>> {
                     values.iter().map(|v| decode_value::<T>(&k, v)).collect()
                 };
@@ -607,10 +635,11 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
     }
 
     /// Reverts every table declared `history` to the end of `version`: each change recorded
-    /// at a higher version is undone — the row written back (or deleted) with its secondary
-    /// index entries, the key watchers told — and removed from the history, in this
-    /// transaction, so the unwind commits or aborts as one. Returns how many changes were
-    /// undone. Writes after it name a version of at least `version`.
+    /// at a higher version is undone and removed from the history, in this transaction, so
+    /// the unwind commits or aborts as one. Each key changed is written back (or deleted)
+    /// once, to its value at the end of `version`, with its secondary index entries, and its
+    /// key watchers told of that one change. Returns how many changes were undone. Writes
+    /// after it name a version of at least `version`.
     ///
     /// ```
     /// # use tabula::__doc::*;
@@ -684,23 +713,23 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             return Ok(0);
         }
         let _replay = shared.history().replay();
-        let mut undone = 0;
+        let undone;
         {
             // Cursors of the transaction: the unwind's walk the history down from its last
             // change, and one that writes the rows back through the pipeline.
             let lent = raw.lend();
             let fail = |code| shared.fail(code, At::of::<T>("unwind"));
             let dup = T::FLAGS.dupsort;
+            let form = const { history::Form::of::<T>() };
             let mut unwind =
-                history::Unwind::start(lent, shared, (T::NAME, history, dup), version)?;
+                history::Unwind::start(lent, shared, (T::NAME, history, dup), form, version)?;
             let mut rows = lent.cursor(dbi, shared.cursors()).map_err(fail)?;
-            while let Some(at) = unwind.change() {
+            // Each key once: its value at the end of `version`.
+            while let Some(at) = unwind.next()? {
                 let k = at.key();
                 let mut landing = Landing::Unmoved;
                 if dup {
                     unwind_unit::<T>(&mut rows, shared, at)?;
-                    undone += 1;
-                    unwind.advance()?;
                     continue;
                 }
                 match at.before() {
@@ -730,10 +759,8 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                         }
                     }
                 }
-                undone += 1;
-                unwind.advance()?;
             }
-            unwind.delete_remaining_index_entries()?;
+            undone = unwind.undone();
         }
         history::lower_last(raw, shared, T::NAME, history, version)?;
         Ok(undone)
@@ -795,18 +822,18 @@ fn unwind_unit<T: Table>(
     at: &history::Unwound,
 ) -> Result<()> {
     let fail = |code| shared.fail(code, At::of::<T>("unwind"));
-    let (k, sub) = history::split_unit(T::NAME, at.key())?;
+    let (k, sub) = (at.key(), at.sub());
     let before = at.befores();
-    let now = history::unit_values_at::<T>(rows, &k, sub).map_err(fail)?;
+    let now = history::unit_values_at::<T>(rows, k, sub).map_err(fail)?;
     for v in now.iter().filter(|v| !before.contains(&v.as_slice())) {
         let found = rows
-            .get_with(engine::op::GET_BOTH_RANGE, Some(&k), Some(v), |_, found| {
+            .get_with(engine::op::GET_BOTH_RANGE, Some(k), Some(v), |_, found| {
                 found == v.as_slice()
             })
             .map_err(fail)?;
         if found == Some(true) {
             let mut landing = Landing::Unmoved;
-            let op = ("unwind", Some(k.as_slice()));
+            let op = ("unwind", Some(k));
             pipeline::delete_current::<T>(
                 rows,
                 shared,
@@ -823,7 +850,7 @@ fn unwind_unit<T: Table>(
             rows,
             shared,
             false,
-            (&k, v),
+            (k, v),
             None,
             engine::put::UPSERT,
             "unwind",

@@ -319,7 +319,7 @@ fn apply_op(
                 step,
                 index,
                 what,
-                &history,
+                (&history, rec),
                 map,
                 record,
                 history_resume,
@@ -429,10 +429,10 @@ fn rewrite_rows(
 }
 
 /// The second phase of a `transform` of a table with a history (`history`, the history
-/// table's name): converts, in place and in batches, every value before that the history
-/// records with the operation's `map` (`01 ‖ old stored value` becomes `01 ‖ new stored
-/// value`; a change of a key that held no value, the index, the horizon, the last version and
-/// the mark stay). Each batch commits with the history's last key done, so a resumed run goes
+/// table's name; `source`, the record of the table it records): converts, in place and in
+/// batches, every value before that the history records with the operation's `map` (`01 ‖ old
+/// stored value` becomes `01 ‖ new stored value`; a change of a key that held no value, the
+/// marks, the log, the horizon, the last version and the start mark stay). Each batch commits with the history's last key done, so a resumed run goes
 /// on after it and no value is converted twice. The first batch is smaller by the `carried`
 /// rows the rows' pass left for it to commit. Returns the number of values converted in this
 /// run.
@@ -442,7 +442,7 @@ fn convert_history(
     step: &Step,
     index: usize,
     what: &str,
-    history: &str,
+    (history, source): (&str, &tabula_core::record::TableRecord),
     map: &MapFn,
     record: &mut SchemaRecord,
     resume: Option<&StepProgress>,
@@ -468,7 +468,7 @@ fn convert_history(
         };
         let last = last.clone();
         for (k, v) in &batch {
-            let new = convert_history_value(k, v, |version, key, before| {
+            let new = convert_history_value(source, k, v, |version, key, before| {
                 let converted = map(key, before).map_err(|e| {
                     step_error(
                         step,

@@ -1,21 +1,26 @@
 //! Tables declared `history` (issue 36; docs/design.md, "History and unwind"): every change of
 //! such a table's rows is recorded, with the version of the write transaction that made it and
 //! the value before it, in the table's history (`#[derive(History)]`), one plain table of the
-//! schema with three key spaces:
+//! schema with these key spaces:
 //!
-//! - `00 ‖ version (u64 BE) ‖ stored key` → the value before the version (`00`: absent;
-//!   `01 ‖ stored value`): the changes, in version order;
-//! - `01 ‖ stored key as an escaped byte-string part ‖ version (u64 BE)` → empty: the history
-//!   index, in (key, version) order (the escaped form keeps the keys' byte order);
+//! - `01 ‖ key part ‖ version (u64 BE)` → the value before the version (`00`: absent;
+//!   `01 ‖ stored value`; of a `dupsort` table's unit also [`MANY`]), or empty: a *mark*, the
+//!   highest pruned change of its key (`prune_batch`). The changes by key, in (key, version)
+//!   order, so that a read as of a version is one search ([`read`]'s `as_of`);
+//! - `00 ‖ version (u64 BE) ‖ key part` → empty: the log, in version order, so that a
+//!   version's changes are one range (the unwind, the prune and `changes_at` walk it and find
+//!   each change's value under its key);
 //! - `02` → the horizon (the first version whose changes are kept), `03` → the last version
 //!   recorded, `04` → empty when the history was added to a table that already held rows: its
 //!   horizon then bounds the reads of every key, since nothing is known of the rows before it
 //!   (the horizon is [`PENDING`] until the first version is written).
 //!
-//! A `dupsort` table's history records each (key, subkey) — without a subkey, each (key,
-//! value) — its *unit*: where a plain table's history has the stored key, it has the unit's
-//! key ([`unit_key`]: the stored key escaped, then the subkey's encoding), and a change holds
-//! the unit's values before it (none, one, or [`MANY`]).
+//! The *key part* ([`Form`]) is the stored key as it is when the table's key has a fixed width,
+//! escaped and terminated otherwise (either way no key part is a prefix of another, so a key's
+//! entries are one run of the keyed space, in version order). A `dupsort` table's history
+//! records each (key, subkey) — without a subkey, each (key, value) — its *unit*: the key part
+//! is the key's, then the subkey's self-delimiting encoding (without a subkey, the value
+//! escaped), and a change holds the unit's values before it (none, one, or [`MANY`]).
 //!
 //! The write pipeline plans a change of a history table ([`plan`]: the version checked, the
 //! value before read) and records it after the row is written ([`record`]); the reads as of a
@@ -31,17 +36,21 @@ pub(crate) use read::{
     unit_changes_at, value_at, versions,
 };
 
+use std::borrow::Cow;
+
 use crate::codec::{KeyBuf, decode_bytes_part, encode_bytes_part};
 use crate::engine::{self, CursorNav, Dbi, LentTxn, RawCursorMut, RawTxn, op};
 use crate::error::{At, Error, Result};
 use crate::index::Store;
+use crate::record::TableRecord;
+use crate::schema::Descriptor;
 use crate::state::Shared;
 use crate::table::{Table, TableInfo};
 
-/// The first byte of a change's key.
-const CHANGE: u8 = 0;
-/// The first byte of a history index entry's key.
-const INDEX: u8 = 1;
+/// The first byte of a log entry's key (a change's version, then its key part).
+const LOG: u8 = 0;
+/// The first byte of a change's key (its key part, then its version).
+const KEYED: u8 = 1;
 /// The key of the horizon.
 const HORIZON: [u8; 1] = [2];
 /// The key of the last version recorded.
@@ -61,78 +70,241 @@ const PRESENT: u8 = 1;
 /// bytes.
 const MANY: u8 = 2;
 
-/// A change read back, as stored: the key and the value it held before (`None`: none).
+/// A change read back, as stored: the stored key and the value it held before (`None`: none).
 pub(crate) type StoredChange = (Vec<u8>, Option<Vec<u8>>);
 
-/// A change of a `dupsort` table's unit read back, as stored: the unit's history key
-/// ([`unit_key`]) and the values it held before.
+/// A change of a `dupsort` table's unit read back, as stored: the unit's key part
+/// ([`Form::key_part`]) and the values it held before.
 pub(crate) type StoredUnitChange = (Vec<u8>, Vec<Vec<u8>>);
 
-/// The key of the change of `key` at `version`.
-fn change_key(version: u64, key: &[u8]) -> KeyBuf {
+/// How a history writes the stored keys of its table (of a `dupsort` table, its units) into
+/// its own keys: the *key part*. No key part is a prefix of another, so `key part ‖ version`
+/// keeps a key's changes together and in version order, and a search for `key part ‖ v`
+/// lands on the key's first change at or after `v` or on another key's entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Form {
+    /// Every stored key is this many bytes (its recorded descriptor says so): written as it
+    /// is. `None`: escaped and terminated (the key codec's non-last byte-string part).
+    width: Option<usize>,
+    /// What follows the key of a `dupsort` table's unit.
+    unit: Unit,
+}
+
+/// What follows the key in a history's key part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    /// Nothing: a table of one value a key.
+    None,
+    /// The subkey's encoding as it starts each stored value: self-delimiting (a fixed width or
+    /// a terminated part), so written as it is.
+    Delimited,
+    /// The whole value (a `dupsort` table without a subkey), which is not self-delimiting:
+    /// escaped and terminated.
+    Escaped,
+}
+
+impl Form {
+    /// The form of table `T`'s history, from its declaration (what its schema record holds).
+    pub(crate) const fn of<T: Table>() -> Form {
+        let info = TableInfo::of::<T>();
+        Form::new(info.key.fixed_size(), T::FLAGS.dupsort, &info.value)
+    }
+
+    /// The form of the history of the table `record` describes (the schema-less reader and
+    /// the migrations, which know the table by its schema record): as [`Form::of`] its type.
+    pub(crate) fn of_record(record: &TableRecord) -> Form {
+        Form::of_text(record.dupsort, &record.key, &record.value)
+    }
+
+    /// [`of_record`](Self::of_record) of a table's flag and recorded descriptors' texts.
+    pub(crate) fn of_text(dupsort: bool, key: &str, value: &str) -> Form {
+        let width = crate::codec::untyped::KeyShape::parse(key)
+            .ok()
+            .and_then(|shape| shape.fixed_size());
+        let unit = match (dupsort, value.starts_with("subkey ")) {
+            (false, _) => Unit::None,
+            (true, true) => Unit::Delimited,
+            (true, false) => Unit::Escaped,
+        };
+        Form { width, unit }
+    }
+
+    const fn new(width: Option<usize>, dupsort: bool, value: &Descriptor) -> Form {
+        let unit = match (dupsort, value) {
+            (false, _) => Unit::None,
+            (true, Descriptor::SubKeyed { .. }) => Unit::Delimited,
+            (true, _) => Unit::Escaped,
+        };
+        Form { width, unit }
+    }
+
+    /// Writes the key part of the stored key `k` (of a `dupsort` table, with its unit `sub`:
+    /// the subkey's encoding, or the whole value) to `out`.
+    pub(crate) fn write(&self, k: &[u8], sub: &[u8], out: &mut KeyBuf) {
+        match self.width {
+            Some(width) => {
+                debug_assert_eq!(k.len(), width, "a key of a fixed-width table");
+                out.extend_from_slice(k);
+            }
+            None => encode_bytes_part(k, out, false),
+        }
+        match self.unit {
+            Unit::None => debug_assert!(sub.is_empty(), "a unit of a table of one value a key"),
+            Unit::Delimited => out.extend_from_slice(sub),
+            Unit::Escaped => encode_bytes_part(sub, out, false),
+        }
+    }
+
+    /// The key part of `k` with the unit `sub` ([`write`](Self::write)).
+    pub(crate) fn key_part(&self, k: &[u8], sub: &[u8]) -> KeyBuf {
+        let mut out = KeyBuf::new();
+        self.write(k, sub, &mut out);
+        out
+    }
+
+    /// The key part of the stored key `k` of a table of one value a key: `k` itself when the
+    /// keys have a fixed width (no copy).
+    pub(crate) fn plain_part<'k>(&self, k: &'k [u8]) -> Cow<'k, [u8]> {
+        match self.width {
+            Some(_) => Cow::Borrowed(k),
+            None => Cow::Owned(self.key_part(k, &[]).as_slice().to_vec()),
+        }
+    }
+
+    /// Where the key parts of every unit of the stored key `k` of a `dupsort` table begin:
+    /// the key's part alone, which starts all of them and no other key's.
+    pub(crate) fn key_start(&self, k: &[u8]) -> KeyBuf {
+        let mut out = KeyBuf::new();
+        match self.width {
+            Some(_) => out.extend_from_slice(k),
+            None => encode_bytes_part(k, &mut out, false),
+        }
+        out
+    }
+
+    /// The stored key of the key part `part`, and the bytes after it (a unit's); `None` when
+    /// `part` is not of this form.
+    pub(crate) fn split_key<'p>(&self, part: &'p [u8]) -> Option<(Cow<'p, [u8]>, &'p [u8])> {
+        match self.width {
+            Some(width) if part.len() >= width => {
+                let (k, rest) = part.split_at(width);
+                Some((Cow::Borrowed(k), rest))
+            }
+            Some(_) => None,
+            None => {
+                let mut input = part;
+                let k = decode_bytes_part(&mut input, false, "history key").ok()?;
+                Some((Cow::Owned(k), input))
+            }
+        }
+    }
+
+    /// The stored key of the key part of a table of one value a key.
+    pub(crate) fn key_of<'p>(&self, part: &'p [u8]) -> Option<Cow<'p, [u8]>> {
+        match self.split_key(part)? {
+            (k, []) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The stored key and the unit (the subkey's encoding, or the whole value) of the key part
+    /// of a `dupsort` table's unit; `None` when `part` is not of this form.
+    pub(crate) fn unit_of<'p>(&self, part: &'p [u8]) -> Option<KeyAndUnit<'p>> {
+        let (k, rest) = self.split_key(part)?;
+        let sub = match self.unit {
+            Unit::None => return rest.is_empty().then_some((k, Cow::Borrowed(rest))),
+            Unit::Delimited => Cow::Borrowed(rest),
+            Unit::Escaped => {
+                let mut input = rest;
+                let sub = decode_bytes_part(&mut input, false, "history unit").ok()?;
+                if !input.is_empty() {
+                    return None;
+                }
+                Cow::Owned(sub)
+            }
+        };
+        Some((k, sub))
+    }
+
+    /// [`unit_of`](Self::unit_of), a part that is not of this form the damage of an entry of
+    /// the history of table `source`.
+    pub(crate) fn split_unit<'p>(
+        &self,
+        source: &'static str,
+        part: &'p [u8],
+    ) -> Result<KeyAndUnit<'p>> {
+        self.unit_of(part)
+            .ok_or_else(|| damaged(source, "a key and subkey", part))
+    }
+}
+
+/// A stored key and its unit, decoded from a key part (borrowed from it where they are
+/// written as they are).
+pub(crate) type KeyAndUnit<'p> = (Cow<'p, [u8]>, Cow<'p, [u8]>);
+
+/// The key of the change of the key part `part` at `version`.
+fn keyed_key(part: &[u8], version: u64) -> KeyBuf {
     let mut out = KeyBuf::new();
-    out.push(CHANGE);
+    out.push(KEYED);
+    out.extend_from_slice(part);
     out.extend_from_slice(&version.to_be_bytes());
-    out.extend_from_slice(key);
     out
 }
 
-/// The first key of the changes of `version`.
-fn changes_from(version: u64) -> [u8; 9] {
-    let mut out = [CHANGE; 9];
+/// The key of the log entry of the change of the key part `part` at `version`.
+fn log_key(version: u64, part: &[u8]) -> KeyBuf {
+    let mut out = KeyBuf::new();
+    out.push(LOG);
+    out.extend_from_slice(&version.to_be_bytes());
+    out.extend_from_slice(part);
+    out
+}
+
+/// The first key of the log entries of `version`.
+fn log_from(version: u64) -> [u8; 9] {
+    let mut out = [LOG; 9];
     out[1..].copy_from_slice(&version.to_be_bytes());
     out
 }
 
-/// The version and stored key of a change's key; `None` for a key of another space.
-fn parse_change(key: &[u8]) -> Option<(u64, &[u8])> {
+/// The version and key part of a log entry's key; `None` for a key of another space.
+fn parse_log(key: &[u8]) -> Option<(u64, &[u8])> {
     match key {
-        [CHANGE, rest @ ..] if rest.len() >= 8 => {
-            let (version, key) = rest.split_at(8);
-            Some((u64::from_be_bytes(version.try_into().ok()?), key))
+        [LOG, rest @ ..] if rest.len() >= 8 => {
+            let (version, part) = rest.split_at(8);
+            Some((u64::from_be_bytes(version.try_into().ok()?), part))
         }
         _ => None,
     }
 }
 
-/// Every history index key of `key` begins with this.
-pub(crate) fn index_prefix(key: &[u8]) -> KeyBuf {
+/// The key part and version of a change's key; `None` for a key of another space.
+fn parse_keyed(key: &[u8]) -> Option<(&[u8], u64)> {
+    match key {
+        [KEYED, rest @ ..] if rest.len() >= 8 => {
+            let (part, version) = rest.split_at(rest.len() - 8);
+            Some((part, u64::from_be_bytes(version.try_into().ok()?)))
+        }
+        _ => None,
+    }
+}
+
+/// The start of the changes of the key part `part`: `01 ‖ part`.
+fn keyed_prefix(part: &[u8]) -> KeyBuf {
     let mut out = KeyBuf::new();
-    out.push(INDEX);
-    encode_bytes_part(key, &mut out, false);
+    out.push(KEYED);
+    out.extend_from_slice(part);
     out
 }
 
-/// Where the history index entries of every unit of the stored key `k` of a `dupsort` table
-/// begin: [`index_prefix`] of its [`unit_key`]s without their unit, so the prefix of them all.
-pub(crate) fn units_start(k: &[u8]) -> KeyBuf {
-    let full = index_prefix(&unit_key(k, &[]));
-    // Without the escaped part's terminator, which the longer unit keys do not have there.
-    let full = full.as_slice();
-    let mut start = KeyBuf::new();
-    start.extend_from_slice(&full[..full.len() - 2]);
-    start
+/// Whether a change's value is a mark (a pruned change's, `prune_batch`): empty, which no
+/// change's value is.
+fn is_mark(value: &[u8]) -> bool {
+    value.is_empty()
 }
 
-/// The history index key of `key` at `version`.
-fn index_key(key: &[u8], version: u64) -> KeyBuf {
-    let mut out = index_prefix(key);
-    out.extend_from_slice(&version.to_be_bytes());
-    out
-}
-
-/// The stored key and version of a history index key; `None` for a key of another space.
-fn parse_index(key: &[u8]) -> Option<(Vec<u8>, u64)> {
-    let [INDEX, rest @ ..] = key else {
-        return None;
-    };
-    let mut input = rest;
-    let stored = decode_bytes_part(&mut input, false, "history index").ok()?;
-    let version = u64::from_be_bytes(input.try_into().ok()?);
-    Some((stored, version))
-}
-
-/// The value a change records: the stored value before it, or none.
+/// The value a change records: the stored value before it, or none; `None` for a value of
+/// another format (a mark among them).
 pub(crate) fn before_of(value: &[u8]) -> Option<Option<&[u8]>> {
     match value {
         [ABSENT] => Some(None),
@@ -182,30 +354,6 @@ fn dup_change_value(values: &[Vec<u8>]) -> Vec<u8> {
             value
         }
     }
-}
-
-/// The history key of the unit `sub` (a subkey's encoding, or a whole value without a subkey)
-/// of the stored key `k` of a `dupsort` table: `k` as an escaped, terminated byte string, then
-/// `sub`. It keeps the byte order of (key, subkey), and the changes and index entries of a
-/// dupsort table's history use it where a plain table's use the stored key.
-pub(crate) fn unit_key(k: &[u8], sub: &[u8]) -> Vec<u8> {
-    unit_key_buf(k, sub).as_slice().to_vec()
-}
-
-/// [`unit_key`] in a key buffer (a read's, without an allocation for most keys).
-pub(crate) fn unit_key_buf(k: &[u8], sub: &[u8]) -> KeyBuf {
-    let mut out = KeyBuf::new();
-    encode_bytes_part(k, &mut out, false);
-    out.extend_from_slice(sub);
-    out
-}
-
-/// The stored key and the unit of a [`unit_key`] in the history of table `source`.
-pub(crate) fn split_unit<'u>(source: &'static str, unit: &'u [u8]) -> Result<(Vec<u8>, &'u [u8])> {
-    let mut input = unit;
-    let k = decode_bytes_part(&mut input, false, "history unit")
-        .map_err(|_| damaged(source, "a key and subkey", unit))?;
-    Ok((k, input))
 }
 
 /// The unit of the stored value `v` of `dupsort` table `T`: its front [`Table::DUP_UNIT`]
@@ -295,23 +443,27 @@ pub(crate) fn unit_values_each<T: Table, E>(
 }
 
 /// A history entry's value with the value before its change converted by `convert` (given the
-/// change's version, the stored key and the stored value before): `Some(01 ‖ convert(..))` for a
-/// change that
-/// records a value before; `None` for every other entry (a change of a key that held no value,
-/// an index entry, the horizon, the last version, the mark), which a conversion leaves as it
-/// is.
+/// change's version, the stored key and the stored value before), in the history (of form
+/// `form`) of a table of one value a key: `Some(01 ‖ convert(..))` for a change that records a
+/// value before; `None` for every other entry (a change of a key that held no value, a mark,
+/// a log entry, the horizon, the last version, the start mark), which a conversion leaves as
+/// it is.
 pub(crate) fn converted_before(
+    form: Form,
     key: &[u8],
     value: &[u8],
     convert: impl FnOnce(u64, &[u8], &[u8]) -> Result<Vec<u8>>,
 ) -> Result<Option<Vec<u8>>> {
-    let Some((version, stored)) = parse_change(key) else {
+    let Some((part, version)) = parse_keyed(key) else {
         return Ok(None);
     };
     let Some(Some(before)) = before_of(value) else {
         return Ok(None);
     };
-    let converted = convert(version, stored, before)?;
+    let k = form
+        .key_of(part)
+        .ok_or_else(|| damaged("history", "a change's key", key))?;
+    let converted = convert(version, &k, before)?;
     Ok(Some(change_value(Some(&converted))))
 }
 
@@ -453,8 +605,10 @@ pub(crate) struct Planned {
     /// The change's value: what the row (or the unit) held before it ([`change_value`],
     /// [`dup_change_value`]).
     change: Vec<u8>,
-    /// Of a `dupsort` table: the history key of the unit changed ([`unit_key`]); `None`: the
-    /// row's stored key.
+    /// How the history writes the table's keys.
+    form: Form,
+    /// Of a `dupsort` table: the key part of the unit changed ([`Form::key_part`]); `None`:
+    /// the row's stored key's.
     unit: Option<Vec<u8>>,
     raise_last: bool,
     /// The last version was checked: once the change is recorded, the transaction knows it
@@ -557,7 +711,7 @@ pub(crate) fn plan_dup<T: Table>(
         .map_err(|code| shared.fail(code, At::of::<T>(op).key(k)))?;
     Ok(Some(Planned {
         change: dup_change_value(&values),
-        unit: Some(unit_key(k, sub)),
+        unit: Some(planned.form.key_part(k, sub).as_slice().to_vec()),
         ..planned
     }))
 }
@@ -578,7 +732,7 @@ pub(crate) fn plan_unit<T: Table>(
         return Ok(None);
     };
     Ok(Some(Planned {
-        unit: Some(unit_key(k, sub)),
+        unit: Some(planned.form.key_part(k, sub).as_slice().to_vec()),
         ..planned
     }))
 }
@@ -620,7 +774,7 @@ pub(crate) fn plan_dup_key<T: Table>(
         from.push(0);
         out.push(Planned {
             change: dup_change_value(&values),
-            unit: Some(unit_key(k, &sub)),
+            unit: Some(planned.form.key_part(k, &sub).as_slice().to_vec()),
             ..planned.clone()
         });
         next = store.store_get_dup_ge(dbi, k, &from).map_err(fail)?;
@@ -689,6 +843,7 @@ fn versioned<T: Table>(
         dbi: history,
         version,
         change: Vec::new(),
+        form: const { Form::of::<T>() },
         unit: None,
         raise_last,
         note_last,
@@ -697,16 +852,24 @@ fn versioned<T: Table>(
 }
 
 /// Records the change of the row under `k` (of a `dupsort` table: of the unit `planned` names)
-/// that `planned` planned, after the row was written: the change (unless the key already
-/// changed in this version: the first change of a version holds the value before it), the
-/// history index entry, and the last version.
+/// that `planned` planned, after the row was written: the change under its key part (unless
+/// the key already changed in this version: the first change of a version holds the value
+/// before it), its log entry, and the last version.
 pub(crate) fn record(
     store: &mut impl Store,
     shared: &Shared,
     planned: &Planned,
     k: &[u8],
 ) -> Result<()> {
-    let k = planned.unit.as_deref().unwrap_or(k);
+    let escaped;
+    let part = match (&planned.unit, planned.form.width) {
+        (Some(unit), _) => unit.as_slice(),
+        (None, Some(_)) => k,
+        (None, None) => {
+            escaped = planned.form.key_part(k, &[]);
+            escaped.as_slice()
+        }
+    };
     let fail =
         |code, key: &[u8]| shared.fail(code, At::table(planned.source, "record history").key(key));
     // The first change of a key in a version holds the value before it; a later one in the
@@ -714,16 +877,16 @@ pub(crate) fn record(
     let fresh = store
         .store_put_new(
             planned.dbi,
-            change_key(planned.version, k).as_slice(),
+            keyed_key(part, planned.version).as_slice(),
             &planned.change,
         )
         .map_err(|code| fail(code, k))?;
-    // A change and its index entry are written together, so a change found means its entry
+    // A change and its log entry are written together, so a change found means its log entry
     // is there too.
     if fresh {
         shared.history().note_recorded();
         store
-            .store_put(planned.dbi, index_key(k, planned.version).as_slice(), &[])
+            .store_put(planned.dbi, log_key(planned.version, part).as_slice(), &[])
             .map_err(|code| fail(code, k))?;
     }
     if planned.settle_horizon {
@@ -744,243 +907,307 @@ pub(crate) fn record(
     Ok(())
 }
 
-/// How many history index entries an unwind collects, at most, before it deletes them (in key
-/// order): a longer unwind deletes them in sorted batches.
+/// How many log entries an unwind collects, at most, before it undoes their keys (in key
+/// order): a longer unwind goes in sorted batches.
 const UNWIND_BATCH: usize = 1 << 16;
-/// How many bytes of history index keys an unwind collects, at most, before it deletes them:
-/// with [`UNWIND_BATCH`], the bound of its memory.
+/// How many bytes of key parts an unwind collects, at most, before it undoes their keys: with
+/// [`UNWIND_BATCH`], the bound of its memory.
 const UNWIND_BATCH_BYTES: usize = 1 << 24;
 
-/// The change an unwind's walk is on: its version, stored key and value before, in buffers
-/// the walk reuses.
+/// A key an unwind reverts: its stored key (of a `dupsort` table's unit, also the unit) and
+/// the value of its earliest change above the unwind's version, which holds what it held at
+/// the end of that version; in buffers the unwind reuses.
 #[derive(Default)]
 pub(crate) struct Unwound {
-    version: u64,
     key: Vec<u8>,
-    /// The change's value, checked by the walk ([`before_of`], or for a `dupsort` table
-    /// [`befores_of`]).
+    sub: Vec<u8>,
+    /// The change's value, checked ([`before_of`], or for a `dupsort` table [`befores_of`]).
     change: Vec<u8>,
 }
 
 impl Unwound {
-    /// The row's stored key (of a `dupsort` table: the unit's history key, [`unit_key`]).
+    /// The row's stored key.
     pub(crate) fn key(&self) -> &[u8] {
         &self.key
     }
 
-    /// The stored value the row held before the change; `None`: none.
+    /// Of a `dupsort` table: the unit (the subkey's encoding, or the whole value).
+    pub(crate) fn sub(&self) -> &[u8] {
+        &self.sub
+    }
+
+    /// The stored value the row held at the end of the unwind's version; `None`: none.
     pub(crate) fn before(&self) -> Option<&[u8]> {
         before_of(&self.change).flatten()
     }
 
-    /// The stored values the unit of a `dupsort` table held before the change.
+    /// The stored values the unit of a `dupsort` table held at the end of the unwind's
+    /// version.
     pub(crate) fn befores(&self) -> Vec<&[u8]> {
         befores_of(&self.change).unwrap_or_default()
     }
 }
 
-/// An unwind of one history to a version: its changes walked down from the last one, each
-/// deleted once its row is written back, and their history index entries collected and
-/// deleted in key order ([`UNWIND_BATCH`] at a time) through a cursor of their own. In the
-/// changes' order the index entries fall on the index's pages at random, and a delete by key
-/// descends the tree from its root; in key order the next one is mostly on the leaf page the
-/// cursor is on, where libmdbx's seek stays without a descent.
+/// An unwind of one history to a version, key by key: the log walked down from its last entry
+/// to the version, each entry deleted and its key part collected; then, in key order, each key
+/// once ([`next`](Unwind::next)): its earliest change above the version (one search in the
+/// keyed space) is its value at the end of the version, which the caller writes back, and its
+/// changes above the version are deleted there, one run. A key is written back once however
+/// many versions changed it, and the keyed space is visited in its order, mostly on the leaf
+/// page its cursor is on. [`UNWIND_BATCH`] log entries at a time: a key whose changes span
+/// several batches is reverted with the first (its earliest change is found by key, wherever
+/// its log entry is), and the later batches find nothing of it left.
 pub(crate) struct Unwind<'t> {
-    changes: RawCursorMut<'t>,
-    index: RawCursorMut<'t>,
+    log: RawCursorMut<'t>,
+    keyed: RawCursorMut<'t>,
     shared: &'t Shared,
     source: &'static str,
     version: u64,
+    form: Form,
     /// Of a `dupsort` table: a change may hold several values before it.
     dup: bool,
+    /// The log's next move: `None` once the walk is past the version (or the log's start).
+    op: Option<engine::op::Op>,
+    /// The key parts of the batch, one after another, and where each ends.
+    parts: Vec<u8>,
+    ends: Vec<u32>,
+    /// The batch's places in key order, and the next one to undo.
+    order: Vec<u32>,
+    next: usize,
     at: Unwound,
-    /// Whether `at` holds a change still to undo.
-    more: bool,
-    /// The stored keys of the changes undone whose index entries are still there, one after
-    /// another; `doomed` holds each one's version and where it ends.
-    keys: Vec<u8>,
-    doomed: Vec<(u64, u32)>,
+    /// Log entries deleted: the changes undone.
+    undone: u64,
 }
 
 impl<'t> Unwind<'t> {
-    /// The unwind of the history `history` of table `source` (`dup`: a `dupsort` table) to
-    /// `version`, in `txn`: on the last change above `version`, if any.
+    /// The unwind of the history `history` of table `source` (`dup`: a `dupsort` table; its
+    /// keys written as `form` says) to `version`, in `txn`.
     pub(crate) fn start(
         txn: LentTxn<'t>,
         shared: &'t Shared,
         (source, history, dup): (&'static str, Dbi, bool),
+        form: Form,
         version: u64,
     ) -> Result<Self> {
         let fail = |code| shared.fail(code, At::table(source, "unwind"));
-        let mut changes = txn.cursor(history, shared.cursors()).map_err(fail)?;
-        let index = txn.cursor(history, shared.cursors()).map_err(fail)?;
-        // The changes come first: the last one is just before the first index entry.
-        let first_index = changes
-            .get_with(op::SET_RANGE, Some(&[INDEX]), None, |_, _| ())
+        let mut log = txn.cursor(history, shared.cursors()).map_err(fail)?;
+        let keyed = txn.cursor(history, shared.cursors()).map_err(fail)?;
+        // The log comes first: its last entry is just before the first change.
+        let first_change = log
+            .get_with(op::SET_RANGE, Some(&[KEYED]), None, |_, _| ())
             .map_err(fail)?;
-        let mut unwind = Unwind {
-            changes,
-            index,
+        let op = match first_change {
+            Some(()) => op::PREV,
+            None => op::LAST,
+        };
+        Ok(Unwind {
+            log,
+            keyed,
             shared,
             source,
             version,
+            form,
             dup,
+            op: Some(op),
+            parts: Vec::new(),
+            ends: Vec::new(),
+            order: Vec::new(),
+            next: 0,
             at: Unwound::default(),
-            more: false,
-            keys: Vec::new(),
-            doomed: Vec::new(),
-        };
-        unwind.step(if first_index.is_some() {
-            op::PREV
-        } else {
-            op::LAST
-        })?;
-        Ok(unwind)
+            undone: 0,
+        })
     }
 
-    /// The change to undo now; `None` when the walk is done.
-    pub(crate) fn change(&self) -> Option<&Unwound> {
-        self.more.then_some(&self.at)
-    }
-
-    /// The change [`change`](Self::change) returned (its row written back) removed from the
-    /// history, and the walk on the change before it.
-    pub(crate) fn advance(&mut self) -> Result<()> {
-        debug_assert!(self.more, "an unwind advanced past its last change");
-        let (shared, source, key) = (self.shared, self.source, &self.at.key);
-        self.changes
-            .del(engine::del::CURRENT)
-            .map_err(|code| shared.fail(code, At::table(source, "unwind").key(key)))?;
-        if self.doomed.len() == UNWIND_BATCH || self.keys.len() >= UNWIND_BATCH_BYTES {
-            self.delete_index_entries()?;
-        }
-        self.keys.extend_from_slice(&self.at.key);
-        // `UNWIND_BATCH_BYTES` and the largest key keep the offsets within 32 bits.
-        self.doomed.push((self.at.version, self.keys.len() as u32));
-        self.step(op::PREV)
-    }
-
-    /// The end of the walk: the index entries of the changes undone that are still there
-    /// deleted.
-    pub(crate) fn delete_remaining_index_entries(mut self) -> Result<()> {
-        debug_assert!(!self.more, "an unwind finished before its last change");
-        self.delete_index_entries()
-    }
-
-    /// Moves the changes' cursor with `op` and copies the change it lands on into `at` when
-    /// its version is above the unwind's; `more` says whether it was.
-    fn step(&mut self, op: engine::op::Op) -> Result<()> {
-        let (source, version, dup, at) = (self.source, self.version, self.dup, &mut self.at);
-        let found = self
-            .changes
-            .get_with(op, None, None, |key, value| {
-                let Some((changed, k)) = parse_change(key) else {
-                    return Ok(false);
-                };
-                if changed <= version {
-                    return Ok(false);
+    /// The next key to write back, its changes above the version already removed from the
+    /// history; `None` when the unwind is done.
+    pub(crate) fn next(&mut self) -> Result<Option<&Unwound>> {
+        loop {
+            while self.next < self.order.len() {
+                let place = self.order[self.next];
+                self.next += 1;
+                let part = part_at(&self.parts, &self.ends, place);
+                // A key changed at several versions of the batch is undone once.
+                if self.next >= 2
+                    && part_at(&self.parts, &self.ends, self.order[self.next - 2]) == part
+                {
+                    continue;
                 }
-                let valid = match dup {
-                    true => befores_of(value).is_some(),
-                    false => before_of(value).is_some(),
-                };
-                if !valid {
-                    return Err(damaged(source, "a change", key));
+                let what = (self.shared, self.source, self.version, self.form, self.dup);
+                if take(&mut self.keyed, &mut self.at, what, part)? {
+                    return Ok(Some(&self.at));
                 }
-                at.version = changed;
-                at.key.clear();
-                at.key.extend_from_slice(k);
-                at.change.clear();
-                at.change.extend_from_slice(value);
-                Ok(true)
-            })
-            .map_err(|code| self.shared.fail(code, At::table(source, "unwind")))?;
-        self.more = found.unwrap_or(Ok(false))?;
-        Ok(())
+            }
+            if self.op.is_none() {
+                return Ok(None);
+            }
+            self.fill_batch()?;
+        }
     }
 
-    /// Deletes the collected index entries, in key order, and forgets them.
-    fn delete_index_entries(&mut self) -> Result<()> {
-        if self.doomed.is_empty() {
-            return Ok(());
+    /// How many changes the unwind removed (log entries deleted).
+    pub(crate) fn undone(&self) -> u64 {
+        self.undone
+    }
+
+    /// Walks the log down, deleting each entry above the version, until a batch is collected
+    /// or the walk is done; then orders the batch by key part.
+    fn fill_batch(&mut self) -> Result<()> {
+        let (shared, source, version) = (self.shared, self.source, self.version);
+        let fail = |code| shared.fail(code, At::table(source, "unwind"));
+        self.parts.clear();
+        self.ends.clear();
+        self.order.clear();
+        self.next = 0;
+        while let Some(op) = self.op {
+            if self.ends.len() == UNWIND_BATCH || self.parts.len() >= UNWIND_BATCH_BYTES {
+                break;
+            }
+            let parts = &mut self.parts;
+            let found = self
+                .log
+                .get_with(op, None, None, |key, _| match parse_log(key) {
+                    Some((changed, part)) if changed > version => {
+                        parts.extend_from_slice(part);
+                        true
+                    }
+                    _ => false,
+                })
+                .map_err(fail)?;
+            if found != Some(true) {
+                self.op = None;
+                break;
+            }
+            // `UNWIND_BATCH_BYTES` and the largest key keep the offsets within 32 bits.
+            self.ends.push(self.parts.len() as u32);
+            self.log.del(engine::del::CURRENT).map_err(fail)?;
+            self.undone += 1;
+            self.op = Some(op::PREV);
         }
-        // The index's order is its stored keys' byte order, then the versions'. Sorted as
-        // numbers first: each key's first bytes after the prefix every collected key shares
-        // (twelve and its place among them in one number, when they all fit; sixteen beside
-        // the place otherwise), then each run of equal first bytes by all their bytes and the
-        // version. After the shared prefix, not from the start: a
-        // `dupsort` table's unit key begins with its key escaped (two bytes for each zero
-        // byte), so the first bytes of every unit of small integer keys are the same, and
-        // every change fell in one run, sorted by comparing slices.
-        let (shared, source) = (self.shared, self.source);
-        let (keys, doomed) = (&self.keys, &self.doomed);
-        let entry = |i: u32| {
-            let i = i as usize;
-            let (version, end) = doomed[i];
-            let start = i.checked_sub(1).map_or(0, |before| doomed[before].1);
-            (&keys[start as usize..end as usize], version)
-        };
+        // The keyed space's order is the key parts' byte order. Sorted as numbers first:
+        // each part's first bytes after the prefix every collected part shares (twelve and
+        // its place among them in one number, when they all fit; sixteen beside the place
+        // otherwise), then each run of equal first bytes by all their bytes.
+        let (parts, ends) = (&self.parts, &self.ends);
+        let entry = |i: u32| part_at(parts, ends, i);
         // `UNWIND_BATCH` keeps the places within 32 bits.
-        let n = doomed.len() as u32;
-        let longest = (0..n).map(|i| entry(i).0.len()).max().unwrap_or(0);
-        // Keys of up to twelve bytes (a plain table's integer keys) are sorted from their
+        let n = ends.len() as u32;
+        let longest = (0..n).map(|i| entry(i).len()).max().unwrap_or(0);
+        // Parts of up to twelve bytes (a plain table's integer keys) are sorted from their
         // start; longer ones after the prefix they share.
         let mut shared_prefix = 0;
         if longest > 12 {
-            let first = entry(0).0;
+            let first = entry(0);
             shared_prefix = first.len();
             for i in 1..n {
-                let key = entry(i).0;
-                if key.get(..shared_prefix) != Some(&first[..shared_prefix]) {
-                    let same = first.iter().zip(key).take_while(|(a, b)| a == b).count();
+                let part = entry(i);
+                if part.get(..shared_prefix) != Some(&first[..shared_prefix]) {
+                    let same = first.iter().zip(part).take_while(|(a, b)| a == b).count();
                     shared_prefix = shared_prefix.min(same);
                 }
             }
         }
         let head = |i: u32| {
-            let key = &entry(i).0[shared_prefix..];
+            let part = &entry(i)[shared_prefix..];
             let mut head = [0; 16];
-            let m = key.len().min(16);
-            head[..m].copy_from_slice(&key[..m]);
+            let m = part.len().min(16);
+            head[..m].copy_from_slice(&part[..m]);
             u128::from_be_bytes(head)
         };
-        let order: Vec<u32> = match longest - shared_prefix <= 12 {
+        self.order = match longest - shared_prefix <= 12 {
             // Twelve bytes and the place in one number.
-            true => index_order(
+            true => key_order(
                 n,
                 entry,
                 |i| head(i) | u128::from(i),
                 |a, b| a >> 32 == b >> 32,
                 |o| o as u32,
             ),
-            false => index_order(n, entry, |i| (head(i), i), |a, b| a.0 == b.0, |o| o.1),
+            false => key_order(n, entry, |i| (head(i), i), |a, b| a.0 == b.0, |o| o.1),
         };
-        for o in order {
-            let (key, version) = entry(o);
-            let fail = |code| shared.fail(code, At::table(source, "unwind").key(key));
-            let index_key = index_key(key, version);
-            let found = self
-                .index
-                .get_with(op::SET_KEY, Some(index_key.as_slice()), None, |_, _| ())
-                .map_err(fail)?;
-            if found.is_some() {
-                self.index.del(engine::del::CURRENT).map_err(fail)?;
-            }
-        }
-        self.keys.clear();
-        self.doomed.clear();
         Ok(())
     }
 }
 
-/// The places `0..n` of an unwind's collected index entries (`entry`: a place's stored key and
-/// version) in the index's order: sorted as numbers first, each place by its `number` (the
-/// first bytes of its key after the prefix they all share, zeros after its end, and the place),
-/// then each run of numbers whose heads are the `same` by the keys' bytes and the versions;
-/// `place` takes a place back out of its number.
-fn index_order<'k, H: Ord + Copy>(
+/// The key part at `place` of an unwind's batch.
+fn part_at<'p>(parts: &'p [u8], ends: &[u32], place: u32) -> &'p [u8] {
+    let i = place as usize;
+    let start = i.checked_sub(1).map_or(0, |before| ends[before]);
+    &parts[start as usize..ends[i] as usize]
+}
+
+/// Undoes the key part `part` in an unwind to `version`, through `keyed` (a cursor on the
+/// history): its earliest change above `version` copied into `at` with its key decoded, and
+/// every change of it above `version` deleted. `false`: none is left (an earlier batch undid
+/// the key).
+fn take(
+    keyed: &mut RawCursorMut<'_>,
+    at: &mut Unwound,
+    (shared, source, version, form, dup): (&Shared, &'static str, u64, Form, bool),
+    part: &[u8],
+) -> Result<bool> {
+    let fail = |code| shared.fail(code, At::table(source, "unwind").key(part));
+    let seek = keyed_key(part, version.saturating_add(1));
+    let change = &mut at.change;
+    let found = keyed
+        .get_with(op::SET_RANGE, Some(seek.as_slice()), None, |key, value| {
+            let of_part = parse_keyed(key).is_some_and(|(p, _)| p == part);
+            of_part.then(|| {
+                change.clear();
+                change.extend_from_slice(value);
+            })
+        })
+        .map_err(fail)?
+        .flatten();
+    if found.is_none() {
+        return Ok(false);
+    }
+    let valid = match dup {
+        true => befores_of(&at.change).is_some(),
+        false => before_of(&at.change).is_some(),
+    };
+    if !valid {
+        // A mark is below the horizon, which the unwind's check keeps at most one above it.
+        return Err(damaged(source, "a change", seek.as_slice()));
+    }
+    // The change found, then the key's later ones: one run.
+    loop {
+        keyed.del(engine::del::CURRENT).map_err(fail)?;
+        let more = match keyed.get_with(op::GET_CURRENT, None, None, |key, _| {
+            parse_keyed(key).is_some_and(|(p, _)| p == part)
+        }) {
+            Ok(more) => more == Some(true),
+            // The table's last entry was deleted.
+            Err(code) if code == engine::Code::ENODATA => false,
+            Err(code) => return Err(fail(code)),
+        };
+        if !more {
+            break;
+        }
+    }
+    let (k, sub) = match dup {
+        true => form.split_unit(source, part)?,
+        false => {
+            let k = form
+                .key_of(part)
+                .ok_or_else(|| damaged(source, "a change's key", part))?;
+            (k, Cow::Borrowed(&[][..]))
+        }
+    };
+    at.key.clear();
+    at.key.extend_from_slice(&k);
+    at.sub.clear();
+    at.sub.extend_from_slice(&sub);
+    Ok(true)
+}
+
+/// The places `0..n` of an unwind's collected key parts (`entry`: a place's part) in the
+/// keyed space's order: sorted as numbers first, each place by its `number` (the first bytes
+/// of its part after the prefix they all share, zeros after its end, and the place), then each
+/// run of numbers whose heads are the `same` by the parts' bytes; `place` takes a place back
+/// out of its number.
+fn key_order<'k, H: Ord + Copy>(
     n: u32,
-    entry: impl Fn(u32) -> (&'k [u8], u64),
+    entry: impl Fn(u32) -> &'k [u8],
     number: impl Fn(u32) -> H,
     same: impl Fn(&H, &H) -> bool,
     place: impl Fn(H) -> u32,
@@ -989,7 +1216,7 @@ fn index_order<'k, H: Ord + Copy>(
     order.sort_unstable();
     for run in order.chunk_by_mut(|a, b| same(a, b)) {
         if run.len() > 1 {
-            run.sort_unstable_by(|a, b| entry(place(*a)).cmp(&entry(place(*b))));
+            run.sort_unstable_by(|a, b| entry(place(*a)).cmp(entry(place(*b))));
         }
     }
     order.into_iter().map(place).collect()
@@ -1018,9 +1245,9 @@ pub(crate) fn lower_last(
 
 /// One batch of a prune of the history (`dbi`) of table `source` below `below`: the horizon
 /// raised to `below` first, then up to `limit` changes of versions below it deleted. Each key
-/// keeps the index entry of its highest pruned change, whose change is gone: its mark, which a
-/// read as of an earlier version finds first and refuses ([`as_of`]), while a read as of a
-/// later one never meets it. Returns how many changes were deleted (fewer than `limit`: the
+/// keeps its highest pruned change with an empty value: its mark, which a read as of an
+/// earlier version finds first and refuses (`read::as_of`), while a read as of a later one
+/// never meets it. Returns how many changes were deleted (fewer than `limit`: the
 /// prune is complete).
 pub(crate) fn prune_batch(
     raw: &mut RawTxn,
@@ -1039,22 +1266,23 @@ pub(crate) fn prune_batch(
             .put(history, &HORIZON, &below.to_be_bytes(), engine::put::UPSERT)
             .map_err(fail)?,
     }
-    // One cursor walks the changes from the first, deleting them; the other deletes each
-    // pruned key's mark. Changes go in version order, so a key's index entries below a pruned
-    // change are earlier pruned changes: the one left of them (the key's mark) goes, the new
-    // one stays. The mark goes first, so that the walking cursor's next move is the one that
-    // follows its own delete.
+    // One cursor walks the log from its first entry, deleting each entry below `below`; the
+    // other turns the entry's change into its key's mark (an empty value) and deletes the
+    // key's previous mark. The log goes in version order, so a key's changes below a pruned
+    // one were pruned before it: the one left of them (its mark) is just before it. The
+    // marks go first, so that the walking cursor's next move is the one that follows its own
+    // delete.
     let lent = raw.lend();
-    let mut changes = lent.cursor(history, shared.cursors()).map_err(fail)?;
+    let mut log = lent.cursor(history, shared.cursors()).map_err(fail)?;
     let mut marks = lent.cursor(history, shared.cursors()).map_err(fail)?;
-    let mut key = Vec::new();
+    let mut part = Vec::new();
     let mut pruned = 0;
     let mut op = op::FIRST;
     while pruned < limit {
-        let change = match changes.get_with(op, None, None, |k, _| match parse_change(k) {
-            Some((version, stored)) if version < below => {
-                key.clear();
-                key.extend_from_slice(stored);
+        let change = match log.get_with(op, None, None, |k, _| match parse_log(k) {
+            Some((version, p)) if version < below => {
+                part.clear();
+                part.extend_from_slice(p);
                 Some(version)
             }
             _ => None,
@@ -1067,23 +1295,25 @@ pub(crate) fn prune_batch(
         let Some(version) = change else {
             break;
         };
-        let fail = |code| shared.fail(code, At::table(source, "prune history").key(&key));
-        let prefix = index_prefix(&key);
-        let marked = marks
-            .get_with(op::SET_RANGE, Some(prefix.as_slice()), None, |entry, _| {
-                if !entry.starts_with(prefix.as_slice()) {
-                    return Ok(false);
-                }
-                let (_, marked) =
-                    parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
-                Ok(marked < version)
-            })
-            .map_err(fail)?
-            .transpose()?;
-        if marked == Some(true) {
-            marks.del(engine::del::CURRENT).map_err(fail)?;
+        let fail = |code| shared.fail(code, At::table(source, "prune history").key(&part));
+        let key = keyed_key(&part, version);
+        let found = marks
+            .get_with(op::SET_KEY, Some(key.as_slice()), None, |_, _| ())
+            .map_err(fail)?;
+        if found.is_some() {
+            marks
+                .put(key.as_slice(), &[], engine::put::UPSERT)
+                .map_err(fail)?;
+            let earlier = marks
+                .get_with(op::PREV, None, None, |k, v| {
+                    is_mark(v) && parse_keyed(k).is_some_and(|(p, _)| p == part.as_slice())
+                })
+                .map_err(fail)?;
+            if earlier == Some(true) {
+                marks.del(engine::del::CURRENT).map_err(fail)?;
+            }
         }
-        changes.del(engine::del::CURRENT).map_err(fail)?;
+        log.del(engine::del::CURRENT).map_err(fail)?;
         pruned += 1;
         // After a delete, `MDBX_NEXT` lands on the entry that followed the deleted one.
         op = op::NEXT;
@@ -1128,7 +1358,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_units_values_before_read_back_and_its_keys_group_by_key() {
+    fn a_units_values_before_read_back() {
         for values in [
             vec![],
             vec![b"a".to_vec()],
@@ -1145,45 +1375,140 @@ mod tests {
             assert_eq!(before_of(&change).is_some(), values.len() < 2);
         }
         assert_eq!(befores_of(&[MANY, 0, 0, 0, 9, 1]), None);
-        let (k, sub) = (b"k\0".as_slice(), b"\0\x01s".as_slice());
-        let unit = unit_key(k, sub);
-        assert_eq!(split_unit("T", &unit).unwrap(), (k.to_vec(), sub));
-        // Every index entry of a unit of `k` starts with `units_start(k)`, none of `k ‖ 0`.
-        let start = units_start(k);
-        for sub in [&b""[..], b"\0", b"\xff\xff"] {
-            let entry = index_key(&unit_key(k, sub), 3);
-            assert!(entry.as_slice().starts_with(start.as_slice()), "{sub:?}");
-            let other = index_key(&unit_key(b"k\0\0", sub), 3);
-            assert!(!other.as_slice().starts_with(start.as_slice()), "{sub:?}");
+        assert_eq!(before_of(&[]), None, "a mark is no change");
+    }
+
+    /// Every form's key parts: decoded back, and sorted by (key part, version) they keep each
+    /// key's entries together in version order, and keys in their byte order.
+    #[test]
+    fn key_parts_parse_back_and_keep_each_keys_changes_together() {
+        let fixed = Form {
+            width: Some(2),
+            unit: Unit::None,
+        };
+        let open = Form {
+            width: None,
+            unit: Unit::None,
+        };
+        let units = Form {
+            width: Some(2),
+            unit: Unit::Delimited,
+        };
+        let whole = Form {
+            width: None,
+            unit: Unit::Escaped,
+        };
+        type Keys = Vec<(&'static [u8], &'static [u8])>;
+        let cases: [(Form, Keys); 4] = [
+            (
+                fixed,
+                vec![
+                    (b"\0\0", b""),
+                    (b"a\0", b""),
+                    (b"ab", b""),
+                    (b"\xff\xff", b""),
+                ],
+            ),
+            (
+                open,
+                vec![
+                    (b"", b""),
+                    (b"a", b""),
+                    (b"a\0", b""),
+                    (b"ab", b""),
+                    (b"b", b""),
+                ],
+            ),
+            (
+                units,
+                vec![(b"k\0", b"\x01"), (b"k\0", b"\x02"), (b"k\x01", b"\x01")],
+            ),
+            (
+                whole,
+                vec![
+                    (b"k", b""),
+                    (b"k", b"\0"),
+                    (b"k", b"a"),
+                    (b"k", b"ab"),
+                    (b"k\0", b""),
+                ],
+            ),
+        ];
+        for (form, keys) in cases {
+            let mut entries = Vec::new();
+            for (i, (k, sub)) in keys.iter().enumerate() {
+                let part = form.key_part(k, sub);
+                let part = part.as_slice();
+                match form.unit {
+                    Unit::None => assert_eq!(form.key_of(part).as_deref(), Some(*k)),
+                    _ => {
+                        let (kk, ss) = form.unit_of(part).unwrap();
+                        assert_eq!((&*kk, &*ss), (*k, *sub));
+                    }
+                }
+                assert!(form.key_start(k).as_slice().len() <= part.len());
+                assert!(part.starts_with(form.key_start(k).as_slice()));
+                for version in [0, 1, 256, u64::MAX] {
+                    entries.push((keyed_key(part, version).as_slice().to_vec(), i, version));
+                    let (p, v) = parse_keyed(entries.last().unwrap().0.as_slice()).unwrap();
+                    assert_eq!((p, v), (part, version));
+                    let log = log_key(version, part);
+                    assert_eq!(parse_log(log.as_slice()), Some((version, part)));
+                }
+            }
+            let mut sorted = entries.clone();
+            sorted.sort();
+            let order: Vec<_> = sorted.iter().map(|(_, i, v)| (*i, *v)).collect();
+            let mut want: Vec<_> = entries.iter().map(|(_, i, v)| (*i, *v)).collect();
+            want.sort();
+            assert_eq!(order, want, "{form:?}");
         }
+        assert_eq!(&log_from(3)[..], log_key(3, b"").as_slice());
     }
 
     #[test]
-    fn keys_parse_back_and_index_keys_sort_by_key_then_version() {
-        let change = change_key(7, b"a\0b");
-        assert_eq!(parse_change(change.as_slice()), Some((7, &b"a\0b"[..])));
-        let index = index_key(b"a\0b", 9);
-        assert_eq!(parse_index(index.as_slice()), Some((b"a\0b".to_vec(), 9)));
-        let mut keys = [
-            index_key(b"b", 1),
-            index_key(b"a", 2),
-            index_key(b"a\0", 0),
-            index_key(b"a", 1),
-            index_key(b"", 5),
-        ]
-        .map(|k| k.as_slice().to_vec());
-        keys.sort();
-        let parsed: Vec<_> = keys.iter().map(|k| parse_index(k).unwrap()).collect();
+    fn fixed_sizes_are_the_parsed_shapes() {
+        use crate::codec::Key;
+        use crate::codec::untyped::KeyShape;
+        use crate::schema::Descriptor;
+        const FIELDS: &[(&str, Descriptor)] =
+            &[("a", Descriptor::Array(20)), ("b", Descriptor::Signed(32))];
+        const OPEN: &[(&str, Descriptor)] =
+            &[("a", Descriptor::Unsigned(8)), ("b", Descriptor::Str)];
+        let all = [
+            Descriptor::Unit,
+            Descriptor::Bool,
+            Descriptor::Unsigned(8),
+            Descriptor::Unsigned(128),
+            Descriptor::Signed(64),
+            Descriptor::Char,
+            Descriptor::Array(32),
+            Descriptor::Bytes,
+            Descriptor::Str,
+            Descriptor::NativeInteger(32),
+            Descriptor::NativeInteger(64),
+            <Option<u8>>::DESCRIPTOR,
+            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR,
+            <(u64, String)>::DESCRIPTOR,
+            <((u8, u16), u32)>::DESCRIPTOR,
+            Descriptor::Struct {
+                name: "S",
+                fields: FIELDS,
+            },
+            Descriptor::Struct {
+                name: "T",
+                fields: OPEN,
+            },
+            Descriptor::Custom("key-v1"),
+            Descriptor::Bincode,
+        ];
+        for d in all {
+            let parsed = KeyShape::of(&d).and_then(|shape| shape.fixed_size());
+            assert_eq!(d.fixed_size(), parsed, "{d}");
+        }
         assert_eq!(
-            parsed,
-            [
-                (b"".to_vec(), 5),
-                (b"a".to_vec(), 1),
-                (b"a".to_vec(), 2),
-                (b"a\0".to_vec(), 0),
-                (b"b".to_vec(), 1)
-            ]
+            <(u64, [u8; 20], bool, char, ())>::DESCRIPTOR.fixed_size(),
+            Some(33)
         );
-        assert_eq!(&changes_from(3)[..], change_key(3, b"").as_slice());
     }
 }

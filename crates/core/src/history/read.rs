@@ -6,8 +6,8 @@ use crate::engine::{Dbi, RawTxn, op};
 use crate::error::{At, Error, Result};
 
 use super::{
-    Cx, HORIZON, PENDING, StoredChange, StoredUnitChange, WHOLE, before_of, befores_of, change_key,
-    changes_from, damaged, index_key, index_prefix, parse_change, parse_index, version_of,
+    Cx, Form, HORIZON, PENDING, StoredChange, StoredUnitChange, WHOLE, before_of, befores_of,
+    damaged, is_mark, keyed_key, keyed_prefix, log_from, parse_keyed, parse_log, version_of,
 };
 use crate::index::Store;
 use crate::table::Table;
@@ -115,58 +115,54 @@ pub(crate) fn check_whole(
     }
 }
 
-/// What the stored key `k` of table `source` held at the end of `version`. The first index
-/// entry of `k` above `version` names the change that holds it; one whose change was pruned
-/// (the key's mark, `prune_batch`) means a change of `k` after `version` is gone, and the read
-/// is refused. No other read is made: a key none of whose changes were pruned reads exactly at
-/// any version.
+/// What the key part `part` of table `source` held at the end of `version`: one search, for
+/// the key's first change above `version`, whose value holds it. A mark found there (the key's
+/// highest pruned change, `prune_batch`) means a change of the key after `version` is gone,
+/// and the read is refused. No other read is made: a key none of whose changes were pruned
+/// reads exactly at any version.
 fn as_of<'t>(
     raw: &'t RawTxn,
-    shared: &impl Cx,
+    shared: &'t impl Cx,
     source: &'static str,
     history: Dbi,
-    k: &[u8],
+    part: &[u8],
     version: u64,
 ) -> Result<AsOf<'t>> {
     check_whole(raw, shared, source, history, version)?;
     let Some(after) = version.checked_add(1) else {
         return Ok(AsOf::Current);
     };
-    let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
-    let seek = index_key(k, after);
-    let prefix = &seek.as_slice()[..seek.len() - 8];
+    let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(part));
+    let seek = keyed_key(part, after);
+    let seek = seek.as_slice();
+    let prefix = &seek[..seek.len() - 8];
     let mut cursor = shared.cursor(raw, history).map_err(fail)?;
-    let found = cursor
-        .get(op::SET_RANGE, Some(seek.as_slice()), None)
-        .map_err(fail)?;
-    // The key's first entry above `version`: its prefix, then the version.
-    let changed = match found {
-        Some((entry, _)) if entry.len() == prefix.len() + 8 && entry.starts_with(prefix) => {
-            version_of(&entry[prefix.len()..])
-                .ok_or_else(|| damaged(source, "an index entry", entry))?
+    let found = cursor.get(op::SET_RANGE, Some(seek), None).map_err(fail)?;
+    // The key's first change above `version`: its key part, then the version.
+    match found {
+        Some((entry, value)) if entry.len() == seek.len() && entry.starts_with(prefix) => {
+            if is_mark(value) {
+                check_horizon(raw, shared, source, history, version)?;
+                return Err(damaged(source, "a mark above the horizon", entry));
+            }
+            Ok(AsOf::Held(value))
         }
-        _ => return Ok(AsOf::Current),
-    };
-    drop(cursor);
-    let change = change_key(changed, k);
-    let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {
-        // The key's mark: a change after `version` was pruned.
-        check_horizon(raw, shared, source, history, version)?;
-        return Err(damaged(source, "a missing change", change.as_slice()));
-    };
-    Ok(AsOf::Held(before))
+        _ => Ok(AsOf::Current),
+    }
 }
 
-/// The stored value under `k` of table `source` (handle `table`) at the end of `version`: what
-/// its history recorded ([`as_of`]), or what the table holds now.
+/// The stored value under `k` of table `source` (handle `table`; its history `history` of
+/// form `form`) at the end of `version`: what its history recorded ([`as_of`]), or what the
+/// table holds now.
 pub(crate) fn value_at<'t>(
     raw: &'t RawTxn,
-    shared: &impl Cx,
+    shared: &'t impl Cx,
     (source, table, history): (&'static str, Dbi, Dbi),
+    form: Form,
     k: &[u8],
     version: u64,
 ) -> Result<Option<&'t [u8]>> {
-    match as_of(raw, shared, source, history, k, version)? {
+    match as_of(raw, shared, source, history, &form.plain_part(k), version)? {
         AsOf::Held(held) => before(source, k, held),
         AsOf::Current => raw
             .get(table, k)
@@ -202,7 +198,7 @@ pub(crate) fn unit_at_each<T: Table>(
     version: u64,
     each: impl FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    let unit = super::unit_key_buf(k, sub);
+    let unit = const { Form::of::<T>() }.key_part(k, sub);
     let unit = unit.as_slice();
     match as_of(raw, shared, T::NAME, history, unit, version)? {
         AsOf::Held(held) => befores(T::NAME, unit, held)?.into_iter().try_for_each(each),
@@ -235,16 +231,19 @@ pub(crate) fn key_at<T: Table>(
         from.push(0);
         units.entry(sub).or_default().push(v);
     }
-    let head = super::unit_key(k, &[]);
+    let form = const { Form::of::<T>() };
+    let head = form.key_start(k);
+    let head = head.as_slice();
     changed_after(
         raw,
         shared,
         (T::NAME, history),
-        (Some(super::units_start(k)), version),
-        |unit| unit.starts_with(&head).then_some(true),
+        (Some(form.key_start(k)), version),
+        |unit| unit.starts_with(head).then_some(true),
         |unit, held| {
             let values = befores(T::NAME, unit, held)?;
-            let sub = unit[head.len()..].to_vec();
+            let (_, sub) = form.split_unit(T::NAME, unit)?;
+            let sub = sub.into_owned();
             match values.is_empty() {
                 true => units.remove(&sub),
                 false => units.insert(sub, values.into_iter().map(<[u8]>::to_vec).collect()),
@@ -255,33 +254,35 @@ pub(crate) fn key_at<T: Table>(
     Ok(units.into_values().flatten().collect())
 }
 
-/// The versions at which the stored key `k` of table `source` changed, in increasing order.
+/// The versions at which the key part `part` of table `source` changed, in increasing order.
 pub(crate) fn versions(
     raw: &RawTxn,
     shared: &impl Cx,
     source: &'static str,
     history: Dbi,
-    k: &[u8],
+    part: &[u8],
 ) -> Result<Vec<u64>> {
-    let fail = |code| shared.fail(code, At::table(source, "versions").key(k));
+    let fail = |code| shared.fail(code, At::table(source, "versions").key(part));
     // A key's mark (its highest pruned change, `prune_batch`) is below the horizon.
     let horizon = match raw.get(history, &HORIZON).map_err(fail)? {
         Some(bytes) => version_of(bytes).ok_or_else(|| damaged(source, "the horizon", &HORIZON))?,
         None => 0,
     };
-    let prefix = index_prefix(k);
+    let prefix = keyed_prefix(part);
+    let prefix = prefix.as_slice();
     let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut out = Vec::new();
     let mut at = cursor
-        .get(op::SET_RANGE, Some(prefix.as_slice()), None)
+        .get(op::SET_RANGE, Some(prefix), None)
         .map_err(fail)?;
-    while let Some((entry, _)) = at {
-        if !entry.starts_with(prefix.as_slice()) {
+    while let Some((entry, value)) = at {
+        // No key part is a prefix of another: an entry that starts with the prefix is the key's.
+        if !entry.starts_with(prefix) {
             break;
         }
         let (_, version) =
-            parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
-        if version >= horizon {
+            parse_keyed(entry).ok_or_else(|| damaged(source, "a change's key", entry))?;
+        if version >= horizon && !is_mark(value) {
             out.push(version);
         }
         at = cursor.get(op::NEXT, None, None).map_err(fail)?;
@@ -289,26 +290,29 @@ pub(crate) fn versions(
     Ok(out)
 }
 
-/// The changes of `version` in table `source`: each stored key changed and the value it held
-/// before, in key order.
+/// The changes of `version` in table `source` (its history of form `form`): each stored key
+/// changed and the value it held before, in key order.
 pub(crate) fn changes_at(
     raw: &RawTxn,
     shared: &impl Cx,
     source: &'static str,
-    history: Dbi,
+    (history, form): (Dbi, Form),
     version: u64,
 ) -> Result<Vec<StoredChange>> {
     let mut out = Vec::new();
-    changes_of(raw, shared, (source, history), version, |k, change| {
-        let before = before(source, k, change)?;
-        out.push((k.to_vec(), before.map(<[u8]>::to_vec)));
+    changes_of(raw, shared, (source, history), version, |part, change| {
+        let k = form
+            .key_of(part)
+            .ok_or_else(|| damaged(source, "a change's key", part))?;
+        let before = before(source, &k, change)?;
+        out.push((k.into_owned(), before.map(<[u8]>::to_vec)));
         Ok(())
     })?;
     Ok(out)
 }
 
-/// The changes of `version` in the `dupsort` table `source`: each unit changed (its history
-/// key, `unit_key`) and the stored values it held before, in (key, unit) order.
+/// The changes of `version` in the `dupsort` table `source`: each unit changed (its key part,
+/// [`Form::key_part`]) and the stored values it held before, in (key, unit) order.
 pub(crate) fn unit_changes_at(
     raw: &RawTxn,
     shared: &impl Cx,
@@ -328,7 +332,9 @@ pub(crate) fn unit_changes_at(
     Ok(out)
 }
 
-/// Hands `each` the stored key and the value of every change of `version`, in key order.
+/// Hands `each` the key part and the value of every change of `version`, in key order: the
+/// log's entries of `version`, each change found under its key part (a second cursor, which
+/// the log's key order keeps moving forward).
 fn changes_of(
     raw: &RawTxn,
     shared: &impl Cx,
@@ -337,25 +343,31 @@ fn changes_of(
     mut each: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<()> {
     let fail = |code| shared.fail(code, At::table(source, "changes of a version"));
-    let from = changes_from(version);
-    let mut cursor = shared.cursor(raw, history).map_err(fail)?;
-    let mut at = cursor.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
-    while let Some((key, value)) = at {
-        match parse_change(key) {
-            Some((v, k)) if v == version => each(k, value)?,
+    let from = log_from(version);
+    let mut log = shared.cursor(raw, history).map_err(fail)?;
+    let mut at = log.get(op::SET_RANGE, Some(&from), None).map_err(fail)?;
+    while let Some((key, _)) = at {
+        match parse_log(key) {
+            Some((v, part)) if v == version => {
+                let change = keyed_key(part, version);
+                match raw.get(history, change.as_slice()).map_err(fail)? {
+                    Some(value) if !is_mark(value) => each(part, value)?,
+                    _ => return Err(damaged(source, "a log entry without its change", key)),
+                }
+            }
             _ => break,
         }
-        at = cursor.get(op::NEXT, None, None).map_err(fail)?;
+        at = log.get(op::NEXT, None, None).map_err(fail)?;
     }
     Ok(())
 }
 
-/// Walks the history index of table `source` from the index key `from` (its first entry when
-/// `None`; [`index_prefix`] of a stored key, or [`super::units_start`]), in byte order of the
-/// keys, and hands `each` every key that changed after `version` and that `wanted` takes
+/// Walks the changes of table `source` by key from `from` (the first when `None`;
+/// [`keyed_prefix`] of a key part, or of [`Form::key_start`]), in byte order of the key parts,
+/// and hands `each` every key part that changed after `version` and that `wanted` takes
 /// (`Some(true)`; `Some(false)` skips the key, `None` ends the walk) with the value of its
 /// first change after `version`, which holds what it held at the end of `version` ([`before`],
-/// [`befores`]). A wanted key whose first entry above `version` is its mark (a pruned change)
+/// [`befores`]). A wanted key whose first change above `version` is its mark (a pruned change)
 /// is refused.
 pub(crate) fn changed_after(
     raw: &RawTxn,
@@ -367,40 +379,30 @@ pub(crate) fn changed_after(
 ) -> Result<()> {
     check_whole(raw, shared, source, history, version)?;
     let fail = |code| shared.fail(code, At::table(source, "read a range as of a version"));
-    let start = from.unwrap_or_else(|| {
-        let mut start = crate::codec::KeyBuf::new();
-        start.push(super::INDEX);
-        start
-    });
+    let start = keyed_prefix(from.as_ref().map_or(&[][..], |f| f.as_slice()));
     let mut cursor = shared.cursor(raw, history).map_err(fail)?;
     let mut at = cursor
         .get(op::SET_RANGE, Some(start.as_slice()), None)
         .map_err(fail)?;
-    // The key whose value as of `version` was handed over (its later entries are skipped).
+    // The key part whose value as of `version` was handed over (its later entries are skipped).
     let mut done: Option<Vec<u8>> = None;
-    while let Some((entry, _)) = at {
-        if entry.first() != Some(&super::INDEX) {
+    while let Some((entry, value)) = at {
+        if entry.first() != Some(&super::KEYED) {
             break;
         }
-        let (k, changed) =
-            parse_index(entry).ok_or_else(|| damaged(source, "an index entry", entry))?;
-        if changed > version && done.as_deref() != Some(&k[..]) {
-            match wanted(&k) {
+        let (part, changed) =
+            parse_keyed(entry).ok_or_else(|| damaged(source, "a change's key", entry))?;
+        if changed > version && done.as_deref() != Some(part) {
+            match wanted(part) {
                 None => return Ok(()),
-                Some(false) => {
-                    done = Some(k);
-                    at = cursor.get(op::NEXT, None, None).map_err(fail)?;
-                    continue;
+                Some(false) => {}
+                Some(true) if is_mark(value) => {
+                    check_horizon(raw, shared, source, history, version)?;
+                    return Err(damaged(source, "a mark above the horizon", entry));
                 }
-                Some(true) => {}
+                Some(true) => each(part, value)?,
             }
-            let change = change_key(changed, &k);
-            let Some(before) = raw.get(history, change.as_slice()).map_err(fail)? else {
-                check_horizon(raw, shared, source, history, version)?;
-                return Err(damaged(source, "a missing change", change.as_slice()));
-            };
-            each(&k, before)?;
-            done = Some(k);
+            done = Some(part.to_vec());
         }
         at = cursor.get(op::NEXT, None, None).map_err(fail)?;
     }

@@ -162,6 +162,51 @@ impl Descriptor {
 }
 
 impl Descriptor {
+    /// `Some(n)` when every key this key descriptor describes is stored in exactly `n` bytes
+    /// (as `KeyShape::fixed_size` says of the shape its text parses to); `None` for a
+    /// variable width, and for every descriptor that is no key's (a custom codec's among
+    /// them). A history writes such keys without escaping them (`history::Form`), so the
+    /// typed API and the schema-less reader, which knows the key only by its recorded text,
+    /// must agree on it: a test of `history` holds them together.
+    pub(crate) const fn fixed_size(&self) -> Option<usize> {
+        match self {
+            Descriptor::Unit => Some(0),
+            Descriptor::Bool => Some(1),
+            Descriptor::Unsigned(bits)
+            | Descriptor::Signed(bits)
+            | Descriptor::NativeInteger(bits) => Some(*bits as usize / 8),
+            Descriptor::Char => Some(4),
+            Descriptor::Array(n) => Some(*n),
+            Descriptor::Tuple(parts) => {
+                let mut sum = 0;
+                let mut i = 0;
+                while i < parts.len() {
+                    match parts[i].fixed_size() {
+                        Some(n) => sum += n,
+                        None => return None,
+                    }
+                    i += 1;
+                }
+                Some(sum)
+            }
+            Descriptor::Struct { fields, .. } => {
+                let mut sum = 0;
+                let mut i = 0;
+                while i < fields.len() {
+                    match fields[i].1.fixed_size() {
+                        Some(n) => sum += n,
+                        None => return None,
+                    }
+                    i += 1;
+                }
+                Some(sum)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Descriptor {
     /// The [`Display`](fmt::Display) form of the descriptors that have one fixed text (the
     /// common key and codec descriptors), without running the formatter.
     fn rendered(&self) -> Option<&'static str> {

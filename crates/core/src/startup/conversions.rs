@@ -106,16 +106,20 @@ pub fn decode_stored_value<T: Table>(key: &[u8], stored: &[u8]) -> Result<T::Val
 /// and the stored value before (both as the history's source table stores them) and returns the
 /// new stored value:
 /// for a migration step that changes the source table's value type and takes its history along.
+/// `source` is the schema record of the history's source table, whose key descriptor says how
+/// the history writes its keys (as they are when they have a fixed width, escaped otherwise).
 /// `Some(new entry value)` for a change that records a value before; `None` for every other
-/// entry of the history (a change of a key that held no value, an index entry, the horizon,
-/// the last version, the mark), which such a conversion leaves as it is. The layout is in
-/// docs/design.md, "History and unwind".
+/// entry of the history (a change of a key that held no value, a mark, a log entry, the
+/// horizon, the last version, the start mark), which such a conversion leaves as it is. The
+/// layout is in docs/design.md, "History and unwind".
 ///
 /// ```
 /// use tabula::{History, Options, Schema, Table};
 /// use tabula_core::startup::{
 ///     Bootstrap, convert_history_value, decode_stored_value, encode_stored_value,
 /// };
+/// use tabula_core::record::TableRecord;
+/// use tabula_core::TableInfo;
 ///
 /// #[derive(Table)]
 /// #[table(name = "counts", key = u64, value = u64, history)]
@@ -137,11 +141,12 @@ pub fn decode_stored_value<T: Table>(key: &[u8], stored: &[u8]) -> Result<T::Val
 /// }
 /// drop(db);
 ///
+/// let source = TableRecord::of(&TableInfo::of::<Counts>());
 /// let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 0)?;
 /// let history = boot.find_table("counts_history")?.expect("created by the open").handle;
 /// let mut seen = Vec::new();
 /// for (key, value) in boot.read_batch("counts_history", history, None, 100)? {
-///     let converted = convert_history_value(&key, &value, |version, stored, before| {
+///     let converted = convert_history_value(&source, &key, &value, |version, stored, before| {
 ///         let n = decode_stored_value::<Counts>(stored, before)?;
 ///         seen.push((version, n));
 ///         encode_stored_value::<Counts>(stored, &(n * 100))
@@ -157,11 +162,13 @@ pub fn decode_stored_value<T: Table>(key: &[u8], stored: &[u8]) -> Result<T::Val
 ///
 /// # Errors
 ///
-/// What `convert` returns.
+/// What `convert` returns; [`Error::Decode`](crate::Error::Decode) for a change whose key is
+/// not of the source table's form.
 pub fn convert_history_value(
+    source: &crate::record::TableRecord,
     key: &[u8],
     value: &[u8],
     convert: impl FnOnce(u64, &[u8], &[u8]) -> Result<Vec<u8>>,
 ) -> Result<Option<Vec<u8>>> {
-    crate::history::converted_before(key, value, convert)
+    crate::history::converted_before(crate::history::Form::of_record(source), key, value, convert)
 }

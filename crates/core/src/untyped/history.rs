@@ -80,7 +80,7 @@ impl UntypedTx<'_> {
         refuse_dupsort(table, "read a key as of a version")?;
         let source = super::intern(&table.name);
         let dbis = (source, table.dbi, history.dbi);
-        let held = history::value_at(&self.txn, self.db, dbis, key, version)?;
+        let held = history::value_at(&self.txn, self.db, dbis, form_of(table), key, version)?;
         Ok(held.map(<[u8]>::to_vec))
     }
 
@@ -108,7 +108,8 @@ impl UntypedTx<'_> {
     ) -> Result<Vec<u64>> {
         refuse_dupsort(table, "list a key's versions")?;
         let source = super::intern(&table.name);
-        history::versions(&self.txn, self.db, source, history.dbi, key)
+        let part = form_of(table).plain_part(key);
+        history::versions(&self.txn, self.db, source, history.dbi, &part)
     }
 
     /// The changes of `version`, in key order: each stored key, its value before the version
@@ -146,7 +147,8 @@ impl UntypedTx<'_> {
             version.saturating_sub(1),
         )?;
         let mut out = Vec::new();
-        for (k, before) in history::changes_at(&self.txn, self.db, source, history.dbi, version)? {
+        let at = (history.dbi, form_of(table));
+        for (k, before) in history::changes_at(&self.txn, self.db, source, at, version)? {
             let after = self.get_as_of(table, history, &k, version)?;
             out.push((k, before, after));
         }
@@ -190,11 +192,20 @@ impl UntypedTx<'_> {
             &self.txn,
             self.db,
             dbis,
-            rows,
+            (form_of(table), rows),
             limit,
             |_, _| None,
             |k| show(table, k),
         )
+    }
+}
+
+/// How the history of `table` writes its keys: from its recorded key and value descriptors, as
+/// the typed API from its types (a table without a record: as a variable-width key's).
+fn form_of(table: &UntypedTable) -> history::Form {
+    match &table.record {
+        Some(record) => history::Form::of_record(record),
+        None => history::Form::of_text(table.dupsort, "", ""),
     }
 }
 
