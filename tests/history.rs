@@ -41,10 +41,19 @@ fn owner(_: &u64, a: &Acct) -> u32 {
 #[history(on = Accounts)]
 struct AccountsHistory;
 
-/// String keys: their history escapes the key (no fixed width).
+/// String keys: their history escapes the key (no fixed width). A unique index on the
+/// value: rows swap their values, which an unwind must swap back.
 #[derive(Table)]
-#[table(key = String, value = u64, history)]
+#[table(key = String, value = u64, indexed, history)]
 struct Names;
+
+#[derive(Index)]
+#[index(on = Names, key = u64, unique, by = number)]
+struct ByNumber;
+
+fn number(_: &String, n: &u64) -> u64 {
+    *n
+}
 
 #[derive(History)]
 #[history(on = Names, name = "names_history")]
@@ -61,6 +70,7 @@ struct App(
     ByOwner,
     AccountsHistory,
     Names,
+    ByNumber,
     NamesHistory,
     Plain,
 );
@@ -202,7 +212,7 @@ fn write(
     version: u64,
 ) -> tabula::Result<()> {
     let k = rng.below(KEYS);
-    match rng.below(12) {
+    match rng.below(14) {
         0..=2 => {
             let a = acct(rng);
             tx.put::<Accounts>(&k, &a)?;
@@ -291,12 +301,43 @@ fn write(
                 }
             }
         }
-        10 => {
+        10 | 11 => {
             let key = name(k);
             let value = rng.below(100);
-            tx.put::<Names>(key.as_str(), &value)?;
-            m.names.insert(key.clone(), value);
-            m.touch_name(&key, version);
+            let held = m
+                .names
+                .iter()
+                .any(|(other, v)| *v == value && *other != key);
+            match tx.put::<Names>(key.as_str(), &value) {
+                Ok(()) => {
+                    assert!(!held, "{key:?} = {value}: another name holds it");
+                    m.names.insert(key.clone(), value);
+                    m.touch_name(&key, version);
+                }
+                // Refused before anything was written: the model is unchanged.
+                Err(Error::UniqueViolation { .. }) => assert!(held, "{key:?} = {value}"),
+                Err(e) => return Err(e),
+            }
+        }
+        12 => {
+            // Two names swap their values (through a third, free one): an unwind over it must
+            // write each back although the other still holds its value when it is reached.
+            let present: Vec<(String, u64)> =
+                m.names.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            if present.len() >= 2 {
+                let (a, va) = present[rng.below(present.len() as u64) as usize].clone();
+                let (b, vb) = present[rng.below(present.len() as u64) as usize].clone();
+                if a != b {
+                    let free = (100..).find(|v| !m.names.values().any(|h| h == v)).unwrap();
+                    tx.put::<Names>(a.as_str(), &free)?;
+                    tx.put::<Names>(b.as_str(), &va)?;
+                    tx.put::<Names>(a.as_str(), &vb)?;
+                    m.names.insert(a.clone(), vb);
+                    m.names.insert(b.clone(), va);
+                    m.touch_name(&a, version);
+                    m.touch_name(&b, version);
+                }
+            }
         }
         _ => {
             let value = rng.below(100);
@@ -1283,7 +1324,8 @@ fn the_history_check_finds_each_kind_of_damage() {
         let mut tx = db.write().unwrap();
         tx.set_version(version);
         tx.put::<Names>("a", &version).unwrap();
-        tx.put::<Names>("b", &version).unwrap();
+        // Another value than "a"'s: `ByNumber` is unique.
+        tx.put::<Names>("b", &(version + 10)).unwrap();
         tx.commit().unwrap();
     }
     let mut tx = db.write().unwrap();
@@ -1833,4 +1875,41 @@ fn a_key_changed_twice_in_one_version_keeps_the_value_before_the_first_change() 
     assert_eq!(tx.get::<Names>("k").unwrap(), Some(1));
     assert_eq!(tx.versions::<Names>("k").unwrap(), [1]);
     assert!(tx.check_history::<Names>(10).unwrap().is_ok());
+}
+
+#[test]
+fn an_unwind_gives_back_unique_keys_that_rows_swapped() {
+    let (_dir, db) = tempdb::open::<App>();
+    let mut tx = db.write().unwrap();
+    tx.set_version(1);
+    tx.put::<Names>("a", &1).unwrap();
+    tx.put::<Names>("b", &2).unwrap();
+    tx.commit().unwrap();
+    // At version 2 the rows swap their unique values (through a third); at version 3 "b"
+    // moves on, so the unwind reaches each row while the other holds its value.
+    let mut tx = db.write().unwrap();
+    tx.set_version(2);
+    tx.put::<Names>("a", &3).unwrap();
+    tx.put::<Names>("b", &1).unwrap();
+    tx.put::<Names>("a", &2).unwrap();
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    tx.set_version(3);
+    tx.put::<Names>("b", &4).unwrap();
+    tx.put::<Names>("c", &1).unwrap();
+    tx.commit().unwrap();
+
+    let mut tx = db.write().unwrap();
+    assert_eq!(tx.unwind(1).unwrap(), 4); // a key changed twice in a version is one change
+    tx.commit().unwrap();
+    let tx = db.read().unwrap();
+    let rows: Vec<(String, u64)> = tx.iter::<Names>().map(Result::unwrap).collect();
+    assert_eq!(rows, [("a".to_string(), 1), ("b".to_string(), 2)]);
+    for (n, name) in [(1, Some("a")), (2, Some("b")), (3, None), (4, None)] {
+        let got = tx.get_unique::<ByNumber>(&n).unwrap().map(|(k, _)| k);
+        assert_eq!(got.as_deref(), name, "{n}");
+    }
+    drop(tx);
+    let report = db.check_indexes(10).unwrap();
+    assert!(report.is_ok(), "{report:?}");
 }

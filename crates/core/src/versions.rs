@@ -724,6 +724,9 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
             let mut unwind =
                 history::Unwind::start(lent, shared, (T::NAME, history, dup), form, version)?;
             let mut rows = lent.cursor(dbi, shared.cursors()).map_err(fail)?;
+            // The entries of unique indexes are added once every row is back: rows may have
+            // swapped their unique keys within the versions undone.
+            let mut later = index::Deferred::default();
             // Each key once: its value at the end of `version`.
             while let Some(at) = unwind.next()? {
                 let k = at.key();
@@ -733,10 +736,19 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                     continue;
                 }
                 match at.before() {
+                    Some(v) if indexed => {
+                        pipeline::put_reverting::<T>(
+                            &mut rows,
+                            shared,
+                            (k, v),
+                            &mut later,
+                            &mut landing,
+                        )?;
+                    }
                     Some(v) => pipeline::put::<T>(
                         &mut rows,
                         shared,
-                        indexed,
+                        false,
                         (k, v),
                         None,
                         engine::put::UPSERT,
@@ -759,6 +771,9 @@ impl<'db, S: Schema> Tx<'db, S, Rw> {
                         }
                     }
                 }
+            }
+            if indexed {
+                pipeline::reverted::<T>(&mut rows, shared, &later)?;
             }
             undone = unwind.undone();
         }

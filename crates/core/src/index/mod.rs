@@ -11,8 +11,8 @@ pub(crate) use check::check;
 pub use check::{IndexCheck, IndexProblem};
 
 pub(crate) use write::{
-    Changes, EntryChange, Store, apply, clear, cursor_indexed, cursor_removal, entries, prepare,
-    removal,
+    Changes, Deferred, EntryChange, Store, apply, clear, cursor_indexed, cursor_removal, entries,
+    prepare, prepare_unchecked, removal,
 };
 
 use std::marker::PhantomData;

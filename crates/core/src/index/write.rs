@@ -410,6 +410,102 @@ impl Changes {
     }
 }
 
+impl Changes {
+    /// Moves the entries this write adds to its unique indexes into `later`, which adds them
+    /// after every other row of an unwind was written back ([`Deferred::apply`]): rows that
+    /// swapped unique keys within the versions undone each hold the other's key until the
+    /// other is reverted. What is left ([`apply`]) removes the old row's entries and adds the
+    /// new row's entries of the other indexes.
+    pub(crate) fn defer_unique(&mut self, later: &mut Deferred) {
+        let Some(s) = &mut self.0 else {
+            return;
+        };
+        let primary = s.primary.as_slice();
+        for change in s.changes.iter_mut().filter(|c| c.unique) {
+            for at in change.added.clone() {
+                let (start, end) = s.keys[at];
+                later.push(change, &s.bytes[start..end], primary);
+            }
+            change.added = change.added.start..change.added.start;
+        }
+    }
+}
+
+/// The entries of unique indexes an unwind adds once every changed row is written back
+/// ([`Changes::defer_unique`]), each checked then: a key another row holds is
+/// `UniqueViolation`, as for any write.
+#[derive(Default)]
+pub(crate) struct Deferred {
+    /// Each entry's index key, then its row's primary key, one after another.
+    bytes: Vec<u8>,
+    entries: Vec<DeferredEntry>,
+}
+
+/// One entry of [`Deferred`]: its index and where its key and its row's key lie.
+struct DeferredEntry {
+    dbi: Dbi,
+    name: &'static str,
+    /// The index table's ID (its size limits, its key's display).
+    table: usize,
+    key: Range<usize>,
+    primary: Range<usize>,
+}
+
+impl Deferred {
+    fn push(&mut self, change: &Change, key: &[u8], primary: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        let middle = self.bytes.len();
+        self.bytes.extend_from_slice(primary);
+        self.entries.push(DeferredEntry {
+            dbi: change.dbi,
+            name: change.name,
+            table: change.table,
+            key: start..middle,
+            primary: middle..self.bytes.len(),
+        });
+    }
+
+    /// Adds the entries of the unique indexes of table `T`, each checked first; `added` is
+    /// called with each entry written (its index, key and row's key).
+    pub(crate) fn apply<T: Table>(
+        &self,
+        store: &mut impl Store,
+        shared: &Shared,
+        mut added: impl FnMut(&'static str, &[u8], &[u8]),
+    ) -> Result<()> {
+        for entry in &self.entries {
+            let key = &self.bytes[entry.key.clone()];
+            let primary = &self.bytes[entry.primary.clone()];
+            let held = store
+                .store_get_with(entry.dbi, key, |row| {
+                    (row != primary).then(|| KeyHex::of::<T>(row))
+                })
+                .map_err(|code| shared.fail(code, At::table(entry.name, "get").key(key)))?;
+            if let Some(Some(row)) = held {
+                return Err(Error::UniqueViolation {
+                    table: T::NAME,
+                    index: entry.name,
+                    key: KeyHex::shown(key, shared.tables()[entry.table].debug_key),
+                    rows: Box::new([row, KeyHex::of::<T>(primary)]),
+                });
+            }
+            store.store_put(entry.dbi, key, primary).map_err(|code| {
+                let at = At::table(entry.name, "put").entry(key, primary.len());
+                shared.fail(
+                    code,
+                    At {
+                        flags: shared.limits()[entry.table].flags,
+                        ..at
+                    },
+                )
+            })?;
+            added(entry.name, key, primary);
+        }
+        Ok(())
+    }
+}
+
 /// An index entry a write changes.
 pub(crate) enum EntryChange<'a> {
     /// `(key, value)` added.
@@ -666,6 +762,25 @@ pub(crate) fn prepare<T: Table>(
     flags: u32,
     op: &'static str,
 ) -> Result<Changes> {
+    let changes = prepare_unchecked::<T>(store, shared, dbi, k, v, row, flags, op)?;
+    check_unique::<T>(store, shared, &changes)?;
+    Ok(changes)
+}
+
+/// [`prepare`] without the unique keys' check: for an unwind, which adds the unique entries
+/// after every row is written back and checks them then ([`Changes::defer_unique`]).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn prepare_unchecked<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    dbi: Dbi,
+    k: &[u8],
+    v: &[u8],
+    row: Option<&T::Value>,
+    flags: u32,
+    op: &'static str,
+) -> Result<Changes> {
     // The old row, decoded where it lies (not for an append, whose key has none, nor for an
     // insert, which a present key refuses).
     let mut old = None;
@@ -700,7 +815,6 @@ pub(crate) fn prepare<T: Table>(
     };
     let changes = changes::<T>(shared, &pk, old.as_ref(), Some(new))?;
     check_sizes::<T>(shared, k, v.len(), &changes)?;
-    check_unique::<T>(store, shared, &changes)?;
     Ok(changes)
 }
 

@@ -271,7 +271,8 @@ pub(crate) fn put<T: Table>(
     landing: &mut Landing,
 ) -> Result<()> {
     if indexed || T::HISTORY {
-        return put_planned::<T>(target, shared, indexed, (k, v), row, flags, op, landing);
+        let how = (row, flags, op);
+        return put_planned::<T>(target, shared, indexed, (k, v), how, None, landing);
     }
     match target.put_row(k, v, flags) {
         Ok(()) => {
@@ -301,21 +302,28 @@ pub(crate) fn put<T: Table>(
 }
 
 /// [`put`] into a table with indexes (`indexed`) or declared `history`: planned first.
+/// `later`: for an unwind's write-back ([`put_reverting`]), where the entries of unique indexes
+/// go, unchecked, instead of being checked and written now.
 #[inline]
-#[allow(clippy::too_many_arguments)]
 fn put_planned<T: Table>(
     target: &mut impl Target,
     shared: &Shared,
     indexed: bool,
     (k, v): (&[u8], &[u8]),
-    row: Option<&T::Value>,
-    flags: u32,
-    op: &'static str,
+    (row, flags, op): (Option<&T::Value>, u32, &'static str),
+    later: Option<&mut index::Deferred>,
     landing: &mut Landing,
 ) -> Result<()> {
-    let plan = match indexed {
-        true => index::prepare::<T>(target, shared, target.dbi(), k, v, row, flags, op)?,
-        false => Changes::default(),
+    let plan = match (indexed, later) {
+        (false, _) => Changes::default(),
+        (true, None) => index::prepare::<T>(target, shared, target.dbi(), k, v, row, flags, op)?,
+        (true, Some(later)) => {
+            let dbi = target.dbi();
+            let mut plan =
+                index::prepare_unchecked::<T>(target, shared, dbi, k, v, row, flags, op)?;
+            plan.defer_unique(later);
+            plan
+        }
     };
     let recorded = match T::HISTORY {
         true if T::FLAGS.dupsort => {
@@ -349,6 +357,35 @@ fn put_planned<T: Table>(
             ))
         }
     }
+}
+
+/// An unwind's write-back of the row `(k, v)` of the indexed table `T` (an upsert, with
+/// every effect, as [`put`]), except that the entries it adds to unique indexes go to `later`:
+/// rows that swapped unique keys within the versions undone each hold the other's key until
+/// the other is written back. [`reverted`] adds them once every row is back.
+pub(crate) fn put_reverting<T: Table>(
+    target: &mut impl Target,
+    shared: &Shared,
+    (k, v): (&[u8], &[u8]),
+    later: &mut index::Deferred,
+    landing: &mut Landing,
+) -> Result<()> {
+    let how = (None, engine::put::UPSERT, "unwind");
+    put_planned::<T>(target, shared, true, (k, v), how, Some(later), landing)
+}
+
+/// The end of an unwind of the indexed table `T`: the unique index entries its write-backs
+/// left for later ([`put_reverting`]) checked (a key another row holds is `UniqueViolation`)
+/// and added, each recorded for the watchers.
+pub(crate) fn reverted<T: Table>(
+    store: &mut impl Store,
+    shared: &Shared,
+    later: &index::Deferred,
+) -> Result<()> {
+    let watch = shared.watch();
+    later.apply::<T>(store, shared, |index, key, primary| {
+        watch.put_in(index, false, key, primary);
+    })
 }
 
 /// Writes the value `v` of the unit of a `dupsort` table `T` (no indexes) that `upsert_dup`
