@@ -356,6 +356,33 @@ fn check(db: &Db<App>, m: &Model, last: u64, sample: &[u64]) {
                 assert_eq!(got.unwrap(), want, "members {k} as of {version}");
             }
         }
+        // Ranges of keys as of the version: the model's entries there, unless a unit of the
+        // range had a change after the version pruned.
+        for (lo, hi) in [(0, KEYS), (1, 3), (KEYS - 1, KEYS + 3)] {
+            let got = tx.dup_range_as_of::<Storage>(lo..hi, version);
+            let refused =
+                |h: &Hist<(u64, u32)>| h.pruned.range((lo, 0)..(hi, 0)).any(|(_, p)| version < *p);
+            if refused(&m.storage_h) {
+                assert!(matches!(got, Err(Error::BelowHorizon { .. })), "{got:?}");
+            } else {
+                let got: Vec<(u64, u32, u32)> = got
+                    .unwrap()
+                    .into_iter()
+                    .map(|(k, (s, v))| (k, s, v))
+                    .collect();
+                // In key order, each key's values by subkey first.
+                assert!(got.is_sorted_by_key(|(k, s, _)| (*k, *s)), "{got:?}");
+                let want: Vec<_> = entries.range((lo, 0, 0)..(hi, 0, 0)).copied().collect();
+                assert_eq!(sorted(got), want, "storage {lo}..{hi} as of {version}");
+            }
+            let got = tx.dup_range_as_of::<Members>(lo..hi, version);
+            if refused(&m.members_h) {
+                assert!(matches!(got, Err(Error::BelowHorizon { .. })), "{got:?}");
+            } else {
+                let want: Vec<_> = pairs.range((lo, 0)..(hi, 0)).copied().collect();
+                assert_eq!(got.unwrap(), want, "members {lo}..{hi} as of {version}");
+            }
+        }
         if version >= m.storage_h.horizon.max(1) {
             let (before, _) = m.state(version - 1);
             let want: Vec<_> = m

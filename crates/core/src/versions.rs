@@ -498,6 +498,103 @@ impl<H: Handle> Reads<H> {
         })
     }
 
+    /// Every value of the keys in `range` at the end of `version`, in key order then value
+    /// order, as [`dups_as_of`](Reads::dups_as_of) reads each key: the keys that hold values
+    /// now and those whose values changed after `version`. Collected (not a lazy iterator).
+    ///
+    /// ```
+    /// # use tabula::__doc::*;
+    /// # let (dir, db) = open_chain()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(1);
+    /// tx.put::<Slots>(&7, &(1, 10))?;
+    /// tx.put::<Slots>(&8, &(1, 80))?;
+    /// tx.commit()?;
+    /// let mut tx = db.write()?;
+    /// tx.set_version(2);
+    /// tx.delete::<Slots>(&8)?;
+    /// tx.put::<Slots>(&7, &(2, 20))?;
+    /// tx.put::<Slots>(&9, &(1, 90))?;
+    /// tx.commit()?;
+    /// let tx = db.read()?;
+    /// assert_eq!(tx.dup_range_as_of::<Slots>(.., 1)?, [(7, (1, 10)), (8, (1, 80))]);
+    /// assert_eq!(tx.dup_range_as_of::<Slots>(7..=8, 2)?, [(7, (1, 10)), (7, (2, 20))]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BelowHorizon`](crate::Error::BelowHorizon) when a key of the range had a change
+    /// after `version` pruned; [`Error::Decode`](crate::Error::Decode),
+    /// [`Error::Mdbx`](crate::Error::Mdbx).
+    pub fn dup_range_as_of<T: DupSort + HasHistory>(
+        &self,
+        range: impl KeyRange<T::Key>,
+        version: u64,
+    ) -> Result<Vec<(T::Key, T::Value)>>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let shared = &db.shared;
+        let dbis = (
+            dbi_of::<H::Schema, T>(db),
+            history::Of::<H::Schema, T>::dbi(shared)?,
+        );
+        let bounds = Positions::range::<T>(&range);
+        // The range's keys, by key: those with values now and those changed after `version`
+        // (their stored bytes).
+        let mut keys: BTreeMap<T::Key, Vec<u8>> = BTreeMap::new();
+        for key in self.iter_between::<T>(bounds.clone()).keys() {
+            let key = key?;
+            let stored = AsKey::<T::Key>::encode(&key).as_ref().to_vec();
+            keys.insert(key, stored);
+        }
+        let form = const { history::Form::of::<T>() };
+        // Integer keys are stored native-endian, whose bytes do not sort as the keys: the
+        // whole of the history's changes is walked for them.
+        let from = match (bounds.lower(), T::FLAGS.integer_key) {
+            (Bound::Included(k) | Bound::Excluded(k), false) => Some(form.key_start(k)),
+            _ => None,
+        };
+        self.h.with_txn(|raw| {
+            let mut changed = Vec::new();
+            history::changed_after(
+                raw,
+                shared,
+                (T::NAME, dbis.1),
+                (from, version),
+                |unit| {
+                    // A unit that is not of the form is reported by the second closure.
+                    let Ok((k, _)) = form.split_unit(T::NAME, unit) else {
+                        return Some(true);
+                    };
+                    if !bounds.below_upper::<T>(&k) {
+                        return T::FLAGS.integer_key.then_some(false);
+                    }
+                    Some(bounds.above_lower::<T>((&k, &[])))
+                },
+                |unit, _| {
+                    let (k, _) = form.split_unit(T::NAME, unit)?;
+                    if changed.last().is_none_or(|last: &Vec<u8>| **last != *k) {
+                        changed.push(k.into_owned());
+                    }
+                    Ok(())
+                },
+            )?;
+            for k in changed {
+                keys.insert(decode_key::<T>(&k)?, k);
+            }
+            let mut out = Vec::new();
+            for k in keys.values() {
+                for v in history::key_at::<T>(raw, shared, dbis, k, version)? {
+                    out.push((decode_key::<T>(k)?, decode_value::<T>(k, &v)?));
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The versions at which the values of `key` with `subkey` changed, in increasing order
     /// (those its history still holds).
     ///
