@@ -974,6 +974,27 @@ pub mod __doc {
         Ok(dir)
     }
 
+    /// A database of [`Chain`] in a new temporary directory whose [`Slots`] key 7 held slot
+    /// 1 = 10 at version 1, then slot 1 = 11 and slot 2 = 20 at version 2, closed.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::open`].
+    pub fn slots_at_two_versions() -> Result<TempDir> {
+        let (dir, db) = open_chain()?;
+        let mut tx = db.write()?;
+        tx.set_version(1);
+        tx.put::<Slots>(&7, &(1, 10))?;
+        tx.commit()?;
+        let mut tx = db.write()?;
+        tx.set_version(2);
+        tx.cursor_mut::<Slots>()?.upsert_dup(&7, &1, &11)?;
+        tx.put::<Slots>(&7, &(2, 20))?;
+        tx.commit()?;
+        drop(db);
+        Ok(dir)
+    }
+
     /// A new database of [`Indexer`] in a new temporary directory.
     ///
     /// # Errors

@@ -753,6 +753,23 @@ pub fn get(
     let stored = v.parse_key(key)?;
     if let Some(version) = as_of {
         let history = history_of(&mut snap, &v, table)?;
+        if v.found.dupsort {
+            let mut values = snap.dups_as_of(&v.found, &history, &stored, version)?;
+            if let Some(text) = subkey {
+                let prefix = v.parse_subkey(text)?;
+                values.retain(|value| value.starts_with(&prefix));
+            }
+            if values.is_empty() {
+                return Err(Failure::Problem(format!(
+                    "key {key}{} had no value in table `{table}` at the end of version \
+                     {version}",
+                    subkey.map_or(String::new(), |s| format!(" with subkey {s}"))
+                )));
+            }
+            let key_json = v.key_json(&stored).unwrap_or(Json::String(hex(&stored)));
+            let at = format!(" at the end of version {version}");
+            return print_values(out, &v, (key_json, values), (table, subkey, &at), format);
+        }
         let Some(value) = snap.get_as_of(&v.found, &history, &stored, version)? else {
             return Err(Failure::Problem(format!(
                 "key {key} had no value in table `{table}` at the end of version {version}"
@@ -853,6 +870,19 @@ pub fn get(
             _ => print_json(out, &value),
         };
     }
+    print_values(out, &v, (key_json, values), (table, subkey, ""), format)
+}
+
+/// Prints the values `values` of the key `key_json` of the `dupsort` table `v` shows (named
+/// `table`; `subkey`: only those with the subkey given; `at`: when, said after the table).
+fn print_values(
+    out: &mut Out,
+    v: &View,
+    (key_json, values): (Json, Vec<Vec<u8>>),
+    (table, subkey, at): (&str, Option<&str>, &str),
+    format: Format,
+) -> Outcome {
+    let as_json = format != Format::Text;
     let entries: Vec<Json> = values.iter().map(|val| v.value_entry(val)).collect();
     if as_json {
         // Without subkeys each value as it decodes; with subkeys `{"subkey", "value"}` objects.
@@ -869,7 +899,7 @@ pub fn get(
     }
     writeln!(
         out,
-        "{} value{} of key {} in `{table}`{}:",
+        "{} value{} of key {} in `{table}`{at}{}:",
         entries.len(),
         if entries.len() == 1 { "" } else { "s" },
         key_json,
@@ -1613,31 +1643,44 @@ pub fn history(
             "give `--key KEY` or `--version V`".to_string(),
         ));
     };
-    let changes = snap.changes_at(&v.found, &history, version)?;
-    let value = |value: &Option<Vec<u8>>| match value {
-        Some(bytes) => match v.value_entry(bytes) {
-            Json::Object(mut m) if !m.contains_key("error") => {
-                m.remove("value").unwrap_or(Json::Null)
-            }
-            other => other,
-        },
-        None => Json::Null,
+    let one = |bytes: &[u8]| match v.value_entry(bytes) {
+        Json::Object(mut m) if !m.contains_key("error") => m.remove("value").unwrap_or(Json::Null),
+        other => other,
     };
-    let rows: Vec<Json> = changes
-        .iter()
-        .map(|(k, before, after)| {
-            let key = v.key_json(k).unwrap_or(Json::String(hex(k)));
-            json!({"key": key, "before": value(before), "after": value(after)})
-        })
-        .collect();
+    let key = |k: &[u8]| v.key_json(k).unwrap_or(Json::String(hex(k)));
+    // A `dupsort` table's changes are by (key, subkey): the values before and after, listed.
+    let rows: Vec<Json> = match v.found.dupsort {
+        true => {
+            // With subkeys `{"subkey", "value"}` objects, as `get` shows them.
+            let entry = |b: &[u8]| match v.has_subkey() {
+                true => v.value_entry(b),
+                false => one(b),
+            };
+            let list = |values: &[Vec<u8>]| Json::Array(values.iter().map(|b| entry(b)).collect());
+            (snap.dup_changes_at(&v.found, &history, version)?.iter())
+                .map(|(k, before, after)| {
+                    json!({"key": key(k), "before": list(before), "after": list(after)})
+                })
+                .collect()
+        }
+        false => {
+            let value = |value: &Option<Vec<u8>>| value.as_deref().map_or(Json::Null, one);
+            (snap.changes_at(&v.found, &history, version)?.iter())
+                .map(|(k, before, after)| {
+                    json!({"key": key(k), "before": value(before), "after": value(after)})
+                })
+                .collect()
+        }
+    };
     if as_json {
         return print_json(out, &json!({"version": version, "changes": rows}));
     }
     writeln!(
         out,
-        "{} change{} of `{table}` at version {version} (null: no value):",
+        "{} change{} of `{table}` at version {version} ({}: no value):",
         rows.len(),
-        if rows.len() == 1 { "" } else { "s" }
+        if rows.len() == 1 { "" } else { "s" },
+        if v.found.dupsort { "[]" } else { "null" }
     )?;
     for row in &rows {
         writeln!(

@@ -265,19 +265,25 @@ struct StorageHistory;
 struct Dups(Storage, StorageHistory);
 
 /// A `dupsort` table's history: `check` checks it (and finds a row written by hand beside
-/// it); the reads by key refuse it, naming the typed reads, since where a stored value's
-/// subkey ends only its types know.
+/// it); `get --as-of` reads a key's values as of a version (a unit's bounds from the recorded
+/// subkey shape), `history` lists a key's versions and a version's changes by (key, subkey).
 #[test]
-fn a_dupsort_tables_history_is_checked_and_its_reads_by_key_refused() {
+fn a_dupsort_tables_history_is_checked_and_read_by_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = tabula::open::<Dups>(dir.path(), Options::new()).unwrap();
-    for version in 1..=2u64 {
+    // Version 1: key 7 slot 1 = 1; version 2: slot 1 = 2, slot 2 = 20; version 3: key 8.
+    for version in 1..=3u64 {
         let mut tx = db.write().unwrap();
         tx.set_version(version);
-        tx.cursor_mut::<Storage>()
-            .unwrap()
-            .upsert_dup(&7, &1, &version)
-            .unwrap();
+        let mut cursor = tx.cursor_mut::<Storage>().unwrap();
+        match version {
+            3 => cursor.upsert_dup(&8, &1, &80).unwrap(),
+            _ => cursor.upsert_dup(&7, &1, &version).unwrap(),
+        }
+        if version == 2 {
+            cursor.upsert_dup(&7, &2, &20).unwrap();
+        }
+        drop(cursor);
         tx.commit().unwrap();
     }
     drop(db);
@@ -289,19 +295,59 @@ fn a_dupsort_tables_history_is_checked_and_its_reads_by_key_refused() {
         String::from_utf8_lossy(&out.stdout)
     );
 
+    let pairs = |values: &Json| -> Vec<(u64, u64)> {
+        (values.as_array().unwrap().iter())
+            .map(|e| (e["subkey"].as_u64().unwrap(), e["value"].as_u64().unwrap()))
+            .collect()
+    };
+    let as_of = |version: &str| {
+        let got = json(&tabula(&[
+            "--json", "get", p, "storage", "7", "--as-of", version,
+        ]));
+        assert_eq!(got["key"], 7, "{got}");
+        pairs(&got["values"])
+    };
+    assert_eq!(as_of("1"), [(1, 1)]);
+    assert_eq!(as_of("2"), [(1, 2), (2, 20)]);
+    assert_eq!(as_of("3"), [(1, 2), (2, 20)]);
+    // Before its first version the key had no value; nor slot 2 at version 1.
     for args in [
-        &["get", p, "storage", "7", "--as-of", "1"][..],
-        &["history", p, "storage", "--key", "7"][..],
-        &["history", p, "storage", "--version", "2"][..],
+        &["get", p, "storage", "7", "--as-of", "0"][..],
+        &["get", p, "storage", "7", "2", "--as-of", "1"][..],
     ] {
         let out = tabula(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
-        let text = stderr(&out);
-        assert!(
-            text.contains("table `storage`") && text.contains("dup_as_of"),
-            "{args:?}: {text}"
-        );
+        assert!(stderr(&out).contains("had no value"), "{}", stderr(&out));
     }
+    let text = stdout(&tabula(&["get", p, "storage", "7", "--as-of", "1"]));
+    assert!(text.contains("at the end of version 1"), "{text}");
+
+    let versions = json(&tabula(&["--json", "history", p, "storage", "--key", "7"]));
+    assert_eq!(
+        versions["versions"],
+        serde_json::json!([1, 2]),
+        "{versions}"
+    );
+    let changes = json(&tabula(&[
+        "--json",
+        "history",
+        p,
+        "storage",
+        "--version",
+        "2",
+    ]));
+    let changes = changes["changes"].as_array().unwrap().clone();
+    type Change = (u64, Vec<(u64, u64)>, Vec<(u64, u64)>);
+    let got: Vec<Change> = (changes.iter())
+        .map(|c| {
+            let k = c["key"].as_u64().unwrap();
+            (k, pairs(&c["before"]), pairs(&c["after"]))
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [(7, vec![(1, 1)], vec![(1, 2)]), (7, vec![], vec![(2, 20)])]
+    );
 
     // A key written beside Tabula's write path: its history knows nothing of it.
     let mut boot = Bootstrap::begin(dir.path(), &Options::new(), 2).unwrap();

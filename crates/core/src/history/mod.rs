@@ -32,8 +32,8 @@ mod read;
 pub use check::HistoryCheck;
 pub(crate) use check::{Rows, check};
 pub(crate) use read::{
-    before, changed_after, changes_at, check_horizon, check_unwind, key_at, unit_at, unit_at_each,
-    unit_changes_at, value_at, versions,
+    before, changed_after, changes_at, check_horizon, check_unwind, key_at, key_at_with, unit_at,
+    unit_at_each, unit_changes_at, value_at, versions,
 };
 
 use std::borrow::Cow;

@@ -216,33 +216,48 @@ pub(crate) fn unit_at_each<T: Table>(
 pub(crate) fn key_at<T: Table>(
     raw: &RawTxn,
     shared: &impl Cx,
+    dbis: (Dbi, Dbi),
+    k: &[u8],
+    version: u64,
+) -> Result<Vec<Vec<u8>>> {
+    let form = const { Form::of::<T>() };
+    let unit = |v: &[u8]| super::unit_of::<T>(k, v);
+    key_at_with(raw, shared, (T::NAME, form, unit), dbis, k, version)
+}
+
+/// [`key_at`] of the `dupsort` table `source` whose history has the form `form`, `unit`
+/// telling the length of a stored value's unit (the table's `Table::DUP_UNIT`, or what the
+/// schema-less reader works out from the recorded shape).
+pub(crate) fn key_at_with(
+    raw: &RawTxn,
+    shared: &impl Cx,
+    (source, form, unit): (&'static str, Form, impl Fn(&[u8]) -> Result<usize>),
     (table, history): (Dbi, Dbi),
     k: &[u8],
     version: u64,
 ) -> Result<Vec<Vec<u8>>> {
-    let fail = |code| shared.fail(code, At::of::<T>("read as of a version").key(k));
+    let fail = |code| shared.fail(code, At::table(source, "read as of a version").key(k));
     // The key's values now, by unit (a unit's bytes sort as its values do).
     let mut units: std::collections::BTreeMap<Vec<u8>, Vec<Vec<u8>>> = Default::default();
     let mut from = Vec::new();
     while let Some(v) = raw.store_get_dup_ge(table, k, &from).map_err(fail)? {
-        let sub = v[..super::unit_of::<T>(k, &v)?].to_vec();
+        let sub = v[..unit(&v)?].to_vec();
         from.clear();
         from.extend_from_slice(&v);
         from.push(0);
         units.entry(sub).or_default().push(v);
     }
-    let form = const { Form::of::<T>() };
     let head = form.key_start(k);
     let head = head.as_slice();
     changed_after(
         raw,
         shared,
-        (T::NAME, history),
+        (source, history),
         (Some(form.key_start(k)), version),
         |unit| unit.starts_with(head).then_some(true),
         |unit, held| {
-            let values = befores(T::NAME, unit, held)?;
-            let (_, sub) = form.split_unit(T::NAME, unit)?;
+            let values = befores(source, unit, held)?;
+            let (_, sub) = form.split_unit(source, unit)?;
             let sub = sub.into_owned();
             match values.is_empty() {
                 true => units.remove(&sub),

@@ -25,6 +25,10 @@ impl Cx for super::UntypedDb {
 /// A changed key of a version, as stored: the key, the value before, the value at the end.
 pub type StoredVersionChange = (Vec<u8>, Option<Vec<u8>>, Option<Vec<u8>>);
 
+/// A changed unit of a version of a `dupsort` table (a key's values with one subkey; without
+/// a subkey, one value), as stored: the key, the unit's values before and at the end.
+pub type StoredDupChange = (Vec<u8>, Vec<Vec<u8>>, Vec<Vec<u8>>);
+
 impl UntypedTx<'_> {
     /// The history of `table` (the table its schema record names as recording `table`'s
     /// changes); `None` when it has none.
@@ -106,10 +110,64 @@ impl UntypedTx<'_> {
         history: &UntypedTable,
         key: &[u8],
     ) -> Result<Vec<u64>> {
-        refuse_dupsort(table, "list a key's versions")?;
         let source = super::intern(&table.name);
-        let part = form_of(table).plain_part(key);
-        history::versions(&self.txn, self.db, source, history.dbi, &part)
+        let form = form_of(table);
+        if !table.dupsort {
+            let part = form.plain_part(key);
+            return history::versions(&self.txn, self.db, source, history.dbi, &part);
+        }
+        // Every unit's changes follow the key's start, which starts no other key's.
+        let start = form.key_start(key);
+        let mut versions =
+            history::versions(&self.txn, self.db, source, history.dbi, start.as_slice())?;
+        versions.sort_unstable();
+        versions.dedup();
+        Ok(versions)
+    }
+
+    /// The stored values of the stored key `key` of the `dupsort` table `table` at the end of
+    /// `version`, in their order, read through its history `history`
+    /// ([`history_of`](UntypedTx::history_of)); a unit's bounds (where a stored value's subkey
+    /// ends) come from the table's recorded value shape.
+    ///
+    /// ```
+    /// # let dir = tabula::__doc::slots_at_two_versions()?;
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let slots = tx.table("Slots")?.expect("a table");
+    /// let history = tx.history_of(&slots)?.expect("declared `history`");
+    /// let key = 7u64.to_be_bytes(); // the stored key
+    /// let stored = |s: u64, v: u64| [s.to_be_bytes(), v.to_be_bytes()].concat();
+    /// assert_eq!(tx.dups_as_of(&slots, &history, &key, 1)?, [stored(1, 10)]);
+    /// assert_eq!(tx.dups_as_of(&slots, &history, &key, 2)?, [stored(1, 11), stored(2, 20)]);
+    /// assert_eq!(tx.versions(&slots, &history, &key)?, [1, 2]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::HistoryRead`] when `table` is not `dupsort` (read it with
+    /// [`get_as_of`](UntypedTx::get_as_of)) or its values' subkey shape is not recorded;
+    /// [`Error::BelowHorizon`] when a change of the key after `version` was pruned;
+    /// [`Error::Mdbx`].
+    pub fn dups_as_of(
+        &self,
+        table: &UntypedTable,
+        history: &UntypedTable,
+        key: &[u8],
+        version: u64,
+    ) -> Result<Vec<Vec<u8>>> {
+        let source = super::intern(&table.name);
+        let unit = unit_len(table)?;
+        let how = (source, form_of(table), unit);
+        history::key_at_with(
+            &self.txn,
+            self.db,
+            how,
+            (table.dbi, history.dbi),
+            key,
+            version,
+        )
     }
 
     /// The changes of `version`, in key order: each stored key, its value before the version
@@ -151,6 +209,64 @@ impl UntypedTx<'_> {
         for (k, before) in history::changes_at(&self.txn, self.db, source, at, version)? {
             let after = self.get_as_of(table, history, &k, version)?;
             out.push((k, before, after));
+        }
+        Ok(out)
+    }
+
+    /// The changes of `version` in the `dupsort` table `table`, in (key, subkey) order: each
+    /// stored key with the unit's stored values before the version and at its end.
+    ///
+    /// ```
+    /// # let dir = tabula::__doc::slots_at_two_versions()?;
+    /// let db = tabula::untyped::UntypedDb::open(dir.path())?;
+    /// let mut tx = db.read()?;
+    /// let slots = tx.table("Slots")?.expect("a table");
+    /// let history = tx.history_of(&slots)?.expect("declared `history`");
+    /// let key = 7u64.to_be_bytes().to_vec(); // the stored key
+    /// let stored = |s: u64, v: u64| [s.to_be_bytes(), v.to_be_bytes()].concat();
+    /// assert_eq!(tx.dup_changes_at(&slots, &history, 2)?, [
+    ///     (key.clone(), vec![stored(1, 10)], vec![stored(1, 11)]),
+    ///     (key, vec![], vec![stored(2, 20)]),
+    /// ]);
+    /// # Ok::<(), tabula::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`dups_as_of`](UntypedTx::dups_as_of); [`Error::BelowHorizon`] when the version was
+    /// pruned.
+    pub fn dup_changes_at(
+        &self,
+        table: &UntypedTable,
+        history: &UntypedTable,
+        version: u64,
+    ) -> Result<Vec<StoredDupChange>> {
+        let source = super::intern(&table.name);
+        let unit = unit_len(table)?;
+        let form = form_of(table);
+        history::check_horizon(
+            &self.txn,
+            self.db,
+            source,
+            history.dbi,
+            version.saturating_sub(1),
+        )?;
+        let mut out = Vec::new();
+        let dbis = (table.dbi, history.dbi);
+        for (part, before) in
+            history::unit_changes_at(&self.txn, self.db, source, history.dbi, version)?
+        {
+            let (k, sub) = form.split_unit(source, &part)?;
+            // The unit's values at the end of the version: the key's, of that unit.
+            let mut after = Vec::new();
+            for v in
+                history::key_at_with(&self.txn, self.db, (source, form, &unit), dbis, &k, version)?
+            {
+                if v.len() >= sub.len() && v[..unit(&v)?] == *sub {
+                    after.push(v);
+                }
+            }
+            out.push((k.into_owned(), before, after));
         }
         Ok(out)
     }
@@ -209,16 +325,53 @@ fn form_of(table: &UntypedTable) -> history::Form {
     }
 }
 
-/// Refuses `what` of a `dupsort` table: its history's keys are (key, subkey) units, and where a
-/// stored value's subkey ends only its types know.
+/// The length of the unit at the front of a stored value of the `dupsort` table `table`: its
+/// subkey's encoding (decoded with the recorded subkey shape), or the whole value.
+fn unit_len(table: &UntypedTable) -> Result<impl Fn(&[u8]) -> Result<usize> + '_> {
+    let refuse = |problem: String| Error::HistoryRead {
+        table: table.name.clone(),
+        problem,
+    };
+    if !table.dupsort {
+        return Err(refuse(
+            "it is not a `dupsort` table: read its keys' values as of a version with \
+             `get_as_of`"
+                .to_string(),
+        ));
+    }
+    let subkeyed = (table.record.as_ref()).is_some_and(|r| r.value.starts_with("subkey "));
+    let shape = table.value_shape().and_then(|v| v.subkey_shape());
+    if subkeyed && shape.is_none() {
+        return Err(refuse(
+            "its values' subkey shape is not recorded in a form this build reads: where a \
+             stored value's subkey ends is unknown; read it in Rust with `Reads::dups_as_of`"
+                .to_string(),
+        ));
+    }
+    Ok(move |v: &[u8]| match shape {
+        Some(shape) => {
+            let mut input = v;
+            shape.decode_part(&mut input, false).map_err(|e| {
+                refuse(format!(
+                    "a stored value's subkey does not decode as its recorded shape: {e}"
+                ))
+            })?;
+            Ok(v.len() - input.len())
+        }
+        None => Ok(v.len()),
+    })
+}
+
+/// Refuses `what` of a `dupsort` table, whose history's keys are (key, subkey) units: the
+/// `dup` forms read them.
 fn refuse_dupsort(table: &UntypedTable, what: &str) -> Result<()> {
     match table.dupsort {
         true => Err(Error::HistoryRead {
             table: table.name.clone(),
             problem: format!(
-                "cannot {what} without its types: it is a `dupsort` table, whose history \
-                 records each (key, subkey); read it in Rust with `Reads::dup_as_of`, \
-                 `dups_as_of`, `dup_versions` or `dup_changes_at` (`tabula check` checks it)"
+                "cannot {what} as one value: it is a `dupsort` table, whose history \
+                 records each (key, subkey); read a key's values with `dups_as_of` and a \
+                 version's changes with `dup_changes_at`"
             ),
         }),
         false => Ok(()),
