@@ -137,7 +137,8 @@ impl UntypedTx<'_> {
     /// let slots = tx.table("Slots")?.expect("a table");
     /// let history = tx.history_of(&slots)?.expect("declared `history`");
     /// let key = 7u64.to_be_bytes(); // the stored key
-    /// let stored = |s: u64, v: u64| [s.to_be_bytes(), v.to_be_bytes()].concat();
+    /// // The subkey's bytes, then the value's (bincode: a `u64` below 251 is one byte).
+    /// let stored = |s: u64, v: u8| [&s.to_be_bytes()[..], &[v]].concat();
     /// assert_eq!(tx.dups_as_of(&slots, &history, &key, 1)?, [stored(1, 10)]);
     /// assert_eq!(tx.dups_as_of(&slots, &history, &key, 2)?, [stored(1, 11), stored(2, 20)]);
     /// assert_eq!(tx.versions(&slots, &history, &key)?, [1, 2]);
@@ -223,7 +224,8 @@ impl UntypedTx<'_> {
     /// let slots = tx.table("Slots")?.expect("a table");
     /// let history = tx.history_of(&slots)?.expect("declared `history`");
     /// let key = 7u64.to_be_bytes().to_vec(); // the stored key
-    /// let stored = |s: u64, v: u64| [s.to_be_bytes(), v.to_be_bytes()].concat();
+    /// // The subkey's bytes, then the value's (bincode: a `u64` below 251 is one byte).
+    /// let stored = |s: u64, v: u8| [&s.to_be_bytes()[..], &[v]].concat();
     /// assert_eq!(tx.dup_changes_at(&slots, &history, 2)?, [
     ///     (key.clone(), vec![stored(1, 10)], vec![stored(1, 11)]),
     ///     (key, vec![], vec![stored(2, 20)]),
