@@ -274,6 +274,16 @@ impl<H: Handle> Reads<H> {
             .with_txn(|raw| history::check(raw, shared, dbis, (form, rows), limit, decodes, show))
     }
 
+    /// The handles of table `T` and of its history.
+    fn table_and_history<T: HasHistory>(&self) -> Result<(engine::Dbi, engine::Dbi)>
+    where
+        H::Schema: Contains<T>,
+    {
+        let db = self.h.db();
+        let history = history::Of::<H::Schema, T>::dbi(&db.shared)?;
+        Ok((dbi_of::<H::Schema, T>(db), history))
+    }
+
     /// The rows between `bounds` at the end of `version`: the table's rows, then every key of
     /// the range that changed after `version` set to what it held then.
     fn rows_as_of<T: RowHistory>(
@@ -431,12 +441,8 @@ impl<H: Handle> Reads<H> {
     where
         H::Schema: Contains<T>,
     {
-        let db = self.h.db();
-        let shared = &db.shared;
-        let dbis = (
-            dbi_of::<H::Schema, T>(db),
-            history::Of::<H::Schema, T>::dbi(shared)?,
-        );
+        let shared = &self.h.db().shared;
+        let dbis = self.table_and_history::<T>()?;
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 with_subkey::<T, _, _>(subkey, |sub| {
@@ -484,12 +490,8 @@ impl<H: Handle> Reads<H> {
     where
         H::Schema: Contains<T>,
     {
-        let db = self.h.db();
-        let shared = &db.shared;
-        let dbis = (
-            dbi_of::<H::Schema, T>(db),
-            history::Of::<H::Schema, T>::dbi(shared)?,
-        );
+        let shared = &self.h.db().shared;
+        let dbis = self.table_and_history::<T>()?;
         self.h.with_txn(|raw| {
             with_key::<T, _, _>(key, |k| {
                 let values = history::key_at::<T>(raw, shared, dbis, k, version)?;
@@ -535,12 +537,8 @@ impl<H: Handle> Reads<H> {
     where
         H::Schema: Contains<T>,
     {
-        let db = self.h.db();
-        let shared = &db.shared;
-        let dbis = (
-            dbi_of::<H::Schema, T>(db),
-            history::Of::<H::Schema, T>::dbi(shared)?,
-        );
+        let shared = &self.h.db().shared;
+        let dbis = self.table_and_history::<T>()?;
         let bounds = Positions::range::<T>(&range);
         // The range's keys, by key: those with values now and those changed after `version`
         // (their stored bytes).
@@ -665,12 +663,8 @@ impl<H: Handle> Reads<H> {
     where
         H::Schema: Contains<T>,
     {
-        let db = self.h.db();
-        let shared = &db.shared;
-        let dbis = (
-            dbi_of::<H::Schema, T>(db),
-            history::Of::<H::Schema, T>::dbi(shared)?,
-        );
+        let shared = &self.h.db().shared;
+        let dbis = self.table_and_history::<T>()?;
         self.h.with_txn(|raw| {
             history::check_horizon(raw, shared, T::NAME, dbis.1, version.saturating_sub(1))?;
             let mut out = Vec::new();
