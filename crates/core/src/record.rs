@@ -88,16 +88,24 @@ pub(crate) fn write_declared_json(out: &mut Vec<u8>, tables: &[TableInfo], trace
     // The record keeps its tables by name (`BTreeMap<String, _>`: byte order, as `str`'s).
     let mut order: Vec<(&TableInfo, &ValueTrace)> = tables.iter().zip(traces).collect();
     order.sort_unstable_by_key(|(info, _)| info.name);
-    let (mut key, mut value) = (String::new(), String::new());
+    // The texts of descriptors that have no fixed one (`Descriptor::rendered`), reused.
+    let (mut key, mut codec) = (String::new(), String::new());
     out.push(b'{');
     for (at, (info, trace)) in order.into_iter().enumerate() {
         if at > 0 {
             out.push(b',');
         }
-        key.clear();
-        value.clear();
-        declared_descriptors(info, &mut key, &mut value);
-        TableJson::declared(info, trace, &key, &value).write(out, info.name);
+        let key = info.key.rendered().unwrap_or_else(|| {
+            key.clear();
+            info.key.push_text(&mut key);
+            &key
+        });
+        let codec = info.value.rendered().unwrap_or_else(|| {
+            codec.clear();
+            info.value.push_text(&mut codec);
+            &codec
+        });
+        TableJson::declared(info, trace, key, codec).write(out, info.name);
     }
     out.push(b'}');
 }
@@ -108,7 +116,8 @@ struct TableJson<'a> {
     dupsort: bool,
     integer_key: bool,
     key: &'a str,
-    value: &'a str,
+    /// The value text in parts: the whole text, or a declaration's `{codec}<{type}>`.
+    value: [&'a str; 4],
     shape: Option<&'a str>,
     value_version: Option<u32>,
     partial_shape: Option<&'a str>,
@@ -135,7 +144,7 @@ impl<'a> TableJson<'a> {
             dupsort: *dupsort,
             integer_key: *integer_key,
             key,
-            value,
+            value: [value, "", "", ""],
             shape: shape.as_deref(),
             value_version: *value_version,
             partial_shape: partial_shape.as_deref(),
@@ -144,15 +153,15 @@ impl<'a> TableJson<'a> {
         }
     }
 
-    /// The fields [`TableRecord::traced`] gives `info` and `trace`, with its `key` and `value`
-    /// texts ([`declared_descriptors`]).
-    fn declared(info: &'a TableInfo, trace: &'a ValueTrace, key: &'a str, value: &'a str) -> Self {
+    /// The fields [`TableRecord::traced`] gives `info` and `trace`, with the text of its key
+    /// descriptor `key` and of its value codec `codec`.
+    fn declared(info: &'a TableInfo, trace: &'a ValueTrace, key: &'a str, codec: &'a str) -> Self {
         let (shape, partial_shape) = traced_shapes(trace);
         TableJson {
             dupsort: info.flags.dupsort,
             integer_key: info.flags.integer_key,
             key,
-            value,
+            value: [codec, "<", info.value_type, ">"],
             shape,
             value_version: info.value_version,
             partial_shape,
@@ -175,13 +184,14 @@ impl<'a> TableJson<'a> {
         bool_field(out, b":{\"dupsort\":", self.dupsort);
         bool_field(out, b",\"integer_key\":", self.integer_key);
         str_field(out, b",\"key\":", self.key);
-        str_field(out, b",\"value\":", self.value);
+        out.extend_from_slice(b",\"value\":");
+        json_string_of(out, &self.value);
         if let Some(shape) = self.shape {
             str_field(out, b",\"shape\":", shape);
         }
         if let Some(version) = self.value_version {
             out.extend_from_slice(b",\"value_version\":");
-            out.extend_from_slice(version.to_string().as_bytes());
+            write_u32(out, version);
         }
         if let Some(partial) = self.partial_shape {
             str_field(out, b",\"partial_shape\":", partial);
@@ -219,11 +229,71 @@ fn declared_descriptors(info: &TableInfo, key: &mut String, value: &mut String) 
     value.push('>');
 }
 
-/// `s` as a JSON string, escaped as `serde_json` escapes it: `"` and `\\` with a backslash, the
-/// control characters with their short escapes or `\u00XX`, everything else as it is.
+/// `n` in decimal, as `serde_json` writes it.
+fn write_u32(out: &mut Vec<u8>, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// `s` as a JSON string ([`json_string_of`]).
 fn json_string(out: &mut Vec<u8>, s: &str) {
+    json_string_of(out, &[s]);
+}
+
+/// The text `parts` make, one after the other, as a JSON string, escaped as `serde_json`
+/// escapes it: `"` and `\\` with a backslash, the control characters with their short escapes
+/// or `\u00XX`, everything else as it is. Most texts need no escape, which is checked eight
+/// bytes at a time ([`plain`]); the rest are escaped byte by byte.
+fn json_string_of(out: &mut Vec<u8>, parts: &[&str]) {
     out.push(b'"');
-    let bytes = s.as_bytes();
+    for part in parts {
+        if plain(part.as_bytes()) {
+            out.extend_from_slice(part.as_bytes());
+        } else {
+            escape_into(out, part.as_bytes());
+        }
+    }
+    out.push(b'"');
+}
+
+/// Whether `bytes` hold nothing a JSON string escapes (`"`, `\\`, control characters below
+/// 0x20), checked eight at a time: a byte below 0x20 sets its top bit in `x - 0x20..` where
+/// it is clear in `x`, and a byte equal to `"` or `\\` is a zero byte of `x ^ 0x22..` or
+/// `x ^ 0x5c..`; the bytes past the end are taken as spaces.
+fn plain(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let escaped = |x: u64| {
+        below(x, 0x20)
+            | below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1)
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut any = 0;
+    for chunk in &mut chunks {
+        any |= escaped(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut last = [b' '; 8];
+        last[..rest.len()].copy_from_slice(rest);
+        any |= escaped(u64::from_le_bytes(last));
+    }
+    any == 0
+}
+
+/// `bytes` escaped for a JSON string ([`json_string_of`]), byte by byte.
+fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     let mut from = 0;
     for (at, &byte) in bytes.iter().enumerate() {
         let escape: &[u8] = match byte {
@@ -249,7 +319,6 @@ fn json_string(out: &mut Vec<u8>, s: &str) {
         from = at + 1;
     }
     out.extend_from_slice(&bytes[from..]);
-    out.push(b'"');
 }
 
 /// The fields of a stored record before its `tables` ([`SchemaRecord::parse_declared`]), with
@@ -974,6 +1043,23 @@ mod tests {
                 String::from_utf8(recorded).unwrap()
             );
         }
+    }
+
+    /// `plain` finds every byte a JSON string escapes, wherever it stands, and no other.
+    #[test]
+    fn plain_is_no_byte_to_escape() {
+        for len in 1..=17 {
+            for at in 0..len {
+                for byte in 0..=255u8 {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = byte;
+                    let escaped = byte < 0x20 || byte == b'"' || byte == b'\\';
+                    assert_eq!(plain(&bytes), !escaped, "{byte:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(plain(b""));
+        assert!(plain("é✓\u{1F600} ~\x7f".as_bytes()));
     }
 
     #[test]
