@@ -116,8 +116,9 @@ struct TableJson<'a> {
     dupsort: bool,
     integer_key: bool,
     key: &'a str,
-    /// The value text in parts: the whole text, or a declaration's `{codec}<{type}>`.
-    value: [&'a str; 4],
+    /// The value text: the whole text, or a declaration's codec and value type
+    /// (`{codec}<{type}>`).
+    value: (&'a str, Option<&'a str>),
     shape: Option<&'a str>,
     value_version: Option<u32>,
     partial_shape: Option<&'a str>,
@@ -144,7 +145,7 @@ impl<'a> TableJson<'a> {
             dupsort: *dupsort,
             integer_key: *integer_key,
             key,
-            value: [value, "", "", ""],
+            value: (value, None),
             shape: shape.as_deref(),
             value_version: *value_version,
             partial_shape: partial_shape.as_deref(),
@@ -161,7 +162,7 @@ impl<'a> TableJson<'a> {
             dupsort: info.flags.dupsort,
             integer_key: info.flags.integer_key,
             key,
-            value: [codec, "<", info.value_type, ">"],
+            value: (codec, Some(info.value_type)),
             shape,
             value_version: info.value_version,
             partial_shape,
@@ -184,8 +185,15 @@ impl<'a> TableJson<'a> {
         bool_field(out, b":{\"dupsort\":", self.dupsort);
         bool_field(out, b",\"integer_key\":", self.integer_key);
         str_field(out, b",\"key\":", self.key);
-        out.extend_from_slice(b",\"value\":");
-        json_string_of(out, &self.value);
+        out.extend_from_slice(b",\"value\":\"");
+        let (codec, value_type) = self.value;
+        json_text(out, codec);
+        if let Some(value_type) = value_type {
+            out.push(b'<');
+            json_text(out, value_type);
+            out.push(b'>');
+        }
+        out.push(b'"');
         if let Some(shape) = self.shape {
             str_field(out, b",\"shape\":", shape);
         }
@@ -244,31 +252,28 @@ fn write_u32(out: &mut Vec<u8>, mut n: u32) {
     out.extend_from_slice(&digits[at..]);
 }
 
-/// `s` as a JSON string ([`json_string_of`]).
+/// `s` as a JSON string, escaped as `serde_json` escapes it ([`json_text`]).
 fn json_string(out: &mut Vec<u8>, s: &str) {
-    json_string_of(out, &[s]);
+    out.push(b'"');
+    json_text(out, s);
+    out.push(b'"');
 }
 
-/// The text `parts` make, one after the other, as a JSON string, escaped as `serde_json`
-/// escapes it: `"` and `\\` with a backslash, the control characters with their short escapes
-/// or `\u00XX`, everything else as it is. Most texts need no escape, which is checked eight
-/// bytes at a time ([`plain`]); the rest are escaped byte by byte.
-fn json_string_of(out: &mut Vec<u8>, parts: &[&str]) {
-    out.push(b'"');
-    for part in parts {
-        if plain(part.as_bytes()) {
-            out.extend_from_slice(part.as_bytes());
-        } else {
-            escape_into(out, part.as_bytes());
-        }
+/// `s` as the inside of a JSON string, escaped as `serde_json` escapes it: `"` and `\\` with
+/// a backslash, the control characters with their short escapes or `\u00XX`, everything else
+/// as it is. Most texts need no escape ([`plain`]): they are copied whole.
+fn json_text(out: &mut Vec<u8>, s: &str) {
+    if plain(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        escape_into(out, s.as_bytes());
     }
-    out.push(b'"');
 }
 
 /// Whether `bytes` hold nothing a JSON string escapes (`"`, `\\`, control characters below
-/// 0x20), checked eight at a time: a byte below 0x20 sets its top bit in `x - 0x20..` where
-/// it is clear in `x`, and a byte equal to `"` or `\\` is a zero byte of `x ^ 0x22..` or
-/// `x ^ 0x5c..`; the bytes past the end are taken as spaces.
+/// 0x20): eight at a time (a byte below 0x20 sets its top bit in `x - 0x20..` where it is
+/// clear in `x`; a byte equal to `"` or `\\` is a zero byte of `x ^ 0x22..` or `x ^ 0x5c..`,
+/// below 1), the last few one by one.
 fn plain(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -283,16 +288,14 @@ fn plain(bytes: &[u8]) -> bool {
     for chunk in &mut chunks {
         any |= escaped(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut last = [b' '; 8];
-        last[..rest.len()].copy_from_slice(rest);
-        any |= escaped(u64::from_le_bytes(last));
-    }
     any == 0
+        && chunks
+            .remainder()
+            .iter()
+            .all(|&b| b >= 0x20 && b != b'"' && b != b'\\')
 }
 
-/// `bytes` escaped for a JSON string ([`json_string_of`]), byte by byte.
+/// `bytes` escaped for a JSON string ([`json_text`]), byte by byte.
 fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     let mut from = 0;
     for (at, &byte) in bytes.iter().enumerate() {
