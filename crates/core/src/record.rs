@@ -78,23 +78,27 @@ fn write_tables_json(out: &mut Vec<u8>, tables: &BTreeMap<String, TableRecord>) 
 }
 
 /// The `tables` of a record holding exactly the declarations `tables` (value types traced as
-/// `traces`), as JSON: the bytes `serde_json` writes for the [`TableRecord::traced`] records of
+/// `traces`; `by_name`: their positions in name order, `str`'s byte order, as the record's
+/// `BTreeMap<String, _>` keeps them), as JSON: the bytes `serde_json` writes for the [`TableRecord::traced`] records of
 /// the declarations by name, written from the declarations without building those records (a
 /// name, a key and a value text and a map node a table).
 /// [`SchemaRecord::parse_declared`] compares stored bytes with it; a difference would only make
 /// that comparison miss and the record be parsed whole (the tests hold it to the records'
 /// JSON, `write_tables_json`, and that to `serde_json`'s).
-pub(crate) fn write_declared_json(out: &mut Vec<u8>, tables: &[TableInfo], traces: &[ValueTrace]) {
-    // The record keeps its tables by name (`BTreeMap<String, _>`: byte order, as `str`'s).
-    let mut order: Vec<(&TableInfo, &ValueTrace)> = tables.iter().zip(traces).collect();
-    order.sort_unstable_by_key(|(info, _)| info.name);
+pub(crate) fn write_declared_json(
+    out: &mut Vec<u8>,
+    tables: &[TableInfo],
+    traces: &[ValueTrace],
+    by_name: &[usize],
+) {
     // The texts of descriptors that have no fixed one (`Descriptor::rendered`), reused.
     let (mut key, mut codec) = (String::new(), String::new());
     out.push(b'{');
-    for (at, (info, trace)) in order.into_iter().enumerate() {
-        if at > 0 {
+    for (n, &at) in by_name.iter().enumerate() {
+        if n > 0 {
             out.push(b',');
         }
+        let (info, trace) = (&tables[at], &traces[at]);
         let key = info.key.rendered().unwrap_or_else(|| {
             key.clear();
             info.key.push_text(&mut key);
@@ -1039,7 +1043,9 @@ mod tests {
                 .map(|(info, trace)| (info.name.to_string(), TableRecord::traced(info, trace)))
                 .collect();
             let (mut declared, mut recorded) = (Vec::new(), Vec::new());
-            write_declared_json(&mut declared, tables, traces);
+            let mut by_name: Vec<usize> = (0..n).collect();
+            by_name.sort_by_key(|&at| tables[at].name);
+            write_declared_json(&mut declared, tables, traces, &by_name);
             write_tables_json(&mut recorded, &records);
             assert_eq!(
                 String::from_utf8(declared).unwrap(),

@@ -129,19 +129,20 @@ impl Bootstrap {
     }
 
     /// [`read_record`](Self::read_record) for the startup of a schema declaring `tables`
-    /// (value types traced as `traces`): also returns whether the record's tables are exactly
+    /// (value types traced as `traces`; `by_name`: their positions in name order): also returns whether the record's tables are exactly
     /// those, recognised by their bytes without parsing them
     /// ([`SchemaRecord::parse_declared`]), in which case the record returned has no tables.
     pub(super) fn read_record_declared(
         &mut self,
         tables: &[TableInfo],
         traces: &[ValueTrace],
+        by_name: &[usize],
     ) -> Result<Option<(SchemaRecord, bool)>> {
         let Some(bytes) = self.meta_get(SCHEMA_RECORD_KEY)? else {
             return Ok(None);
         };
         let mut declared = Vec::with_capacity(bytes.len());
-        write_declared_json(&mut declared, tables, traces);
+        write_declared_json(&mut declared, tables, traces, by_name);
         SchemaRecord::parse_declared(&bytes, &declared)
             .map_err(|problem| record_error(problem, &self.path))
             .map(Some)

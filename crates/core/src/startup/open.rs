@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::bootstrap::{Bootstrap, ExistingTable, TableHandle};
-use super::check::{check_table, declare_traces};
+use super::check::{Declared, check_table, declare_traces};
 use super::indexes;
 use crate::codec::DictionaryLease;
 use crate::engine::DatabaseFiles;
@@ -201,19 +201,20 @@ pub fn open<S: Schema>(
     upgrade: &dyn Upgrade,
 ) -> Result<(Db<S>, Report)> {
     let started = Instant::now();
-    let traces = declare_traces(S::TABLES)?;
+    let declared = declare_traces(S::TABLES)?;
+    let traces = &declared.traces;
     let traced_us = started.elapsed().as_micros() as u64;
-    let mut startup = Startup::open_environment(path, options, S::TABLES, &traces)?;
-    let read_pass = startup.read_pass(upgrade, &traces);
+    let mut startup = Startup::open_environment(path, options, S::TABLES, &declared)?;
+    let read_pass = startup.read_pass(upgrade, traces);
     // Whether the open took the write transaction (for the log).
     let wrote = read_pass.is_none() && !startup.boot.is_read_only();
     let (handles, any_whole) = match read_pass {
         Some(checked) => checked,
         None => {
             if startup.boot.is_reading() {
-                startup = startup.begin_writing(&traces)?;
+                startup = startup.begin_writing(&declared)?;
             }
-            startup.full_pass(upgrade, &traces)?
+            startup.full_pass(upgrade, traces)?
         }
     };
     let (db, report) = startup.publish::<S>(handles)?;
@@ -275,17 +276,17 @@ impl<'a> Startup<'a> {
         path: &'a Path,
         options: &Options,
         tables: &'static [TableInfo],
-        traces: &[ValueTrace],
+        declared: &Declared,
     ) -> Result<Self> {
         // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
         let own_tables = 1 + usize::from(tables.iter().any(uses_dictionary));
         let boot = Bootstrap::begin_reading(path, options, tables.len(), own_tables)?;
-        Self::read_state(path, tables, traces, boot)
+        Self::read_state(path, tables, declared, boot)
     }
 
     /// Ends the read pass, which found something to change: the startup starts over in the
     /// write transaction, from the record as the file holds it now.
-    fn begin_writing(self, traces: &[ValueTrace]) -> Result<Self> {
+    fn begin_writing(self, declared: &Declared) -> Result<Self> {
         let Startup {
             path,
             tables,
@@ -295,7 +296,7 @@ impl<'a> Startup<'a> {
         } = self;
         drop(dictionaries); // released before the reload
         boot.begin_writing()?;
-        Self::read_state(path, tables, traces, boot)
+        Self::read_state(path, tables, declared, boot)
     }
 
     /// The startup's state at its beginning, in `boot`'s transaction: the record read, the
@@ -303,28 +304,30 @@ impl<'a> Startup<'a> {
     fn read_state(
         path: &'a Path,
         tables: &'static [TableInfo],
-        traces: &[ValueTrace],
+        declared: &Declared,
         mut boot: Bootstrap,
     ) -> Result<Self> {
         let dictionary_names = dictionary_names(tables);
-        let (stored, record, tables_declared) = match boot.read_record_declared(tables, traces)? {
-            None => (Stored::Nothing, SchemaRecord::empty(), false),
-            Some((mut record, true)) => {
-                let stored = Stored::Declared(Stored::head(&record));
-                let build = !boot.is_reading();
-                if build {
-                    record.tables = tables
-                        .iter()
-                        .zip(traces)
-                        .map(|(info, trace)| {
-                            (info.name.to_string(), TableRecord::traced(info, trace))
-                        })
-                        .collect();
+        let traces = &declared.traces;
+        let (stored, record, tables_declared) =
+            match boot.read_record_declared(tables, traces, &declared.by_name)? {
+                None => (Stored::Nothing, SchemaRecord::empty(), false),
+                Some((mut record, true)) => {
+                    let stored = Stored::Declared(Stored::head(&record));
+                    let build = !boot.is_reading();
+                    if build {
+                        record.tables = tables
+                            .iter()
+                            .zip(traces)
+                            .map(|(info, trace)| {
+                                (info.name.to_string(), TableRecord::traced(info, trace))
+                            })
+                            .collect();
+                    }
+                    (stored, record, !build)
                 }
-                (stored, record, !build)
-            }
-            Some((record, false)) => (Stored::Whole(record.clone()), record, false),
-        };
+                Some((record, false)) => (Stored::Whole(record.clone()), record, false),
+            };
         // Loaded before the migration steps (which may decode and encode such values), and
         // again after them when they ran (a step may have trained a dictionary). A schema
         // without `ZstdDict` tables loads them only when the record has some (a step may be
@@ -508,6 +511,7 @@ impl<'a> Startup<'a> {
         let tables_declared = self.tables_declared;
         let record = &mut self.record;
         let mut handles = Vec::with_capacity(found.len());
+        self.report.verified.reserve(found.len());
         for (at, ((info, trace), found)) in self.tables.iter().zip(traces).zip(found).enumerate() {
             // One lookup per table: the record it is checked against is the one updated below.
             // The tables not built are each recorded as declared: nothing to look up.
