@@ -45,6 +45,7 @@ fn main() {
         a_new_table_is_created_after_the_read_pass,
         a_pending_step_still_runs,
         a_read_only_open_still_works,
+        a_hook_gets_the_record_s_tables_in_upgrade_only,
     );
 }
 
@@ -195,4 +196,64 @@ fn a_read_only_open_still_works() {
         Err(Error::TableMissing { table, .. }) => assert_eq!(table, "tags"),
         other => panic!("{:?}", other.map(|_| ())),
     }
+}
+
+/// `Upgrade::has_work` gets the stored record without its tables (an unchanged open does not
+/// build them), whether or not they are the schema's; `upgrade`, in the write pass, gets them
+/// all.
+fn a_hook_gets_the_record_s_tables_in_upgrade_only() {
+    use std::sync::Mutex;
+    use tabula_core::record::SchemaRecord;
+    use tabula_core::startup::{self, Bootstrap, Upgrade};
+
+    /// Notes the tables each call got, and says it has work when `work`.
+    struct Noting {
+        work: bool,
+        seen: Mutex<Vec<(&'static str, Vec<String>)>>,
+    }
+    impl Upgrade for Noting {
+        fn version(&self) -> u32 {
+            1
+        }
+        fn upgrade(
+            &self,
+            _: &mut Bootstrap,
+            record: &mut SchemaRecord,
+            _: bool,
+        ) -> tabula::Result<Vec<(u32, &'static str)>> {
+            let tables = record.tables.keys().cloned().collect();
+            self.seen.lock().unwrap().push(("upgrade", tables));
+            Ok(Vec::new())
+        }
+        fn has_work(&self, _: &mut Bootstrap, record: &SchemaRecord) -> bool {
+            let tables = record.tables.keys().cloned().collect();
+            self.seen.lock().unwrap().push(("has_work", tables));
+            self.work
+        }
+    }
+    let open = |work| {
+        let dir = tempfile::tempdir().unwrap();
+        drop(tabula::open::<Two>(dir.path(), Options::new()).unwrap());
+        let hook = Noting {
+            work,
+            seen: Mutex::new(Vec::new()),
+        };
+        // The record holds the schema's tables (recognised by its bytes), then one more.
+        let (_, report) = startup::open::<Two>(dir.path(), &Options::new(), &hook).unwrap();
+        assert!(!report.record_written, "{report:?}");
+        let (_, report) = startup::open::<One>(dir.path(), &Options::new(), &hook).unwrap();
+        assert!(!report.record_written, "{report:?}");
+        hook.seen.into_inner().unwrap()
+    };
+    let both = || vec!["notes".to_string(), "tags".to_string()];
+    assert_eq!(
+        open(true),
+        [
+            ("has_work", vec![]),
+            ("upgrade", both()),
+            ("has_work", vec![]),
+            ("upgrade", both()),
+        ]
+    );
+    assert_eq!(open(false), [("has_work", vec![]), ("has_work", vec![])]);
 }

@@ -62,24 +62,78 @@ pub struct SchemaRecord {
 /// `tables` as JSON, byte for byte as `serde_json` writes them in a record (the fields of each
 /// [`TableRecord`] in their order, the absent optional ones left out, strings escaped as
 /// `serde_json` escapes them), written directly: through serde it cost 1,250 instructions a
-/// table of the open bench, this about 700. [`SchemaRecord::parse_declared`] compares stored
-/// bytes with it; a difference would only make that comparison miss and the record be parsed
-/// whole (the tests hold it to `serde_json`'s output).
+/// table of the open bench, this about 700. The startup writes the declared tables' JSON
+/// ([`write_declared_json`], through the same [`TableJson::write`]); this one is the tests',
+/// which hold it to `serde_json`'s output and [`write_declared_json`] to it.
+#[cfg(test)]
 fn write_tables_json(out: &mut Vec<u8>, tables: &BTreeMap<String, TableRecord>) {
-    fn bool_field(out: &mut Vec<u8>, name: &[u8], value: bool) {
-        out.extend_from_slice(name);
-        out.extend_from_slice(if value { b"true" } else { b"false" });
-    }
-    fn str_field(out: &mut Vec<u8>, name: &[u8], value: &str) {
-        out.extend_from_slice(name);
-        json_string(out, value);
-    }
     out.push(b'{');
     for (at, (name, table)) in tables.iter().enumerate() {
         if at > 0 {
             out.push(b',');
         }
-        json_string(out, name);
+        TableJson::of(table).write(out, name);
+    }
+    out.push(b'}');
+}
+
+/// The `tables` of a record holding exactly the declarations `tables` (value types traced as
+/// `traces`; `by_name`: their positions in name order, `str`'s byte order, as the record's
+/// `BTreeMap<String, _>` keeps them), as JSON: the bytes `serde_json` writes for the [`TableRecord::traced`] records of
+/// the declarations by name, written from the declarations without building those records (a
+/// name, a key and a value text and a map node a table).
+/// [`SchemaRecord::parse_declared`] compares stored bytes with it; a difference would only make
+/// that comparison miss and the record be parsed whole (the tests hold it to the records'
+/// JSON, `write_tables_json`, and that to `serde_json`'s).
+pub(crate) fn write_declared_json(
+    out: &mut Vec<u8>,
+    tables: &[TableInfo],
+    traces: &[ValueTrace],
+    by_name: &[usize],
+) {
+    // The texts of descriptors that have no fixed one (`Descriptor::rendered`), reused.
+    let (mut key, mut codec) = (String::new(), String::new());
+    out.push(b'{');
+    for (n, &at) in by_name.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        let (info, trace) = (&tables[at], &traces[at]);
+        let key = info.key.rendered().unwrap_or_else(|| {
+            key.clear();
+            info.key.push_text(&mut key);
+            &key
+        });
+        let codec = info.value.rendered().unwrap_or_else(|| {
+            codec.clear();
+            info.value.push_text(&mut codec);
+            &codec
+        });
+        TableJson::declared(info, trace, key, codec).write(out, info.name);
+    }
+    out.push(b'}');
+}
+
+/// A table's record as JSON writes it: its fields, borrowed from a [`TableRecord`] or from a
+/// declaration.
+struct TableJson<'a> {
+    dupsort: bool,
+    integer_key: bool,
+    key: &'a str,
+    /// The value text: the whole text, or a declaration's codec and value type
+    /// (`{codec}<{type}>`).
+    value: (&'a str, Option<&'a str>),
+    shape: Option<&'a str>,
+    value_version: Option<u32>,
+    partial_shape: Option<&'a str>,
+    index: Option<(&'a str, bool)>,
+    history_of: Option<&'a str>,
+}
+
+impl<'a> TableJson<'a> {
+    #[cfg(test)]
+    fn of(table: &'a TableRecord) -> Self {
+        // Every field named, so that a field added to the record is written here too.
         let TableRecord {
             dupsort,
             integer_key,
@@ -91,38 +145,162 @@ fn write_tables_json(out: &mut Vec<u8>, tables: &BTreeMap<String, TableRecord>) 
             index,
             history_of,
         } = table;
-        bool_field(out, b":{\"dupsort\":", *dupsort);
-        bool_field(out, b",\"integer_key\":", *integer_key);
-        str_field(out, b",\"key\":", key);
-        str_field(out, b",\"value\":", value);
-        if let Some(shape) = shape {
+        TableJson {
+            dupsort: *dupsort,
+            integer_key: *integer_key,
+            key,
+            value: (value, None),
+            shape: shape.as_deref(),
+            value_version: *value_version,
+            partial_shape: partial_shape.as_deref(),
+            index: index.as_ref().map(|i| (i.source.as_str(), i.unique)),
+            history_of: history_of.as_deref(),
+        }
+    }
+
+    /// The fields [`TableRecord::traced`] gives `info` and `trace`, with the text of its key
+    /// descriptor `key` and of its value codec `codec`.
+    fn declared(info: &'a TableInfo, trace: &'a ValueTrace, key: &'a str, codec: &'a str) -> Self {
+        let (shape, partial_shape) = traced_shapes(trace);
+        TableJson {
+            dupsort: info.flags.dupsort,
+            integer_key: info.flags.integer_key,
+            key,
+            value: (codec, Some(info.value_type)),
+            shape,
+            value_version: info.value_version,
+            partial_shape,
+            index: info.index.map(|i| (i.source, i.unique)),
+            history_of: info.history_of,
+        }
+    }
+
+    /// `"name":{..}`.
+    fn write(&self, out: &mut Vec<u8>, name: &str) {
+        fn bool_field(out: &mut Vec<u8>, name: &[u8], value: bool) {
+            out.extend_from_slice(name);
+            out.extend_from_slice(if value { b"true" } else { b"false" });
+        }
+        fn str_field(out: &mut Vec<u8>, name: &[u8], value: &str) {
+            out.extend_from_slice(name);
+            json_string(out, value);
+        }
+        json_string(out, name);
+        bool_field(out, b":{\"dupsort\":", self.dupsort);
+        bool_field(out, b",\"integer_key\":", self.integer_key);
+        str_field(out, b",\"key\":", self.key);
+        out.extend_from_slice(b",\"value\":\"");
+        let (codec, value_type) = self.value;
+        json_text(out, codec);
+        if let Some(value_type) = value_type {
+            out.push(b'<');
+            json_text(out, value_type);
+            out.push(b'>');
+        }
+        out.push(b'"');
+        if let Some(shape) = self.shape {
             str_field(out, b",\"shape\":", shape);
         }
-        if let Some(version) = value_version {
+        if let Some(version) = self.value_version {
             out.extend_from_slice(b",\"value_version\":");
-            out.extend_from_slice(version.to_string().as_bytes());
+            write_u32(out, version);
         }
-        if let Some(partial) = partial_shape {
+        if let Some(partial) = self.partial_shape {
             str_field(out, b",\"partial_shape\":", partial);
         }
-        if let Some(IndexRecord { source, unique }) = index {
+        if let Some((source, unique)) = self.index {
             str_field(out, b",\"index\":{\"source\":", source);
-            bool_field(out, b",\"unique\":", *unique);
+            bool_field(out, b",\"unique\":", unique);
             out.push(b'}');
         }
-        if let Some(source) = history_of {
+        if let Some(source) = self.history_of {
             str_field(out, b",\"history_of\":", source);
         }
         out.push(b'}');
     }
-    out.push(b'}');
 }
 
-/// `s` as a JSON string, escaped as `serde_json` escapes it: `"` and `\\` with a backslash, the
-/// control characters with their short escapes or `\u00XX`, everything else as it is.
+/// A traced value type's `shape` and `partial_shape`, as its record keeps them.
+fn traced_shapes(trace: &ValueTrace) -> (Option<&str>, Option<&str>) {
+    match trace {
+        ValueTrace::Opaque => (None, None),
+        ValueTrace::Complete(shape) => (Some(shape), None),
+        ValueTrace::Partial { structure, .. } => (None, Some(structure)),
+    }
+}
+
+/// A declared table's `key` and `value` texts ([`TableInfo::key_descriptor`],
+/// [`TableInfo::value_descriptor`]: `{codec}<{type}>`), pushed onto `key` and `value` without
+/// `format!`, which cost half of `declare`, and the common descriptors without the formatter at
+/// all (`Descriptor::push_text`).
+fn declared_descriptors(info: &TableInfo, key: &mut String, value: &mut String) {
+    info.key.push_text(key);
+    info.value.push_text(value);
+    value.push('<');
+    value.push_str(info.value_type);
+    value.push('>');
+}
+
+/// `n` in decimal, as `serde_json` writes it.
+fn write_u32(out: &mut Vec<u8>, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// `s` as a JSON string, escaped as `serde_json` escapes it ([`json_text`]).
 fn json_string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
-    let bytes = s.as_bytes();
+    json_text(out, s);
+    out.push(b'"');
+}
+
+/// `s` as the inside of a JSON string, escaped as `serde_json` escapes it: `"` and `\\` with
+/// a backslash, the control characters with their short escapes or `\u00XX`, everything else
+/// as it is. Most texts need no escape ([`plain`]): they are copied whole.
+fn json_text(out: &mut Vec<u8>, s: &str) {
+    if plain(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        escape_into(out, s.as_bytes());
+    }
+}
+
+/// Whether `bytes` hold nothing a JSON string escapes (`"`, `\\`, control characters below
+/// 0x20): eight at a time (a byte below 0x20 sets its top bit in `x - 0x20..` where it is
+/// clear in `x`; a byte equal to `"` or `\\` is a zero byte of `x ^ 0x22..` or `x ^ 0x5c..`,
+/// below 1), the last few one by one.
+fn plain(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGHS;
+    let escaped = |x: u64| {
+        below(x, 0x20)
+            | below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1)
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut any = 0;
+    for chunk in &mut chunks {
+        any |= escaped(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+    }
+    any == 0
+        && chunks
+            .remainder()
+            .iter()
+            .all(|&b| b >= 0x20 && b != b'"' && b != b'\\')
+}
+
+/// `bytes` escaped for a JSON string ([`json_text`]), byte by byte.
+fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     let mut from = 0;
     for (at, &byte) in bytes.iter().enumerate() {
         let escape: &[u8] = match byte {
@@ -148,7 +326,6 @@ fn json_string(out: &mut Vec<u8>, s: &str) {
         from = at + 1;
     }
     out.extend_from_slice(&bytes[from..]);
-    out.push(b'"');
 }
 
 /// The fields of a stored record before its `tables` ([`SchemaRecord::parse_declared`]), with
@@ -251,34 +428,35 @@ impl SchemaRecord {
         }
     }
 
-    /// [`parse`](Self::parse) for a startup that declares the tables `declared` (in name
-    /// order, as the record keeps them): when the stored record's `tables` are exactly
-    /// `declared`, written as [`encode`](Self::encode) writes them (every open after the first
-    /// until the schema changes), they are recognised by their bytes, and only the fields before
-    /// them are parsed; the record returned holds `declared` as its tables, and `true` says so.
+    /// [`parse`](Self::parse) for a startup whose declared tables, as JSON, are
+    /// `declared_json` ([`write_declared_json`]): when the stored record's `tables` are
+    /// exactly those, written as [`encode`](Self::encode) writes them (every open after the
+    /// first until the schema changes), they are recognised by their bytes and only the fields
+    /// before them are parsed: the record returned has no tables (the caller knows them: the
+    /// declared ones, built only when needed, [`TableRecord::traced`]), and `true` says so.
     /// Any other bytes are parsed whole, as [`parse`](Self::parse) does, errors included, and
     /// `false` is returned.
     ///
     /// Sound because the fields before `"tables"` must parse as a whole JSON object of their
     /// own (ended where `"tables"` begins, so that comma is outside every string) holding no
-    /// `tables` field, and what follows is `declared` as JSON and the object's end: the bytes
-    /// are then that object with `declared` as its tables, which is what parsing them would
-    /// give.
+    /// `tables` field, and what follows is the declared tables as JSON and the object's end:
+    /// the bytes are then that object with the declared tables, which is what parsing them
+    /// would give.
     ///
     /// # Errors
     ///
     /// As [`parse`](Self::parse).
     pub(crate) fn parse_declared(
         bytes: &[u8],
-        declared: BTreeMap<String, TableRecord>,
+        declared_json: &[u8],
     ) -> Result<(Self, bool), RecordProblem> {
-        match Self::head_with_declared(bytes, &declared) {
+        match Self::head_with_declared(bytes, declared_json) {
             Some(head) => {
                 let record = SchemaRecord {
                     format: head.format,
                     version: head.version,
                     applied: head.applied,
-                    tables: declared,
+                    tables: BTreeMap::new(),
                     in_progress: head.in_progress,
                 };
                 match record.format > RECORD_FORMAT {
@@ -290,21 +468,12 @@ impl SchemaRecord {
         }
     }
 
-    /// The fields before `"tables"` of `bytes` when the rest is `declared` as JSON and the
+    /// The fields before `"tables"` of `bytes` when the rest is `declared_json` and the
     /// record's end ([`parse_declared`](Self::parse_declared)); `None` otherwise.
-    fn head_with_declared(
-        bytes: &[u8],
-        declared: &BTreeMap<String, TableRecord>,
-    ) -> Option<RecordHead> {
+    fn head_with_declared(bytes: &[u8], declared_json: &[u8]) -> Option<RecordHead> {
         const TABLES: &[u8] = b",\"tables\":";
-        let mut tail = Vec::with_capacity(bytes.len());
-        tail.extend_from_slice(TABLES);
-        write_tables_json(&mut tail, declared);
-        tail.push(b'}');
-        let at = bytes.len().checked_sub(tail.len())?;
-        if bytes[at..] != tail[..] {
-            return None;
-        }
+        let before = bytes.strip_suffix(b"}")?.strip_suffix(declared_json)?;
+        let at = before.strip_suffix(TABLES)?.len();
         // The fields before, closed where the tables' comma was.
         let mut head = Vec::with_capacity(at + 1);
         head.extend_from_slice(&bytes[..at]);
@@ -436,29 +605,18 @@ impl TableRecord {
     /// assert_eq!(opaque.shape, None);
     /// ```
     pub fn traced(info: &TableInfo, trace: &ValueTrace) -> Self {
-        let (shape, partial_shape) = match trace {
-            ValueTrace::Opaque => (None, None),
-            ValueTrace::Complete(shape) => (Some(shape.clone()), None),
-            ValueTrace::Partial { structure, .. } => (None, Some(structure.clone())),
-        };
-        // `TableInfo::key_descriptor` and `value_descriptor` (`{codec}<{type}>`), written into
-        // strings of the right size without `format!`, which cost half of `declare`, and the
-        // common descriptors without the formatter at all (`Descriptor::push_text`).
+        let (shape, partial_shape) = traced_shapes(trace);
         let mut key = String::with_capacity(16);
-        info.key.push_text(&mut key);
         let mut value = String::with_capacity(info.value_type.len() + 18);
-        info.value.push_text(&mut value);
-        value.push('<');
-        value.push_str(info.value_type);
-        value.push('>');
+        declared_descriptors(info, &mut key, &mut value);
         TableRecord {
             dupsort: info.flags.dupsort,
             integer_key: info.flags.integer_key,
             key,
             value,
-            shape,
+            shape: shape.map(str::to_string),
             value_version: info.value_version,
-            partial_shape,
+            partial_shape: partial_shape.map(str::to_string),
             index: info.index.map(|index| IndexRecord {
                 source: index.source.to_string(),
                 unique: index.unique,
@@ -474,11 +632,7 @@ impl TableRecord {
     /// The startup step checks a recorded table this way first; only a record that differs
     /// gets the declared record built and every comparison of `check_record` made.
     pub(crate) fn is_traced(&self, info: &TableInfo, trace: &ValueTrace) -> bool {
-        let (shape, partial_shape) = match trace {
-            ValueTrace::Opaque => (None, None),
-            ValueTrace::Complete(shape) => (Some(shape.as_str()), None),
-            ValueTrace::Partial { structure, .. } => (None, Some(structure.as_str())),
-        };
+        let (shape, partial_shape) = traced_shapes(trace);
         self.dupsort == info.flags.dupsort
             && self.integer_key == info.flags.integer_key
             && info.key.strip_from(&self.key) == Some("")
@@ -724,18 +878,28 @@ mod tests {
             (format!(r#"{{"format":1}}"tables":{tables}}}"#), false),
             (written.replace(r#""b\"q""#, r#""c""#), false),
         ];
+        let mut declared_json = Vec::new();
+        write_tables_json(&mut declared_json, &declared);
         for (bytes, recognised) in cases {
             let parsed = SchemaRecord::parse(bytes.as_bytes());
-            let declared_parse = SchemaRecord::parse_declared(bytes.as_bytes(), declared.clone());
-            assert_eq!(declared_parse.clone().map(|(r, _)| r), parsed, "{bytes}");
-            if let Ok((_, by_bytes)) = declared_parse {
-                assert_eq!(by_bytes, recognised, "{bytes}");
+            let declared_parse = SchemaRecord::parse_declared(bytes.as_bytes(), &declared_json);
+            if let Ok((record, by_bytes)) = &declared_parse {
+                assert_eq!(*by_bytes, recognised, "{bytes}");
+                // Recognised: the tables are the declared ones, left to the caller to build.
+                assert!(!by_bytes || record.tables.is_empty(), "{bytes}");
             }
+            let with_tables = declared_parse.map(|(mut record, by_bytes)| {
+                if by_bytes {
+                    record.tables = declared.clone();
+                }
+                record
+            });
+            assert_eq!(with_tables, parsed, "{bytes}");
         }
         // The format check comes first, as in `parse`.
         let newer = written.replace(r#""format":1"#, r#""format":3"#);
         assert_eq!(
-            SchemaRecord::parse_declared(newer.as_bytes(), declared),
+            SchemaRecord::parse_declared(newer.as_bytes(), &declared_json),
             Err(RecordProblem::Newer(3))
         );
     }
@@ -805,6 +969,106 @@ mod tests {
                 serde_json::to_string(&tables).unwrap()
             );
         }
+    }
+
+    /// The declared tables' JSON written from the declarations is the JSON of their traced
+    /// records by name: for every optional field present and absent, names out of order, and
+    /// characters that need escaping (else `parse_declared` would never recognise a record).
+    #[test]
+    fn declared_json_is_the_traced_records_json() {
+        use crate::schema::Descriptor;
+        use crate::table::{IndexInfo, TableFlags, TableInfo};
+        let table = |name: &'static str| TableInfo {
+            name,
+            flags: TableFlags::NONE,
+            key: Descriptor::Unsigned(64),
+            value: Descriptor::Bincode,
+            value_type: "Row",
+            value_version: None,
+            rust_name: "",
+            value_trace: || ValueTrace::Opaque,
+            debug_key: crate::__private::no_debug_key,
+            index: None,
+            history: false,
+            history_of: None,
+        };
+        let tables = [
+            table("rows"),
+            TableInfo {
+                flags: TableFlags {
+                    dupsort: true,
+                    integer_key: false,
+                },
+                key: Descriptor::Tuple(&[Descriptor::Str, Descriptor::NativeInteger(32)]),
+                value: Descriptor::Zstd(&Descriptor::Custom("my \"codec\"\t")),
+                value_type: "Vec<\"q\">",
+                value_version: Some(7),
+                ..table("by\nname")
+            },
+            TableInfo {
+                flags: TableFlags {
+                    dupsort: false,
+                    integer_key: true,
+                },
+                key: Descriptor::NativeInteger(64),
+                index: Some(IndexInfo {
+                    source: "rows",
+                    unique: true,
+                    entries: |_, _, _| Ok(()),
+                    keys: |_, _, _| false,
+                }),
+                ..table("Bz\u{e9}")
+            },
+            TableInfo {
+                history_of: Some("rows"),
+                ..table("a")
+            },
+            table("rows2"),
+        ];
+        let traces = [
+            ValueTrace::Complete("[\"U64\",{\"a\\\\b\":[1,2]}]".to_string()),
+            ValueTrace::Partial {
+                structure: "{\"unknown\":null}\n".to_string(),
+                problem: "p".to_string(),
+            },
+            ValueTrace::Opaque,
+            ValueTrace::Complete("[]".to_string()),
+            ValueTrace::Opaque,
+        ];
+        for n in 0..=tables.len() {
+            let (tables, traces) = (&tables[..n], &traces[..n]);
+            let records: BTreeMap<String, TableRecord> = tables
+                .iter()
+                .zip(traces)
+                .map(|(info, trace)| (info.name.to_string(), TableRecord::traced(info, trace)))
+                .collect();
+            let (mut declared, mut recorded) = (Vec::new(), Vec::new());
+            let mut by_name: Vec<usize> = (0..n).collect();
+            by_name.sort_by_key(|&at| tables[at].name);
+            write_declared_json(&mut declared, tables, traces, &by_name);
+            write_tables_json(&mut recorded, &records);
+            assert_eq!(
+                String::from_utf8(declared).unwrap(),
+                String::from_utf8(recorded).unwrap()
+            );
+        }
+    }
+
+    /// `plain` finds every byte a JSON string escapes, wherever it stands, and no other.
+    #[test]
+    fn plain_is_no_byte_to_escape() {
+        for len in 1..=17 {
+            for at in 0..len {
+                for byte in 0..=255u8 {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = byte;
+                    let escaped = byte < 0x20 || byte == b'"' || byte == b'\\';
+                    assert_eq!(plain(&bytes), !escaped, "{byte:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(plain(b""));
+        assert!(plain("é✓\u{1F600} ~\x7f".as_bytes()));
     }
 
     #[test]

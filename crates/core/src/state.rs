@@ -100,7 +100,15 @@ impl Shared {
         let slots = engine::TxnSlots::new((parked / 2).min(64));
         let cursors = engine::CursorCache::new(slots.len());
         let pool = parked - slots.len();
-        let limits: Box<[Limits]> = tables.iter().map(|t| Limits::of(&env, t.flags)).collect();
+        // The limits depend on the flags alone: asked of libmdbx once for each of the four.
+        let mut by_flags: [Option<Limits>; 4] = [None; 4];
+        let limits: Box<[Limits]> = tables
+            .iter()
+            .map(|t| {
+                let at = usize::from(t.flags.dupsort) * 2 + usize::from(t.flags.integer_key);
+                *by_flags[at].get_or_insert_with(|| Limits::of(&env, t.flags))
+            })
+            .collect();
         let index_limits = tables
             .iter()
             .zip(&limits)

@@ -125,9 +125,9 @@ impl DatabaseFiles {
         };
         match dir {
             Some(dir) => DatabaseFiles {
-                data: dir.join(DATA_FILE),
-                lock: dir.join(LOCK_FILE),
-                second_lock: dir.join("mdbx.dat-lck"),
+                data: joined(dir, DATA_FILE),
+                lock: joined(dir, LOCK_FILE),
+                second_lock: joined(dir, "mdbx.dat-lck"),
                 opened_as_directory: no_sub_dir,
             },
             None => {
@@ -142,6 +142,14 @@ impl DatabaseFiles {
             }
         }
     }
+}
+
+/// `dir.join(name)`, allocated once at its size (`join` copies `dir` and grows the copy).
+fn joined(dir: &Path, name: &str) -> PathBuf {
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
+    path.push(dir);
+    path.push(name);
+    path
 }
 
 /// Removes the lock file at `lock` unless a process uses it: only when an exclusive lock on the

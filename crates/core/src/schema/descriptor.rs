@@ -209,7 +209,7 @@ impl Descriptor {
 impl Descriptor {
     /// The [`Display`](fmt::Display) form of the descriptors that have one fixed text (the
     /// common key and codec descriptors), without running the formatter.
-    fn rendered(&self) -> Option<&'static str> {
+    pub(crate) fn rendered(&self) -> Option<&'static str> {
         Some(match self {
             Descriptor::Unit => "()",
             Descriptor::Bool => "bool",

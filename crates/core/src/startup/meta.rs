@@ -1,14 +1,17 @@
 //! The meta table, through a [`Bootstrap`]: its entries by key and the schema record it keeps
 //! (parsed and written here, as `record.rs` defines it).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::bootstrap::Bootstrap;
 use crate::engine;
 use crate::error::{At, Error, Result};
 use crate::record::META_TABLE;
-use crate::record::{RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, TableRecord};
+use crate::record::{
+    RECORD_FORMAT, RecordProblem, SCHEMA_RECORD_KEY, SchemaRecord, write_declared_json,
+};
+use crate::schema::ValueTrace;
+use crate::table::TableInfo;
 
 /// The meta table and the schema record.
 impl Bootstrap {
@@ -125,18 +128,22 @@ impl Bootstrap {
         parse_record(&bytes, &self.path).map(Some)
     }
 
-    /// [`read_record`](Self::read_record) for the startup of a schema whose tables `declared`
-    /// builds (by name, as the record keeps them, and built only when there is a record): also
-    /// returns whether the record's tables are exactly those, recognised by their bytes
-    /// without parsing them ([`SchemaRecord::parse_declared`]).
+    /// [`read_record`](Self::read_record) for the startup of a schema declaring `tables`
+    /// (value types traced as `traces`; `by_name`: their positions in name order): also returns whether the record's tables are exactly
+    /// those, recognised by their bytes without parsing them
+    /// ([`SchemaRecord::parse_declared`]), in which case the record returned has no tables.
     pub(super) fn read_record_declared(
         &mut self,
-        declared: impl FnOnce() -> BTreeMap<String, TableRecord>,
+        tables: &[TableInfo],
+        traces: &[ValueTrace],
+        by_name: &[usize],
     ) -> Result<Option<(SchemaRecord, bool)>> {
         let Some(bytes) = self.meta_get(SCHEMA_RECORD_KEY)? else {
             return Ok(None);
         };
-        SchemaRecord::parse_declared(&bytes, declared())
+        let mut declared = Vec::with_capacity(bytes.len());
+        write_declared_json(&mut declared, tables, traces, by_name);
+        SchemaRecord::parse_declared(&bytes, &declared)
             .map_err(|problem| record_error(problem, &self.path))
             .map(Some)
     }

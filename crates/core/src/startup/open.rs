@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::bootstrap::{Bootstrap, ExistingTable, TableHandle};
-use super::check::{check_table, declare_traces};
+use super::check::{Declared, check_table, declare_traces};
 use super::indexes;
 use crate::codec::DictionaryLease;
 use crate::engine::DatabaseFiles;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::record::{SchemaRecord, TableRecord};
-use crate::schema::ValueTrace;
+use crate::schema::{Descriptor, ValueTrace};
 use crate::state::Db;
 use crate::table::{Schema, TableInfo};
 
@@ -119,7 +119,10 @@ pub trait Upgrade {
 
     /// Whether [`upgrade`](Upgrade::upgrade) may have work on the stored database whose
     /// record is `record`. A read-write [`open`] asks it in its read pass (`boot` is in a read
-    /// transaction: it reads, and every write fails), before the tables are opened: `false`
+    /// transaction: it reads, and every write fails), before the tables are opened, with the
+    /// record's fields but its tables (`record.tables` is empty: an unchanged open does not
+    /// build them; a hook whose work depends on them answers `true`, and `upgrade` gets them
+    /// all). `false`
     /// promises that `upgrade` would neither change nor refuse anything on this record, and
     /// lets an open that finds nothing else to change take no write transaction (`upgrade`
     /// is then not called). The default, `true`, sends every open through the write
@@ -198,19 +201,20 @@ pub fn open<S: Schema>(
     upgrade: &dyn Upgrade,
 ) -> Result<(Db<S>, Report)> {
     let started = Instant::now();
-    let traces = declare_traces(S::TABLES)?;
+    let declared = declare_traces(S::TABLES)?;
+    let traces = &declared.traces;
     let traced_us = started.elapsed().as_micros() as u64;
-    let mut startup = Startup::open_environment(path, options, S::TABLES, &traces)?;
-    let read_pass = startup.read_pass(upgrade, &traces);
+    let mut startup = Startup::open_environment(path, options, S::TABLES, &declared)?;
+    let read_pass = startup.read_pass(upgrade, traces);
     // Whether the open took the write transaction (for the log).
     let wrote = read_pass.is_none() && !startup.boot.is_read_only();
     let (handles, any_whole) = match read_pass {
         Some(checked) => checked,
         None => {
             if startup.boot.is_reading() {
-                startup = startup.begin_writing(&traces)?;
+                startup = startup.begin_writing(&declared)?;
             }
-            startup.full_pass(upgrade, &traces)?
+            startup.full_pass(upgrade, traces)?
         }
     };
     let (db, report) = startup.publish::<S>(handles)?;
@@ -241,6 +245,11 @@ struct Startup<'a> {
     stored: Stored,
     /// The record this open writes.
     record: SchemaRecord,
+    /// The stored record's tables are exactly the schema's declared ones and were not built:
+    /// `record.tables` is empty and stands for them. Only in the read pass (an unchanged open
+    /// needs the tables' records for nothing); the write pass, whose hook's
+    /// [`upgrade`](Upgrade::upgrade) reads them, and a read-only open build them.
+    tables_declared: bool,
     /// The zstd dictionaries the schema's codecs use.
     dictionary_names: Vec<&'static str>,
     /// Whether the schema or the record uses zstd dictionaries.
@@ -267,17 +276,17 @@ impl<'a> Startup<'a> {
         path: &'a Path,
         options: &Options,
         tables: &'static [TableInfo],
-        traces: &[ValueTrace],
+        declared: &Declared,
     ) -> Result<Self> {
         // A schema with `ZstdDict` tables also opens the dictionary table: room for it.
         let own_tables = 1 + usize::from(tables.iter().any(uses_dictionary));
         let boot = Bootstrap::begin_reading(path, options, tables.len(), own_tables)?;
-        Self::read_state(path, tables, traces, boot)
+        Self::read_state(path, tables, declared, boot)
     }
 
     /// Ends the read pass, which found something to change: the startup starts over in the
     /// write transaction, from the record as the file holds it now.
-    fn begin_writing(self, traces: &[ValueTrace]) -> Result<Self> {
+    fn begin_writing(self, declared: &Declared) -> Result<Self> {
         let Startup {
             path,
             tables,
@@ -287,7 +296,7 @@ impl<'a> Startup<'a> {
         } = self;
         drop(dictionaries); // released before the reload
         boot.begin_writing()?;
-        Self::read_state(path, tables, traces, boot)
+        Self::read_state(path, tables, declared, boot)
     }
 
     /// The startup's state at its beginning, in `boot`'s transaction: the record read, the
@@ -295,31 +304,46 @@ impl<'a> Startup<'a> {
     fn read_state(
         path: &'a Path,
         tables: &'static [TableInfo],
-        traces: &[ValueTrace],
+        declared: &Declared,
         mut boot: Bootstrap,
     ) -> Result<Self> {
         let dictionary_names = dictionary_names(tables);
-        let declared = || {
-            tables
-                .iter()
-                .zip(traces)
-                .map(|(info, trace)| (info.name.to_string(), TableRecord::traced(info, trace)))
-                .collect()
-        };
-        let (stored, record) = match boot.read_record_declared(declared)? {
-            None => (Stored::Nothing, SchemaRecord::empty()),
-            Some((record, true)) => (Stored::Declared(Stored::head(&record)), record),
-            Some((record, false)) => (Stored::Whole(record.clone()), record),
-        };
+        let traces = &declared.traces;
+        let (stored, record, tables_declared) =
+            match boot.read_record_declared(tables, traces, &declared.by_name)? {
+                None => (Stored::Nothing, SchemaRecord::empty(), false),
+                Some((mut record, true)) => {
+                    let stored = Stored::Declared(Stored::head(&record));
+                    let build = !boot.is_reading();
+                    if build {
+                        record.tables = tables
+                            .iter()
+                            .zip(traces)
+                            .map(|(info, trace)| {
+                                (info.name.to_string(), TableRecord::traced(info, trace))
+                            })
+                            .collect();
+                    }
+                    (stored, record, !build)
+                }
+                Some((record, false)) => (Stored::Whole(record.clone()), record, false),
+            };
         // Loaded before the migration steps (which may decode and encode such values), and
         // again after them when they ran (a step may have trained a dictionary). A schema
         // without `ZstdDict` tables loads them only when the record has some (a step may be
         // moving a table off `ZstdDict`), in the room `extra_tables` leaves.
         let uses_dictionaries = !dictionary_names.is_empty()
-            || record
-                .tables
-                .values()
-                .any(|t| t.value.starts_with("zstd_dict("));
+            || match tables_declared {
+                // The record's tables are the declared ones (a value recorded as
+                // `zstd_dict(..)` is a declared `ZstdDict`).
+                true => tables
+                    .iter()
+                    .any(|t| matches!(t.value, Descriptor::ZstdDict { .. })),
+                false => record
+                    .tables
+                    .values()
+                    .any(|t| t.value.starts_with("zstd_dict(")),
+            };
         let dictionaries = if uses_dictionaries {
             boot.lease_dictionaries(&dictionary_names)?
         } else {
@@ -331,6 +355,7 @@ impl<'a> Startup<'a> {
             boot,
             stored,
             record,
+            tables_declared,
             dictionary_names,
             uses_dictionaries,
             dictionaries,
@@ -357,7 +382,9 @@ impl<'a> Startup<'a> {
     ) -> Option<(Vec<TableHandle>, bool)> {
         if !self.boot.is_reading()
             || matches!(self.stored, Stored::Nothing)
-            || upgrade.has_work(&mut self.boot, &self.record)
+            || self.has_work(upgrade)
+            // With the tables not built (`tables_declared`), the record lists no index the
+            // schema does not declare, and the record passed has none: the same answer.
             || indexes::any_to_drop(&mut self.boot, &self.record, self.tables)
         {
             return None;
@@ -374,6 +401,15 @@ impl<'a> Startup<'a> {
         let any_whole = self.start_histories(&handles).ok()?;
         self.write_record().ok()?;
         (!self.write_needed).then_some((handles, any_whole))
+    }
+
+    /// [`Upgrade::has_work`] on the stored record without its tables (built or not: the hook
+    /// sees the same either way).
+    fn has_work(&mut self, upgrade: &dyn Upgrade) -> bool {
+        let tables = std::mem::take(&mut self.record.tables);
+        let has_work = upgrade.has_work(&mut self.boot, &self.record);
+        self.record.tables = tables;
+        has_work
     }
 
     /// The whole startup in its transaction: the write transaction of a read-write open (after
@@ -472,16 +508,24 @@ impl<'a> Startup<'a> {
     ) -> Result<Vec<TableHandle>> {
         let read_only = self.boot.is_read_only();
         let steps_ran = self.steps_ran();
+        let tables_declared = self.tables_declared;
         let record = &mut self.record;
         let mut handles = Vec::with_capacity(found.len());
+        self.report.verified.reserve(found.len());
         for (at, ((info, trace), found)) in self.tables.iter().zip(traces).zip(found).enumerate() {
             // One lookup per table: the record it is checked against is the one updated below.
-            let recorded = record.tables.get_mut(info.name);
+            // The tables not built are each recorded as declared: nothing to look up.
+            let recorded = match tables_declared {
+                true => None,
+                false => record.tables.get_mut(info.name),
+            };
+            let is_recorded = tables_declared || recorded.is_some();
             // A record holding exactly what is declared (every open after the first, until
             // the declaration changes) passes every comparison of `check_table` after the
             // flags; it is recognised field by field without building the declared record.
             // Any other record is compared with the declared one, built here.
             let declared = match recorded.as_deref() {
+                _ if tables_declared => None,
                 Some(old) if old.is_traced(info, trace) => None,
                 _ => Some(TableRecord::traced(info, trace)),
             };
@@ -491,7 +535,7 @@ impl<'a> Startup<'a> {
             let rebuild = info.index.is_some()
                 && !read_only
                 && (matches!(found, Opened::Created(_))
-                    || recorded.is_none()
+                    || !is_recorded
                     || declared.is_some()
                     || steps_ran);
             if rebuild {
@@ -499,7 +543,7 @@ impl<'a> Startup<'a> {
             }
             let handle = match found {
                 Opened::Existing(existing) => {
-                    let unrecorded = recorded.is_none();
+                    let unrecorded = !is_recorded;
                     let compared = recorded.as_deref().zip(declared.as_ref());
                     let compared = if rebuild { None } else { compared };
                     // An index a read-write open would build: say so, not which step to add.
@@ -668,7 +712,11 @@ impl<'a> Startup<'a> {
     fn write_record(&mut self) -> Result<()> {
         self.report.version = self.record.version;
         self.record.settle_format();
-        if !self.boot.is_read_only() && self.stored.differs(&self.record, self.tables.len()) {
+        if !self.boot.is_read_only()
+            && self
+                .stored
+                .differs(&self.record, self.tables_declared, self.tables.len())
+        {
             if self.boot.is_reading() {
                 self.write_needed = true; // the write pass writes it
                 return Ok(());
@@ -694,7 +742,8 @@ enum Stored {
     /// ([`SchemaRecord::parse_declared`]): its other fields, with no tables. After
     /// [`check_tables`](Startup::check_tables) every table of the schema is recorded as
     /// declared, so the record's tables are the stored ones again exactly when it has no
-    /// others: as many as the schema has.
+    /// others: as many as the schema has (or when they were never built:
+    /// [`Startup::tables_declared`]).
     Declared(SchemaRecord),
     /// Any other record, whole.
     Whole(SchemaRecord),
@@ -713,8 +762,9 @@ impl Stored {
     }
 
     /// Whether `record`, checked by [`check_tables`](Startup::check_tables) against a schema of
-    /// `schema_tables` tables, differs from what the file held.
-    fn differs(&self, record: &SchemaRecord, schema_tables: usize) -> bool {
+    /// `schema_tables` tables, differs from what the file held; `tables_declared`: its tables
+    /// were not built ([`Startup::tables_declared`]), and are the stored ones.
+    fn differs(&self, record: &SchemaRecord, tables_declared: bool, schema_tables: usize) -> bool {
         match self {
             Stored::Nothing => true,
             Stored::Whole(stored) => stored != record,
@@ -727,7 +777,7 @@ impl Stored {
                     tables: _,
                     in_progress,
                 } = head;
-                record.tables.len() != schema_tables
+                (!tables_declared && record.tables.len() != schema_tables)
                     || *format != record.format
                     || *version != record.version
                     || *applied != record.applied
