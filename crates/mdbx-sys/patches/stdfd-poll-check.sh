@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Checks patches/libmdbx-0.14.4-stdfd-poll.patch in the libmdbx Tabula builds
+# (crates/mdbx-sys/libmdbx, every patch of series applied) against the pristine libmdbx 0.14.4:
+# patches/stdfd-poll-check.c (four opens with descriptors 0-2 open, then two with descriptors 0
+# and 2 closed) is built against the pristine and the patched libmdbx (assertions on), run
+# under strace on both, and
+#   - the patched build must pass (OK), never open a database file (mdbx.dat, mdbx.lck) onto
+#     descriptors 0-2, ask no terminal about descriptors 0-2 (ioctl TCGETS: the check it
+#     replaces), and poll() exactly 12 times: once an open while descriptors 0-2 are open (4),
+#     once an open and once a file (dxb, lck, dsync: 4) while two of them are closed (8);
+#   - the pristine build must give the same lines while descriptors 0-2 are open, ask about
+#     them with ioctl TCGETS (otherwise the check would not show the patch doing anything),
+#     and is expected to fail once two are closed: its check of the descriptors never finds
+#     one closed (`isatty(fd) < 0` never holds), so its data file gets descriptor 0, is moved
+#     with dup() onto descriptor 2 and refused (its output is shown, not compared).
+#
+#   crates/mdbx-sys/patches/stdfd-poll-check.sh      (nothing in the repository changes)
+#
+# Needs cc and strace (scripts/setup.sh installs it).
+set -euo pipefail
+source "$(dirname "$0")/lib-check.sh"
+command -v strace > /dev/null || { echo "error: strace is needed" >&2; exit 1; }
+check_setup stdfd-poll "$@"
+
+declare -A tcgets polls lowfd
+for variant in pristine patched; do
+    crate=$src
+    [[ $variant == patched ]] && crate=$dest
+    build_check "$crate" "$work/check-$variant" "$patches/stdfd-poll-check.c" -DMDBX_FORCE_ASSERTIONS=1
+    mkdir "$work/db-$variant"
+    status=0
+    strace -f -e trace=ioctl,poll,openat -o "$work/$variant.strace" \
+        "$work/check-$variant" "$work/db-$variant" < /dev/null > "$work/$variant.out" 2> "$work/$variant.err" ||
+        status=$?
+    tcgets[$variant]=$(grep -cE 'ioctl\([012], TCGETS' "$work/$variant.strace" || true)
+    polls[$variant]=$(grep -cE '^[0-9]+ +poll\(' "$work/$variant.strace" || true)
+    lowfd[$variant]=$(grep -cE 'openat\(.*/mdbx\.(dat|lck)".*= [012]$' "$work/$variant.strace" || true)
+    echo "$variant: exit $status, $(tail -n 1 "$work/$variant.out"); ioctl TCGETS of 0-2: ${tcgets[$variant]}," \
+        "poll: ${polls[$variant]}, database files opened onto 0-2: ${lowfd[$variant]}"
+    if [[ $variant == patched && ( $status != 0 || $(tail -n 1 "$work/$variant.out") != OK ) ]]; then
+        echo "error: stdfd-poll-check failed on the patched libmdbx:" >&2
+        cat "$work/$variant.out" >&2
+        exit 1
+    fi
+done
+# The lines both give while descriptors 0-2 are open.
+steps=$(grep -n -m 1 '^descriptors 0 and 2 closed$' "$work/patched.out" | cut -d: -f1)
+if ! diff -u <(head -n "$steps" "$work/pristine.out") <(head -n "$steps" "$work/patched.out"); then
+    echo "error: the patched libmdbx read other values (diff above)" >&2
+    exit 1
+fi
+if (( tcgets[patched] != 0 || polls[patched] != 12 || lowfd[patched] != 0 )); then
+    echo "error: the patched libmdbx made ${tcgets[patched]} ioctl TCGETS of descriptors 0-2 (0 expected)," \
+        "${polls[patched]} poll() (12 expected) and opened ${lowfd[patched]} database files onto them (0 expected)" >&2
+    exit 1
+fi
+if (( tcgets[pristine] == 0 )); then
+    echo "error: the pristine libmdbx made no ioctl TCGETS: the check no longer shows the difference" >&2
+    exit 1
+fi
+echo "stdfd-poll-check: the same $steps lines with descriptors 0-2 open; ioctl TCGETS ${tcgets[pristine]} -> 0," \
+    "poll 0 -> 12; with 0 and 2 closed the pristine libmdbx said \"$(tail -n 1 "$work/pristine.out")\"," \
+    "the patched one read and wrote"
