@@ -31031,7 +31031,9 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
    */
   int hazardous_fd0 = -1, hazardous_fd1 = -1, hazardous_fd2 = -1;
   /* Tabula (stdfd-poll): one poll() for the three, and none for the files of an mdbx_env_open()
-   * that found them all open as it began (env->stdfd_open). */
+   * that found them all open as it began (env->stdfd_open). Below, where the file got one of them
+   * all the same (another thread closed it meanwhile), nothing is logged until the file has left
+   * it (got_stdfd): the log goes to descriptor 2, which may be the file. */
   const unsigned stdfd_closed = env->stdfd_open ? 0 : osal_stdfd_closed();
   if (stdfd_closed & 1) {
     WARNING("STD%s_FILENO/%d is invalid, open %s for temporary stub", "IN", STDIN_FILENO, dev_null);
@@ -31058,6 +31060,7 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
 #endif /* O_DIRECT */
 
   int err = MDBX_SUCCESS;
+  const int got_stdfd = (*fd >= STDIN_FILENO && *fd <= STDERR_FILENO) ? *fd : -1;
   if (unlikely(*fd < 0)) {
     err = errno;
     if (err == EACCES && purpose == MDBX_OPEN_LCK) {
@@ -31070,19 +31073,16 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
   /* Safeguard for https://libmdbx.dqdkfa.ru/dead-github/issues/144 */
 #if STDIN_FILENO == 0 && STDOUT_FILENO == 1 && STDERR_FILENO == 2
   else if (unlikely(*fd == STDIN_FILENO)) {
-    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)", "IN", STDIN_FILENO);
     ASSERT(hazardous_fd0 == -1);
     *fd = dup(hazardous_fd0 = STDIN_FILENO);
     if (*fd < 0)
       err = errno;
   } else if (unlikely(*fd == STDOUT_FILENO)) {
-    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)", "OUT", STDOUT_FILENO);
     ASSERT(hazardous_fd1 == -1);
     *fd = dup(hazardous_fd1 = STDOUT_FILENO);
     if (*fd < 0)
       err = errno;
   } else if (unlikely(*fd == STDERR_FILENO)) {
-    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)", "ERR", STDERR_FILENO);
     ASSERT(hazardous_fd2 == -1);
     *fd = dup(hazardous_fd2 = STDERR_FILENO);
     if (*fd < 0)
@@ -31095,12 +31095,15 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
   if (hazardous_fd2 != -1)
     close(hazardous_fd2);
   if (*fd >= STDIN_FILENO && *fd <= STDERR_FILENO) {
+    close(*fd);
     ERROR("Rejecting the use of a FD in the range "
           "STDIN_FILENO/%d..STDERR_FILENO/%d to prevent database corruption",
           STDIN_FILENO, STDERR_FILENO);
-    close(*fd);
     return EBADF;
   }
+  if (unlikely(got_stdfd >= 0))
+    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)",
+            (got_stdfd == STDIN_FILENO) ? "IN" : (got_stdfd == STDOUT_FILENO) ? "OUT" : "ERR", got_stdfd);
 #else
 #error "Unexpected or unsupported UNIX or POSIX system"
 #endif /* STDIN_FILENO == 0 && STDERR_FILENO == 2 */
