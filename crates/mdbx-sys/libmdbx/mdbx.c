@@ -1348,7 +1348,7 @@ struct MDBX_env {
 #endif /* MDBX_LOCKING == MDBX_LOCKING_SYSV */
   bool incore;
 #if !IS_WINDOWS
-  bool stdfd_open; /* descriptors 0-2 were all open as mdbx_env_open() began, see osal_openfile() */
+  bool stdfd_open; /* descriptors 0-2 all open as env_open() began, until its files are open */
 #endif /* !Windows */
 
 #if MDBX_ENABLE_DBI_LOCKFREE
@@ -21794,7 +21794,7 @@ __cold int env_open(MDBX_env *env, mdbx_mode_t mode) {
   env->pid = osal_getpid();
 #if !IS_WINDOWS
   /* Tabula (stdfd-poll): the files of this open are opened without looking at descriptors 0-2
-   * again when they are all open now (osal_openfile); the flag is cleared when env_open() returns. */
+   * again when they are all open now (osal_openfile); the flag is cleared once they are open. */
   env->stdfd_open = osal_stdfd_closed() == 0;
 #endif /* !Windows */
   int rc = osal_openfile((env->flags & MDBX_RDONLY) ? MDBX_OPEN_DXB_READ : MDBX_OPEN_DXB_LAZY, env, env->pathname.dxb,
@@ -21911,6 +21911,11 @@ __cold int env_open(MDBX_env *env, mdbx_mode_t mode) {
         return LOG_IFERR(rc);
     }
   }
+#if !IS_WINDOWS
+  /* Tabula (stdfd-poll): this open's files are open; any other is asked about as before
+   * (mdbx_env_open() clears the flag too, for an open that fails before this point). */
+  env->stdfd_open = false;
+#endif /* !Windows */
 
   const MDBX_env_flags_t lazy_flags = MDBX_SAFE_NOSYNC | MDBX_UTTERLY_NOSYNC | MDBX_NOMETASYNC;
   const MDBX_env_flags_t mode_flags = lazy_flags | MDBX_LIFORECLAIM | MDBX_NORDAHEAD | MDBX_RDONLY | MDBX_WRITEMAP;

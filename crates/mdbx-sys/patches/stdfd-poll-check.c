@@ -7,14 +7,17 @@
  * 1. creates an environment in DIR, commits a value, and opens it three times to read it, with
  *    the descriptors 0-2 open (as the script runs it: stdin from /dev/null, stdout and stderr to
  *    files);
- * 2. closes descriptor 2 and has poll() (this program's own, which libmdbx calls instead of the
+ * 2. opens the environment (descriptors 0-2 open), closes descriptor 2, and copies the
+ *    environment to DIR/copy (mdbx_env_copy): the copy, a file opened after the open's own,
+ *    must not get descriptor 2 (libmdbx asks again, and puts /dev/null there meanwhile);
+ * 3. with descriptor 2 still closed, has poll() (this program's own, which libmdbx calls instead of the
  *    C library's) say that all three are open, as if another thread had closed descriptor 2
  *    after libmdbx looked; opens the environment read-write, reads the value and closes: the
  *    data file gets descriptor 2 and is moved off it (libmdbx's fallback), and the first page
  *    of the data file must be what it was (no log line written into it: the log goes to
  *    descriptor 2). The pristine libmdbx is in this state without the help: its check never
  *    finds a descriptor closed;
- * 3. closes descriptor 0 as well (a daemon's state), poll() honest again, opens the environment
+ * 4. closes descriptor 0 as well (a daemon's state), poll() honest again, opens the environment
  *    (its files must not get descriptor 0 or 2: libmdbx puts /dev/null there while it opens
  *    them), reads the value, commits another and closes, then opens it once more and reads both;
  *    descriptors 0 and 2 must be closed again after (the stand-ins were closed).
@@ -67,11 +70,20 @@ int main(int argc, char **argv) {
     mdbx_env_close(env);
   }
 
-  printf("descriptor 2 closed, poll() fooled\n");
+  printf("descriptor 2 closed\n");
+  fflush(stdout);
+  char copy[4200];
+  snprintf(copy, sizeof(copy), "%s/copy", argv[1]);
+  env = open_env(argv[1], 1 << 26);
+  close(STDERR_FILENO);
+  check("env_copy", mdbx_env_copy(env, copy, MDBX_CP_DEFAULTS));
+  mdbx_env_close(env);
+  printf("copied\n");
+
+  printf("poll() fooled\n");
   fflush(stdout);
   char before[4096], after[4096];
   first_page(argv[1], before);
-  close(STDERR_FILENO);
   fooled = 1;
   env = open_env(argv[1], 1 << 26);
   fooled = 0;

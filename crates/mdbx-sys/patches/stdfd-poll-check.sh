@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Checks patches/libmdbx-0.14.4-stdfd-poll.patch in the libmdbx Tabula builds
 # (crates/mdbx-sys/libmdbx, every patch of series applied) against the pristine libmdbx 0.14.4:
-# patches/stdfd-poll-check.c (four opens with descriptors 0-2 open; one with descriptor 2 closed
-# and libmdbx's poll() told all are open, as if another thread had closed it after the look; two
-# with descriptors 0 and 2 closed) is built against the pristine and the patched libmdbx
+# patches/stdfd-poll-check.c (five opens with descriptors 0-2 open, the last one copying the
+# environment after descriptor 2 is closed; one with descriptor 2 closed and libmdbx's poll() told
+# all are open, as if another thread had closed it after the look; two with descriptors 0 and 2
+# closed) is built against the pristine and the patched libmdbx
 # (assertions on), run under strace on both, and
 #   - the patched build must pass (OK; the data file's first page unchanged by the open whose
 #     files got descriptor 2 and were moved off it), open database files (mdbx.dat, mdbx.lck)
-#     onto descriptors 0-2 only in that open (3: dxb, lck, dsync), ask no terminal about
-#     descriptors 0-2 (ioctl TCGETS: the check it replaces), and poll exactly 12 times: once an
-#     open while descriptors 0-2 are open (4), once an open and once a file while two of them
-#     are closed (2 x 4);
+#     onto descriptors 0-2 only in that open (3: dxb, lck, dsync), never the copy, ask no
+#     terminal about descriptors 0-2 (ioctl TCGETS: the check it replaces), and poll exactly 14
+#     times: once an open while descriptors 0-2 are open (5), once for the copy's file, once an
+#     open and once a file while two of them are closed (2 x 4);
 #   - the pristine build must give the same lines while descriptors 0-2 are open, and ask about
 #     them with ioctl TCGETS (otherwise the check would not show the patch doing anything). Its
 #     later steps are shown, not compared: its check never finds a descriptor closed
@@ -38,7 +39,7 @@ for variant in pristine patched; do
         status=$?
     tcgets[$variant]=$(grep -cE 'ioctl\([012], TCGETS' "$work/$variant.strace" || true)
     polls[$variant]=$(grep -cE '^[0-9]+ +p?poll\(' "$work/$variant.strace" || true)
-    lowfd[$variant]=$(grep -vF O_NOCTTY "$work/$variant.strace" | grep -cE 'openat\(.*/mdbx\.(dat|lck)".*= [012]$' || true)
+    lowfd[$variant]=$(grep -vF O_NOCTTY "$work/$variant.strace" | grep -cE 'openat\(.*/(mdbx\.(dat|lck)|copy)".*= [012]$' || true)
     echo "$variant: exit $status, $(tail -n 1 "$work/$variant.out"); ioctl TCGETS of 0-2: ${tcgets[$variant]}," \
         "poll: ${polls[$variant]}, database files opened onto 0-2: ${lowfd[$variant]}"
     if [[ $variant == patched && ( $status != 0 || $(tail -n 1 "$work/$variant.out") != OK ) ]]; then
@@ -48,7 +49,7 @@ for variant in pristine patched; do
     fi
 done
 # The lines both give while descriptors 0-2 are open.
-steps=$(grep -n -m 1 '^descriptor 2 closed' "$work/patched.out" | cut -d: -f1)
+steps=$(grep -n -m 1 '^descriptor 2 closed$' "$work/patched.out" | cut -d: -f1)
 if ! grep -qx "the data file's first page unchanged" "$work/patched.out"; then
     echo "error: the patched libmdbx changed the data file's first page in an open" >&2
     exit 1
@@ -57,9 +58,9 @@ if ! diff -u <(head -n "$steps" "$work/pristine.out") <(head -n "$steps" "$work/
     echo "error: the patched libmdbx read other values (diff above)" >&2
     exit 1
 fi
-if (( tcgets[patched] != 0 || polls[patched] != 12 || lowfd[patched] != 3 )); then
+if (( tcgets[patched] != 0 || polls[patched] != 14 || lowfd[patched] != 3 )); then
     echo "error: the patched libmdbx made ${tcgets[patched]} ioctl TCGETS of descriptors 0-2 (0 expected)," \
-        "${polls[patched]} poll() (12 expected) and opened ${lowfd[patched]} database files onto them (3 expected)" >&2
+        "${polls[patched]} poll() (14 expected) and opened ${lowfd[patched]} database files onto them (3 expected)" >&2
     exit 1
 fi
 if (( tcgets[pristine] == 0 )); then
@@ -67,6 +68,6 @@ if (( tcgets[pristine] == 0 )); then
     exit 1
 fi
 echo "stdfd-poll-check: the same $((steps - 1)) lines with descriptors 0-2 open; ioctl TCGETS ${tcgets[pristine]} -> 0," \
-    "poll 0 -> 12; the pristine libmdbx's later steps:"
+    "poll 0 -> ${polls[patched]}; the pristine libmdbx's later steps:"
 tail -n +"$((steps + 1))" "$work/pristine.out" | sed 's/^/    /'
 echo "    (the patched one's: $(tail -n +"$((steps + 1))" "$work/patched.out" | paste -sd '|' | sed 's/|/; /g'))"
