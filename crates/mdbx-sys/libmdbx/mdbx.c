@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -1347,6 +1347,9 @@ struct MDBX_env {
   } me_sysv_ipc;
 #endif /* MDBX_LOCKING == MDBX_LOCKING_SYSV */
   bool incore;
+#if !IS_WINDOWS
+  bool stdfd_open; /* descriptors 0-2 all open as env_open() began, until its files are open */
+#endif /* !Windows */
 
 #if MDBX_ENABLE_DBI_LOCKFREE
   defer_free_item_t *defer_free;
@@ -1572,6 +1575,9 @@ MDBX_INTERNAL int txn_ro_reset(MDBX_txn *txn);
 MDBX_INTERNAL void txn_ro_free(MDBX_txn *txn);
 
 MDBX_INTERNAL int env_open(MDBX_env *env, mdbx_mode_t mode);
+#if !IS_WINDOWS
+MDBX_INTERNAL unsigned osal_stdfd_closed(void);
+#endif /* !Windows */
 MDBX_INTERNAL int env_info(const MDBX_env *env, const MDBX_txn *txn, MDBX_envinfo *out, troika_t *troika);
 MDBX_INTERNAL int env_sync(MDBX_env *env, bool force, bool nonblock);
 MDBX_INTERNAL int env_close(MDBX_env *env, bool resurrect_after_fork);
@@ -7834,6 +7840,9 @@ __cold int mdbx_env_openW(MDBX_env *env, const wchar_t *pathname, MDBX_env_flags
   }
 
   rc = env_open(env, mode);
+#if !IS_WINDOWS
+  env->stdfd_open = false;
+#endif /* !Windows */
   if (unlikely(rc != MDBX_SUCCESS))
     goto bailout;
 
@@ -20157,6 +20166,14 @@ __cold int dxb_read_header(MDBX_env *env, meta_t *dest, const int lck_exclusive,
   unsigned loop_limit = NUM_METAS * 2;
   /* We don't know the page size on first time. So, just guess it. */
   unsigned guess_pagesize = 0;
+  /* Tabula (meta-read-once): when the lock is seized exclusively (lck_exclusive), no other
+   * process can write the meta pages while they are read here: each is read once, and the
+   * second pass takes the bytes the first one read at the same offset instead of reading them
+   * again. Any other caller reads as before, each page twice to see it is not being updated. */
+  char seen[NUM_METAS][MDBX_MIN_PAGESIZE];
+  unsigned seen_offset[NUM_METAS];
+  for (unsigned i = 0; i < NUM_METAS; ++i)
+    seen_offset[i] = UINT_MAX;
   for (unsigned loop_count = 0; loop_count < loop_limit; ++loop_count) {
     const unsigned meta_number = loop_count % NUM_METAS;
     const unsigned offset = (guess_pagesize             ? guess_pagesize
@@ -20166,7 +20183,12 @@ __cold int dxb_read_header(MDBX_env *env, meta_t *dest, const int lck_exclusive,
 
     char buffer[MDBX_MIN_PAGESIZE];
     unsigned retryleft = 42;
-    while (1) {
+    const bool read_before = lck_exclusive && seen_offset[meta_number] == offset;
+    if (read_before) {
+      TRACE("meta[%d]: offset %u, bytes %u, as read before", meta_number, offset, MDBX_MIN_PAGESIZE);
+      memcpy(buffer, seen[meta_number], MDBX_MIN_PAGESIZE);
+    }
+    while (!read_before) {
       TRACE("reading meta[%d]: offset %u, bytes %u, retry-left %u", meta_number, offset, MDBX_MIN_PAGESIZE, retryleft);
       int err = osal_pread(env->lazy_fd, buffer, MDBX_MIN_PAGESIZE, offset);
       if (err == MDBX_ENODATA && offset == 0 && loop_count == 0 && env->dxb_mmap.filesize == 0 &&
@@ -20187,6 +20209,13 @@ __cold int dxb_read_header(MDBX_env *env, meta_t *dest, const int lck_exclusive,
       if (err != MDBX_SUCCESS) {
         ERROR("read meta[%u,%u]: %i, %s", offset, MDBX_MIN_PAGESIZE, err, mdbx_strerror(err));
         return err;
+      }
+
+      if (lck_exclusive) {
+        /* Tabula (meta-read-once): nobody else writes, the page is what was just read. */
+        memcpy(seen[meta_number], buffer, MDBX_MIN_PAGESIZE);
+        seen_offset[meta_number] = offset;
+        break;
       }
 
       char again[MDBX_MIN_PAGESIZE];
@@ -21763,6 +21792,11 @@ __cold int env_open(MDBX_env *env, mdbx_mode_t mode) {
    */
 
   env->pid = osal_getpid();
+#if !IS_WINDOWS
+  /* Tabula (stdfd-poll): the files of this open are opened without looking at descriptors 0-2
+   * again when they are all open now (osal_openfile); the flag is cleared once they are open. */
+  env->stdfd_open = osal_stdfd_closed() == 0;
+#endif /* !Windows */
   int rc = osal_openfile((env->flags & MDBX_RDONLY) ? MDBX_OPEN_DXB_READ : MDBX_OPEN_DXB_LAZY, env, env->pathname.dxb,
                          &env->lazy_fd, mode);
   if (unlikely(rc != MDBX_SUCCESS))
@@ -21877,6 +21911,11 @@ __cold int env_open(MDBX_env *env, mdbx_mode_t mode) {
         return LOG_IFERR(rc);
     }
   }
+#if !IS_WINDOWS
+  /* Tabula (stdfd-poll): this open's files are open; any other is asked about as before
+   * (mdbx_env_open() clears the flag too, for an open that fails before this point). */
+  env->stdfd_open = false;
+#endif /* !Windows */
 
   const MDBX_env_flags_t lazy_flags = MDBX_SAFE_NOSYNC | MDBX_UTTERLY_NOSYNC | MDBX_NOMETASYNC;
   const MDBX_env_flags_t mode_flags = lazy_flags | MDBX_LIFORECLAIM | MDBX_NORDAHEAD | MDBX_RDONLY | MDBX_WRITEMAP;
@@ -30784,7 +30823,27 @@ int osal_removefile(const pathchar_t *pathname) {
 }
 
 #if !IS_WINDOWS
-static bool is_valid_fd(int fd) { return !(isatty(fd) < 0 && errno == EBADF); }
+#include <poll.h>
+
+/* Tabula (stdfd-poll): which of the descriptors 0-2 are closed, bit N for descriptor N, in one
+ * system call: poll() sets POLLNVAL exactly for a descriptor that is not open, and with a zero
+ * timeout and no events asked it neither waits nor consumes anything. (The check it replaces,
+ * `isatty(fd) < 0 && errno == EBADF` for each descriptor, never held: isatty() returns 0 or 1,
+ * so no closed descriptor was ever found.) Should poll() fail, each is asked with fcntl(). */
+MDBX_INTERNAL unsigned osal_stdfd_closed(void) {
+  struct pollfd std[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    std[i].fd = (int)i;
+    std[i].events = 0;
+    std[i].revents = 0;
+  }
+  const bool polled = poll(std, 3, 0) >= 0;
+  unsigned closed = 0;
+  for (unsigned i = 0; i < 3; ++i)
+    if (polled ? (std[i].revents & POLLNVAL) != 0 : fcntl((int)i, F_GETFD) < 0 && errno == EBADF)
+      closed |= 1u << i;
+  return closed;
+}
 #endif /*! Windows */
 
 int osal_removedirectory(const pathchar_t *pathname) {
@@ -30976,15 +31035,20 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
    *     including those open to the database if its value is less than or equal to 2.
    */
   int hazardous_fd0 = -1, hazardous_fd1 = -1, hazardous_fd2 = -1;
-  if (!is_valid_fd(STDIN_FILENO)) {
+  /* Tabula (stdfd-poll): one poll() for the three, and none for the files of an mdbx_env_open()
+   * that found them all open as it began (env->stdfd_open). Below, where the file got one of them
+   * all the same (another thread closed it meanwhile), nothing is logged until the file has left
+   * it (got_stdfd): the log goes to descriptor 2, which may be the file. */
+  const unsigned stdfd_closed = env->stdfd_open ? 0 : osal_stdfd_closed();
+  if (stdfd_closed & 1) {
     WARNING("STD%s_FILENO/%d is invalid, open %s for temporary stub", "IN", STDIN_FILENO, dev_null);
     hazardous_fd0 = open(dev_null, O_RDONLY | O_NOCTTY);
   }
-  if (!is_valid_fd(STDOUT_FILENO)) {
+  if (stdfd_closed & 2) {
     WARNING("STD%s_FILENO/%d is invalid, open %s for temporary stub", "OUT", STDOUT_FILENO, dev_null);
     hazardous_fd1 = open(dev_null, O_WRONLY | O_NOCTTY);
   }
-  if (!is_valid_fd(STDERR_FILENO)) {
+  if (stdfd_closed & 4) {
     WARNING("STD%s_FILENO/%d is invalid, open %s for temporary stub", "ERR", STDERR_FILENO, dev_null);
     hazardous_fd2 = open(dev_null, O_WRONLY | O_NOCTTY);
   }
@@ -31001,6 +31065,7 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
 #endif /* O_DIRECT */
 
   int err = MDBX_SUCCESS;
+  const int got_stdfd = (*fd >= STDIN_FILENO && *fd <= STDERR_FILENO) ? *fd : -1;
   if (unlikely(*fd < 0)) {
     err = errno;
     if (err == EACCES && purpose == MDBX_OPEN_LCK) {
@@ -31013,19 +31078,16 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
   /* Safeguard for https://libmdbx.dqdkfa.ru/dead-github/issues/144 */
 #if STDIN_FILENO == 0 && STDOUT_FILENO == 1 && STDERR_FILENO == 2
   else if (unlikely(*fd == STDIN_FILENO)) {
-    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)", "IN", STDIN_FILENO);
     ASSERT(hazardous_fd0 == -1);
     *fd = dup(hazardous_fd0 = STDIN_FILENO);
     if (*fd < 0)
       err = errno;
   } else if (unlikely(*fd == STDOUT_FILENO)) {
-    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)", "OUT", STDOUT_FILENO);
     ASSERT(hazardous_fd1 == -1);
     *fd = dup(hazardous_fd1 = STDOUT_FILENO);
     if (*fd < 0)
       err = errno;
   } else if (unlikely(*fd == STDERR_FILENO)) {
-    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)", "ERR", STDERR_FILENO);
     ASSERT(hazardous_fd2 == -1);
     *fd = dup(hazardous_fd2 = STDERR_FILENO);
     if (*fd < 0)
@@ -31038,12 +31100,15 @@ int osal_openfile(const enum osal_openfile_purpose purpose, const MDBX_env *env,
   if (hazardous_fd2 != -1)
     close(hazardous_fd2);
   if (*fd >= STDIN_FILENO && *fd <= STDERR_FILENO) {
+    close(*fd);
     ERROR("Rejecting the use of a FD in the range "
           "STDIN_FILENO/%d..STDERR_FILENO/%d to prevent database corruption",
           STDIN_FILENO, STDERR_FILENO);
-    close(*fd);
     return EBADF;
   }
+  if (unlikely(got_stdfd >= 0))
+    WARNING("Got STD%s_FILENO/%d, avoid using it by dup(fd)",
+            (got_stdfd == STDIN_FILENO) ? "IN" : (got_stdfd == STDOUT_FILENO) ? "OUT" : "ERR", got_stdfd);
 #else
 #error "Unexpected or unsupported UNIX or POSIX system"
 #endif /* STDIN_FILENO == 0 && STDERR_FILENO == 2 */
