@@ -477,29 +477,9 @@ impl Deferred {
         for entry in &self.entries {
             let key = &self.bytes[entry.key.clone()];
             let primary = &self.bytes[entry.primary.clone()];
-            let held = store
-                .store_get_with(entry.dbi, key, |row| {
-                    (row != primary).then(|| KeyHex::of::<T>(row))
-                })
-                .map_err(|code| shared.fail(code, At::table(entry.name, "get").key(key)))?;
-            if let Some(Some(row)) = held {
-                return Err(Error::UniqueViolation {
-                    table: T::NAME,
-                    index: entry.name,
-                    key: KeyHex::shown(key, shared.tables()[entry.table].debug_key),
-                    rows: Box::new([row, KeyHex::of::<T>(primary)]),
-                });
-            }
-            store.store_put(entry.dbi, key, primary).map_err(|code| {
-                let at = At::table(entry.name, "put").entry(key, primary.len());
-                shared.fail(
-                    code,
-                    At {
-                        flags: shared.limits()[entry.table].flags,
-                        ..at
-                    },
-                )
-            })?;
+            let index = (entry.dbi, entry.name, entry.table);
+            refuse_held::<T>(store, shared, index, key, primary)?;
+            put_entry(store, shared, index, key, primary)?;
             added(entry.name, key, primary);
         }
         Ok(())
@@ -692,23 +672,52 @@ fn check_unique<T: Table>(store: &impl Store, shared: &Shared, changes: &Changes
     };
     for change in s.changes.iter().filter(|c| c.unique) {
         for at in change.added.clone() {
-            let key = s.key(at);
-            let held = store
-                .store_get_with(change.dbi, key, |row| {
-                    (row != s.primary.as_slice()).then(|| KeyHex::of::<T>(row))
-                })
-                .map_err(|code| shared.fail(code, At::table(change.name, "get").key(key)))?;
-            if let Some(Some(row)) = held {
-                return Err(Error::UniqueViolation {
-                    table: T::NAME,
-                    index: change.name,
-                    key: KeyHex::shown(key, shared.tables()[change.table].debug_key),
-                    rows: Box::new([row, KeyHex::of::<T>(&s.primary)]),
-                });
-            }
+            let index = (change.dbi, change.name, change.table);
+            refuse_held::<T>(store, shared, index, s.key(at), &s.primary)?;
         }
     }
     Ok(())
+}
+
+/// Fails with `UniqueViolation` if another row of table `T` than `primary` holds `key` in the
+/// unique index `(dbi, name, table ID)`.
+fn refuse_held<T: Table>(
+    store: &impl Store,
+    shared: &Shared,
+    (dbi, name, table): (Dbi, &'static str, usize),
+    key: &[u8],
+    primary: &[u8],
+) -> Result<()> {
+    let held = store
+        .store_get_with(dbi, key, |row| {
+            (row != primary).then(|| KeyHex::of::<T>(row))
+        })
+        .map_err(|code| shared.fail(code, At::table(name, "get").key(key)))?;
+    match held {
+        Some(Some(row)) => Err(Error::UniqueViolation {
+            table: T::NAME,
+            index: name,
+            key: KeyHex::shown(key, shared.tables()[table].debug_key),
+            rows: Box::new([row, KeyHex::of::<T>(primary)]),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Writes the entry `(key, primary)` into the index `(dbi, name, table ID)`, a refusal shown
+/// with the index table's flags.
+fn put_entry(
+    store: &mut impl Store,
+    shared: &Shared,
+    (dbi, name, table): (Dbi, &'static str, usize),
+    key: &[u8],
+    primary: &[u8],
+) -> Result<()> {
+    store.store_put(dbi, key, primary).map_err(|code| {
+        let at = At::table(name, "put").entry(key, primary.len());
+        let flags = shared.limits()[table].flags;
+        shared.fail(code, At { flags, ..at })
+    })
 }
 
 /// Writes the index entries of `changes` (the row is already written): per index, the
@@ -728,17 +737,13 @@ pub(crate) fn apply(store: &mut impl Store, shared: &Shared, changes: &Changes) 
                 .map_err(|code| shared.fail(code, At::table(change.name, "delete").key(key)))?;
         }
         for at in change.added.clone() {
-            let key = s.key(at);
-            store.store_put(change.dbi, key, primary).map_err(|code| {
-                let at = At::table(change.name, "put").entry(key, primary.len());
-                shared.fail(
-                    code,
-                    At {
-                        flags: shared.limits()[change.table].flags,
-                        ..at
-                    },
-                )
-            })?;
+            put_entry(
+                store,
+                shared,
+                (change.dbi, change.name, change.table),
+                s.key(at),
+                primary,
+            )?;
         }
     }
     Ok(())
