@@ -19692,6 +19692,17 @@ RADIXSORT_IMPL(dp, dp_t, MDBX_DPL_EXTRACT_KEY, MDBX_DPL_PREALLOC_FOR_RADIXSORT, 
 #define DP_SORT_CMP(first, last) ((first).pgno < (last).pgno)
 SORT_IMPL(dp_sort, false, dp_t, DP_SORT_CMP)
 
+/* MDBX_BIG_DPL_PROBE(event, n): a hook for a check build to count the big-transaction paths of
+ * the dirty-page list's upkeep (tail_merge: an unsorted tail of n entries sorted and merged
+ * rather than the whole list radix-sorted; loose_batch: n loose pages merged at once, more than
+ * MDBX_opt_loose_limit; room_merge: a full dirty room freed by merging n loose pages). Nothing by
+ * default. */
+#ifndef MDBX_BIG_DPL_PROBE
+#define MDBX_BIG_DPL_PROBE(event, n)                                                                                   \
+  do {                                                                                                                 \
+  } while (0)
+#endif /* MDBX_BIG_DPL_PROBE */
+
 __hot __noinline dpl_t *txn_dpl_sort_slowpath(const MDBX_txn *txn) {
   tASSERT0(txn, (txn->flags & txn_ro_both) == 0);
   tASSERT0(txn, (txn->flags & MDBX_WRITEMAP) == 0 || MDBX_AVOID_MSYNC);
@@ -19703,8 +19714,10 @@ __hot __noinline dpl_t *txn_dpl_sort_slowpath(const MDBX_txn *txn) {
    * rather than the whole list radix-sorted (a pass per key byte and a copy): in a big
    * transaction the tail reaches MDBX_RADIXSORT_THRESHOLD long before it is a sizeable part of
    * the list (MDBX_DPL_UNSORTED_TAIL). */
-  if (likely(unsorted < MDBX_RADIXSORT_THRESHOLD) || unsorted * 4 <= dl->sorted ||
-      unlikely(!dp_radixsort(dl->items + 1, dl->length))) {
+  const bool short_tail = unsorted * 4 <= dl->sorted;
+  if (unsorted >= MDBX_RADIXSORT_THRESHOLD && short_tail)
+    MDBX_BIG_DPL_PROBE(tail_merge, unsorted);
+  if (likely(unsorted < MDBX_RADIXSORT_THRESHOLD) || short_tail || unlikely(!dp_radixsort(dl->items + 1, dl->length))) {
     if (dl->sorted > unsorted / 4 + 4 &&
         (MDBX_DPL_PREALLOC_FOR_RADIXSORT || dl->length + unsorted < dl->detent + dpl_gap_mergesort)) {
       dp_t *const sorted_begin = dl->items + 1;
@@ -34771,6 +34784,8 @@ status_done:
     if (npages == 1 && !txn->parent && txn->wr.dirtylist && di && txn->env->options.dp_loose_limit &&
         txn->wr.loose_count >= loose_batch_limit(txn) &&
         ((txn->dbi_state[FREE_DBI] & DBI_DIRTY) || txn->wr.loose_count >= 3 + (unsigned)txn->dbs->height * 2)) {
+      if (txn->wr.loose_count > txn->env->options.dp_loose_limit)
+        MDBX_BIG_DPL_PROBE(loose_batch, txn->wr.loose_count);
       rc = gc_merge_loose(txn, nullptr);
       if (unlikely(rc != MDBX_SUCCESS))
         return rc;
@@ -34905,6 +34920,7 @@ __hot int __must_check_result page_dirty(MDBX_txn *txn, page_t *mp, size_t npage
        * over the dirty-page list (loose_batch_limit lets it grow with the list), rather than
        * purged a page at a time, each a memmove of the list's tail. */
       DEBUG("purge-and-reclaim %zu loose pages", txn->wr.loose_count);
+      MDBX_BIG_DPL_PROBE(room_merge, txn->wr.loose_count);
       rc = gc_merge_loose(txn, nullptr);
       if (unlikely(rc != MDBX_SUCCESS))
         goto bailout;
