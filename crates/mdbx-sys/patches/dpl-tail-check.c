@@ -35,7 +35,6 @@
  *
  *   cc -O1 -pthread -DMDBX_CHECKING=3 -I LIBMDBX dpl-tail-check.c LIBMDBX/mdbx.c -o check
  *   mkdir DIR && ./check DIR full && ./check DIR audited
- *   ./check DIR full 8192 65536      (other dirty-page limits: patches/big-dpl-check.sh)
  *
  * With patches/dpl-tail-probe.h included into the patched libmdbx (dpl-tail-check.sh does), the
  * counts of the patch's new path are printed to stderr.
@@ -370,12 +369,8 @@ static void run(const char *dir, unsigned dp_limit) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3 || (strcmp(argv[2], "full") != 0 && strcmp(argv[2], "audited") != 0)) {
-    fprintf(stderr,
-            "usage: %s DIR full|audited [LIMIT...]   (DIR: a directory to create databases in; LIMITs:\n"
-            "  the MDBX_opt_txn_dp_limit of each run, 1024 8192 in full mode and 256 1024 in audited mode\n"
-            "  unless given)\n",
-            argv[0]);
+  if (argc != 3 || (strcmp(argv[2], "full") != 0 && strcmp(argv[2], "audited") != 0)) {
+    fprintf(stderr, "usage: %s DIR full|audited   (DIR: a directory to create databases in)\n", argv[0]);
     return 2;
   }
   /* full: the sizes above, with the build's lite checks only (MDBX_CHECKING's unconditional
@@ -384,25 +379,11 @@ int main(int argc, char **argv) {
   const int audited = strcmp(argv[2], "audited") == 0;
   static const unsigned full_limits[] = {1024, 8192}, audited_limits[] = {256, 1024};
   const unsigned *limits = audited ? audited_limits : full_limits;
-  size_t runs = 2;
-  static unsigned given[8];
-  if (argc > 3) {
-    for (runs = 0; runs + 3 < (size_t)argc; ++runs) {
-      char *end;
-      unsigned long n = strtoul(argv[runs + 3], &end, 10);
-      if (runs == 8 || *end || n < 64 || n > 1000000) {
-        fprintf(stderr, "%s: at most 8 LIMITs, each from 64 to 1000000 pages\n", argv[0]);
-        return 2;
-      }
-      given[runs] = (unsigned)n;
-    }
-    limits = given;
-  }
   scale = audited ? 10 : 1;
   mdbx_setup_debug(MDBX_LOG_DONTCHANGE, audited ? MDBX_DBG_ASSERT | MDBX_DBG_AUDIT : MDBX_DBG_NONE,
                    MDBX_LOGGER_DONTCHANGE);
   printf("%s: operation counts / %u\n", argv[2], scale);
-  for (size_t i = 0; i < runs; ++i) {
+  for (size_t i = 0; i < 2; ++i) {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s-limit%u", argv[1], argv[2], limits[i]);
     run(path, limits[i]);
