@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -19692,6 +19692,17 @@ RADIXSORT_IMPL(dp, dp_t, MDBX_DPL_EXTRACT_KEY, MDBX_DPL_PREALLOC_FOR_RADIXSORT, 
 #define DP_SORT_CMP(first, last) ((first).pgno < (last).pgno)
 SORT_IMPL(dp_sort, false, dp_t, DP_SORT_CMP)
 
+/* MDBX_BIG_DPL_PROBE(event, n): a hook for a check build to count the big-transaction paths of
+ * the dirty-page list's upkeep (tail_merge: an unsorted tail of n entries sorted and merged
+ * rather than the whole list radix-sorted; loose_batch: n loose pages merged at once, more than
+ * MDBX_opt_loose_limit; room_merge: a full dirty room freed by merging n loose pages). Nothing by
+ * default. */
+#ifndef MDBX_BIG_DPL_PROBE
+#define MDBX_BIG_DPL_PROBE(event, n)                                                                                   \
+  do {                                                                                                                 \
+  } while (0)
+#endif /* MDBX_BIG_DPL_PROBE */
+
 __hot __noinline dpl_t *txn_dpl_sort_slowpath(const MDBX_txn *txn) {
   tASSERT0(txn, (txn->flags & txn_ro_both) == 0);
   tASSERT0(txn, (txn->flags & MDBX_WRITEMAP) == 0 || MDBX_AVOID_MSYNC);
@@ -19699,7 +19710,14 @@ __hot __noinline dpl_t *txn_dpl_sort_slowpath(const MDBX_txn *txn) {
   dpl_t *dl = txn->wr.dirtylist;
   ASSERT(dl->items[0].pgno == 0 && dl->items[dl->length + 1].pgno == P_INVALID);
   const size_t unsorted = dl->length - dl->sorted;
-  if (likely(unsorted < MDBX_RADIXSORT_THRESHOLD) || unlikely(!dp_radixsort(dl->items + 1, dl->length))) {
+  /* A tail short beside the sorted part is sorted alone and merged (one pass over the list)
+   * rather than the whole list radix-sorted (a pass per key byte and a copy): in a big
+   * transaction the tail reaches MDBX_RADIXSORT_THRESHOLD long before it is a sizeable part of
+   * the list (MDBX_DPL_UNSORTED_TAIL). */
+  const bool short_tail = unsorted * 4 <= dl->sorted;
+  if (unsorted >= MDBX_RADIXSORT_THRESHOLD && short_tail)
+    MDBX_BIG_DPL_PROBE(tail_merge, unsorted);
+  if (likely(unsorted < MDBX_RADIXSORT_THRESHOLD) || short_tail || unlikely(!dp_radixsort(dl->items + 1, dl->length))) {
     if (dl->sorted > unsorted / 4 + 4 &&
         (MDBX_DPL_PREALLOC_FOR_RADIXSORT || dl->length + unsorted < dl->detent + dpl_gap_mergesort)) {
       dp_t *const sorted_begin = dl->items + 1;
@@ -34543,13 +34561,31 @@ __cold static void page_kill(MDBX_txn *txn, page_t *mp, pgno_t pgno, size_t npag
   }
 }
 
+/* How many freed dirty pages a transaction keeps on its loose list before page_retire_ex merges
+ * them into the reclaimed list (gc_merge_loose: one pass over the whole dirty-page list). A
+ * top-level transaction with a dirty-page list keeps up to a 64th of that list's length when this
+ * is more than MDBX_opt_loose_limit, so that the pass costs a bounded number of steps per freed
+ * page however big the transaction grows; with a fixed batch of 64 a transaction of 300,000 dirty
+ * pages that frees many of them (big deletes, a retain) spent most of its time in the pass. */
+#ifndef MDBX_LOOSE_BATCH_SHIFT
+#define MDBX_LOOSE_BATCH_SHIFT 6
+#endif /* MDBX_LOOSE_BATCH_SHIFT */
+
+static inline size_t loose_batch_limit(const MDBX_txn *txn) {
+  const size_t limit = txn->env->options.dp_loose_limit;
+  if (!limit || txn->parent || !txn->wr.dirtylist)
+    return limit;
+  const size_t scaled = txn->wr.dirtylist->length >> MDBX_LOOSE_BATCH_SHIFT;
+  return (scaled > limit) ? scaled : limit;
+}
+
 static inline bool suitable4loose(const MDBX_txn *txn, pgno_t pgno) {
   /* TODO:
    *  1) при включенной "экономии последовательностей" проверить, что
    *     страница не примыкает к какой-либо из уже находящийся в reclaimed.
    *  2) стоит подумать над тем, чтобы при большом loose-списке отбрасывать
          половину в reclaimed. */
-  return txn->wr.loose_count < txn->env->options.dp_loose_limit &&
+  return txn->wr.loose_count < loose_batch_limit(txn) &&
          (!MDBX_ENABLE_REFUND ||
           /* skip pages near to the end in favor of compactification */
           txn->geo.first_unallocated > pgno + txn->env->options.dp_loose_limit ||
@@ -34746,8 +34782,10 @@ status_done:
      * the number of dirty pages. Top-level transactions only; with a GC that is not dirty yet,
      * only when gc_merge_loose would return the pages to the reclaimed list. */
     if (npages == 1 && !txn->parent && txn->wr.dirtylist && di && txn->env->options.dp_loose_limit &&
-        txn->wr.loose_count >= txn->env->options.dp_loose_limit &&
+        txn->wr.loose_count >= loose_batch_limit(txn) &&
         ((txn->dbi_state[FREE_DBI] & DBI_DIRTY) || txn->wr.loose_count >= 3 + (unsigned)txn->dbs->height * 2)) {
+      if (txn->wr.loose_count > txn->env->options.dp_loose_limit)
+        MDBX_BIG_DPL_PROBE(loose_batch, txn->wr.loose_count);
       rc = gc_merge_loose(txn, nullptr);
       if (unlikely(rc != MDBX_SUCCESS))
         return rc;
@@ -34876,7 +34914,22 @@ __hot int __must_check_result page_dirty(MDBX_txn *txn, page_t *mp, size_t npage
 
   int rc;
   if (unlikely(txn->wr.dirtyroom == 0)) {
-    if (txn->wr.loose_count) {
+    if (txn->wr.loose_count > 1 && !txn->parent &&
+        ((txn->dbi_state[FREE_DBI] & DBI_DIRTY) || txn->wr.loose_count >= 3 + (unsigned)txn->dbs->height * 2)) {
+      /* A loose list longer than a page is merged into the reclaimed list at once, with one pass
+       * over the dirty-page list (loose_batch_limit lets it grow with the list), rather than
+       * purged a page at a time, each a memmove of the list's tail. */
+      DEBUG("purge-and-reclaim %zu loose pages", txn->wr.loose_count);
+      MDBX_BIG_DPL_PROBE(room_merge, txn->wr.loose_count);
+      rc = gc_merge_loose(txn, nullptr);
+      if (unlikely(rc != MDBX_SUCCESS))
+        goto bailout;
+      if (MDBX_ENABLE_REFUND && pnl_size(txn->wr.repnl) &&
+          unlikely(MDBX_PNL_MOST(txn->wr.repnl) == txn->geo.first_unallocated - 1)) {
+        /* Refund suitable pages into "unallocated" space */
+        txn_refund(txn);
+      }
+    } else if (txn->wr.loose_count) {
       page_t *lp = txn->wr.loose_pages;
       DEBUG("purge-and-reclaim loose page %" PRIaPGNO, lp->pgno);
       rc = pnl_insert_span(&txn->wr.repnl, lp->pgno, 1);
