@@ -27,6 +27,7 @@
  *   mkdir DIR && ./check DIR full && ./check DIR audited
  */
 #include "mdbx.h"
+#include "env-chk.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -280,17 +281,7 @@ static void run(const char *dir, uint32_t n, unsigned dp_limit, unsigned loose_l
   verify_latest(env, dbi, what);
   free(order);
 
-  MDBX_chk_callbacks_t cb;
-  memset(&cb, 0, sizeof(cb));
-  MDBX_chk_context_t ctx;
-  memset(&ctx, 0, sizeof(ctx));
-  int rc = mdbx_env_chk(env, &cb, &ctx, MDBX_CHK_DEFAULTS, MDBX_chk_error, 0);
-  printf("%s: mdbx_env_chk %s, %zu problems\n", name, rc == MDBX_SUCCESS ? "ok" : mdbx_strerror(rc),
-         (size_t)ctx.result.total_problems);
-  if (rc != MDBX_SUCCESS || ctx.result.total_problems) {
-    printf("FAILED\n");
-    exit(1);
-  }
+  env_chk_or_exit(env, name);
   CHECK(mdbx_env_close(env), "close");
   free(model);
   free(saved);

@@ -40,6 +40,7 @@
  * counts of the patch's new path are printed to stderr.
  */
 #include "mdbx.h"
+#include "env-chk.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -354,17 +355,8 @@ static void run(const char *dir, unsigned dp_limit) {
   spills(env, what);
   verify_latest(env, dbi, &model, what);
 
-  MDBX_chk_callbacks_t cb;
-  memset(&cb, 0, sizeof(cb));
-  MDBX_chk_context_t ctx;
-  memset(&ctx, 0, sizeof(ctx));
-  int rc = mdbx_env_chk(env, &cb, &ctx, MDBX_CHK_DEFAULTS, MDBX_chk_error, 0);
-  printf("dp_limit %u: mdbx_env_chk %s, %zu problems\n", dp_limit, rc == MDBX_SUCCESS ? "ok" : mdbx_strerror(rc),
-         (size_t)ctx.result.total_problems);
-  if (rc != MDBX_SUCCESS || ctx.result.total_problems) {
-    printf("FAILED\n");
-    exit(1);
-  }
+  snprintf(what, sizeof(what), "dp_limit %u", dp_limit);
+  env_chk_or_exit(env, what);
   CHECK(mdbx_env_close(env), "close");
 }
 

@@ -17,6 +17,7 @@
  *   ./check DIR
  */
 #include "mdbx.h"
+#include "env-chk.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -191,17 +192,8 @@ static void run(const char *dir, unsigned loose_limit) {
   snprintf(what, sizeof(what), "loose %u round 4", loose_limit);
   report(env, dbi, what);
 
-  MDBX_chk_callbacks_t cb;
-  memset(&cb, 0, sizeof(cb));
-  MDBX_chk_context_t ctx;
-  memset(&ctx, 0, sizeof(ctx));
-  int rc = mdbx_env_chk(env, &cb, &ctx, MDBX_CHK_DEFAULTS, MDBX_chk_error, 0);
-  printf("loose %u: mdbx_env_chk %s, %zu problems\n", loose_limit, rc == MDBX_SUCCESS ? "ok" : mdbx_strerror(rc),
-         (size_t)ctx.result.total_problems);
-  if (rc != MDBX_SUCCESS || ctx.result.total_problems) {
-    printf("FAILED\n");
-    exit(1);
-  }
+  snprintf(what, sizeof(what), "loose %u", loose_limit);
+  env_chk_or_exit(env, what);
   CHECK(mdbx_env_close(env), "close");
 }
 
