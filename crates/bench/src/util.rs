@@ -87,9 +87,40 @@ pub fn interleaved(rounds: usize, passes: &mut [Pass<'_>]) -> Vec<Duration> {
 /// (`callgrind --toggle-collect='tabula_bench::util::time*'`, `docs/benchmarks.md`).
 #[inline(never)]
 pub fn time(f: impl FnOnce()) -> Duration {
+    let cpu = std::env::var_os("TABULA_BENCH_CPU").map(|_| on_cpu_ns());
+    let perf = perf_control();
+    if let Some(ctl) = &perf {
+        ctl.send("enable");
+    }
     let t = Instant::now();
     f();
-    t.elapsed()
+    let wall = t.elapsed();
+    if let Some(ctl) = &perf {
+        ctl.send("disable");
+    }
+    if let Some(Some(before)) = cpu
+        && let Some(after) = on_cpu_ns()
+    {
+        let on = after.saturating_sub(before);
+        eprintln!(
+            "timed: {:.1} ms wall, {:.1} ms on this thread's CPU, {:.1} ms off it",
+            wall.as_secs_f64() * 1e3,
+            on as f64 / 1e6,
+            (wall.as_nanos() as f64 - on as f64) / 1e6
+        );
+    }
+    wall
+}
+
+/// This thread's time on a CPU so far, in nanoseconds (the first field of
+/// `/proc/thread-self/schedstat`); `None` where the kernel does not say.
+fn on_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Nanoseconds per operation.
@@ -115,6 +146,45 @@ pub fn table_cname(i: usize) -> CString {
 /// [`table_name`] leaked to `'static`, as Tabula's startup step wants table names.
 pub fn table_name_static(i: usize) -> &'static str {
     Box::leak(table_name(i).into_boxed_str())
+}
+
+/// `perf record --control fifo:CTL,ACK -D -1`'s two fifos, for the timed closure named by
+/// `TABULA_BENCH_PERF_NTH` (1 for the first [`time`] call of the process): set
+/// `TABULA_BENCH_PERF_CTL=CTL,ACK` and perf samples that closure alone.
+struct PerfControl {
+    ctl: std::path::PathBuf,
+    ack: std::path::PathBuf,
+}
+
+impl PerfControl {
+    fn send(&self, command: &str) {
+        use std::io::{Read, Write};
+        let mut ctl = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.ctl)
+            .expect("perf's control fifo");
+        ctl.write_all(format!("{command}\n").as_bytes())
+            .expect("a command to perf");
+        let mut ack = [0u8; 5];
+        std::fs::File::open(&self.ack)
+            .and_then(|mut f| f.read_exact(&mut ack))
+            .expect("perf's acknowledgement");
+    }
+}
+
+fn perf_control() -> Option<PerfControl> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let spec = std::env::var("TABULA_BENCH_PERF_CTL").ok()?;
+    let nth: u64 = std::env::var("TABULA_BENCH_PERF_NTH").ok()?.parse().ok()?;
+    if CALLS.fetch_add(1, Ordering::Relaxed) + 1 != nth {
+        return None;
+    }
+    let (ctl, ack) = spec.split_once(',')?;
+    Some(PerfControl {
+        ctl: ctl.into(),
+        ack: ack.into(),
+    })
 }
 
 #[cfg(test)]
