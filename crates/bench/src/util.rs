@@ -87,7 +87,7 @@ pub fn interleaved(rounds: usize, passes: &mut [Pass<'_>]) -> Vec<Duration> {
 /// (`callgrind --toggle-collect='tabula_bench::util::time*'`, `docs/benchmarks.md`).
 #[inline(never)]
 pub fn time(f: impl FnOnce()) -> Duration {
-    let cpu = std::env::var_os("TABULA_BENCH_CPU").map(|_| on_cpu_ns());
+    let cpu = std::env::var_os("TABULA_BENCH_CPU").map(|_| (on_cpu_ns(), minor_faults()));
     let perf = perf_control();
     if let Some(ctl) = &perf {
         ctl.send("enable");
@@ -98,12 +98,17 @@ pub fn time(f: impl FnOnce()) -> Duration {
     if let Some(ctl) = &perf {
         ctl.send("disable");
     }
-    if let Some(Some(before)) = cpu
+    if let Some((Some(before), faults_before)) = cpu
         && let Some(after) = on_cpu_ns()
     {
         let on = after.saturating_sub(before);
+        let faults = faults_before
+            .zip(minor_faults())
+            .map_or(String::new(), |(b, a)| {
+                format!(", {} minor page faults", a.saturating_sub(b))
+            });
         eprintln!(
-            "timed: {:.1} ms wall, {:.1} ms on this thread's CPU, {:.1} ms off it",
+            "timed: {:.1} ms wall, {:.1} ms on this thread's CPU, {:.1} ms off it{faults}",
             wall.as_secs_f64() * 1e3,
             on as f64 / 1e6,
             (wall.as_nanos() as f64 - on as f64) / 1e6
@@ -121,6 +126,14 @@ fn on_cpu_ns() -> Option<u64> {
         .next()?
         .parse()
         .ok()
+}
+
+/// This thread's minor page faults so far (field 10 of `/proc/thread-self/stat`, counted after
+/// the command name's closing parenthesis); `None` where the kernel does not say.
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(7)?.parse().ok()
 }
 
 /// Nanoseconds per operation.
