@@ -204,6 +204,25 @@ struct Figures {
     times: [Duration; 5],
 }
 
+impl Figures {
+    /// Each phase's median over `rounds` (the upper middle of an even count).
+    fn median(rounds: &[Figures]) -> Figures {
+        let mut m = Figures::default();
+        for (p, time) in m.times.iter_mut().enumerate() {
+            let mut times: Vec<Duration> = rounds.iter().map(|f| f.times[p]).collect();
+            times.sort_unstable();
+            *time = times[times.len() / 2];
+        }
+        m
+    }
+}
+
+/// Rounds at the smaller size (1M rows; a tenth with `--quick`). Run once, each 1M figure was
+/// one sample taken at one place in the order the libraries run in (one after the other, in one
+/// process), and moved by up to ±15 % from run to run; so each round starts one library later
+/// and each figure is the median of its rounds. The larger size, minutes a round, runs once.
+const SMALL_ROUNDS: usize = 3;
+
 /// What every library does at one size, and what each phase must leave or return.
 struct Plan {
     keys: Vec<Key>,
@@ -409,50 +428,68 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
             continue;
         }
         let plan = Plan::new(n, 0xB16_7A00 + i as u64);
-        let mut figures: Vec<(&str, usize, Figures)> = Vec::new();
-        for lib in libs {
-            if !wanted(lib) {
-                continue;
-            }
-            let dir = scratch_dir(&format!("big-{lib}"));
-            let mut store: Box<dyn Store> = match lib {
-                "tabula" => Box::new(TabulaStore::open(dir.path(), tabula_options())),
-                "raw" => Box::new(RawStore::open(dir.path(), &raw_like_tabula())),
-                "heed" => Box::new(HeedStore::open(dir.path())),
-                "redb" => Box::new(RedbStore::open(dir.path())),
+        let open = |lib: &str, dir: &Path| -> Box<dyn Store> {
+            match lib {
+                "tabula" => Box::new(TabulaStore::open(dir, tabula_options())),
+                "raw" => Box::new(RawStore::open(dir, &raw_like_tabula())),
+                "heed" => Box::new(HeedStore::open(dir)),
+                "redb" => Box::new(RedbStore::open(dir)),
                 knob if knob.starts_with("tabula.") => {
                     let (_, options) = tabula_knobs
                         .iter()
                         .find(|(n, _)| *n == knob)
                         .expect("a knob");
-                    let mut store = TabulaStore::open(dir.path(), options.clone());
+                    let mut store = TabulaStore::open(dir, options.clone());
                     store.typed = knob == "tabula.typed";
                     store.sorted_insert = knob == "tabula.sorted_insert";
                     Box::new(store)
                 }
                 knob => {
                     let tune = &knobs.iter().find(|(n, _)| *n == knob).expect("a knob").1;
-                    Box::new(RawStore::open(dir.path(), tune))
+                    Box::new(RawStore::open(dir, tune))
                 }
-            };
-            let last = (0..PHASES.len())
-                .rev()
-                .find(|&p| variant_wanted(&format!("{lib}_{}_{label}", PHASES[p])))
-                .unwrap_or(0);
-            figures.push((lib, last, run_store(lib, store.as_mut(), &plan, last)));
-            if investigate {
-                // The table's B-tree after the phases: what a compacted copy holds of it.
-                let (_, branch, leaf) = store.shape();
-                compacted.push((
-                    format!("{lib}_tree_{label}"),
-                    ((branch + leaf) * 4096) as f64,
-                ));
-                let copy = scratch_dir(&format!("big-{lib}-compacted"));
-                let (written, reopened) = store.compacted(copy.path(), &pairs::keys(9, 1)[0]);
-                compacted.push((format!("{lib}_compacted_{label}"), written as f64));
-                compacted.push((format!("{lib}_reopened_{label}"), reopened as f64));
+            }
+        };
+        // (library, last phase wanted, the figures of each round)
+        let mut runs: Vec<(&str, usize, Vec<Figures>)> = libs
+            .into_iter()
+            .filter(|lib| wanted(lib))
+            .map(|lib| {
+                let last = (0..PHASES.len())
+                    .rev()
+                    .find(|&p| variant_wanted(&format!("{lib}_{}_{label}", PHASES[p])))
+                    .unwrap_or(0);
+                (lib, last, Vec::new())
+            })
+            .collect();
+        let rounds = if i == 0 { SMALL_ROUNDS } else { 1 };
+        for round in 0..rounds {
+            for k in 0..runs.len() {
+                // Each round starts one library later in the order.
+                let j = (k + round) % runs.len();
+                let (lib, last) = (runs[j].0, runs[j].1);
+                let dir = scratch_dir(&format!("big-{lib}"));
+                let mut store = open(lib, dir.path());
+                let f = run_store(lib, store.as_mut(), &plan, last);
+                runs[j].2.push(f);
+                if investigate && round == 0 {
+                    // The table's B-tree after the phases: what a compacted copy holds of it.
+                    let (_, branch, leaf) = store.shape();
+                    compacted.push((
+                        format!("{lib}_tree_{label}"),
+                        ((branch + leaf) * 4096) as f64,
+                    ));
+                    let copy = scratch_dir(&format!("big-{lib}-compacted"));
+                    let (written, reopened) = store.compacted(copy.path(), &pairs::keys(9, 1)[0]);
+                    compacted.push((format!("{lib}_compacted_{label}"), written as f64));
+                    compacted.push((format!("{lib}_reopened_{label}"), reopened as f64));
+                }
             }
         }
+        let figures: Vec<(&str, usize, Figures)> = runs
+            .into_iter()
+            .map(|(lib, last, rounds)| (lib, last, Figures::median(&rounds)))
+            .collect();
         for (p, phase) in PHASES.iter().enumerate() {
             for (lib, last, f) in &figures {
                 if p > *last {
