@@ -195,6 +195,12 @@ fn tabula_knobs() -> Vec<(&'static str, tabula::Options)> {
             "tabula.dp_limit_1m",
             tabula_options().dirty_page_limit(1_048_576),
         ),
+        // 65,536 freed page buffers kept between transactions (`Options::dirty_page_reserve`),
+        // as `raw.dp_reserve_64k`.
+        (
+            "tabula.dp_reserve_64k",
+            tabula_options().dirty_page_reserve(65_536),
+        ),
     ]
 }
 
