@@ -87,8 +87,9 @@ pub fn interleaved(rounds: usize, passes: &mut [Pass<'_>]) -> Vec<Duration> {
 /// (`callgrind --toggle-collect='tabula_bench::util::time*'`, `docs/benchmarks.md`).
 #[inline(never)]
 pub fn time(f: impl FnOnce()) -> Duration {
-    let cpu = std::env::var_os("TABULA_BENCH_CPU").map(|_| (on_cpu_ns(), minor_faults()));
-    let perf = perf_control();
+    let probes = probes();
+    let cpu = probes.cpu.then(|| (on_cpu_ns(), minor_faults()));
+    let perf = probes.perf_for_this_call();
     if let Some(ctl) = &perf {
         ctl.send("enable");
     }
@@ -161,9 +162,53 @@ pub fn table_name_static(i: usize) -> &'static str {
     Box::leak(table_name(i).into_boxed_str())
 }
 
-/// `perf record --control fifo:CTL,ACK -D -1`'s two fifos, for the timed closure named by
-/// `TABULA_BENCH_PERF_NTH` (1 for the first [`time`] call of the process): set
-/// `TABULA_BENCH_PERF_CTL=CTL,ACK` and perf samples that closure alone.
+/// What `TABULA_BENCH_CPU` and `TABULA_BENCH_PERF_CTL` / `TABULA_BENCH_PERF_NTH` ask of
+/// [`time`], read from the environment once (not in every timed call: callgrind's figures
+/// toggled on `time` count what it does around the closure).
+struct Probes {
+    /// Print each closure's time on the CPU, time off it and minor page faults.
+    cpu: bool,
+    /// perf's fifos and which call of [`time`] (1 for the first) they are for.
+    perf: Option<(PerfControl, u64)>,
+    /// Calls of [`time`] so far, counted only while `perf` is set.
+    calls: std::sync::atomic::AtomicU64,
+}
+
+impl Probes {
+    fn perf_for_this_call(&self) -> Option<&PerfControl> {
+        let (ctl, nth) = self.perf.as_ref()?;
+        let call = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        (call == *nth).then_some(ctl)
+    }
+}
+
+fn probes() -> &'static Probes {
+    static PROBES: std::sync::OnceLock<Probes> = std::sync::OnceLock::new();
+    PROBES.get_or_init(|| {
+        let perf = std::env::var("TABULA_BENCH_PERF_CTL")
+            .ok()
+            .zip(std::env::var("TABULA_BENCH_PERF_NTH").ok())
+            .and_then(|(spec, nth)| {
+                let (ctl, ack) = spec.split_once(',')?;
+                let control = PerfControl {
+                    ctl: ctl.into(),
+                    ack: ack.into(),
+                };
+                Some((control, nth.parse().ok()?))
+            });
+        Probes {
+            cpu: std::env::var_os("TABULA_BENCH_CPU").is_some(),
+            perf,
+            calls: std::sync::atomic::AtomicU64::new(0),
+        }
+    })
+}
+
+/// `perf record --control fifo:CTL,ACK -D -1`'s two fifos: [`time`] sends `enable` before the
+/// closure it was asked for and `disable` after it, so perf samples that closure alone.
 struct PerfControl {
     ctl: std::path::PathBuf,
     ack: std::path::PathBuf,
@@ -183,21 +228,6 @@ impl PerfControl {
             .and_then(|mut f| f.read_exact(&mut ack))
             .expect("perf's acknowledgement");
     }
-}
-
-fn perf_control() -> Option<PerfControl> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    let spec = std::env::var("TABULA_BENCH_PERF_CTL").ok()?;
-    let nth: u64 = std::env::var("TABULA_BENCH_PERF_NTH").ok()?.parse().ok()?;
-    if CALLS.fetch_add(1, Ordering::Relaxed) + 1 != nth {
-        return None;
-    }
-    let (ctl, ack) = spec.split_once(',')?;
-    Some(PerfControl {
-        ctl: ctl.into(),
-        ack: ack.into(),
-    })
 }
 
 #[cfg(test)]
