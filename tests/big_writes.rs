@@ -255,29 +255,45 @@ fn append_of_borrowed_bytes_appends_in_order_and_refuses_the_rest() {
     assert_eq!(all[100], (vec![200], b"last".to_vec()));
 }
 
+/// Leaf pages left after 20,000 random inserts and a delete of about 70 % of them, each in one
+/// transaction, with `options`.
+fn leaves_after_deletes(options: Options) -> u64 {
+    let (_dir, db) = tempdb::open_with::<App>(options);
+    let mut rng = Rng::new(11);
+    let keys: Vec<Vec<u8>> = (0..20_000)
+        .map(|_| (0..3).flat_map(|_| rng.next().to_le_bytes()).collect())
+        .collect();
+    let mut tx = db.write().unwrap();
+    for k in &keys {
+        tx.put_bytes::<Pairs>(k, &[7; 150]).unwrap();
+    }
+    tx.commit().unwrap();
+    let mut tx = db.write().unwrap();
+    for k in keys.iter().filter(|_| rng.below(10) < 7) {
+        tx.delete::<Pairs>(&k[..]).unwrap();
+    }
+    tx.commit().unwrap();
+    db.read().unwrap().stat::<Pairs>().unwrap().leaf_pages
+}
+
 #[test]
 fn a_higher_merge_threshold_leaves_fewer_pages_after_deletes() {
-    let leaves = |percent: u8| {
-        let (_dir, db) = tempdb::open_with::<App>(Options::new().merge_threshold(percent));
-        let mut rng = Rng::new(11);
-        let keys: Vec<Vec<u8>> = (0..20_000)
-            .map(|_| (0..3).flat_map(|_| rng.next().to_le_bytes()).collect())
-            .collect();
-        let mut tx = db.write().unwrap();
-        for k in &keys {
-            tx.put_bytes::<Pairs>(k, &[7; 150]).unwrap();
-        }
-        tx.commit().unwrap();
-        let mut tx = db.write().unwrap();
-        for k in keys.iter().filter(|_| rng.below(10) < 7) {
-            tx.delete::<Pairs>(&k[..]).unwrap();
-        }
-        tx.commit().unwrap();
-        db.read().unwrap().stat::<Pairs>().unwrap().leaf_pages
-    };
+    let leaves = |percent: u8| leaves_after_deletes(Options::new().merge_threshold(percent));
     let (sparse, dense) = (leaves(13), leaves(50));
     assert!(
         sparse * 10 > dense * 12,
         "merging below half full should leave far fewer leaves than below 13 %: {dense} vs {sparse}"
+    );
+}
+
+#[test]
+fn the_default_merge_threshold_is_lmdbs_quarter() {
+    let default = leaves_after_deletes(Options::new());
+    let quarter = leaves_after_deletes(Options::new().merge_threshold(25));
+    let third = leaves_after_deletes(Options::new().merge_threshold(33));
+    assert_eq!(default, quarter, "the default should merge below 25 % full");
+    assert!(
+        default > third,
+        "merging below a third should leave fewer leaves than the default: {third} vs {default}"
     );
 }

@@ -104,7 +104,7 @@ unsafe impl Sync for Env {}
 impl Env {
     /// Opens (creating) an environment in directory `path` with room for `max_tables` named
     /// tables and the benchmarks' geometry (grow in 16 MiB steps up to [`MAX_SIZE`]), with
-    /// balanced pages as Tabula sets them.
+    /// balanced pages and merges as Tabula sets them.
     pub fn open(path: &Path, max_tables: u64, flags: EnvFlags) -> Env {
         let mut env: *mut sys::MDBX_env = ptr::null_mut();
         // SAFETY: mdbx_env_create writes a fresh handle into `env` on success.
@@ -133,11 +133,16 @@ impl Env {
                 sys::mdbx_env_open(env, cpath.as_ptr(), flags.bits(), 0o644),
                 "mdbx_env_open",
             );
-            // Balanced page splits and merges, as Tabula configures libmdbx
-            // (`Options::balance_pages`, on by default).
+            // Balanced page splits and merges, and merges below a quarter full, as Tabula
+            // configures libmdbx (`Options::balance_pages`, on by default;
+            // `Options::merge_threshold`, 25 by default).
             check(
                 sys::mdbx_env_set_option(env, sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
                 "set prefer_waf_insteadof_balance",
+            );
+            check(
+                sys::mdbx_env_set_option(env, sys::MDBX_opt_merge_threshold, MERGE_THRESHOLD),
+                "set merge_threshold",
             );
         }
         Env(env)
@@ -161,6 +166,10 @@ impl Env {
         Txn(txn)
     }
 }
+
+/// The merge threshold Tabula sets (`Options::merge_threshold`'s default, 25 %, LMDB's), in
+/// libmdbx's unit of 1/65536 of a page; libmdbx's own default is a third (21,845).
+pub const MERGE_THRESHOLD: u64 = 16_384;
 
 /// libmdbx knobs for the append investigation (`-1` / `None` = libmdbx's default).
 #[derive(Clone, Debug)]

@@ -57,10 +57,14 @@ pub const PHASES: [&str; 5] = ["insert", "range10", "delete", "retain", "pop"];
 pub const SCAN_LEN: usize = 10;
 
 /// Raw libmdbx as Tabula configures it: `MDBX_NOSTICKYTHREADS` (set by `RawStore::open`),
-/// balanced pages (`Options::balance_pages`, Tabula's default), durable, 16 MiB growth steps.
+/// balanced pages (`Options::balance_pages`, Tabula's default), merges below a quarter full
+/// (`Options::merge_threshold`'s default), durable, 16 MiB growth steps.
 pub fn raw_like_tabula() -> Tune {
     Tune {
-        options: vec![(mdbx_sys::MDBX_opt_prefer_waf_insteadof_balance, 0)],
+        options: vec![
+            (mdbx_sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
+            (mdbx_sys::MDBX_opt_merge_threshold, raw::MERGE_THRESHOLD),
+        ],
         ..Tune::default()
     }
 }
@@ -93,15 +97,16 @@ pub fn raw_knobs() -> Vec<(&'static str, Tune)> {
                 ..raw_like_tabula()
             },
         ),
-        // Merge pages below half full (the most libmdbx allows), a quarter (LMDB's
-        // `FILL_THRESHOLD`), 12.5 % (the least libmdbx allows); libmdbx's default is a third.
+        // Merge pages below half full (the most libmdbx allows), a third (libmdbx's default),
+        // 12.5 % (the least libmdbx allows); Tabula's default is a quarter (LMDB's
+        // `FILL_THRESHOLD`).
         (
             "raw.merge_50",
             with(0, &[(sys::MDBX_opt_merge_threshold, 32_768)]),
         ),
         (
-            "raw.merge_25",
-            with(0, &[(sys::MDBX_opt_merge_threshold, 16_384)]),
+            "raw.merge_33",
+            with(0, &[(sys::MDBX_opt_merge_threshold, 65_536 / 3)]),
         ),
         (
             "raw.merge_12",
@@ -184,7 +189,8 @@ fn tabula_knobs() -> Vec<(&'static str, tabula::Options)> {
         // Unsorted input sorted in memory first, then appended in one transaction.
         ("tabula.sorted_insert", tabula_options()),
         ("tabula.fewer_writes", tabula_options().balance_pages(false)),
-        ("tabula.merge_25", tabula_options().merge_threshold(25)),
+        // libmdbx's default merge threshold, a third (Tabula's is a quarter).
+        ("tabula.merge_33", tabula_options().merge_threshold(33)),
         ("tabula.writemap", tabula_options().write_map(true)),
         // Larger dirty-page limits (`Options::dirty_page_limit`), as `raw.dp_limit_*`.
         (

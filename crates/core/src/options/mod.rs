@@ -847,12 +847,13 @@ impl Options {
     }
 
     /// Merge a page emptied by deletes into a neighbour once it is less than `percent` full
-    /// (`MDBX_opt_merge_threshold`): from 13 to 50; libmdbx's default, kept by Tabula, is a
-    /// third (LMDB merges below a quarter). A lower threshold makes deletes cheaper (fewer
-    /// merges) and leaves sparser pages behind: in `docs/benchmarks.md` ("big_txn"), deleting
-    /// half of 500,000 random entries took 30 % fewer instructions per delete at 25 % than at
-    /// the default, and the table was 35 % larger after the workload's deletes, retain and pops
-    /// (48.5 MiB against 35.9). Other values are refused by `open` with
+    /// (`MDBX_opt_merge_threshold`): from 13 to 50. Tabula's default is 25, LMDB's threshold
+    /// (libmdbx's own default is a third). A higher threshold keeps pages fuller after deletes
+    /// and costs the deletes more work: a page under the threshold takes its neighbour's
+    /// entries one at a time at each further delete. In `docs/benchmarks.md` ("The merge
+    /// threshold"), after a million random inserts, deleting half of them and then every other
+    /// entry left took 17 % and 25 % less time at 25 than at a third, and left a 35 % larger
+    /// tree (97 MiB against 72; LMDB's 90). Other values are refused by `open` with
     /// [`Error::InvalidOption`].
     ///
     /// ```
@@ -860,7 +861,8 @@ impl Options {
     /// # let dir = temp_dir();
     /// let err = tabula::open::<App>(dir.path(), Options::new().merge_threshold(80)).unwrap_err();
     /// assert!(matches!(err, tabula::Error::InvalidOption { option: "merge_threshold", .. }));
-    /// let db = tabula::open::<App>(dir.path(), Options::new().merge_threshold(25))?;
+    /// // Denser pages after deletes, for more work per delete.
+    /// let db = tabula::open::<App>(dir.path(), Options::new().merge_threshold(33))?;
     /// let mut tx = db.write()?;
     /// for k in 0..1000u64 {
     ///     tx.put::<Names>(&k, &k.to_string())?;
@@ -884,15 +886,18 @@ pub const DEFAULT_FLUSH_THRESHOLD: u64 = 256 << 20;
 /// The default of [`Options::growth_step`]: 16 MiB.
 const DEFAULT_GROWTH_STEP: usize = 16 << 20;
 
-/// The defaults of [`Options::balance_pages`] and the settings after it: balanced pages (where
-/// libmdbx's own default is not), the rest libmdbx's.
+/// The defaults of [`Options::balance_pages`] and the settings after it: balanced pages and
+/// LMDB's merge threshold (where libmdbx's own defaults differ), the rest libmdbx's.
 const DEFAULT_TUNING: engine::Tuning = engine::Tuning {
     balance: Some(true),
     dirty_page_limit: None,
     spill_denominators: None,
     dirty_page_reserve: None,
-    merge_threshold: None,
+    merge_threshold: Some(DEFAULT_MERGE_THRESHOLD),
 };
+
+/// The default of [`Options::merge_threshold`], in percent: LMDB's `FILL_THRESHOLD`.
+const DEFAULT_MERGE_THRESHOLD: u64 = 25;
 
 /// The default of [`Options::long_read_warning`].
 pub const DEFAULT_LONG_READ_WARNING: Duration = Duration::from_secs(60);
