@@ -17773,7 +17773,8 @@ static inline int dbi_open_locked_fetch_main(MDBX_txn *txn, cursor_couple_t *mai
 
 static int dbi_open_locked(MDBX_txn *txn, cursor_couple_t *maindb_cx, unsigned user_flags, MDBX_cmp_func keycmp,
                            MDBX_cmp_func datacmp, MDBX_val name, const uint32_t name_hash,
-                           const size_t fastpath_slot, defer_free_item_t **defer_chain) {
+                           const size_t fastpath_slot, const size_t fetched_free_slot,
+                           defer_free_item_t **defer_chain) {
   MDBX_env *const env = txn->env;
   *defer_chain = nullptr;
   int rc;
@@ -17917,8 +17918,15 @@ static int dbi_open_locked(MDBX_txn *txn, cursor_couple_t *maindb_cx, unsigned u
     goto bailout;
   }
 
-  /* Find the DB info */
-  rc = dbi_open_locked_fetch_main(txn, maindb_cx, slot, &name, user_flags);
+  /* Find the DB info, unless the lock-free pass already did: it found the table
+   * with tbl_fetch() into this very slot of this txn (txn->dbs[slot]), with the
+   * same name and flags, and nothing since has changed this txn's MainDB or that
+   * entry (dbi_check() above returned MDBX_BAD_DBI, so dbi_import() copied no
+   * parent's entry over it). */
+  if (slot == fetched_free_slot)
+    rc = MDBX_SUCCESS;
+  else
+    rc = dbi_open_locked_fetch_main(txn, maindb_cx, slot, &name, user_flags);
   if (unlikely(rc != MDBX_SUCCESS)) {
     if (rc != MDBX_NOTFOUND || !(user_flags & MDBX_CREATE))
       goto bailout;
@@ -18024,6 +18032,8 @@ int dbi_open(MDBX_txn *txn, const MDBX_val *const name, unsigned user_flags, MDB
 
   cursor_couple_t cx;
   size_t fastpath_slot = 0;
+  /* The free slot the lock-free pass fetched the table's record into, if it did (0: none). */
+  size_t fetched_free_slot = 0;
   const uint32_t name_hash = dbi_name_hash(name);
 #if MDBX_ENABLE_DBI_LOCKFREE
   /* Is the DB already open? */
@@ -18125,6 +18135,7 @@ int dbi_open(MDBX_txn *txn, const MDBX_val *const name, unsigned user_flags, MDB
     rc = tbl_fetch(txn, &cx.outer, fastpath_slot = first_free_slot, name, user_flags);
     if (unlikely(rc != MDBX_SUCCESS))
       return rc;
+    fetched_free_slot = first_free_slot;
   }
 
 slowpath_locking:
@@ -18134,7 +18145,8 @@ slowpath_locking:
   rc = osal_fastmutex_acquire(&txn->env->dbi_lock);
   if (likely(rc == MDBX_SUCCESS)) {
     defer_free_item_t *defer_chain = nullptr;
-    rc = dbi_open_locked(txn, &cx, user_flags, keycmp, datacmp, *name, name_hash, fastpath_slot, &defer_chain);
+    rc = dbi_open_locked(txn, &cx, user_flags, keycmp, datacmp, *name, name_hash, fastpath_slot, fetched_free_slot,
+                         &defer_chain);
     dbi_defer_release(txn->env, defer_chain);
   }
   return rc;

@@ -313,6 +313,65 @@ static void check_race(const char *dir) {
   MUST(mdbx_env_close(r.env));
 }
 
+/* Prints a table's entry count as its handle sees it. */
+static void expect_entries(MDBX_txn *txn, const char *what, MDBX_dbi dbi, unsigned want) {
+  MDBX_stat st;
+  int rc = mdbx_dbi_stat(txn, dbi, &st, sizeof(st));
+  char line[128];
+  snprintf(line, sizeof(line), "%s: %u entries", what, rc == MDBX_SUCCESS ? (unsigned)st.ms_entries : 0u);
+  EXPECT(line, rc == MDBX_SUCCESS && st.ms_entries == want, 1);
+}
+
+/* The first open of a stored table in an env (the lock-free pass reads its
+ * record into a free slot, the locked pass takes that slot): the handle must
+ * see the table as stored, in a read txn, a write txn and a nested one. */
+static void check_first_open_reads_record(const char *dir) {
+  MDBX_env *env = open_env(dir, 16);
+  MDBX_txn *txn;
+  static const char *const names[] = {"rec-a", "rec-b", "rec-c"};
+  MUST(mdbx_txn_begin(env, NULL, MDBX_TXN_READWRITE, &txn));
+  for (unsigned t = 0; t < 3; ++t) {
+    MDBX_dbi d;
+    open_named(txn, "create with entries", names[t], MDBX_CREATE, &d, MDBX_SUCCESS);
+    for (unsigned i = 0; i < 3 + 2 * t; ++i) {
+      char k[16];
+      snprintf(k, sizeof(k), "k%u", i);
+      MDBX_val key = {k, strlen(k)}, val = {k, strlen(k)};
+      MUST(mdbx_put(txn, d, &key, &val, MDBX_UPSERT));
+    }
+  }
+  MUST(mdbx_txn_commit(txn));
+  MUST(mdbx_env_close(env));
+
+  env = open_env(dir, 16);
+  MDBX_dbi a, b, c;
+  MUST(mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn));
+  open_named(txn, "first open ro", "rec-a", 0, &a, MDBX_SUCCESS);
+  expect_entries(txn, "  rec-a in ro", a, 3);
+  mdbx_txn_abort(txn);
+  MUST(mdbx_txn_begin(env, NULL, MDBX_TXN_READWRITE, &txn));
+  open_named(txn, "first open rw", "rec-b", 0, &b, MDBX_SUCCESS);
+  expect_entries(txn, "  rec-b in rw", b, 5);
+  MDBX_txn *child;
+  MUST(mdbx_txn_begin(env, txn, MDBX_TXN_READWRITE, &child));
+  open_named(child, "first open in a child", "rec-c", 0, &c, MDBX_SUCCESS);
+  expect_entries(child, "  rec-c in the child", c, 7);
+  MDBX_val key = {"new", 3}, val = {"v", 1};
+  MUST(mdbx_put(child, c, &key, &val, MDBX_UPSERT));
+  MUST(mdbx_txn_commit(child));
+  expect_entries(txn, "  rec-c in the parent after the child", c, 8);
+  MUST(mdbx_txn_commit(txn));
+  MUST(mdbx_env_close(env));
+
+  env = open_env(dir, 16);
+  MUST(mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn));
+  open_named(txn, "reopen after commit", "rec-c", 0, &c, MDBX_SUCCESS);
+  expect_entries(txn, "  rec-c stored", c, 8);
+  open_named(txn, "first open of a missing name", "rec-z", 0, &c, MDBX_NOTFOUND);
+  mdbx_txn_abort(txn);
+  MUST(mdbx_env_close(env));
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s <empty directory>\n", argv[0]);
@@ -325,6 +384,8 @@ int main(int argc, char **argv) {
   check_many(path, 3000);
   snprintf(path, sizeof(path), "%s/race", argv[1]);
   check_race(path);
+  snprintf(path, sizeof(path), "%s/record", argv[1]);
+  check_first_open_reads_record(path);
   printf("%s: %d failure(s)\n", failures ? "FAILED" : "passed", failures);
   return failures ? 1 : 0;
 }
