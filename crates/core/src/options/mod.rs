@@ -851,10 +851,10 @@ impl Options {
     /// (libmdbx's own default is a third). A higher threshold keeps pages fuller after deletes
     /// and costs the deletes more work: a page under the threshold takes its neighbour's
     /// entries one at a time at each further delete. In `docs/benchmarks.md` ("The merge
-    /// threshold"), after a million random inserts, deleting half of them and then every other
-    /// entry left took 17 % and 25 % less time at 25 than at a third, and left a 35 % larger
-    /// tree (97 MiB against 72; LMDB's 90). Other values are refused by `open` with
-    /// [`Error::InvalidOption`].
+    /// threshold at a quarter"), after a million random inserts, deleting half of them and
+    /// then every other entry left took 12–17 % and 4–25 % less time at 25 than at a third (two
+    /// runs), and left a 35 % larger tree (97 MiB against 72; LMDB's 90). Other values are
+    /// refused by `open` with [`Error::InvalidOption`].
     ///
     /// ```
     /// # use tabula::__doc::*;
