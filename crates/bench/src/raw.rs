@@ -133,17 +133,9 @@ impl Env {
                 sys::mdbx_env_open(env, cpath.as_ptr(), flags.bits(), 0o644),
                 "mdbx_env_open",
             );
-            // Balanced page splits and merges, and merges below a quarter full, as Tabula
-            // configures libmdbx (`Options::balance_pages`, on by default;
-            // `Options::merge_threshold`, 25 by default).
-            check(
-                sys::mdbx_env_set_option(env, sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
-                "set prefer_waf_insteadof_balance",
-            );
-            check(
-                sys::mdbx_env_set_option(env, sys::MDBX_opt_merge_threshold, MERGE_THRESHOLD),
-                "set merge_threshold",
-            );
+            for (option, value) in LIKE_TABULA {
+                check(sys::mdbx_env_set_option(env, option, value), "set option");
+            }
         }
         Env(env)
     }
@@ -167,9 +159,15 @@ impl Env {
     }
 }
 
-/// The merge threshold Tabula sets (`Options::merge_threshold`'s default, 25 %, LMDB's), in
-/// libmdbx's unit of 1/65536 of a page; libmdbx's own default is a third (21,845).
-pub const MERGE_THRESHOLD: u64 = 16_384;
+/// The settings Tabula gives libmdbx by default where libmdbx's own differ: balanced page
+/// splits and merges (`Options::balance_pages`) and merges below a quarter full
+/// (`Options::merge_threshold` 25, LMDB's threshold, in libmdbx's unit of 1/65536 of a page;
+/// libmdbx's own is a third). [`Env::open`] sets them; `big_txn::raw_like_tabula` starts from
+/// them.
+pub const LIKE_TABULA: [(sys::MDBX_option_t, u64); 2] = [
+    (sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
+    (sys::MDBX_opt_merge_threshold, 16_384),
+];
 
 /// libmdbx knobs for the append investigation (`-1` / `None` = libmdbx's default).
 #[derive(Clone, Debug)]

@@ -61,10 +61,7 @@ pub const SCAN_LEN: usize = 10;
 /// (`Options::merge_threshold`'s default), durable, 16 MiB growth steps.
 pub fn raw_like_tabula() -> Tune {
     Tune {
-        options: vec![
-            (mdbx_sys::MDBX_opt_prefer_waf_insteadof_balance, 0),
-            (mdbx_sys::MDBX_opt_merge_threshold, raw::MERGE_THRESHOLD),
-        ],
+        options: raw::LIKE_TABULA.to_vec(),
         ..Tune::default()
     }
 }
