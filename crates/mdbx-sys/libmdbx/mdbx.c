@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch, libmdbx-0.14.4-growth-written.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -31406,7 +31406,54 @@ int osal_is_pipe(mdbx_filehandle_t fd) {
 #endif
 }
 
-int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) {
+#if MDBX_USE_FALLOCATE && defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE) &&                      \
+    (defined(__linux__) || defined(__gnu_linux__))
+/* Tabula (patch growth-written): the bytes a data file grew by, fallocate()d as unwritten
+ * extents on ext4 and XFS, written with zeroes (at most the first GROWTH_WRITTEN_MAX of them).
+ * A page a later commit writes there no longer makes the flush convert an unwritten extent
+ * (a journal transaction and its device writes at every fdatasync() of a commit that wrote a
+ * new page). Only bytes at or after `from`, the file's size before this growth, are written,
+ * so nothing any process stored is touched; the space is reserved already, so no allocation
+ * is asked for. A failure is ignored: the range stays as fallocate() left it, readable as
+ * zeroes and reserved, as without this patch. */
+#define GROWTH_WRITTEN_MAX (UINT64_C(16) << 20)
+static void osal_write_grown(mdbx_filehandle_t fd, uint64_t from, uint64_t to) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) || (fs.f_type != 0xEF53 /* EXT4_SUPER_MAGIC */ && fs.f_type != 0x58465342 /* XFS */))
+    return;
+  if (to - from > GROWTH_WRITTEN_MAX)
+    to = from + GROWTH_WRITTEN_MAX;
+  static char zeroes[64 * 1024]; /* never written: .bss, zeroes */
+  struct iovec iov[16];
+  while (from < to) {
+    uint64_t left = to - from;
+    int n = 0;
+    for (; n < 16 && left; ++n) {
+      iov[n].iov_base = zeroes;
+      iov[n].iov_len = (left < sizeof(zeroes)) ? (size_t)left : sizeof(zeroes);
+      left -= iov[n].iov_len;
+    }
+    const ssize_t written = pwritev(fd, iov, n, (off_t)from);
+    if (written <= 0)
+      return;
+    from += (uint64_t)written;
+  }
+}
+#endif /* growth-written */
+
+static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, const bool written);
+
+int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) { return osal_fsetsize_ex(fd, length, false); }
+
+/* Tabula (patch growth-written): as osal_fsetsize(), and where the growth was reserved on ext4
+ * or XFS, the grown bytes written with zeroes (osal_write_grown()). For the data file's growth
+ * only: the lock file keeps osal_fsetsize(). */
+MDBX_MAYBE_UNUSED static int osal_fsetsize_written(mdbx_filehandle_t fd, const uint64_t length) {
+  return osal_fsetsize_ex(fd, length, true);
+}
+
+static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, const bool written) {
+  (void)written;
 #if IS_WINDOWS
   if (imports.SetFileInformationByHandle) {
     FILE_END_OF_FILE_INFO EndOfFileInfo;
@@ -31428,6 +31475,8 @@ int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) {
     return errno;
 
   const uint64_t allocated = UINT64_C(512) * info.st_blocks;
+  const uint64_t size_before = (uint64_t)info.st_size;
+  bool reserved = length <= allocated;
   if (length > allocated) {
 #if defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE)
     /* prefer a low-level non-portable function to avoid glibc emulation
@@ -31435,6 +31484,7 @@ int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) {
      * fallocate() returns -1 and sets errno (unlike posix_fallocate(), which returns the
      * error number): -1 itself would be taken for MDBX_RESULT_TRUE below, i.e. ignored. */
     int err = fallocate(fd, FALLOC_FL_ALLOCATE_RANGE | FALLOC_FL_KEEP_SIZE, 0, length) ? errno : MDBX_SUCCESS;
+    reserved = err == MDBX_SUCCESS;
 #elif defined(__APPLE__)
     fstore_t store = {
         .fst_flags = F_ALLOCATECONTIG, .fst_posmode = F_PEOFPOSMODE, .fst_offset = 0, .fst_length = length};
@@ -31476,7 +31526,17 @@ int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) {
   }
 #endif /* Linux */
 
-  return unlikely(ftruncate(fd, length)) ? errno : MDBX_SUCCESS;
+  if (unlikely(ftruncate(fd, length)))
+    return errno;
+#if MDBX_USE_FALLOCATE && defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE) &&                      \
+    (defined(__linux__) || defined(__gnu_linux__))
+  if (written && reserved && length > size_before)
+    osal_write_grown(fd, size_before, length);
+#elif MDBX_USE_FALLOCATE
+  (void)size_before;
+  (void)reserved;
+#endif
+  return MDBX_SUCCESS;
 
 #endif /* !Windows */
 }
@@ -32316,7 +32376,7 @@ retry_mapview:;
   } else {
     if (map->filesize != size) {
       if (size > map->filesize) {
-        rc = osal_fsetsize(map->fd, size);
+        rc = osal_fsetsize_written(map->fd, size);
         VERBOSE("osal_fsetsize-%s %zu, err %d", "extend", size, rc);
       } else if (flags & txn_shrink_allowed) {
         rc = osal_fsetsize(map->fd, size);

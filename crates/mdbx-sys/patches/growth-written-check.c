@@ -1,0 +1,156 @@
+/* Check of libmdbx-0.14.4-growth-written.patch: the bytes a data file grows by are written
+ * (no unwritten extent left behind the growth), and everything stored reads back.
+ *
+ *   growth-written-check DIR
+ *
+ * Creates an environment in DIR (initial size 64 KiB, growth step 1 MiB, at most 64 MiB),
+ * commits 40 transactions of 100 entries each (512-byte values), so that the file grows in
+ * several steps, then reopens it and reads every entry back and checks the whole environment
+ * (mdbx_env_chk). stdout, identical on the pristine and the patched libmdbx: one line a step.
+ * The last line, on stderr, counts the bytes at or after the initial size that the file
+ * system still holds as unwritten extents (FIEMAP, after a flush of the file): "unwritten
+ * after the initial size: N bytes of M". Exits non-zero on any failure, and with 3 (after
+ * printing why) where the file system cannot say (no FIEMAP). */
+#include "mdbx.h"
+
+#include "env-chk.h"
+
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define INITIAL (64 * 1024)
+#define TXNS 40
+#define PER_TXN 100
+#define VALUE_LEN 512
+
+static void check(const char *what, int rc) {
+  if (rc != MDBX_SUCCESS) {
+    printf("FAIL %s: %s\n", what, mdbx_strerror(rc));
+    fflush(stdout);
+    exit(1);
+  }
+}
+
+static MDBX_env *open_env(const char *dir) {
+  MDBX_env *env;
+  check("env_create", mdbx_env_create(&env));
+  check("set_geometry", mdbx_env_set_geometry(env, INITIAL, INITIAL, 64 << 20, 1 << 20, -1, 4096));
+  check("env_open", mdbx_env_open(env, dir, MDBX_ENV_DEFAULTS, 0644));
+  return env;
+}
+
+static void fill(unsigned i, char *key, char *value) {
+  snprintf(key, 16, "k%08u", i * 2654435761u % 1000003u);
+  for (unsigned j = 0; j < VALUE_LEN; ++j)
+    value[j] = (char)('a' + (i + j) % 26);
+}
+
+/* Bytes of unwritten extents at or after `from` in the file at `path`; the file's size in
+ * `*size`. -1 when the file system has no FIEMAP. */
+static long long unwritten_after(const char *path, long long from, long long *size) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    perror(path);
+    exit(1);
+  }
+  *size = lseek(fd, 0, SEEK_END);
+  enum { MAX = 512 };
+  struct fiemap *map = calloc(1, sizeof(struct fiemap) + MAX * sizeof(struct fiemap_extent));
+  long long total = 0;
+  unsigned long long start = 0;
+  for (;;) {
+    map->fm_start = start;
+    map->fm_length = FIEMAP_MAX_OFFSET - start;
+    map->fm_flags = FIEMAP_FLAG_SYNC;
+    map->fm_extent_count = MAX;
+    if (ioctl(fd, FS_IOC_FIEMAP, map) != 0) {
+      free(map);
+      close(fd);
+      return -1;
+    }
+    if (map->fm_mapped_extents == 0)
+      break;
+    int last = 0;
+    for (unsigned i = 0; i < map->fm_mapped_extents; ++i) {
+      const struct fiemap_extent *e = &map->fm_extents[i];
+      if (e->fe_flags & FIEMAP_EXTENT_UNWRITTEN) {
+        long long lo = (long long)e->fe_logical, hi = lo + (long long)e->fe_length;
+        if (lo < from)
+          lo = from;
+        if (hi > *size)
+          hi = *size;
+        if (hi > lo)
+          total += hi - lo;
+      }
+      start = e->fe_logical + e->fe_length;
+      last |= (e->fe_flags & FIEMAP_EXTENT_LAST) != 0;
+    }
+    if (last)
+      break;
+  }
+  free(map);
+  close(fd);
+  return total;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  char key[16], value[VALUE_LEN];
+  MDBX_env *env = open_env(argv[1]);
+  for (unsigned t = 0; t < TXNS; ++t) {
+    MDBX_txn *txn;
+    MDBX_dbi dbi;
+    check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_READWRITE, &txn));
+    check("dbi_open", mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi));
+    for (unsigned i = t * PER_TXN; i < (t + 1) * PER_TXN; ++i) {
+      fill(i, key, value);
+      MDBX_val k = {.iov_base = key, .iov_len = strlen(key)};
+      MDBX_val v = {.iov_base = value, .iov_len = VALUE_LEN};
+      check("put", mdbx_put(txn, dbi, &k, &v, MDBX_UPSERT));
+    }
+    check("commit", mdbx_txn_commit(txn));
+  }
+  MDBX_envinfo info;
+  check("env_info", mdbx_env_info_ex(env, NULL, &info, sizeof(info)));
+  printf("committed %u entries in %u txns; the file grew to %llu bytes\n", TXNS * PER_TXN, TXNS,
+         (unsigned long long)info.mi_geo.current);
+  mdbx_env_close(env);
+
+  env = open_env(argv[1]);
+  MDBX_txn *txn;
+  MDBX_dbi dbi;
+  check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn));
+  check("dbi_open", mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi));
+  for (unsigned i = 0; i < TXNS * PER_TXN; ++i) {
+    fill(i, key, value);
+    MDBX_val k = {.iov_base = key, .iov_len = strlen(key)}, v;
+    check("get", mdbx_get(txn, dbi, &k, &v));
+    if (v.iov_len != VALUE_LEN || memcmp(v.iov_base, value, VALUE_LEN) != 0) {
+      printf("FAIL entry %u reads back changed\n", i);
+      return 1;
+    }
+  }
+  mdbx_txn_abort(txn);
+  printf("reopened: every entry reads back\n");
+  env_chk_or_exit(env, "reopened");
+  mdbx_env_close(env);
+
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/mdbx.dat", argv[1]);
+  long long size;
+  long long unwritten = unwritten_after(path, INITIAL, &size);
+  if (unwritten < 0) {
+    fprintf(stderr, "no FIEMAP on this file system: the check cannot count unwritten extents\n");
+    return 3;
+  }
+  printf("OK\n");
+  fflush(stdout);
+  fprintf(stderr, "unwritten after the initial size: %lld bytes of %lld\n", unwritten, size - INITIAL);
+  return 0;
+}
