@@ -60,7 +60,9 @@ fn main() {
     // `ENOSPC` from the write transaction rather than a SIGBUS when a page is stored through a
     // writable map (`write_map`, which Tabula enables on ext4 and XFS: docs/design.md, "A full
     // disk"). 0 (reth's choice, `ftruncate` only) measured faster durable commits on ext4 but
-    // would lose that (patches/libmdbx-0.14.4-fallocate-enospc.md).
+    // would lose that (patches/libmdbx-0.14.4-fallocate-enospc.md). The reservation's cost on
+    // ext4 and XFS (commits converting unwritten extents at the flush) is taken away by the
+    // patch growth-written, which writes the growth with zeroes once it is reserved.
     build.define("MDBX_USE_FALLOCATE", "1");
     // Which call reserves. Where <linux/falloc.h> defines FALLOC_FL_ALLOCATE_RANGE (recent
     // kernel headers) libmdbx calls fallocate(), else posix_fallocate(), which glibc emulates

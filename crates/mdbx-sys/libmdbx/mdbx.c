@@ -31447,7 +31447,7 @@ int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) { return osal_fse
 
 /* Tabula (patch growth-written): as osal_fsetsize(), and where the growth was reserved on ext4
  * or XFS, the grown bytes written with zeroes (osal_write_grown()). For the data file's growth
- * only: the lock file keeps osal_fsetsize(). */
+ * in an environment that flushes at every commit only: the lock file keeps osal_fsetsize(). */
 MDBX_MAYBE_UNUSED static int osal_fsetsize_written(mdbx_filehandle_t fd, const uint64_t length) {
   return osal_fsetsize_ex(fd, length, true);
 }
@@ -32376,7 +32376,10 @@ retry_mapview:;
   } else {
     if (map->filesize != size) {
       if (size > map->filesize) {
-        rc = osal_fsetsize_written(map->fd, size);
+        /* Tabula (patch growth-written): written only where every commit flushes; without a
+         * flush at commit (MDBX_SAFE_NOSYNC, MDBX_UTTERLY_NOSYNC) nothing waits on a conversion,
+         * while such an environment grows more often and would write each growth twice. */
+        rc = (flags & MDBX_SAFE_NOSYNC) ? osal_fsetsize(map->fd, size) : osal_fsetsize_written(map->fd, size);
         VERBOSE("osal_fsetsize-%s %zu, err %d", "extend", size, rc);
       } else if (flags & txn_shrink_allowed) {
         rc = osal_fsetsize(map->fd, size);

@@ -220,6 +220,13 @@ impl Options {
     /// How much the file grows at a time, in bytes (default 16 MiB); when set, at most
     /// [`max_size`](Self::max_size).
     ///
+    /// Each growth reserves its space (a full disk is an error at the growth). On ext4 and XFS,
+    /// in the sync modes that flush at every commit ([`SyncMode::Durable`],
+    /// [`SyncMode::NoMetaSync`]), the first 16 MiB of it are also written with zeroes, so that
+    /// later commits write into written blocks and their flushes stay short (docs/design.md,
+    /// "A full disk"): a growth step costs that copy into the page cache, and the next flush
+    /// writes what the transaction's own pages did not overwrite.
+    ///
     /// ```
     /// # use tabula::__doc::*;
     /// # let dir = temp_dir();
