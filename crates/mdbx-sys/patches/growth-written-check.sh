@@ -3,12 +3,14 @@
 # (crates/mdbx-sys/libmdbx, every patch of series applied) against the pristine libmdbx 0.14.4:
 # patches/growth-written-check.c (a data file grown in 1 MiB steps by 40 commits, reopened, every
 # entry read back, mdbx_env_chk) is built against the pristine and the patched libmdbx
-# (assertions on, and the fallocate() path Tabula's build.rs selects), run on a new directory
-# under $TMPDIR (or /tmp), and
+# (assertions on, and the fallocate() path Tabula's build.rs selects), run on new directories
+# under $TMPDIR (or /tmp), durable and with MDBX_SAFE_NOSYNC, and in each mode
 #   - their outputs must be identical, and OK;
-#   - the patched build must leave no unwritten extent in what the file grew by, and the
-#     pristine one some (the reserved tail of its last growth step; otherwise the check would
-#     not show the patch doing anything).
+#   - the pristine build must leave some of what the file grew by as unwritten extents (the
+#     reserved tail of its last growth step; otherwise the check would not show the patch
+#     doing anything);
+#   - the patched build none when durable, and some at MDBX_SAFE_NOSYNC (where the patch
+#     leaves the growth as reserved).
 # The patch writes a growth only on ext4 and XFS: on another file system (or one without
 # FIEMAP) the check fails, unless TABULA_ALLOW_SKIP names `growth-written`.
 #
@@ -16,6 +18,7 @@
 #
 # Needs cc.
 set -euo pipefail
+summary=
 source "$(dirname "$0")/lib-check.sh"
 check_setup growth-written "$@"
 
@@ -30,38 +33,57 @@ skip() {
 fs=$(stat -f -c %T "$work")
 [[ $fs == ext2/ext3 || $fs == xfs ]] || skip "$work is on $fs, not ext4 or XFS, where the patch writes a growth"
 
-unwritten=()
 for variant in pristine patched; do
     crate=$src
     [[ $variant == patched ]] && crate=$dest
     build_check "$crate" "$work/check-$variant" "$patches/growth-written-check.c" -DMDBX_FORCE_ASSERTIONS=1 \
         -DMDBX_USE_FALLOCATE=1 -DFALLOC_FL_ALLOCATE_RANGE=0x00
-    mkdir "$work/db-$variant"
-    status=0
-    "$work/check-$variant" "$work/db-$variant" > "$work/$variant.out" 2> "$work/$variant.err" || status=$?
+done
+
+# Runs the check program of $1 (pristine, patched) in mode $2 (durable, safe-nosync) on a new
+# directory; prints its result; sets `bytes` to the unwritten bytes it counted.
+run() {
+    local variant=$1 mode=$2 status=0 line
+    local -a args=()
+    [[ $mode == safe-nosync ]] && args=(safe-nosync)
+    mkdir "$work/db-$variant-$mode"
+    "$work/check-$variant" "$work/db-$variant-$mode" "${args[@]}" > "$work/$variant-$mode.out" \
+        2> "$work/$variant-$mode.err" || status=$?
     if (( status == 3 )); then
-        skip "$(tail -n 1 "$work/$variant.err")"
+        skip "$(tail -n 1 "$work/$variant-$mode.err")"
     elif (( status != 0 )); then
-        echo "error: growth-written-check failed on the $variant libmdbx:" >&2
-        cat "$work/$variant.out" >&2
-        tail -n 5 "$work/$variant.err" >&2
+        echo "error: growth-written-check ($mode) failed on the $variant libmdbx:" >&2
+        cat "$work/$variant-$mode.out" >&2
+        tail -n 5 "$work/$variant-$mode.err" >&2
         exit 1
     fi
-    line=$(grep '^unwritten after the initial size: ' "$work/$variant.err")
-    echo "$variant: $(tail -n 1 "$work/$variant.out"), $line"
-    n=${line#unwritten after the initial size: }
-    unwritten+=("${n%% *}")
+    line=$(grep '^unwritten after the initial size: ' "$work/$variant-$mode.err")
+    echo "$variant, $mode: $(tail -n 1 "$work/$variant-$mode.out"), $line"
+    bytes=${line#unwritten after the initial size: }
+    bytes=${bytes%% *}
+}
+
+for mode in durable safe-nosync; do
+    run pristine "$mode"
+    pristine=$bytes
+    run patched "$mode"
+    patched=$bytes
+    if ! diff -u "$work/pristine-$mode.out" "$work/patched-$mode.out"; then
+        echo "error: the patched libmdbx read other values ($mode; diff above)" >&2
+        exit 1
+    fi
+    if (( pristine == 0 )); then
+        echo "error: the pristine libmdbx left nothing unwritten ($mode): the check no longer shows the difference" >&2
+        exit 1
+    fi
+    if [[ $mode == durable ]] && (( patched != 0 )); then
+        echo "error: the patched libmdbx left $patched bytes of its growth unwritten" >&2
+        exit 1
+    fi
+    if [[ $mode == safe-nosync ]] && (( patched == 0 )); then
+        echo "error: the patched libmdbx wrote the growth at MDBX_SAFE_NOSYNC, where it should leave it reserved" >&2
+        exit 1
+    fi
+    summary+="; $mode: unwritten bytes of the growth $pristine -> $patched"
 done
-if ! diff -u "$work/pristine.out" "$work/patched.out"; then
-    echo "error: the patched libmdbx read other values (diff above)" >&2
-    exit 1
-fi
-if (( unwritten[1] != 0 )); then
-    echo "error: the patched libmdbx left ${unwritten[1]} bytes of its growth unwritten" >&2
-    exit 1
-fi
-if (( unwritten[0] == 0 )); then
-    echo "error: the pristine libmdbx left nothing unwritten: the check no longer shows the difference" >&2
-    exit 1
-fi
-echo "growth-written-check: identical results ($(wc -l < "$work/patched.out") lines); unwritten bytes of the growth ${unwritten[0]} -> 0"
+echo "growth-written-check: identical results on both builds${summary}"
