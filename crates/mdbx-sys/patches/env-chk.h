@@ -1,6 +1,7 @@
-/* The end the dpl-tail, loose-batch and big-dpl checks share: mdbx_env_chk (the checker the
- * mdbx_chk tool runs) over the whole environment, its result printed as "LABEL: mdbx_env_chk ok,
- * 0 problems", and the program ended with "FAILED" (exit code 1) on any problem.
+/* The end the dpl-tail, loose-batch, big-dpl and growth-written checks share: mdbx_env_chk (the
+ * checker the mdbx_chk tool runs) over the whole environment, its result printed as "LABEL:
+ * mdbx_env_chk ok, 0 problems", and the program ended with "FAILED" (exit code 1) on any
+ * problem.
  * Included by those checks' programs (`#include "env-chk.h"` after "mdbx.h"). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,6 +16,7 @@
 #include "mdbx.h"
 
 #include "env-chk.h"
+#include "kv-check.h"
 
 #include <fcntl.h>
 #include <linux/fiemap.h>
@@ -28,15 +29,8 @@
 #define PER_TXN 100
 #define VALUE_LEN 512
 
-static void check(const char *what, int rc) {
-  if (rc != MDBX_SUCCESS) {
-    printf("FAIL %s: %s\n", what, mdbx_strerror(rc));
-    fflush(stdout);
-    exit(1);
-  }
-}
-
-static MDBX_env *open_env(const char *dir, MDBX_env_flags_t flags) {
+/* The environment in `dir`, grown in 1 MiB steps from INITIAL, opened with `flags`. */
+static MDBX_env *open_growing(const char *dir, MDBX_env_flags_t flags) {
   MDBX_env *env;
   check("env_create", mdbx_env_create(&env));
   check("set_geometry", mdbx_env_set_geometry(env, INITIAL, INITIAL, 64 << 20, 1 << 20, -1, 4096));
@@ -105,7 +99,7 @@ int main(int argc, char **argv) {
   }
   const MDBX_env_flags_t flags = argc == 3 ? MDBX_SAFE_NOSYNC : MDBX_ENV_DEFAULTS;
   char key[16], value[VALUE_LEN];
-  MDBX_env *env = open_env(argv[1], flags);
+  MDBX_env *env = open_growing(argv[1], flags);
   for (unsigned t = 0; t < TXNS; ++t) {
     MDBX_txn *txn;
     MDBX_dbi dbi;
@@ -127,7 +121,7 @@ int main(int argc, char **argv) {
   check("env_sync", synced == MDBX_RESULT_TRUE /* nothing to flush */ ? MDBX_SUCCESS : synced);
   mdbx_env_close(env);
 
-  env = open_env(argv[1], flags);
+  env = open_growing(argv[1], flags);
   MDBX_txn *txn;
   MDBX_dbi dbi;
   check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn));

@@ -1,6 +1,6 @@
-/* The steps the local-fs, lazy-dp-limit, meta-read-once and stdfd-poll checks share: open an
- * environment, put and show a key of the main table, each failure printed as "FAIL <step>: <error>"
- * with exit code 1.
+/* The steps the local-fs, lazy-dp-limit, meta-read-once, stdfd-poll and growth-written checks
+ * share: open an environment, put and show a key of the main table, each failure printed as
+ * "FAIL <step>: <error>" with exit code 1 (growth-written uses the last only: `check`).
  * Included by those checks' programs (`#include "kv-check.h"` after "mdbx.h"). */
 #include <stdio.h>
 #include <stdlib.h>
