@@ -62,7 +62,7 @@ fn main() {
     // disk"). 0 (reth's choice, `ftruncate` only) measured faster durable commits on ext4 but
     // would lose that (patches/libmdbx-0.14.4-fallocate-enospc.md). The reservation's cost on
     // ext4 and XFS (commits converting unwritten extents at the flush) is taken away by the
-    // patch growth-written, which writes the growth with zeroes once it is reserved.
+    // patch growth-written: the commit after a growth writes zeroes over what it left unused.
     build.define("MDBX_USE_FALLOCATE", "1");
     // Which call reserves. Where <linux/falloc.h> defines FALLOC_FL_ALLOCATE_RANGE (recent
     // kernel headers) libmdbx calls fallocate(), else posix_fallocate(), which glibc emulates

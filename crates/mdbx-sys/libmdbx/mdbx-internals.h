@@ -1,3 +1,4 @@
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch, libmdbx-0.14.4-growth-written.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -1331,6 +1332,9 @@ typedef struct osal_mmap {
   size_t limit;   /* mapping length, but NOT a size of file nor DB */
   size_t current; /* mapped region size, i.e. the size of file and DB */
   uint64_t filesize /* in-process cache of a file size */;
+  uint64_t grown_unwritten; /* Tabula (patch growth-written): where this process's growth of the
+                             * data file since the last commit began, reserved and not written
+                             * yet (0: none) */
 #if defined(_WIN32) || defined(_WIN64)
   HANDLE section; /* memory-mapped section handle */
 #endif

@@ -31408,19 +31408,38 @@ int osal_is_pipe(mdbx_filehandle_t fd) {
 
 #if MDBX_USE_FALLOCATE && defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE) &&                      \
     (defined(__linux__) || defined(__gnu_linux__))
-/* Tabula (patch growth-written): the bytes a data file grew by, fallocate()d as unwritten
- * extents on ext4 and XFS, written with zeroes (at most the first GROWTH_WRITTEN_MAX of them).
- * A page a later commit writes there no longer makes the flush convert an unwritten extent
- * (a journal transaction and its device writes at every fdatasync() of a commit that wrote a
- * new page). Only bytes at or after `from`, the file's size before this growth, are written,
- * so nothing any process stored is touched; the space is reserved already, so no allocation
- * is asked for. A failure is ignored: the range stays as fallocate() left it, readable as
- * zeroes and reserved, as without this patch. */
+#define GROWTH_WRITTEN 1
+#else
+#define GROWTH_WRITTEN 0
+#endif
+
+#if GROWTH_WRITTEN
+/* Tabula (patch growth-written): a data file's growth is fallocate()d as unwritten extents on
+ * ext4 and XFS; a page a commit writes there makes the commit's flush convert the extent (a
+ * journal transaction and its device writes at every fdatasync() of a commit that wrote a new
+ * page). So osal_mresize() records where a growth began (osal_mmap_t's grown_unwritten), and
+ * the next commit writes zeroes over what it leaves of the growth, past the last page it
+ * allocated (osal_write_grown()): a transaction that fills its growth itself writes no zeroes
+ * over it, a small one writes the rest once and later commits write their new pages into
+ * written blocks. */
 #define GROWTH_WRITTEN_MAX (UINT64_C(16) << 20)
-static void osal_write_grown(mdbx_filehandle_t fd, uint64_t from, uint64_t to) {
+
+/* Whether the file's growth is worth writing: on ext4 or XFS. */
+static bool osal_grown_writable(mdbx_filehandle_t fd) {
   struct statfs fs;
-  if (fstatfs(fd, &fs) || (fs.f_type != 0xEF53 /* EXT4_SUPER_MAGIC */ && fs.f_type != 0x58465342 /* XFS */))
+  return fstatfs(fd, &fs) == 0 && (fs.f_type == 0xEF53 /* EXT4_SUPER_MAGIC */ || fs.f_type == 0x58465342 /* XFS */);
+}
+
+/* Writes zeroes over the file's bytes from `from` to its end, at most GROWTH_WRITTEN_MAX of
+ * them, never past the end (the size is read again first, so the file never grows here). The
+ * caller guarantees nothing stored is at or after `from`. The space is reserved already, so no
+ * allocation is asked for. A failure is ignored: the range stays as fallocate() left it,
+ * readable as zeroes and reserved, as without this patch. */
+static void osal_write_grown(mdbx_filehandle_t fd, uint64_t from) {
+  struct stat st;
+  if (fstat(fd, &st) || (uint64_t)st.st_size <= from)
     return;
+  uint64_t to = (uint64_t)st.st_size;
   if (to - from > GROWTH_WRITTEN_MAX)
     to = from + GROWTH_WRITTEN_MAX;
   static char zeroes[64 * 1024]; /* never written: .bss, zeroes */
@@ -31439,21 +31458,22 @@ static void osal_write_grown(mdbx_filehandle_t fd, uint64_t from, uint64_t to) {
     from += (uint64_t)written;
   }
 }
-#endif /* growth-written */
+#endif /* GROWTH_WRITTEN */
 
-static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, const bool written);
+static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown);
 
-int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) { return osal_fsetsize_ex(fd, length, false); }
+int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) { return osal_fsetsize_ex(fd, length, nullptr); }
 
 /* Tabula (patch growth-written): as osal_fsetsize(), and where the growth was reserved on ext4
- * or XFS, the grown bytes written with zeroes (osal_write_grown()). For the data file's growth
- * in an environment that flushes at every commit only: the lock file keeps osal_fsetsize(). */
-MDBX_MAYBE_UNUSED static int osal_fsetsize_written(mdbx_filehandle_t fd, const uint64_t length) {
-  return osal_fsetsize_ex(fd, length, true);
+ * or XFS, `*grown` lowered to the file's size before it (where the growth begins; 0: nothing
+ * recorded). For the data file's growth in an environment that flushes at every commit only:
+ * the lock file keeps osal_fsetsize(). */
+MDBX_MAYBE_UNUSED static int osal_fsetsize_grown(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown) {
+  return osal_fsetsize_ex(fd, length, grown);
 }
 
-static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, const bool written) {
-  (void)written;
+static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown) {
+  (void)grown;
 #if IS_WINDOWS
   if (imports.SetFileInformationByHandle) {
     FILE_END_OF_FILE_INFO EndOfFileInfo;
@@ -31530,8 +31550,8 @@ static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, const b
     return errno;
 #if MDBX_USE_FALLOCATE && defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE) &&                      \
     (defined(__linux__) || defined(__gnu_linux__))
-  if (written && reserved && length > size_before)
-    osal_write_grown(fd, size_before, length);
+  if (grown && reserved && length > size_before && (!*grown || *grown > size_before) && osal_grown_writable(fd))
+    *grown = size_before;
 #elif MDBX_USE_FALLOCATE
   (void)size_before;
   (void)reserved;
@@ -32001,6 +32021,7 @@ int osal_mmap(const int flags, osal_mmap_t *map, size_t size, const size_t limit
   map->current = 0;
   map->base = nullptr;
   map->filesize = 0;
+  map->grown_unwritten = 0;
 #if IS_WINDOWS
   map->section = nullptr;
 #endif /* Windows */
@@ -32376,10 +32397,11 @@ retry_mapview:;
   } else {
     if (map->filesize != size) {
       if (size > map->filesize) {
-        /* Tabula (patch growth-written): written only where every commit flushes; without a
+        /* Tabula (patch growth-written): recorded only where every commit flushes; without a
          * flush at commit (MDBX_SAFE_NOSYNC, MDBX_UTTERLY_NOSYNC) nothing waits on a conversion,
          * while such an environment grows more often and would write each growth twice. */
-        rc = (flags & MDBX_SAFE_NOSYNC) ? osal_fsetsize(map->fd, size) : osal_fsetsize_written(map->fd, size);
+        rc = (flags & MDBX_SAFE_NOSYNC) ? osal_fsetsize(map->fd, size)
+                                        : osal_fsetsize_grown(map->fd, size, &map->grown_unwritten);
         VERBOSE("osal_fsetsize-%s %zu, err %d", "extend", size, rc);
       } else if (flags & txn_shrink_allowed) {
         rc = osal_fsetsize(map->fd, size);
@@ -41038,6 +41060,19 @@ int txn_basal_commit(MDBX_txn *txn, struct commit_timestamp *ts) {
 
   meta.unsafe_sign = DATASIGN_NONE;
   meta_set_txnid(env, &meta, commit_txnid);
+
+#if GROWTH_WRITTEN
+  /* Tabula (patch growth-written): what the file grew by since the last commit and this
+   * transaction did not allocate, written before the flush below (osal_write_grown()). Nothing
+   * stored is there: it is at or after this commit's first unallocated page, and at or after
+   * the file's end before the growth. */
+  if (env->dxb_mmap.grown_unwritten) {
+    const uint64_t used = pgno2bytes(env, meta.geometry.first_unallocated);
+    const uint64_t from = (env->dxb_mmap.grown_unwritten > used) ? env->dxb_mmap.grown_unwritten : used;
+    env->dxb_mmap.grown_unwritten = 0;
+    osal_write_grown(env->dxb_mmap.fd, from);
+  }
+#endif /* GROWTH_WRITTEN */
 
   rc = dxb_sync_locked(env, env->flags | txn->flags | txn_shrink_allowed, &meta, &txn->wr.troika);
 

@@ -1,7 +1,8 @@
 /* Check of libmdbx-0.14.4-growth-written.patch: the bytes a data file grows by are written
- * (no unwritten extent left behind the growth), and everything stored reads back.
+ * (no unwritten extent left behind the growth), by the commit after the growth and only where
+ * that commit did not write pages of its own, and everything stored reads back.
  *
- *   growth-written-check DIR [safe-nosync]
+ *   growth-written-check DIR [safe-nosync | one-txn]
  *
  * Creates an environment in DIR (initial size 64 KiB, growth step 1 MiB, at most 64 MiB),
  * commits 40 transactions of 100 entries each (512-byte values), so that the file grows in
@@ -12,7 +13,10 @@
  * after the initial size: N bytes of M". Exits non-zero on any failure, and with 3 (after
  * printing why) where the file system cannot say (no FIEMAP). With `safe-nosync` the environment
  * is opened with MDBX_SAFE_NOSYNC (and flushed before it is closed), where the patch leaves the
- * growth as reserved. */
+ * growth as reserved. With `one-txn` the entries are 16,000, put by one transaction that grows
+ * the file by many steps, and stderr says first how many bytes the process wrote from the
+ * transaction's begin to the end of its commit ("written by the transaction: N bytes", the
+ * `wchar` of /proc/self/io). */
 #include "mdbx.h"
 
 #include "env-chk.h"
@@ -27,6 +31,7 @@
 #define INITIAL (64 * 1024)
 #define TXNS 40
 #define PER_TXN 100
+#define ONE_TXN 16000
 #define VALUE_LEN 512
 
 /* The environment in `dir`, grown in 1 MiB steps from INITIAL, opened with `flags`. */
@@ -36,6 +41,23 @@ static MDBX_env *open_growing(const char *dir, MDBX_env_flags_t flags) {
   check("set_geometry", mdbx_env_set_geometry(env, INITIAL, INITIAL, 64 << 20, 1 << 20, -1, 4096));
   check("env_open", mdbx_env_open(env, dir, flags, 0644));
   return env;
+}
+
+/* Bytes this process passed to write system calls so far (/proc/self/io's wchar). */
+static unsigned long long wchar(void) {
+  FILE *f = fopen("/proc/self/io", "r");
+  char line[128];
+  unsigned long long n = 0;
+  int found = 0;
+  while (f && fgets(line, sizeof(line), f))
+    found |= sscanf(line, "wchar: %llu", &n) == 1;
+  if (f)
+    fclose(f);
+  if (!found) {
+    fprintf(stderr, "no wchar in /proc/self/io: the check cannot count the bytes written\n");
+    exit(3);
+  }
+  return n;
 }
 
 static void fill(unsigned i, char *key, char *value) {
@@ -93,19 +115,23 @@ static long long unwritten_after(const char *path, long long from, long long *si
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2 && !(argc == 3 && strcmp(argv[2], "safe-nosync") == 0)) {
-    fprintf(stderr, "usage: %s DIR [safe-nosync]\n", argv[0]);
+  if (argc != 2 && !(argc == 3 && (strcmp(argv[2], "safe-nosync") == 0 || strcmp(argv[2], "one-txn") == 0))) {
+    fprintf(stderr, "usage: %s DIR [safe-nosync | one-txn]\n", argv[0]);
     return 2;
   }
-  const MDBX_env_flags_t flags = argc == 3 ? MDBX_SAFE_NOSYNC : MDBX_ENV_DEFAULTS;
+  const MDBX_env_flags_t flags = (argc == 3 && strcmp(argv[2], "safe-nosync") == 0) ? MDBX_SAFE_NOSYNC
+                                                                                      : MDBX_ENV_DEFAULTS;
+  const int one_txn = argc == 3 && strcmp(argv[2], "one-txn") == 0;
+  const unsigned txns = one_txn ? 1 : TXNS, per_txn = one_txn ? ONE_TXN : PER_TXN;
   char key[16], value[VALUE_LEN];
   MDBX_env *env = open_growing(argv[1], flags);
-  for (unsigned t = 0; t < TXNS; ++t) {
+  const unsigned long long wchar_before = one_txn ? wchar() : 0;
+  for (unsigned t = 0; t < txns; ++t) {
     MDBX_txn *txn;
     MDBX_dbi dbi;
     check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_READWRITE, &txn));
     check("dbi_open", mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi));
-    for (unsigned i = t * PER_TXN; i < (t + 1) * PER_TXN; ++i) {
+    for (unsigned i = t * per_txn; i < (t + 1) * per_txn; ++i) {
       fill(i, key, value);
       MDBX_val k = {.iov_base = key, .iov_len = strlen(key)};
       MDBX_val v = {.iov_base = value, .iov_len = VALUE_LEN};
@@ -113,9 +139,11 @@ int main(int argc, char **argv) {
     }
     check("commit", mdbx_txn_commit(txn));
   }
+  if (one_txn)
+    fprintf(stderr, "written by the transaction: %llu bytes\n", wchar() - wchar_before);
   MDBX_envinfo info;
   check("env_info", mdbx_env_info_ex(env, NULL, &info, sizeof(info)));
-  printf("committed %u entries in %u txns; the file grew to %llu bytes\n", TXNS * PER_TXN, TXNS,
+  printf("committed %u entries in %u txns; the file grew to %llu bytes\n", txns * per_txn, txns,
          (unsigned long long)info.mi_geo.current);
   const int synced = mdbx_env_sync(env);
   check("env_sync", synced == MDBX_RESULT_TRUE /* nothing to flush */ ? MDBX_SUCCESS : synced);
@@ -126,7 +154,7 @@ int main(int argc, char **argv) {
   MDBX_dbi dbi;
   check("begin", mdbx_txn_begin(env, NULL, MDBX_TXN_RDONLY, &txn));
   check("dbi_open", mdbx_dbi_open(txn, NULL, MDBX_DB_DEFAULTS, &dbi));
-  for (unsigned i = 0; i < TXNS * PER_TXN; ++i) {
+  for (unsigned i = 0; i < txns * per_txn; ++i) {
     fill(i, key, value);
     MDBX_val k = {.iov_base = key, .iov_len = strlen(key)}, v;
     check("get", mdbx_get(txn, dbi, &k, &v));

@@ -4,13 +4,16 @@
 # patches/growth-written-check.c (a data file grown in 1 MiB steps by 40 commits, reopened, every
 # entry read back, mdbx_env_chk) is built against the pristine and the patched libmdbx
 # (assertions on, and the fallocate() path Tabula's build.rs selects), run on new directories
-# under $TMPDIR (or /tmp), durable and with MDBX_SAFE_NOSYNC, and in each mode
+# under $TMPDIR (or /tmp), durable, with MDBX_SAFE_NOSYNC, and durable with one transaction
+# that grows the file by many steps (`one-txn`), and in each mode
 #   - their outputs must be identical, and OK;
 #   - the pristine build must leave some of what the file grew by as unwritten extents (the
 #     reserved tail of its last growth step; otherwise the check would not show the patch
 #     doing anything);
 #   - the patched build none when durable, and some at MDBX_SAFE_NOSYNC (where the patch
-#     leaves the growth as reserved).
+#     leaves the growth as reserved);
+#   - with one-txn, the patched build writes at most one growth step (1 MiB) more than the
+#     pristine one: zeroes go only where the commit wrote no page of its own.
 # The patch writes a growth only on ext4 and XFS: on another file system (or one without
 # FIEMAP) the check fails, unless TABULA_ALLOW_SKIP names `growth-written`.
 #
@@ -41,11 +44,12 @@ for variant in pristine patched; do
 done
 
 # Runs the check program of $1 (pristine, patched) in mode $2 (durable, safe-nosync) on a new
-# directory; prints its result; sets `bytes` to the unwritten bytes it counted.
+# directory; prints its result; sets `bytes` to the unwritten bytes it counted, and with one-txn
+# `written` to the bytes the transaction wrote.
 run() {
     local variant=$1 mode=$2 status=0 line
     local -a args=()
-    [[ $mode == safe-nosync ]] && args=(safe-nosync)
+    [[ $mode != durable ]] && args=("$mode")
     mkdir "$work/db-$variant-$mode"
     "$work/check-$variant" "$work/db-$variant-$mode" "${args[@]}" > "$work/$variant-$mode.out" \
         2> "$work/$variant-$mode.err" || status=$?
@@ -61,11 +65,18 @@ run() {
     echo "$variant, $mode: $(tail -n 1 "$work/$variant-$mode.out"), $line"
     bytes=${line#unwritten after the initial size: }
     bytes=${bytes%% *}
+    written=
+    if [[ $mode == one-txn ]]; then
+        line=$(grep '^written by the transaction: ' "$work/$variant-$mode.err")
+        echo "  $variant, $mode: $line"
+        written=${line#written by the transaction: }
+        written=${written%% *}
+    fi
 }
 
-for mode in durable safe-nosync; do
+for mode in durable safe-nosync one-txn; do
     run pristine "$mode"
-    pristine=$bytes
+    pristine=$bytes pristine_written=$written
     run patched "$mode"
     patched=$bytes
     if ! diff -u "$work/pristine-$mode.out" "$work/patched-$mode.out"; then
@@ -76,13 +87,20 @@ for mode in durable safe-nosync; do
         echo "error: the pristine libmdbx left nothing unwritten ($mode): the check no longer shows the difference" >&2
         exit 1
     fi
-    if [[ $mode == durable ]] && (( patched != 0 )); then
+    if [[ $mode != safe-nosync ]] && (( patched != 0 )); then
         echo "error: the patched libmdbx left $patched bytes of its growth unwritten" >&2
         exit 1
     fi
     if [[ $mode == safe-nosync ]] && (( patched == 0 )); then
         echo "error: the patched libmdbx wrote the growth at MDBX_SAFE_NOSYNC, where it should leave it reserved" >&2
         exit 1
+    fi
+    if [[ $mode == one-txn ]]; then
+        if (( written > pristine_written + (1 << 20) )); then
+            echo "error: the patched libmdbx wrote $written bytes in one transaction, the pristine one $pristine_written: more than one growth step (1 MiB) of zeroes" >&2
+            exit 1
+        fi
+        summary+="; $mode: bytes written $pristine_written -> $written"
     fi
     summary+="; $mode: unwritten bytes of the growth $pristine -> $patched"
 done

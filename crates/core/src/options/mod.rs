@@ -222,10 +222,10 @@ impl Options {
     ///
     /// Each growth reserves its space (a full disk is an error at the growth). On ext4 and XFS,
     /// in the sync modes that flush at every commit ([`SyncMode::Durable`],
-    /// [`SyncMode::NoMetaSync`]), the first 16 MiB of it are also written with zeroes, so that
-    /// later commits write into written blocks and their flushes stay short (docs/design.md,
-    /// "A full disk"): a growth step costs that copy into the page cache, and the next flush
-    /// writes what the transaction's own pages did not overwrite.
+    /// [`SyncMode::NoMetaSync`]), the commit after a growth also writes zeroes over what its
+    /// own pages left of it (at most 16 MiB), so that later commits write into written blocks
+    /// and their flushes stay short (docs/design.md, "A full disk"): a commit that grows the
+    /// file copies that much into the page cache and flushes it.
     ///
     /// ```
     /// # use tabula::__doc::*;
