@@ -226,11 +226,12 @@ impl Figures {
     }
 }
 
-/// Rounds at the smaller size (1M rows; a tenth with `--quick`). Run once, each 1M figure was
-/// one sample taken at one place in the order the libraries run in (one after the other, in one
-/// process), and moved by up to ±15 % from run to run; so each round starts one library later
-/// and each figure is the median of its rounds. The larger size, minutes a round, runs once.
-const SMALL_ROUNDS: usize = 3;
+/// Rounds at each size. Run once, each figure was one sample taken at one place in the order
+/// the libraries run in (one after the other, in one process), and moved by up to ±15 % (1M
+/// rows) and ±25 % (5M rows) from run to run; so each round starts one library later and each
+/// figure is the median of its rounds (the 5M rows, one round until 2026-12-07, add about five
+/// minutes to a full run).
+const ROUNDS: usize = 3;
 
 /// What every library does at one size, and what each phase must leave or return.
 struct Plan {
@@ -471,8 +472,7 @@ pub fn run(sizes: BigTxnSizes, quick: bool, investigate: bool) -> Workload {
                 (lib, last, Vec::new())
             })
             .collect();
-        let rounds = if i == 0 { SMALL_ROUNDS } else { 1 };
-        for round in 0..rounds {
+        for round in 0..ROUNDS {
             for k in 0..runs.len() {
                 // Each round starts one library later in the order.
                 let j = (k + round) % runs.len();
