@@ -114,7 +114,7 @@ impl Sizes {
                 requests: 5_000,
                 reps: 5,
             },
-            open: OpenSizes { reps: 3 },
+            open: OpenSizes { reps: 15 },
             dup_seek: DupSeekSizes {
                 keys: 100_000,
                 seeks: 1_000_000,
@@ -208,7 +208,7 @@ impl Sizes {
                 requests: 5_000,
                 reps: 3,
             },
-            open: OpenSizes { reps: 1 },
+            open: OpenSizes { reps: 5 },
             dup_seek: DupSeekSizes {
                 keys: 10_000,
                 seeks: 100_000,
