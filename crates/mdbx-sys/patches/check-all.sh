@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # Longest first (about 10, 6.5, 2.2, 0.7, 0.4, 0.3, 0.3 and 0.1 minutes on two idle cores; local-fs
 # and lazy-dp-limit 0.4 and 0.3 minutes with both cores busy; branchy-search and search-prefetch,
-# then meta-read-once and stdfd-poll, seconds each; growth-written about 20 s).
+# then meta-read-once and stdfd-poll, seconds each; growth-written about 15 s).
 names=(dpl-tail loose-batch big-dpl nometasync-gc write-chunks growth-written dbi-open page-zeroing lck-sync local-fs lazy-dp-limit branchy-search search-prefetch meta-read-once stdfd-poll)
 jobs_max=${TABULA_PATCH_CHECK_JOBS:-$(nproc)}
 out=$(mktemp -d)
