@@ -31460,19 +31460,11 @@ static void osal_write_grown(mdbx_filehandle_t fd, uint64_t from) {
 }
 #endif /* GROWTH_WRITTEN */
 
-static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown);
-
-int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) { return osal_fsetsize_ex(fd, length, nullptr); }
-
 /* Tabula (patch growth-written): as osal_fsetsize(), and where the growth was reserved on ext4
- * or XFS, `*grown` lowered to the file's size before it (where the growth begins; 0: nothing
- * recorded). For the data file's growth in an environment that flushes at every commit only:
- * the lock file keeps osal_fsetsize(). */
-MDBX_MAYBE_UNUSED static int osal_fsetsize_grown(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown) {
-  return osal_fsetsize_ex(fd, length, grown);
-}
-
-static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown) {
+ * or XFS, `*grown` (when not null) lowered to the file's size before it (where the growth
+ * begins; 0: nothing recorded). Given for the data file's growth in an environment that flushes
+ * at every commit only: the lock file keeps osal_fsetsize(). */
+static int osal_fsetsize_grown(mdbx_filehandle_t fd, const uint64_t length, uint64_t *const grown) {
   (void)grown;
 #if IS_WINDOWS
   if (imports.SetFileInformationByHandle) {
@@ -31548,8 +31540,7 @@ static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, uint64_
 
   if (unlikely(ftruncate(fd, length)))
     return errno;
-#if MDBX_USE_FALLOCATE && defined(FALLOC_FL_ALLOCATE_RANGE) && defined(FALLOC_FL_KEEP_SIZE) &&                      \
-    (defined(__linux__) || defined(__gnu_linux__))
+#if GROWTH_WRITTEN
   if (grown && reserved && length > size_before && (!*grown || *grown > size_before) && osal_grown_writable(fd))
     *grown = size_before;
 #elif MDBX_USE_FALLOCATE
@@ -31560,6 +31551,8 @@ static int osal_fsetsize_ex(mdbx_filehandle_t fd, const uint64_t length, uint64_
 
 #endif /* !Windows */
 }
+
+int osal_fsetsize(mdbx_filehandle_t fd, const uint64_t length) { return osal_fsetsize_grown(fd, length, nullptr); }
 
 int osal_fseek(mdbx_filehandle_t fd, uint64_t pos) {
 #if IS_WINDOWS

@@ -115,13 +115,13 @@ static long long unwritten_after(const char *path, long long from, long long *si
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2 && !(argc == 3 && (strcmp(argv[2], "safe-nosync") == 0 || strcmp(argv[2], "one-txn") == 0))) {
+  const char *mode = argc == 3 ? argv[2] : "";
+  const int safe_nosync = strcmp(mode, "safe-nosync") == 0, one_txn = strcmp(mode, "one-txn") == 0;
+  if (argc != 2 && !(argc == 3 && (safe_nosync || one_txn))) {
     fprintf(stderr, "usage: %s DIR [safe-nosync | one-txn]\n", argv[0]);
     return 2;
   }
-  const MDBX_env_flags_t flags = (argc == 3 && strcmp(argv[2], "safe-nosync") == 0) ? MDBX_SAFE_NOSYNC
-                                                                                      : MDBX_ENV_DEFAULTS;
-  const int one_txn = argc == 3 && strcmp(argv[2], "one-txn") == 0;
+  const MDBX_env_flags_t flags = safe_nosync ? MDBX_SAFE_NOSYNC : MDBX_ENV_DEFAULTS;
   const unsigned txns = one_txn ? 1 : TXNS, per_txn = one_txn ? ONE_TXN : PER_TXN;
   char key[16], value[VALUE_LEN];
   MDBX_env *env = open_growing(argv[1], flags);
