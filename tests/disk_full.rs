@@ -9,6 +9,8 @@
 //! the path, frees a little space (a ballast file made before the fill), reopens the database,
 //! and finds exactly the entries of the commits that returned `Ok`, with `Db::check` clean.
 //!
+//! Beside them, one ext4 of another geometry (2 KiB blocks) that databases must open on.
+//!
 //! Mounting needs root (CI runs as root). When a mount fails the test fails, naming why, unless
 //! `TABULA_ALLOW_SKIP` names `disk_full` (a comma-separated list of test groups): then it is
 //! reported as `ignored` with the reason. The file has its own `main` (`harness = false`,
@@ -49,6 +51,7 @@ fn main() {
         a_full_ext4_without_write_map_says_the_disk_is_full,
         opening_on_a_full_tmpfs_is_an_error_not_a_crash,
         write_map_is_used_only_where_space_can_be_reserved,
+        a_database_opens_on_ext4_with_2_kib_blocks,
     );
 }
 
@@ -93,6 +96,11 @@ impl Mount {
     /// An ext4 file system of `size` bytes in an image file, mounted through a loop device, or
     /// why it cannot be made.
     fn ext4(size: u64) -> Result<Mount, String> {
+        Mount::ext4_with(size, &[])
+    }
+
+    /// [`ext4`](Self::ext4) made with `mkfs.ext4`'s extra arguments `args`.
+    fn ext4_with(size: u64, args: &[&str]) -> Result<Mount, String> {
         let image_dir = tempfile::tempdir().unwrap();
         let image = image_dir.path().join("fs.img");
         std::fs::File::create(&image)
@@ -102,7 +110,7 @@ impl Mount {
         // `mkfs.ext4` may be outside PATH (it lives in /usr/sbin).
         let mut made = Err(String::new());
         for mkfs in ["mkfs.ext4", "/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"] {
-            made = run(Command::new(mkfs).args(["-q", "-F"]).arg(&image));
+            made = run(Command::new(mkfs).args(["-q", "-F"]).args(args).arg(&image));
             if made.is_ok() {
                 break;
             }
@@ -509,6 +517,31 @@ fn a_full_ext4_without_write_map_says_the_disk_is_full() -> Ran {
     let empty = fs.available();
     for sc in scenarios {
         fill_and_check(&fs, empty, sc);
+    }
+    Ran::Completed
+}
+
+/// On ext4 made with 2 KiB blocks the largest file offset is 8 TiB - 2 KiB, and libmdbx
+/// 0.14.4's search for it (`osal_fseek_shut`, where every file an open opens is parked) ended
+/// on a refused probe and returned that offset: every open failed with `EINVAL` ("Invalid
+/// argument") when it parked the lock file there. Fixed by the patch `open-probes`
+/// (`crates/mdbx-sys/patches/libmdbx-0.14.4-open-probes.md`, "the search's last probe").
+fn a_database_opens_on_ext4_with_2_kib_blocks() -> Ran {
+    let fs = match Mount::ext4_with(32 << 20, &["-b", "2048"]) {
+        Ok(fs) => fs,
+        Err(why) => return harness::skip(GROUP, &why),
+    };
+    let dir = fs.path().join("db");
+    for round in 0..2u64 {
+        let db = tabula::open::<S>(&dir, Options::new())
+            .unwrap_or_else(|e| panic!("open {round} on ext4 with 2 KiB blocks: {e}"));
+        let mut tx = db.write().unwrap();
+        tx.put::<Blobs>(&round, &value(round, 100)).unwrap();
+        tx.commit().unwrap();
+        let tx = db.read().unwrap();
+        for k in 0..=round {
+            assert_eq!(tx.get::<Blobs>(&k).unwrap(), Some(value(k, 100)), "key {k}");
+        }
     }
     Ran::Completed
 }

@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch, libmdbx-0.14.4-growth-written.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch, libmdbx-0.14.4-growth-written.patch, libmdbx-0.14.4-open-probes.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -21160,7 +21160,12 @@ __cold int dxb_setup(MDBX_env *env, const int lck_rc, const mdbx_mode_t mode_bit
         return LOG_IFERR(err);
     }
 #endif /* MADV_REMOVE */
-#if defined(MADV_DONTNEED)
+#if defined(__linux__) || defined(__gnu_linux__)
+    /* Tabula (open-probes): on Linux MADV_DONTNEED of a shared file mapping only drops this
+     * process's page-table entries (the page cache and the file are untouched), and this
+     * mapping was made by this call (osal_mmap() above) and has none beyond the allocated
+     * pages: nothing to drop. */
+#elif defined(MADV_DONTNEED)
     NOTICE("open-MADV_%s %u..%u", "DONTNEED", env->lck->discarded_tail.weak, bytes2pgno(env, env->dxb_mmap.current));
     err = madvise(ptr_disp(env->dxb_mmap.base, allocated_aligned2os_bytes),
                   env->dxb_mmap.current - allocated_aligned2os_bytes, MADV_DONTNEED)
@@ -27580,21 +27585,27 @@ __cold static int lck_setup_locked(MDBX_env *env) {
   if (unlikely(err != MDBX_SUCCESS))
     return err;
 
-#ifdef MADV_DODUMP
+#if defined(MADV_DODUMP) && !(defined(__linux__) || defined(__gnu_linux__))
+  /* Tabula (open-probes): on Linux MADV_DODUMP only clears VM_DONTDUMP, which nothing sets on
+   * this fresh mapping of a regular file (osal_mmap() gives the lock file no MADV_DONTDUMP). */
   err = madvise(env->lck_mmap.lck, size, MADV_DODUMP) ? ignore_enosys_and_eagain(errno) : MDBX_SUCCESS;
   if (unlikely(MDBX_IS_ERROR(err)))
     return err;
 #endif /* MADV_DODUMP */
 
+  /* Tabula (open-probes): the first process (lck_seize_rc == MDBX_RESULT_TRUE) writes the whole
+   * region at once (memset below): nothing to read ahead. */
+  if (lck_seize_rc != MDBX_RESULT_TRUE) {
 #ifdef MADV_WILLNEED
-  err = madvise(env->lck_mmap.lck, size, MADV_WILLNEED) ? ignore_enosys_and_eagain(errno) : MDBX_SUCCESS;
-  if (unlikely(MDBX_IS_ERROR(err)))
-    return err;
+    err = madvise(env->lck_mmap.lck, size, MADV_WILLNEED) ? ignore_enosys_and_eagain(errno) : MDBX_SUCCESS;
+    if (unlikely(MDBX_IS_ERROR(err)))
+      return err;
 #elif defined(POSIX_MADV_WILLNEED)
-  err = ignore_enosys(posix_madvise(env->lck_mmap.lck, size, POSIX_MADV_WILLNEED));
-  if (unlikely(MDBX_IS_ERROR(err)))
-    return err;
+    err = ignore_enosys(posix_madvise(env->lck_mmap.lck, size, POSIX_MADV_WILLNEED));
+    if (unlikely(MDBX_IS_ERROR(err)))
+      return err;
 #endif /* MADV_WILLNEED */
+  }
 
   lck_t *lck = env->lck_mmap.lck;
   if (lck_seize_rc == MDBX_RESULT_TRUE) {
@@ -31571,13 +31582,29 @@ int osal_fseek_shut(mdbx_filehandle_t fd, uint64_t *safe_parking_lot_offset) {
   int rc = osal_fseek(fd, *safe_parking_lot_offset);
   if (unlikely(rc == MDBX_EINVAL)) {
     uint64_t offset = *safe_parking_lot_offset;
+    /* Tabula (open-probes): the shift the search below found last time (0: none yet). When the
+     * same shift is still the smallest one granted (the one before it refused, it granted),
+     * that is the search's answer, in two seeks instead of about six: every open of an
+     * environment on the same file system asks the same question. */
+    static mdbx_atomic_uint32_t known_shift;
+    const unsigned known = atomic_load32(&known_shift, mo_Relaxed);
+    if (known > 0 && known <= 32 && (known == 1 || osal_fseek(fd, offset >> (known - 1)) == MDBX_EINVAL) &&
+        osal_fseek(fd, offset >> known) == MDBX_SUCCESS) {
+      *safe_parking_lot_offset = offset >> known;
+      return MDBX_SUCCESS;
+    }
+    /* Tabula (open-probes): the answer is the smallest shift granted, which is where the last
+     * granted seek left the file position. The search's last probe may be a refused one: its
+     * offset, returned before, made every open on ext4 with 2 KiB blocks fail with EINVAL when
+     * the lock file was parked there. */
+    unsigned granted = 0;
     unsigned shift_min = 1, shift_max = 32;
     while (shift_min <= shift_max) {
       unsigned shift = (shift_min + shift_max) >> 1;
-      *safe_parking_lot_offset = offset >> shift;
-      int err = osal_fseek(fd, *safe_parking_lot_offset);
+      int err = osal_fseek(fd, offset >> shift);
       if (err == MDBX_SUCCESS) {
         shift_max = shift - 1;
+        granted = shift;
         rc = err;
       } else if (err == MDBX_EINVAL)
         shift_min = shift + 1;
@@ -31585,6 +31612,10 @@ int osal_fseek_shut(mdbx_filehandle_t fd, uint64_t *safe_parking_lot_offset) {
         rc = err;
         break;
       }
+    }
+    if (rc == MDBX_SUCCESS) {
+      *safe_parking_lot_offset = offset >> granted;
+      atomic_store32(&known_shift, granted, mo_Relaxed);
     }
   }
   return rc;
@@ -31842,9 +31873,15 @@ int osal_check_fs_local(mdbx_filehandle_t handle, int flags) {
 
 #else
 
+#if !(defined(__linux__) || defined(__gnu_linux__)) || defined(ST_LOCAL) || defined(ST_EXPORTED)
+  /* Tabula (open-probes): on Linux nothing below reads this (glibc's statvfs has neither
+   * ST_LOCAL nor ST_EXPORTED, and the branches that read its other fields are other systems'),
+   * and the fstatfs() below asks the kernel the same question (glibc's fstatvfs() is an
+   * fstatfs()). */
   struct statvfs statvfs_info;
   if (fstatvfs(handle, &statvfs_info))
     return errno;
+#endif /* !Linux || ST_LOCAL || ST_EXPORTED */
 #if defined(ST_LOCAL) || defined(ST_EXPORTED)
   const unsigned long st_flags = statvfs_info.f_flag;
 #endif /* ST_LOCAL || ST_EXPORTED */
@@ -31899,9 +31936,6 @@ int osal_check_fs_local(mdbx_filehandle_t handle, int flags) {
   unsigned name_len = 0;
 
   struct stat st;
-  if (fstat(handle, &st))
-    return errno;
-
   char pathbuf[PATH_MAX];
   FILE *mounted = nullptr;
 #if defined(__linux__) || defined(__gnu_linux__)
@@ -31914,11 +31948,16 @@ int osal_check_fs_local(mdbx_filehandle_t handle, int flags) {
   const bool local_type = type == 0xEF53 || type == 0x58465342 || type == 0x9123683E || type == 0xF2F52010 ||
                           type == 0x01021994 || type == 0x794C7630;
   if (!local_type) {
+    /* Tabula (open-probes): the device the walk looks for, asked only when it walks. */
+    if (fstat(handle, &st))
+      return errno;
     mounted = setmntent("/proc/mounts", "r");
     if (!mounted)
       mounted = setmntent("/etc/mtab", "r");
   }
 #else
+  if (fstat(handle, &st))
+    return errno;
   mounted = setmntent("/etc/mtab", "r");
 #endif /* Linux */
   if (mounted) {
