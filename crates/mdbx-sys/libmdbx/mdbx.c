@@ -1,4 +1,4 @@
-/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch, libmdbx-0.14.4-growth-written.patch, libmdbx-0.14.4-open-probes.patch applied to the libmdbx 0.14.4 amalgamation. */
+/* Modified by Tabula (crates/mdbx-sys): libmdbx-0.14.4-fallocate-enospc.patch, libmdbx-0.14.4-nometasync-gc.patch, libmdbx-0.14.4-dbi-open.patch, libmdbx-0.14.4-write-chunks.patch, libmdbx-0.14.4-dpl-tail.patch, libmdbx-0.14.4-loose-batch.patch, libmdbx-0.14.4-page-zeroing.patch, libmdbx-0.14.4-lck-sync.patch, libmdbx-0.14.4-local-fs.patch, libmdbx-0.14.4-lazy-dp-limit.patch, libmdbx-0.14.4-branchy-search.patch, libmdbx-0.14.4-search-prefetch.patch, libmdbx-0.14.4-meta-read-once.patch, libmdbx-0.14.4-stdfd-poll.patch, libmdbx-0.14.4-big-dpl.patch, libmdbx-0.14.4-growth-written.patch, libmdbx-0.14.4-open-probes.patch, libmdbx-0.14.4-lck-written.patch applied to the libmdbx 0.14.4 amalgamation. */
 /* This file is part of the libmdbx amalgamated source code (v0.14.4-0-g716ce9d5 at 2026-09-18T22:53:42+03:00).
  *
  * libmdbx (aka MDBX) is an extremely fast, compact, powerful, embeddedable, transactional key-value storage engine with
@@ -27579,9 +27579,36 @@ __cold static int lck_setup_locked(MDBX_env *env) {
   }
   env->max_readers = (maxreaders <= MDBX_READERS_LIMIT) ? (unsigned)maxreaders : (unsigned)MDBX_READERS_LIMIT;
 
+#if IS_WINDOWS
+  const unsigned setlength = lck_seize_rc ? MMAP_OPTION_SETLENGTH : 0;
+#else
+  /* Tabula (lck-written): the first process (lck_seize_rc == MDBX_RESULT_TRUE), which nobody
+   * else can join until it downgrades its lock, writes the lock file's whole length with zeroes
+   * before mapping it, instead of reserving it (fallocate) and setting its length (ftruncate)
+   * for the memset below to write through the map. The file system takes the space for a
+   * write() when it is made, and refuses it with ENOSPC when it has none (a tmpfs too), where a
+   * store into the map of a page it cannot back is a SIGBUS; and on ext4 and XFS the reserved
+   * range is an unwritten extent that the first store through the map has to convert, which
+   * cost more than the write. */
+  const unsigned setlength = 0;
+  if (lck_seize_rc == MDBX_RESULT_TRUE) {
+    static const char zeroes[4096];
+    for (size_t offset = 0; offset < (size_t)size; offset += sizeof(zeroes)) {
+      const size_t chunk = ((size_t)size - offset < sizeof(zeroes)) ? (size_t)size - offset : sizeof(zeroes);
+      err = osal_pwrite(env->lck_mmap.fd, zeroes, chunk, offset);
+      if (unlikely(err != MDBX_SUCCESS))
+        return err;
+    }
+    uint64_t length;
+    err = osal_filesize(env->lck_mmap.fd, &length);
+    if (likely(err == MDBX_SUCCESS) && length > size)
+      err = ftruncate(env->lck_mmap.fd, (off_t)size) ? errno : MDBX_SUCCESS;
+    if (unlikely(err != MDBX_SUCCESS))
+      return err;
+  }
+#endif /* Windows */
   err = osal_mmap((env->flags & MDBX_EXCLUSIVE) | MDBX_WRITEMAP, &env->lck_mmap, (size_t)size, (size_t)size,
-                  lck_seize_rc ? MMAP_OPTION_SETLENGTH | MMAP_OPTION_SEMAPHORE : MMAP_OPTION_SEMAPHORE,
-                  env->pathname.lck);
+                  setlength | MMAP_OPTION_SEMAPHORE, env->pathname.lck);
   if (unlikely(err != MDBX_SUCCESS))
     return err;
 

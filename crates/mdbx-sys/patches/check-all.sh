@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 # Longest first (about 10, 6.5, 2.2, 0.7, 0.4, 0.3, 0.3 and 0.1 minutes on two idle cores; local-fs
 # and lazy-dp-limit 0.4 and 0.3 minutes with both cores busy; branchy-search and search-prefetch,
-# then meta-read-once, stdfd-poll and open-probes, seconds each; growth-written about 15 s).
-names=(dpl-tail loose-batch big-dpl nometasync-gc write-chunks growth-written dbi-open page-zeroing lck-sync local-fs lazy-dp-limit branchy-search search-prefetch meta-read-once stdfd-poll open-probes)
+# then meta-read-once, stdfd-poll, open-probes and lck-written, seconds each; growth-written about 15 s).
+names=(dpl-tail loose-batch big-dpl nometasync-gc write-chunks growth-written dbi-open page-zeroing lck-sync local-fs lazy-dp-limit branchy-search search-prefetch meta-read-once stdfd-poll open-probes lck-written)
 jobs_max=${TABULA_PATCH_CHECK_JOBS:-$(nproc)}
 out=$(mktemp -d)
 # shellcheck disable=SC2064 # expand $out now

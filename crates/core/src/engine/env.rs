@@ -392,10 +392,10 @@ fn build_matches(linked: Option<&str>, expected: &str) -> bool {
 
 impl Env {
     /// Opens the environment, with the full-disk guarantees of `docs/design.md` ("A full
-    /// disk"): the lock file's space is reserved before libmdbx zeroes it through a memory map,
-    /// and `MDBX_WRITEMAP` is used only where every page libmdbx may write through the map is
-    /// reserved on disk ([`MapSpace`]); elsewhere the environment is opened without it and a
-    /// warning says why. Out of space while reserving is `ENOSPC`, before libmdbx is involved.
+    /// disk"): `MDBX_WRITEMAP` is used only where every page libmdbx may write through the map
+    /// is reserved on disk ([`MapSpace`]); elsewhere the environment is opened without it and a
+    /// warning says why. (The lock file, always mapped writable, is written whole by libmdbx
+    /// before it maps it: out of space there is `ENOSPC` from the open, patch `lck-written`.)
     ///
     /// `lock_existed` says whether something was at the lock file's path before (`None`: look
     /// now): a refused open removes a lock file that was not there.
@@ -429,8 +429,8 @@ impl Env {
         lock_existed: Option<bool>,
     ) -> Result<Env, Code> {
         let writable = !probe && !cfg.read_only;
-        // A refused open leaves the directory as it found it: the lock file it created (Tabula
-        // reserves it, libmdbx creates it before it reads the data file) goes again.
+        // A refused open leaves the directory as it found it: the lock file it created (libmdbx
+        // creates it before it reads the data file) goes again.
         let lock_existed = lock_existed.unwrap_or_else(|| {
             DatabaseFiles::of(path, cfg.no_sub_dir)
                 .lock
@@ -467,7 +467,6 @@ impl Env {
     fn open_reserved(path: &Path, cfg: &EnvConfig, probe: bool) -> Result<Env, Code> {
         check_linked_build()?;
         route_logging();
-        reserve_lock_file(path, cfg)?;
         if probe {
             return Self::open_mapped(path, cfg, false, true);
         }

@@ -113,36 +113,6 @@ mod tests {
         EnvConfig::for_tests(max_readers, 1 << 30)
     }
 
-    /// The lock-file space reserved before libmdbx opens it must cover every byte libmdbx
-    /// then zeroes through its map: the file's size after the open, for the default reader
-    /// count and for counts around page boundaries.
-    #[test]
-    fn the_lock_file_reservation_covers_what_libmdbx_maps() {
-        for readers in [
-            None,
-            Some(1),
-            Some(61),
-            Some(62),
-            Some(126),
-            Some(127),
-            Some(1000),
-        ] {
-            let dir = tempfile::tempdir().unwrap();
-            let env = Env::open(dir.path(), &config(readers)).unwrap();
-            let size = std::fs::metadata(dir.path().join("mdbx.lck"))
-                .unwrap()
-                .len();
-            let reserved = lock_file_len(readers);
-            assert!(
-                size <= reserved,
-                "{readers:?} readers: libmdbx's lock file is {size} bytes, {reserved} reserved"
-            );
-            // The bound is tight: at most one page more than libmdbx uses.
-            assert!(reserved - size <= 4096, "{readers:?}: {size} vs {reserved}");
-            drop(env);
-        }
-    }
-
     #[test]
     fn only_ext4_and_xfs_keep_reserved_space_for_the_map() {
         assert_eq!(MapSpace::of_type(0xef53), MapSpace::Reserved);

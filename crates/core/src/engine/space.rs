@@ -3,8 +3,6 @@
 use std::ffi::CString;
 use std::path::Path;
 
-use super::*;
-
 /// Whether the disk space behind every page libmdbx may write through a writable map is
 /// reserved: the condition for `MDBX_WRITEMAP`.
 ///
@@ -83,95 +81,6 @@ pub(crate) fn warn_write_map_off(path: &Path, why: &str) {
          reports a full disk as an error",
         path.display()
     );
-}
-
-/// libmdbx's default reader slot count (`DEFAULT_READERS`).
-const LIBMDBX_DEFAULT_READERS: u64 = 61;
-/// A reader slot (`reader_slot_t`): txnid, tid, pid, two counters.
-const READER_SLOT_BYTES: u64 = 32;
-/// An upper bound of libmdbx's lock-file header (`sizeof(lck_t)`, under 1 KiB in 0.14.4);
-/// `the_lock_file_reservation_covers_what_libmdbx_maps` pins it.
-const LOCK_HEADER_BOUND: u64 = 2048;
-
-/// The bytes libmdbx's lock file takes with `max_readers` slots: libmdbx sizes it as the header
-/// plus the slots, rounded up to the system page (`lck_setup_locked`).
-pub(crate) fn lock_file_len(max_readers: Option<u64>) -> u64 {
-    // SAFETY: sysconf only reads a system constant.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-    let readers = max_readers.unwrap_or(LIBMDBX_DEFAULT_READERS).min(32767);
-    (readers * READER_SLOT_BYTES + LOCK_HEADER_BOUND).div_ceil(page) * page
-}
-
-/// Reserves the disk space of libmdbx's lock file before libmdbx opens it.
-///
-/// The first process to open an environment (read-only ones too) creates and sizes the lock
-/// file (reserving its space with `fallocate`, whose `ENOSPC` libmdbx ignores on a tmpfs) and
-/// zeroes it through a writable memory map: on a full tmpfs that store is a SIGBUS. Reserving
-/// the range here first, with `FALLOC_FL_KEEP_SIZE` (the file's size and contents stay as they
-/// are, so a process that is opening it at the same moment sees no change), turns that into
-/// `ENOSPC` before libmdbx runs. The file is created as libmdbx would create it (same mode).
-///
-/// A lock file that already has a size is either in use (libmdbx joins it at that size) or
-/// left by a process that died (libmdbx re-sizes it for this open's reader count): the range
-/// reserved is the larger of the two, and when that does not fit, the existing size alone
-/// will do (joining takes no new space). Other failures (no `fallocate` on this file system, no
-/// permission to create the file, read-only media) are left for libmdbx to meet and report.
-/// A read-only open of a path with no data file creates nothing (libmdbx fails it first).
-#[cfg(target_os = "linux")]
-pub(crate) fn reserve_lock_file(path: &Path, cfg: &EnvConfig) -> Result<(), Code> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    // The files libmdbx will use: for a `no_sub_dir` path named `mdbx.dat`, the lock file of
-    // its directory, never a second one (`mdbx.dat-lck`) that libmdbx would refuse.
-    let files = DatabaseFiles::of(path, cfg.no_sub_dir);
-    if cfg.read_only && !files.data.is_file() {
-        // libmdbx fails such an open before it touches the lock file: create none.
-        return Ok(());
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .mode(cfg.mode)
-        .open(&files.lock)
-    else {
-        return Ok(());
-    };
-    let current = file.metadata().map_or(0, |m| m.len());
-    let reserve = |len: u64| -> Result<(), Code> {
-        // SAFETY: `file` is an open, writable descriptor owned here for the call; KEEP_SIZE
-        // allocates blocks without changing the file's size or contents.
-        let rc = unsafe {
-            libc::fallocate(
-                file.as_raw_fd(),
-                libc::FALLOC_FL_KEEP_SIZE,
-                0,
-                len as libc::off_t,
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(Code(
-                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-            ))
-        }
-    };
-    match reserve(lock_file_len(cfg.max_readers).max(current)) {
-        Err(code) if code.is_out_of_space() => {
-            if current > 0 && reserve(current).is_ok() {
-                Ok(())
-            } else {
-                Err(code)
-            }
-        }
-        _ => Ok(()),
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn reserve_lock_file(_path: &Path, _cfg: &EnvConfig) -> Result<(), Code> {
-    Ok(())
 }
 
 /// Bytes available to this process on the file system holding `path` (`statvfs`), or `None`
