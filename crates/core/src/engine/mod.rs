@@ -109,10 +109,6 @@ pub(crate) fn version() -> String {
 mod tests {
     use super::*;
 
-    fn config(max_readers: Option<u64>) -> EnvConfig {
-        EnvConfig::for_tests(max_readers, 1 << 30)
-    }
-
     #[test]
     fn only_ext4_and_xfs_keep_reserved_space_for_the_map() {
         assert_eq!(MapSpace::of_type(0xef53), MapSpace::Reserved);
