@@ -504,7 +504,7 @@ impl Env {
     /// Sets up cuttable read transactions ([`CutTable`], one slot per reader slot) and, on a
     /// writable environment, libmdbx's slow-reader callback with `slow`'s policy.
     fn install_slow_reader_hook(&mut self, slow: &SlowReaders) -> Result<(), Code> {
-        let readers = self.info()?.max_readers.min(limits::MAX_READERS);
+        let readers = self.max_readers()?.min(limits::MAX_READERS);
         let max_age_ms = slow.max_age_ms;
         let policy: Policy = match &slow.policy {
             Some(policy) => std::sync::Arc::clone(policy),
@@ -800,6 +800,20 @@ impl Env {
             oldest_reader_txn: info.mi_latter_reader_txnid,
             unsynced: info.mi_unsync_volume,
         })
+    }
+
+    /// The reader slots of the lock file ([`EnvInfo::max_readers`], `env->max_readers`),
+    /// read alone: [`info`](Self::info) also takes a snapshot of the meta pages, the geometry
+    /// and the lock file's counters.
+    pub fn max_readers(&self) -> Result<u32, Code> {
+        let mut readers: u64 = 0;
+        // SAFETY: the env is open; `readers` is a valid out-parameter. `MDBX_opt_max_readers`
+        // reads the slot count the open settled on (`env->max_readers`, what
+        // `mdbx_env_info_ex` reports as `mi_maxreaders`).
+        check(unsafe {
+            sys::mdbx_env_get_option(self.ptr.as_ptr(), sys::MDBX_opt_max_readers, &mut readers)
+        })?;
+        Ok(u32::try_from(readers).unwrap_or(u32::MAX))
     }
 
     /// Clears the reader slots of processes that no longer exist (`mdbx_reader_check`);

@@ -353,6 +353,20 @@ impl Bootstrap {
 
     /// [`find_table`](Self::find_table) without the check of the name (Tabula's own tables).
     pub(super) fn find_any(&mut self, name: &'static str) -> Result<Option<ExistingTable>> {
+        let Some((handle, flags)) = self.find_flags(name)? else {
+            return Ok(None);
+        };
+        let entries = self.row_count(name, handle)?;
+        Ok(Some(ExistingTable {
+            handle,
+            flags,
+            entries,
+        }))
+    }
+
+    /// [`find_any`](Self::find_any) without counting the entries: the handle and the stored
+    /// flag bits Tabula compares.
+    pub(super) fn find_flags(&mut self, name: &'static str) -> Result<Option<(TableHandle, u32)>> {
         let Some(dbi) = self
             .txn()
             .open_table(Some(name), 0, false)
@@ -365,13 +379,7 @@ impl Bootstrap {
             .table_flags(dbi)
             .map_err(|c| self.fail(c, At::table(name, "read flags")))?
             & engine::TABLE_FLAG_MASK;
-        let handle = TableHandle(dbi);
-        let entries = self.row_count(name, handle)?;
-        Ok(Some(ExistingTable {
-            handle,
-            flags,
-            entries,
-        }))
+        Ok(Some((TableHandle(dbi), flags)))
     }
 
     /// Creates a table with the given flags (it must not exist).
@@ -866,10 +874,10 @@ impl Bootstrap {
         // transaction as soon as they are opened (`mdbx_dbi_open`).
         txn.commit()
             .map_err(|code| self.fail(code, At::commit(None, "commit the startup transaction")))?;
-        let info = self
+        let max_readers = self
             .env
-            .info()
-            .map_err(|code| self.fail(code, At::env("read environment info")))?;
+            .max_readers()
+            .map_err(|code| self.fail(code, At::env("read the reader slot count")))?;
         Ok(Db::publish(Shared::new(
             self.env,
             self.path,
@@ -877,7 +885,7 @@ impl Bootstrap {
             S::TABLES,
             dbis,
             dictionaries,
-            info.max_readers,
+            max_readers,
         )))
     }
 }

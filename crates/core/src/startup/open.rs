@@ -477,9 +477,28 @@ impl<'a> Startup<'a> {
         path: &Path,
     ) -> (Vec<Opened>, Option<Error>) {
         let mut found: Vec<Opened> = Vec::with_capacity(tables.len());
+        // Whether the "verified table" debug events are wanted (they give each table's entries).
+        let debug = tracing::enabled!(tracing::Level::DEBUG);
         for info in tables {
-            let opened = match boot.find_table(info.name) {
-                Ok(Some(existing)) => Ok(Opened::Existing(existing)),
+            // The names were checked by `declare` (none reserved): found without the check.
+            let opened = match boot.find_flags(info.name) {
+                Ok(Some((handle, flags))) => {
+                    // The entries are counted only where something reads them: the refusal of
+                    // a table whose stored flags differ from its declaration (its advice
+                    // depends on whether the table is empty), and the debug events. 0 else.
+                    let count = debug || flags != Bootstrap::flag_bits(info.flags);
+                    match count {
+                        true => boot.row_count(info.name, handle),
+                        false => Ok(0),
+                    }
+                    .map(|entries| {
+                        Opened::Existing(ExistingTable {
+                            handle,
+                            flags,
+                            entries,
+                        })
+                    })
+                }
                 // The read pass stops here too: the write pass creates the table.
                 Ok(None) if boot.is_read_only() || boot.is_reading() => Err(Error::TableMissing {
                     table: info.name.to_string(),
