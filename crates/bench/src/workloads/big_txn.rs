@@ -230,8 +230,10 @@ impl Figures {
 /// the libraries run in (one after the other, in one process), and moved by up to ±15 % (1M
 /// rows) and ±25 % (5M rows) from run to run; so each round starts one library later and each
 /// figure is the median of its rounds (the 5M rows, one round until 2026-12-07, add about five
-/// minutes to a full run).
-const ROUNDS: usize = 3;
+/// minutes to a full run). Three rounds still left rows 2–7 % apart between two full runs
+/// (Tabula ÷ raw libmdbx, the same engine, 0.93–1.16 on one row): five since 2026-12-08, every
+/// library starting in each of the four places at least once.
+const ROUNDS: usize = 5;
 
 /// What every library does at one size, and what each phase must leave or return.
 struct Plan {
