@@ -1,10 +1,15 @@
-/* The steps the local-fs, lazy-dp-limit, meta-read-once, stdfd-poll and growth-written checks
- * share: open an environment, put and show a key of the main table, each failure printed as
- * "FAIL <step>: <error>" with exit code 1 (growth-written uses the last only: `check`).
- * Included by those checks' programs (`#include "kv-check.h"` after "mdbx.h"). */
+/* The steps the local-fs, lazy-dp-limit, meta-read-once, stdfd-poll, growth-written,
+ * open-probes and lck-written checks share: open an environment, put and show a key of the main
+ * table, report an environment's recent transaction with a key's value, run a step in a forked
+ * child, each failure printed as "FAIL <step>: <error>" with exit code 1 (growth-written uses
+ * the first only: `check`). Included by those checks' programs (`#include "kv-check.h"` after
+ * "mdbx.h"). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void check(const char *what, int rc) {
   if (rc != MDBX_SUCCESS) {
@@ -43,4 +48,33 @@ static void show(MDBX_env *env, const char *key) {
   check("get", mdbx_get(txn, dbi, &k, &v));
   printf("%s = %.*s\n", key, (int)v.iov_len, (const char *)v.iov_base);
   mdbx_txn_abort(txn);
+}
+
+/* The environment's recent transaction and the value of `key`, one line. */
+static inline void report(const char *who, MDBX_env *env, const char *key) {
+  MDBX_envinfo info;
+  check("env_info", mdbx_env_info_ex(env, NULL, &info, sizeof(info)));
+  printf("%s: txnid %llu, ", who, (unsigned long long)info.mi_recent_txnid);
+  fflush(stdout);
+  show(env, key);
+  fflush(stdout);
+}
+
+/* Runs `step(arg)` in a forked child (which may open the environment the parent holds: a shared
+ * open) and waits for it; a child that fails fails the check. */
+static inline void in_child(void (*step)(void *), void *arg) {
+  fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0)
+    check("fork", errno);
+  if (child == 0) {
+    step(arg);
+    fflush(stdout);
+    _exit(0);
+  }
+  int status;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    printf("FAIL the child\n");
+    exit(1);
+  }
 }

@@ -16,18 +16,13 @@
 
 #include "kv-check.h"
 
-#include <errno.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-static void report(const char *who, MDBX_env *env, const char *key) {
-  MDBX_envinfo info;
-  check("env_info", mdbx_env_info_ex(env, NULL, &info, sizeof(info)));
-  printf("%s: txnid %llu, ", who, (unsigned long long)info.mi_recent_txnid);
-  fflush(stdout);
-  show(env, key);
-  fflush(stdout);
+/* The forked child's step: a shared open (the parent holds the environment), read and write. */
+static void shared_step(void *dir) {
+  MDBX_env *shared = open_env(dir, 1 << 24);
+  report("shared (child)", shared, "k");
+  put(shared, "k", "two");
+  mdbx_env_close(shared);
 }
 
 int main(int argc, char **argv) {
@@ -67,22 +62,7 @@ int main(int argc, char **argv) {
   mdbx_env_close(env);
   env = open_env(dir, 1 << 24);
   report("exclusive", env, "k");
-  const pid_t child = fork();
-  if (child < 0)
-    check("fork", errno);
-  if (child == 0) {
-    MDBX_env *shared = open_env(dir, 1 << 24);
-    report("shared (child)", shared, "k");
-    put(shared, "k", "two");
-    mdbx_env_close(shared);
-    fflush(stdout);
-    _exit(0);
-  }
-  int status;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    printf("FAIL the child\n");
-    return 1;
-  }
+  in_child(shared_step, (void *)dir);
   report("after the child", env, "k");
   mdbx_env_close(env);
   printf("OK\n");

@@ -9,7 +9,7 @@
 #     that the build before it did for the lock file (fewer of each), and write it (more
 #     pwrite64 calls, 4096-byte zero pages at offset 0 of a 4096-byte lock file);
 #   - on a 4 MiB tmpfs (mounted here: root) an environment is made, the file system filled, and
-#     the environment opened again: the patched build must report ENOSPC from the open; the
+#     the environment opened again: "tabula" must report ENOSPC from the open; the
 #     pristine one, which sets the lock file's length and zeroes it through its map, is shown
 #     (a SIGBUS: a store into the map of a page the full tmpfs cannot back).
 # Where no tmpfs can be mounted the check fails, unless TABULA_ALLOW_SKIP names `lck-written`.
@@ -22,22 +22,14 @@ source "$(dirname "$0")/lib-check.sh"
 command -v strace > /dev/null || { echo "error: strace is needed" >&2; exit 1; }
 check_setup lck-written "$@"
 
-before=$work/before
-mkdir -p "$before/libmdbx"
-cp "$src"/libmdbx/* "$before/libmdbx/"
-while read -r line; do
-    line=${line%%#*}
-    line=${line//[[:space:]]/}
-    [[ -z $line ]] && continue
-    [[ $line == libmdbx-0.14.4-lck-written.patch ]] && break
-    patch --quiet --forward --fuzz=0 --no-backup-if-mismatch -p1 -d "$before" < "$patches/$line"
-done < "$patches/series"
+tree_before lck-written
 
 declare -A calls
-for variant in pristine before patched; do
+for variant in pristine before patched tabula; do
     crate=$src
     [[ $variant == before ]] && crate=$before
-    [[ $variant == patched ]] && crate=$dest
+    [[ $variant == patched ]] && crate=$through
+    [[ $variant == tabula ]] && crate=$dest
     # With Tabula's reservation settings (crates/mdbx-sys/build.rs): the lock file is reserved
     # with fallocate(FALLOC_FL_KEEP_SIZE) and then given its length with ftruncate().
     build_check "$crate" "$work/check-$variant" "$patches/lck-written-check.c" -DMDBX_FORCE_ASSERTIONS=1 \
@@ -54,7 +46,7 @@ for variant in pristine before patched; do
         calls[$variant.$name]=$(grep -cE "^[0-9]+ +$name\(" "$work/$variant.strace" || true)
     done
 done
-for variant in before patched; do
+for variant in before patched tabula; do
     if ! diff -u "$work/pristine.out" "$work/$variant.out"; then
         echo "error: the $variant libmdbx read other values than the pristine one (diff above)" >&2
         exit 1
@@ -96,12 +88,12 @@ fi
 # shellcheck disable=SC2064 # expand $mnt and $work now
 trap "umount '$mnt' 2> /dev/null || umount -l '$mnt'; rm -rf '$work'" EXIT
 declare -A full
-for variant in pristine patched; do
+for variant in pristine tabula; do
     mkdir "$mnt/$variant"
     "$work/check-$variant" make "$mnt/$variant" > /dev/null 2>&1
 done
 head -c 8M /dev/zero > "$mnt/filler" 2> /dev/null || true
-for variant in pristine patched; do
+for variant in pristine tabula; do
     rc=0
     full[$variant]=$("$work/check-$variant" open "$mnt/$variant" 2> /dev/null) || rc=$?
     if (( rc > 128 )); then
@@ -110,8 +102,8 @@ for variant in pristine patched; do
         full[$variant]="exit $rc: ${full[$variant]}"
     fi
 done
-echo "full tmpfs: pristine: ${full[pristine]}; patched: ${full[patched]}"
-if [[ ${full[patched]} != "open: No space left on device" ]]; then
+echo "full tmpfs: pristine: ${full[pristine]}; Tabula's: ${full[tabula]}"
+if [[ ${full[tabula]} != "open: No space left on device" ]]; then
     echo "error: the patched libmdbx's open on a full tmpfs did not fail with ENOSPC" >&2
     exit 1
 fi

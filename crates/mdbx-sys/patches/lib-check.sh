@@ -17,6 +17,10 @@
 # traced_check NAME VARIANT SYSCALLS builds NAME-check.c against the pristine or the patched
 # libmdbx (VARIANT, assertions on) and runs it on a new directory under strace (the SYSCALLS
 # traced), leaving $work/VARIANT.out, .err and .strace, or says why it failed and exits;
+# tree_before NAME writes $work/before/libmdbx, the pristine libmdbx with every patch of series
+# before libmdbx-0.14.4-NAME.patch applied, and $work/through/libmdbx, the same with that patch
+# too (what the patch itself changes, compared alone: the patches after it may change the same
+# calls), and sets `before` and `through` to them;
 # same_output NAME [--program PROGRAM] [CFLAGS...] builds NAME-check.c (PROGRAM-check.c when
 # given) against the pristine and the patched libmdbx (assertions on, CFLAGS added), runs each on
 # a new directory, and fails unless both pass with identical output (stdout: libmdbx's own
@@ -123,4 +127,25 @@ same_output() {
         exit 1
     fi
     echo "$name-check: passed on both, identical output ($(wc -l < "$work/patched.out") lines)"
+}
+
+tree_before() {
+    local name=$1 line
+    before=$work/before
+    through=$work/through
+    mkdir -p "$before/libmdbx" "$through/libmdbx"
+    cp "$src"/libmdbx/* "$before/libmdbx/"
+    while read -r line; do
+        line=${line%%#*}
+        line=${line//[[:space:]]/}
+        [[ -z $line ]] && continue
+        if [[ $line == "libmdbx-0.14.4-$name.patch" ]]; then
+            cp "$before"/libmdbx/* "$through/libmdbx/"
+            patch --quiet --forward --fuzz=0 --no-backup-if-mismatch -p1 -d "$through" < "$patches/$line"
+            return 0
+        fi
+        patch --quiet --forward --fuzz=0 --no-backup-if-mismatch -p1 -d "$before" < "$patches/$line"
+    done < "$patches/series"
+    echo "error: libmdbx-0.14.4-$name.patch is not in series" >&2
+    exit 1
 }

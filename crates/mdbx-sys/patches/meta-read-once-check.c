@@ -23,8 +23,6 @@
 #include "kv-check.h"
 
 #include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static MDBX_env *open_with(const char *dir, intptr_t pagesize, MDBX_env_flags_t flags) {
   MDBX_env *env;
@@ -34,13 +32,13 @@ static MDBX_env *open_with(const char *dir, intptr_t pagesize, MDBX_env_flags_t 
   return env;
 }
 
-/* The recent transaction's number and the value of `key`. */
-static void report(const char *who, MDBX_env *env, const char *key) {
-  MDBX_envinfo info;
-  check("env_info", mdbx_env_info_ex(env, NULL, &info, sizeof(info)));
-  printf("%s: txnid %llu, ", who, (unsigned long long)info.mi_recent_txnid);
-  fflush(stdout);
-  show(env, key);
+/* The forked child's step: a shared open (the parent holds the environment), read and write. */
+static void shared_step(void *dir) {
+  fprintf(stderr, "child %d\n", (int)getpid());
+  MDBX_env *shared = open_with(dir, -1, MDBX_ENV_DEFAULTS);
+  report("shared", shared, "k");
+  put(shared, "k", "four");
+  mdbx_env_close(shared);
 }
 
 static void fill(const char *dir, intptr_t pagesize) {
@@ -69,24 +67,7 @@ int main(int argc, char **argv) {
   mdbx_env_close(env);
 
   env = open_with(a, -1, MDBX_ENV_DEFAULTS);
-  fflush(stdout);
-  const pid_t child = fork();
-  if (child < 0)
-    check("fork", errno);
-  if (child == 0) {
-    fprintf(stderr, "child %d\n", (int)getpid());
-    MDBX_env *shared = open_with(a, -1, MDBX_ENV_DEFAULTS);
-    report("shared", shared, "k");
-    put(shared, "k", "four");
-    mdbx_env_close(shared);
-    fflush(stdout);
-    _exit(0);
-  }
-  int status;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    printf("FAIL the child\n");
-    return 1;
-  }
+  in_child(shared_step, a);
   report("after the child", env, "k");
   mdbx_env_close(env);
 

@@ -19,10 +19,7 @@
 #include "kv-check.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 static MDBX_env *open_with(const char *dir, MDBX_env_flags_t flags) {
   MDBX_env *env;
@@ -72,14 +69,19 @@ static void positions(void) {
     printf("%s\n", lines[i]);
 }
 
-static void report(const char *who, MDBX_env *env, const char *key) {
-  MDBX_envinfo info;
-  check("env_info", mdbx_env_info_ex(env, NULL, &info, sizeof(info)));
-  printf("%s: txnid %llu, ", who, (unsigned long long)info.mi_recent_txnid);
-  fflush(stdout);
-  show(env, key);
+/* report(), then where the files stand. */
+static void report_parked(const char *who, MDBX_env *env, const char *key) {
+  report(who, env, key);
   positions();
   fflush(stdout);
+}
+
+/* The forked child's step: a shared open (the parent holds the environment), read and write. */
+static void shared_step(void *dir) {
+  MDBX_env *shared = open_with(dir, MDBX_ENV_DEFAULTS);
+  report_parked("shared (child)", shared, "k");
+  put(shared, "k", "two");
+  mdbx_env_close(shared);
 }
 
 int main(int argc, char **argv) {
@@ -94,34 +96,19 @@ int main(int argc, char **argv) {
 
   MDBX_env *env = open_with(a, MDBX_ENV_DEFAULTS);
   put(env, "k", "one");
-  report("new", env, "k");
+  report_parked("new", env, "k");
   mdbx_env_close(env);
   env = open_with(a, MDBX_ENV_DEFAULTS);
-  report("exclusive", env, "k");
+  report_parked("exclusive", env, "k");
   mdbx_env_close(env);
   env = open_with(a, MDBX_RDONLY);
-  report("exclusive read-only", env, "k");
+  report_parked("exclusive read-only", env, "k");
   mdbx_env_close(env);
 
   env = open_with(a, MDBX_ENV_DEFAULTS);
-  report("before the child", env, "k");
-  const pid_t child = fork();
-  if (child < 0)
-    check("fork", errno);
-  if (child == 0) {
-    MDBX_env *shared = open_with(a, MDBX_ENV_DEFAULTS);
-    report("shared (child)", shared, "k");
-    put(shared, "k", "two");
-    mdbx_env_close(shared);
-    fflush(stdout);
-    _exit(0);
-  }
-  int status;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    printf("FAIL the child\n");
-    return 1;
-  }
-  report("after the child", env, "k");
+  report_parked("before the child", env, "k");
+  in_child(shared_step, a);
+  report_parked("after the child", env, "k");
   mdbx_env_close(env);
   printf("OK\n");
   return 0;

@@ -3,12 +3,13 @@
 # (crates/mdbx-sys/libmdbx, every patch of series applied) against the pristine libmdbx 0.14.4:
 # patches/open-probes-check.c (a new environment, an exclusive open, an exclusive read-only one,
 # and a shared one by a forked child while the parent holds it) is built against the pristine
-# libmdbx, the patched one, and the patched one without this patch ("before": every patch of
-# series before it), assertions on, run under strace on each, and
+# libmdbx, every patch of series before this one ("before"), those and this one ("patched"),
+# and every patch of series ("tabula", the committed tree), assertions on, run under strace on
+# each, and
 #   - their outputs must be identical and OK: the same values and transactions, and every
 #     descriptor of mdbx.dat and mdbx.lck parked at the same offset;
-#   - the patched build must make fewer lseek, fstatfs, newfstatat and madvise calls than the
-#     build before it, each (the calls the patch leaves out), and as many of every other call;
+#   - "patched" must make fewer lseek, fstatfs, newfstatat and madvise calls than "before",
+#     each (the calls the patch leaves out), and as many of every other call;
 #   - the child's shared open must still ask the kernel to read the lock file ahead
 #     (MADV_WILLNEED on the lock file's map: only the first process, which writes it whole, no
 #     longer does).
@@ -28,23 +29,14 @@ tally() {
         sort | uniq -c | awk '{print $2, $1}'
 }
 
-# The tree before this patch: the pristine one with every patch of series before it.
-before=$work/before
-mkdir -p "$before/libmdbx"
-cp "$src"/libmdbx/* "$before/libmdbx/"
-while read -r line; do
-    line=${line%%#*}
-    line=${line//[[:space:]]/}
-    [[ -z $line ]] && continue
-    [[ $line == libmdbx-0.14.4-open-probes.patch ]] && break
-    patch --quiet --forward --fuzz=0 --no-backup-if-mismatch -p1 -d "$before" < "$patches/$line"
-done < "$patches/series"
+tree_before open-probes
 
 declare -A counts
-for variant in pristine before patched; do
+for variant in pristine before patched tabula; do
     crate=$src
     [[ $variant == before ]] && crate=$before
-    [[ $variant == patched ]] && crate=$dest
+    [[ $variant == patched ]] && crate=$through
+    [[ $variant == tabula ]] && crate=$dest
     build_check "$crate" "$work/check-$variant" "$patches/open-probes-check.c" -DMDBX_FORCE_ASSERTIONS=1
     mkdir "$work/db-$variant"
     strace -f -o "$work/$variant.strace" "$work/check-$variant" "$work/db-$variant" \
@@ -58,7 +50,7 @@ for variant in pristine before patched; do
         counts[$variant.$name]=$n
     done < <(tally "$work/$variant.strace")
 done
-for variant in before patched; do
+for variant in before patched tabula; do
     if ! diff -u "$work/pristine.out" "$work/$variant.out"; then
         echo "error: the $variant libmdbx read other values or parked a file elsewhere than the pristine one (diff above)" >&2
         exit 1
