@@ -26,10 +26,7 @@ tree_before lck-written
 
 declare -A calls
 for variant in pristine before patched tabula; do
-    crate=$src
-    [[ $variant == before ]] && crate=$before
-    [[ $variant == patched ]] && crate=$through
-    [[ $variant == tabula ]] && crate=$dest
+    crate=$(tree_of "$variant")
     # With Tabula's reservation settings (crates/mdbx-sys/build.rs): the lock file is reserved
     # with fallocate(FALLOC_FL_KEEP_SIZE) and then given its length with ftruncate().
     build_check "$crate" "$work/check-$variant" "$patches/lck-written-check.c" -DMDBX_FORCE_ASSERTIONS=1 \
@@ -46,12 +43,7 @@ for variant in pristine before patched tabula; do
         calls[$variant.$name]=$(grep -cE "^[0-9]+ +$name\(" "$work/$variant.strace" || true)
     done
 done
-for variant in before patched tabula; do
-    if ! diff -u "$work/pristine.out" "$work/$variant.out"; then
-        echo "error: the $variant libmdbx read other values than the pristine one (diff above)" >&2
-        exit 1
-    fi
-done
+same_as_pristine before patched tabula
 [[ $(tail -n 1 "$work/patched.out") == OK ]] || { echo "error: the check did not finish" >&2; exit 1; }
 status=0
 for name in fallocate ftruncate; do

@@ -20,7 +20,10 @@
 # tree_before NAME writes $work/before/libmdbx, the pristine libmdbx with every patch of series
 # before libmdbx-0.14.4-NAME.patch applied, and $work/through/libmdbx, the same with that patch
 # too (what the patch itself changes, compared alone: the patches after it may change the same
-# calls), and sets `before` and `through` to them;
+# calls), and sets `before` and `through` to them; tree_of VARIANT prints the tree of a variant
+# of such a check (pristine, before, patched: through the patch, tabula: every patch, the
+# committed tree), and same_as_pristine VARIANT... fails unless each variant's $work/VARIANT.out
+# is the pristine one's;
 # same_output NAME [--program PROGRAM] [CFLAGS...] builds NAME-check.c (PROGRAM-check.c when
 # given) against the pristine and the patched libmdbx (assertions on, CFLAGS added), runs each on
 # a new directory, and fails unless both pass with identical output (stdout: libmdbx's own
@@ -148,4 +151,24 @@ tree_before() {
     done < "$patches/series"
     echo "error: libmdbx-0.14.4-$name.patch is not in series" >&2
     exit 1
+}
+
+tree_of() {
+    case $1 in
+        pristine) echo "$src" ;;
+        before) echo "$before" ;;
+        patched) echo "$through" ;;
+        tabula) echo "$dest" ;;
+        *) echo "error: no tree for variant $1" >&2; exit 1 ;;
+    esac
+}
+
+same_as_pristine() {
+    local variant
+    for variant in "$@"; do
+        if ! diff -u "$work/pristine.out" "$work/$variant.out"; then
+            echo "error: the $variant libmdbx gave other results than the pristine one (diff above)" >&2
+            exit 1
+        fi
+    done
 }

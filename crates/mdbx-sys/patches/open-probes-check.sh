@@ -33,10 +33,7 @@ tree_before open-probes
 
 declare -A counts
 for variant in pristine before patched tabula; do
-    crate=$src
-    [[ $variant == before ]] && crate=$before
-    [[ $variant == patched ]] && crate=$through
-    [[ $variant == tabula ]] && crate=$dest
+    crate=$(tree_of "$variant")
     build_check "$crate" "$work/check-$variant" "$patches/open-probes-check.c" -DMDBX_FORCE_ASSERTIONS=1
     mkdir "$work/db-$variant"
     strace -f -o "$work/$variant.strace" "$work/check-$variant" "$work/db-$variant" \
@@ -50,12 +47,7 @@ for variant in pristine before patched tabula; do
         counts[$variant.$name]=$n
     done < <(tally "$work/$variant.strace")
 done
-for variant in before patched tabula; do
-    if ! diff -u "$work/pristine.out" "$work/$variant.out"; then
-        echo "error: the $variant libmdbx read other values or parked a file elsewhere than the pristine one (diff above)" >&2
-        exit 1
-    fi
-done
+same_as_pristine before patched tabula
 [[ $(tail -n 1 "$work/patched.out") == OK ]] || { echo "error: the check did not finish" >&2; exit 1; }
 parked=$(grep -c ' at ' "$work/patched.out")
 (( parked > 0 )) || { echo "error: no parked descriptor was shown" >&2; exit 1; }
